@@ -1,0 +1,303 @@
+//! The in-memory checkpointer: a `Mutex` over plain maps. Fast, and gone with the process:
+//! for tests, benchmarks and graphs that need no durability.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+
+use super::{
+    CheckpointError, CheckpointRecord, Checkpointer, FieldBlob, FieldChain, ListOptions,
+    LoadedCheckpoint, PendingWrite, PruneStats, PruneStrategy, PutCheckpoint, REPLACING_CHANNEL,
+};
+
+type WriteKey = (String, String, String, i64); // checkpoint, task, channel, idx
+
+#[derive(Default, Clone)]
+struct ThreadData {
+    head: Option<String>,
+    checkpoints: BTreeMap<String, CheckpointRecord>,
+    blobs: HashMap<(String, String), FieldBlob>,
+    writes: BTreeMap<WriteKey, PendingWrite>,
+}
+
+/// Checkpoints in process memory.
+#[derive(Default)]
+pub struct MemoryCheckpointer {
+    threads: Mutex<HashMap<String, ThreadData>>,
+}
+
+impl MemoryCheckpointer {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, ThreadData>> {
+        // A panic while holding the lock cannot leave the maps half-updated in a way that
+        // matters more than losing the process, so a poisoned lock is still used.
+        self.threads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn chain(
+    thread_id: &str,
+    data: &ThreadData,
+    field: &str,
+    version: &str,
+) -> Result<FieldChain, CheckpointError> {
+    let mut deltas = Vec::new();
+    let mut cur = Some(version.to_string());
+    let mut base = None;
+    while let Some(v) = cur {
+        let blob = data
+            .blobs
+            .get(&(field.to_string(), v.clone()))
+            .ok_or_else(|| CheckpointError::MissingVersion {
+                thread_id: thread_id.to_string(),
+                field: field.to_string(),
+                version: v.clone(),
+            })?;
+        if blob.delta {
+            deltas.push(blob.value.clone());
+            cur = blob.prev.clone();
+        } else {
+            base = Some(blob.value.clone());
+            cur = None;
+        }
+    }
+    deltas.reverse();
+    Ok(FieldChain {
+        field: field.to_string(),
+        version: version.to_string(),
+        base,
+        deltas,
+    })
+}
+
+/// Removes blobs that no remaining checkpoint reaches through its versions and their
+/// delta chains; returns how many were removed.
+fn collect_garbage(data: &mut ThreadData) -> u64 {
+    let mut live: HashSet<(String, String)> = HashSet::new();
+    for rec in data.checkpoints.values() {
+        for (field, version) in &rec.versions {
+            let mut cur = Some(version.clone());
+            while let Some(v) = cur {
+                let key = (field.clone(), v);
+                if !live.insert(key.clone()) {
+                    break;
+                }
+                cur = data.blobs.get(&key).and_then(|b| b.prev.clone());
+            }
+        }
+    }
+    let before = data.blobs.len();
+    data.blobs.retain(|k, _| live.contains(k));
+    (before - data.blobs.len()) as u64
+}
+
+fn remove_checkpoints(data: &mut ThreadData, doomed: &HashSet<String>) -> PruneStats {
+    let mut stats = PruneStats::default();
+    for id in doomed {
+        if data.checkpoints.remove(id).is_some() {
+            stats.checkpoints += 1;
+        }
+    }
+    let before = data.writes.len();
+    data.writes.retain(|k, _| !doomed.contains(&k.0));
+    stats.writes = (before - data.writes.len()) as u64;
+    stats.blobs = collect_garbage(data);
+    data.head = data.checkpoints.keys().next_back().cloned();
+    stats
+}
+
+#[async_trait]
+impl Checkpointer for MemoryCheckpointer {
+    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        let mut threads = self.lock();
+        let data = threads.entry(put.record.thread_id.clone()).or_default();
+        if data.head != put.expected_head
+            || data.checkpoints.contains_key(&put.record.checkpoint_id)
+        {
+            return Err(CheckpointError::Conflict {
+                thread_id: put.record.thread_id.clone(),
+                expected: put.expected_head,
+                actual: data.head.clone(),
+            });
+        }
+        for blob in put.blobs {
+            data.blobs
+                .entry((blob.field.clone(), blob.version.clone()))
+                .or_insert(blob);
+        }
+        data.head = Some(put.record.checkpoint_id.clone());
+        data.checkpoints
+            .insert(put.record.checkpoint_id.clone(), put.record);
+        Ok(())
+    }
+
+    async fn put_writes(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+        writes: Vec<PendingWrite>,
+    ) -> Result<(), CheckpointError> {
+        let mut threads = self.lock();
+        let data = threads.entry(thread_id.to_string()).or_default();
+        for w in writes {
+            let key = (
+                checkpoint_id.to_string(),
+                w.task_id.clone(),
+                w.channel.clone(),
+                w.idx,
+            );
+            if w.channel == REPLACING_CHANNEL {
+                data.writes.insert(key, w);
+            } else {
+                data.writes.entry(key).or_insert(w);
+            }
+        }
+        Ok(())
+    }
+
+    async fn get(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let threads = self.lock();
+        let Some(data) = threads.get(thread_id) else {
+            return Ok(None);
+        };
+        let id = match checkpoint_id {
+            Some(id) => id.to_string(),
+            None => match &data.head {
+                Some(h) => h.clone(),
+                None => return Ok(None),
+            },
+        };
+        let Some(record) = data.checkpoints.get(&id) else {
+            return Ok(None);
+        };
+        let fields = record
+            .versions
+            .iter()
+            .map(|(f, v)| chain(thread_id, data, f, v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let writes = data
+            .writes
+            .range((id.clone(), String::new(), String::new(), i64::MIN)..)
+            .take_while(|(k, _)| k.0 == id)
+            .map(|(_, w)| w.clone())
+            .collect();
+        Ok(Some(LoadedCheckpoint {
+            record: record.clone(),
+            fields,
+            writes,
+        }))
+    }
+
+    async fn head(&self, thread_id: &str) -> Result<Option<String>, CheckpointError> {
+        Ok(self.lock().get(thread_id).and_then(|d| d.head.clone()))
+    }
+
+    async fn list(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
+        let threads = self.lock();
+        let Some(data) = threads.get(thread_id) else {
+            return Ok(vec![]);
+        };
+        Ok(data
+            .checkpoints
+            .values()
+            .rev()
+            .filter(|r| {
+                options
+                    .before
+                    .as_ref()
+                    .is_none_or(|b| r.checkpoint_id.as_str() < b.as_str())
+            })
+            .filter(|r| options.matches(&r.metadata))
+            .take(options.limit.unwrap_or(usize::MAX))
+            .cloned()
+            .collect())
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.lock().remove(thread_id);
+        Ok(())
+    }
+
+    async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError> {
+        let mut threads = self.lock();
+        if threads.get(to).is_some_and(|d| d.head.is_some()) {
+            return Err(CheckpointError::Conflict {
+                thread_id: to.to_string(),
+                expected: None,
+                actual: threads.get(to).and_then(|d| d.head.clone()),
+            });
+        }
+        let Some(src) = threads.get(from).cloned() else {
+            return Ok(());
+        };
+        let mut copy = src;
+        for rec in copy.checkpoints.values_mut() {
+            rec.thread_id = to.to_string();
+        }
+        threads.insert(to.to_string(), copy);
+        Ok(())
+    }
+
+    async fn delete_for_runs(
+        &self,
+        thread_id: &str,
+        run_ids: &[String],
+    ) -> Result<PruneStats, CheckpointError> {
+        let mut threads = self.lock();
+        let Some(data) = threads.get_mut(thread_id) else {
+            return Ok(PruneStats::default());
+        };
+        let doomed: HashSet<String> = data
+            .checkpoints
+            .values()
+            .filter(|r| r.run_id().is_some_and(|id| run_ids.iter().any(|x| x == id)))
+            .map(|r| r.checkpoint_id.clone())
+            .collect();
+        Ok(remove_checkpoints(data, &doomed))
+    }
+
+    async fn prune(
+        &self,
+        thread_id: &str,
+        strategy: PruneStrategy,
+    ) -> Result<PruneStats, CheckpointError> {
+        let mut threads = self.lock();
+        let Some(data) = threads.get_mut(thread_id) else {
+            return Ok(PruneStats::default());
+        };
+        let head = data.head.clone();
+        let doomed: HashSet<String> = match strategy {
+            PruneStrategy::DeleteAll => data.checkpoints.keys().cloned().collect(),
+            PruneStrategy::KeepLatest => data
+                .checkpoints
+                .keys()
+                .filter(|id| Some(*id) != head.as_ref())
+                .cloned()
+                .collect(),
+            PruneStrategy::KeepNewerThan(cutoff) => data
+                .checkpoints
+                .values()
+                .filter(|r| r.created_at_ms < cutoff && Some(&r.checkpoint_id) != head.as_ref())
+                .map(|r| r.checkpoint_id.clone())
+                .collect(),
+        };
+        let stats = remove_checkpoints(data, &doomed);
+        if strategy == PruneStrategy::DeleteAll {
+            threads.remove(thread_id);
+        }
+        Ok(stats)
+    }
+}

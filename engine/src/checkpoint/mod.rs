@@ -1,0 +1,302 @@
+//! Checkpoint storage: the [`Checkpointer`] trait and its backends.
+//!
+//! A checkpoint is an append-only record of a thread's state after a step: its parent, its
+//! metadata, the engine's plan for the next step, and for every field the *version* that
+//! holds its value. A version is the id of the checkpoint that last wrote the field, so a
+//! field that did not change is not written again. Fields of append-style reducers are
+//! stored as *deltas* (the update a write added, on top of the previous version) with a full
+//! *snapshot* now and then; [`Checkpointer::get`] returns each field as its chain (the
+//! nearest snapshot and the deltas after it), and the engine folds the chain with the field's
+//! reducer. A backend never needs to know the state's type.
+//!
+//! *Pending writes* are stored per checkpoint and task: the result of a task that finished
+//! while others in its step still ran, interrupts and the values that resume them, durable
+//! step results, errors. They are what makes a resumed or recovered step skip finished work.
+//!
+//! Backends: [`MemoryCheckpointer`] (tests, benchmarks), and with features `sqlite` and
+//! `postgres` the durable ones. All pass the conformance suite in `testkit`.
+
+mod memory;
+
+pub use memory::MemoryCheckpointer;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Raw JSON text, stored and returned without being re-parsed.
+pub type Json = Box<RawValue>;
+
+/// Makes a [`Json`] from JSON text that is known to be valid.
+///
+/// # Errors
+/// When `text` is not valid JSON.
+pub fn json(text: String) -> Result<Json, CheckpointError> {
+    RawValue::from_string(text).map_err(|e| CheckpointError::Decode(e.to_string()))
+}
+
+/// One checkpoint's record (without field values).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CheckpointRecord {
+    /// The thread it belongs to.
+    pub thread_id: String,
+    /// Its id (a UUIDv7: ids sort by creation time).
+    pub checkpoint_id: String,
+    /// The checkpoint it was derived from.
+    pub parent_id: Option<String>,
+    /// When it was written, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Metadata: `source` (input, loop, update, fork), `step`, `run_id`, `turn`, and the keys
+    /// a caller added. Filters in [`ListOptions`] match on it.
+    pub metadata: Map<String, Value>,
+    /// For every field that has a value: the version that holds it.
+    pub versions: BTreeMap<String, String>,
+    /// The engine's plan for the next step (tasks due, join barriers, snapshot counters),
+    /// as JSON text.
+    pub plan: Json,
+}
+
+impl CheckpointRecord {
+    /// The metadata's `run_id`, if any.
+    pub fn run_id(&self) -> Option<&str> {
+        self.metadata.get("run_id").and_then(Value::as_str)
+    }
+}
+
+/// One stored value of one field.
+#[derive(Clone, Debug)]
+pub struct FieldBlob {
+    /// The field's name.
+    pub field: String,
+    /// This version's id (the id of the checkpoint that wrote it).
+    pub version: String,
+    /// For a delta: the version it applies on top of (`None`: on top of the default).
+    pub prev: Option<String>,
+    /// A delta (a JSON array of the field's updates, applied in order) or a full value.
+    pub delta: bool,
+    /// The JSON.
+    pub value: Json,
+}
+
+/// A write recorded against a checkpoint by one of its tasks.
+#[derive(Clone, Debug)]
+pub struct PendingWrite {
+    /// The task that wrote it.
+    pub task_id: String,
+    /// What it is (`__result__`, `__interrupt__`, `__resume__`, `__step__:<name>`, `__error__`).
+    pub channel: String,
+    /// Its position among the task's writes to the channel.
+    pub idx: i64,
+    /// The JSON.
+    pub value: Json,
+}
+
+/// The channel whose writes replace an earlier write with the same key; every other
+/// channel keeps the first write (so a recorded durable step result never changes).
+pub const REPLACING_CHANNEL: &str = "__error__";
+
+/// A checkpoint to store, with the field versions it introduces.
+#[derive(Clone, Debug)]
+pub struct PutCheckpoint {
+    /// The record.
+    pub record: CheckpointRecord,
+    /// The values of the fields this checkpoint wrote.
+    pub blobs: Vec<FieldBlob>,
+    /// The thread's head this checkpoint was computed from; if another writer moved the
+    /// head in the meantime the put fails with [`CheckpointError::Conflict`].
+    pub expected_head: Option<String>,
+}
+
+/// A field's value as stored: the nearest full value and the deltas written after it.
+#[derive(Clone, Debug)]
+pub struct FieldChain {
+    /// The field's name.
+    pub field: String,
+    /// The version the checkpoint references.
+    pub version: String,
+    /// The nearest full value (`None`: start from the default).
+    pub base: Option<Json>,
+    /// The deltas after `base`, oldest first.
+    pub deltas: Vec<Json>,
+}
+
+/// A checkpoint read back, with its field chains and pending writes.
+#[derive(Clone, Debug)]
+pub struct LoadedCheckpoint {
+    /// The record.
+    pub record: CheckpointRecord,
+    /// One chain per entry of `record.versions`.
+    pub fields: Vec<FieldChain>,
+    /// The pending writes, ordered by task, channel, index.
+    pub writes: Vec<PendingWrite>,
+}
+
+/// Options of [`Checkpointer::list`].
+#[derive(Clone, Debug, Default)]
+pub struct ListOptions {
+    /// Only checkpoints older than this id.
+    pub before: Option<String>,
+    /// At most this many.
+    pub limit: Option<usize>,
+    /// Only checkpoints whose metadata contains every one of these top-level entries.
+    pub filter: Option<Map<String, Value>>,
+}
+
+impl ListOptions {
+    /// Whether a record's metadata matches the filter.
+    pub fn matches(&self, metadata: &Map<String, Value>) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.iter().all(|(k, v)| metadata.get(k) == Some(v)))
+    }
+}
+
+/// What [`Checkpointer::prune`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PruneStrategy {
+    /// Only the thread's latest checkpoint (with its pending writes).
+    KeepLatest,
+    /// Checkpoints written at or after this time (ms since the epoch), and always the latest.
+    KeepNewerThan(i64),
+    /// Nothing: the whole thread is deleted.
+    DeleteAll,
+}
+
+/// What a prune removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PruneStats {
+    /// Checkpoints deleted.
+    pub checkpoints: u64,
+    /// Field versions deleted (only those no remaining checkpoint needs).
+    pub blobs: u64,
+    /// Pending writes deleted.
+    pub writes: u64,
+}
+
+/// Storage failures. Messages say what happened and what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// Another writer moved the thread's head first.
+    #[error("thread `{thread_id}` was changed by another writer (expected head {expected:?}, found {actual:?}); reload and retry")]
+    Conflict {
+        /// The thread.
+        thread_id: String,
+        /// The head the writer expected.
+        expected: Option<String>,
+        /// The head found.
+        actual: Option<String>,
+    },
+    /// A checkpoint that does not exist.
+    #[error("thread `{thread_id}` has no checkpoint `{checkpoint_id}`")]
+    NotFound {
+        /// The thread.
+        thread_id: String,
+        /// The checkpoint asked for.
+        checkpoint_id: String,
+    },
+    /// A stored row that cannot be decoded (corruption or a foreign writer).
+    #[error("stored checkpoint data does not decode: {0}")]
+    Decode(String),
+    /// A field version a checkpoint references is missing.
+    #[error("thread `{thread_id}`: field `{field}` version `{version}` is missing from storage")]
+    MissingVersion {
+        /// The thread.
+        thread_id: String,
+        /// The field.
+        field: String,
+        /// The version.
+        version: String,
+    },
+    /// The database schema is newer than this binary.
+    #[error(
+        "database schema version {found} is newer than this binary's {supported}; upgrade palgraph"
+    )]
+    SchemaAhead {
+        /// The version found in the database.
+        found: i64,
+        /// The newest version this binary knows.
+        supported: i64,
+    },
+    /// The database could not be reached or failed.
+    #[error("checkpoint storage failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl CheckpointError {
+    /// Wraps a backend error.
+    pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        CheckpointError::Backend(Box::new(e))
+    }
+}
+
+/// Durable storage of checkpoints. See the module docs for the model.
+#[async_trait]
+pub trait Checkpointer: Send + Sync + 'static {
+    /// Stores a checkpoint and its field versions atomically and makes it the thread's head.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Conflict`] when the head is not `expected_head`; nothing is written.
+    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError>;
+
+    /// Stores pending writes against a checkpoint. A write whose (task, channel, idx) exists
+    /// is ignored, except on [`REPLACING_CHANNEL`] where it replaces the old one.
+    async fn put_writes(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+        writes: Vec<PendingWrite>,
+    ) -> Result<(), CheckpointError>;
+
+    /// The thread's latest checkpoint (`checkpoint_id: None`) or a given one, with its field
+    /// chains and pending writes; `None` when it does not exist.
+    async fn get(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<LoadedCheckpoint>, CheckpointError>;
+
+    /// The id of the thread's latest checkpoint.
+    async fn head(&self, thread_id: &str) -> Result<Option<String>, CheckpointError>;
+
+    /// Checkpoint records, newest first.
+    async fn list(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointRecord>, CheckpointError>;
+
+    /// Deletes everything stored for a thread (a missing thread is not an error).
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError>;
+
+    /// Copies every checkpoint, field version and pending write of `from` to the new thread
+    /// `to` (which must not exist); ids are kept so history reads the same.
+    async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError>;
+
+    /// Deletes the checkpoints the given runs wrote (and their pending writes), keeps every
+    /// field version another checkpoint still needs, and moves the head back to the newest
+    /// checkpoint left.
+    async fn delete_for_runs(
+        &self,
+        thread_id: &str,
+        run_ids: &[String],
+    ) -> Result<PruneStats, CheckpointError>;
+
+    /// Retention: removes old checkpoints of a thread without breaking the delta chains of
+    /// the ones kept.
+    async fn prune(
+        &self,
+        thread_id: &str,
+        strategy: PruneStrategy,
+    ) -> Result<PruneStats, CheckpointError>;
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,267 @@
+//! [`NodeContext`]: what a running node can do besides reading the state: suspend with
+//! `interrupt`, run side effects exactly once with `step`, emit events, watch for
+//! cancellation.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::Value;
+
+use crate::cancel::{CancelReason, Cancellation};
+use crate::checkpoint::{json, Checkpointer, Json, PendingWrite};
+use crate::node::{ErrorKind, NodeError};
+use crate::stream::{Emitter, Event};
+
+pub(crate) const STEP_CHANNEL_PREFIX: &str = "__step__:";
+
+/// An interrupt a node raised in this attempt.
+#[derive(Clone, Debug)]
+pub(crate) struct Raised {
+    pub(crate) index: i64,
+    pub(crate) id: String,
+    pub(crate) value: Value,
+}
+
+#[derive(Default)]
+struct Attempt {
+    interrupt_counter: i64,
+    step_counters: HashMap<String, i64>,
+    raised: Option<Raised>,
+}
+
+pub(crate) struct TaskShared {
+    pub(crate) thread_id: String,
+    pub(crate) run_id: String,
+    pub(crate) checkpoint_id: String,
+    pub(crate) node: String,
+    pub(crate) task_id: String,
+    pub(crate) step: i64,
+    pub(crate) checkpointer: Arc<dyn Checkpointer>,
+    pub(crate) emitter: Arc<Emitter>,
+    pub(crate) cancel: Cancellation,
+    /// Resume values by interrupt index.
+    pub(crate) resumes: BTreeMap<i64, Value>,
+    /// Durable step results recorded so far: (channel, idx) -> JSON.
+    recorded: Mutex<HashMap<(String, i64), Json>>,
+    attempt: Mutex<Attempt>,
+}
+
+impl TaskShared {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        thread_id: String,
+        run_id: String,
+        checkpoint_id: String,
+        node: String,
+        task_id: String,
+        step: i64,
+        checkpointer: Arc<dyn Checkpointer>,
+        emitter: Arc<Emitter>,
+        cancel: Cancellation,
+        resumes: BTreeMap<i64, Value>,
+        recorded: HashMap<(String, i64), Json>,
+    ) -> Self {
+        TaskShared {
+            thread_id,
+            run_id,
+            checkpoint_id,
+            node,
+            task_id,
+            step,
+            checkpointer,
+            emitter,
+            cancel,
+            resumes,
+            recorded: Mutex::new(recorded),
+            attempt: Mutex::new(Attempt::default()),
+        }
+    }
+
+    fn attempt(&self) -> MutexGuard<'_, Attempt> {
+        self.attempt.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts a new attempt: interrupt and step counters start again from zero.
+    pub(crate) fn begin_attempt(&self) {
+        *self.attempt() = Attempt::default();
+    }
+
+    /// The interrupt raised in the last attempt, if any.
+    pub(crate) fn take_raised(&self) -> Option<Raised> {
+        self.attempt().raised.take()
+    }
+}
+
+/// The context a node runs with. Cheap to clone.
+#[derive(Clone)]
+pub struct NodeContext {
+    pub(crate) inner: Arc<TaskShared>,
+}
+
+impl NodeContext {
+    /// The thread this run belongs to.
+    pub fn thread_id(&self) -> &str {
+        &self.inner.thread_id
+    }
+
+    /// The run.
+    pub fn run_id(&self) -> &str {
+        &self.inner.run_id
+    }
+
+    /// This node's name.
+    pub fn node(&self) -> &str {
+        &self.inner.node
+    }
+
+    /// This task's id.
+    pub fn task_id(&self) -> &str {
+        &self.inner.task_id
+    }
+
+    /// The step this task runs in.
+    pub fn step_number(&self) -> i64 {
+        self.inner.step
+    }
+
+    /// Suspends the graph with `payload`, or, when the run was resumed with a value for
+    /// this interrupt, returns that value.
+    ///
+    /// Interrupts in one node are matched with resume values by order: the first call gets
+    /// the first value, and so on. Work done before an interrupt runs again on resume; put
+    /// side effects in [`NodeContext::step`].
+    ///
+    /// # Errors
+    /// The first time: an error that stops the node (propagate it with `?`). When the resume
+    /// value does not deserialize into `T`: a fatal error.
+    pub fn interrupt<T: DeserializeOwned>(&self, payload: impl Serialize) -> Result<T, NodeError> {
+        let index = {
+            let mut a = self.inner.attempt();
+            let i = a.interrupt_counter;
+            a.interrupt_counter += 1;
+            i
+        };
+        if let Some(v) = self.inner.resumes.get(&index) {
+            return serde_json::from_value(v.clone()).map_err(|e| {
+                NodeError::fatal(format!(
+                    "the resume value for interrupt {index} of `{}` does not fit: {e}",
+                    self.inner.node
+                ))
+            });
+        }
+        let value = serde_json::to_value(payload)
+            .map_err(|e| NodeError::fatal(format!("interrupt payload does not serialize: {e}")))?;
+        self.inner.attempt().raised.get_or_insert(Raised {
+            index,
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            value,
+        });
+        Err(NodeError::interrupt())
+    }
+
+    /// Runs `body` once per task, durably: its result is recorded with the checkpoint's
+    /// pending writes before this returns; when the node runs again (after a resume, a retry
+    /// or a crash) the recorded result is returned and `body` is not polled.
+    ///
+    /// Steps are matched by name and by how many steps of that name ran before in this node.
+    ///
+    /// # Errors
+    /// The body's error (nothing is recorded, so a retry runs it again), or a storage error.
+    pub async fn step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<NodeError>,
+        F: Future<Output = Result<T, E>>,
+    {
+        let channel = format!("{STEP_CHANNEL_PREFIX}{name}");
+        let idx = {
+            let mut a = self.inner.attempt();
+            let c = a.step_counters.entry(name.to_string()).or_insert(0);
+            let i = *c;
+            *c += 1;
+            i
+        };
+        let recorded = self
+            .inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(channel.clone(), idx))
+            .cloned();
+        if let Some(raw) = recorded {
+            return serde_json::from_str(raw.get()).map_err(|e| {
+                NodeError::fatal(format!(
+                    "recorded result of step `{name}` does not fit: {e}"
+                ))
+            });
+        }
+        let value = body.await.map_err(Into::into)?;
+        let text = serde_json::to_string(&value).map_err(|e| {
+            NodeError::fatal(format!("result of step `{name}` does not serialize: {e}"))
+        })?;
+        let raw = json(text).map_err(|e| NodeError::from_error(ErrorKind::Fatal, e))?;
+        self.inner
+            .checkpointer
+            .put_writes(
+                &self.inner.thread_id,
+                &self.inner.checkpoint_id,
+                vec![PendingWrite {
+                    task_id: self.inner.task_id.clone(),
+                    channel: channel.clone(),
+                    idx,
+                    value: raw.clone(),
+                }],
+            )
+            .await
+            .map_err(|e| NodeError::from_error(ErrorKind::Retryable, e))?;
+        self.inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((channel, idx), raw);
+        Ok(value)
+    }
+
+    /// Emits a custom event (stream mode `custom`).
+    pub fn emit(&self, value: impl Serialize) {
+        self.inner.emitter.emit_with(|| Event::Custom {
+            node: self.inner.node.clone(),
+            value: serde_json::to_value(value).unwrap_or(Value::Null),
+        });
+    }
+
+    /// Reports a status line with details (e.g. `{"docs_found": [...]}`).
+    pub fn status(&self, message: impl Into<String>, details: impl Serialize) {
+        self.inner.emitter.emit_with(|| Event::Status {
+            node: self.inner.node.clone(),
+            message: message.into(),
+            details: serde_json::to_value(details).unwrap_or(Value::Null),
+        });
+    }
+
+    /// Streams a piece of a message being written (stream mode `messages`).
+    pub fn message_delta(&self, message_id: &str, delta: impl Into<String>) {
+        self.inner.emitter.emit_with(|| Event::MessageDelta {
+            node: self.inner.node.clone(),
+            message_id: message_id.to_string(),
+            delta: delta.into(),
+        });
+    }
+
+    /// Whether the run was asked to stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Resolves when the run is asked to stop.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// Why the run was asked to stop.
+    pub fn cancel_reason(&self) -> Option<CancelReason> {
+        self.inner.cancel.reason()
+    }
+}

@@ -1,0 +1,220 @@
+//! [`StateGraph`]: the builder a graph author uses.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::context::NodeContext;
+use crate::node::{erase_node, Command, NodeError, NodeFn, RetryPolicy};
+use crate::state::State;
+
+use super::compile::{compile, CompiledGraph};
+use super::GraphError;
+
+/// The name of the graph's entry point.
+pub const START: &str = "__start__";
+/// The name of the graph's end.
+pub const END: &str = "__end__";
+
+/// Where a router sends the graph: one or more node names (or [`END`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Targets(pub Vec<String>);
+
+impl From<&str> for Targets {
+    fn from(s: &str) -> Self {
+        Targets(vec![s.to_string()])
+    }
+}
+
+impl From<String> for Targets {
+    fn from(s: String) -> Self {
+        Targets(vec![s])
+    }
+}
+
+impl From<Vec<String>> for Targets {
+    fn from(v: Vec<String>) -> Self {
+        Targets(v)
+    }
+}
+
+impl From<Vec<&str>> for Targets {
+    fn from(v: Vec<&str>) -> Self {
+        Targets(v.into_iter().map(str::to_string).collect())
+    }
+}
+
+impl<const N: usize> From<[&str; N]> for Targets {
+    fn from(v: [&str; N]) -> Self {
+        Targets(v.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+pub(crate) type RouterFn<S> = Arc<dyn Fn(&S) -> Targets + Send + Sync>;
+
+pub(crate) struct NodeSpec<S: State> {
+    pub(crate) name: String,
+    pub(crate) func: NodeFn<S>,
+    pub(crate) status: Option<String>,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) destinations: Vec<String>,
+}
+
+pub(crate) struct RouterSpec<S: State> {
+    pub(crate) source: String,
+    pub(crate) func: RouterFn<S>,
+    pub(crate) targets: Vec<String>,
+}
+
+/// Builds a graph over the state `S`; [`StateGraph::compile`] checks it.
+///
+/// ```
+/// # use palgraph::*;
+/// # #[derive(Clone, Default, Debug, serde::Serialize, serde::Deserialize, State)]
+/// # struct S { n: u32 }
+/// async fn bump(state: std::sync::Arc<S>, _ctx: NodeContext) -> Result<SUpdate, NodeError> {
+///     Ok(SUpdate::default().n(state.n + 1))
+/// }
+/// let mut g = StateGraph::<S>::new();
+/// g.add_node("bump", bump).status("Counting...");
+/// g.add_edge(START, "bump");
+/// g.add_edge("bump", END);
+/// let graph = g.compile().unwrap();
+/// assert!(graph.mermaid().contains("bump"));
+/// ```
+pub struct StateGraph<S: State> {
+    pub(crate) nodes: Vec<NodeSpec<S>>,
+    pub(crate) edges: Vec<(String, String)>,
+    pub(crate) joins: Vec<(Vec<String>, String)>,
+    pub(crate) routers: Vec<RouterSpec<S>>,
+}
+
+impl<S: State> Default for StateGraph<S> {
+    fn default() -> Self {
+        StateGraph {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            joins: Vec::new(),
+            routers: Vec::new(),
+        }
+    }
+}
+
+/// Options of a node just added.
+pub struct NodeBuilder<'a, S: State> {
+    spec: &'a mut NodeSpec<S>,
+}
+
+impl<S: State> NodeBuilder<'_, S> {
+    /// The human status line streamed when the node starts ("Finding documents...").
+    pub fn status(self, line: impl Into<String>) -> Self {
+        self.spec.status = Some(line.into());
+        self
+    }
+
+    /// The node's retry policy.
+    pub fn retry(self, policy: RetryPolicy) -> Self {
+        self.spec.retry = policy;
+        self
+    }
+
+    /// Nodes this node may `goto` with a [`Command`] (checked by `compile` like edges).
+    pub fn destinations<I, T>(self, targets: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        self.spec.destinations = targets.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+impl<S: State> StateGraph<S> {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a node: an async function (or closure) of the state and a [`NodeContext`] that
+    /// returns the state's update or a [`Command`].
+    pub fn add_node<F, Fut, O>(&mut self, name: impl Into<String>, f: F) -> NodeBuilder<'_, S>
+    where
+        F: Fn(Arc<S>, NodeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, NodeError>> + Send + 'static,
+        O: Into<Command<S>> + 'static,
+    {
+        self.nodes.push(NodeSpec {
+            name: name.into(),
+            func: erase_node(f),
+            status: None,
+            retry: RetryPolicy::default(),
+            destinations: Vec::new(),
+        });
+        let last = self.nodes.len() - 1;
+        NodeBuilder {
+            spec: &mut self.nodes[last],
+        }
+    }
+
+    /// Adds an edge: after `from` runs, `to` runs. Several edges out of one node fan out to
+    /// parallel branches; `from` may be [`START`], `to` may be [`END`].
+    pub fn add_edge(&mut self, from: impl Into<String>, to: impl Into<String>) -> &mut Self {
+        self.edges.push((from.into(), to.into()));
+        self
+    }
+
+    /// Adds a join: `to` runs once after every node in `from` has run.
+    pub fn add_join<I, T>(&mut self, from: I, to: impl Into<String>) -> &mut Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        self.joins
+            .push((from.into_iter().map(Into::into).collect(), to.into()));
+        self
+    }
+
+    /// Adds a conditional edge: after `from` runs, `router` picks the next node(s) among the
+    /// declared `targets` (a router returning anything else fails the run).
+    pub fn add_conditional_edges<R, T, I, N>(
+        &mut self,
+        from: impl Into<String>,
+        router: R,
+        targets: I,
+    ) -> &mut Self
+    where
+        R: Fn(&S) -> T + Send + Sync + 'static,
+        T: Into<Targets>,
+        I: IntoIterator<Item = N>,
+        N: Into<String>,
+    {
+        self.routers.push(RouterSpec {
+            source: from.into(),
+            func: Arc::new(move |s| router(s).into()),
+            targets: targets.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    /// Adds edges that run the nodes one after the other.
+    pub fn add_sequence<I, T>(&mut self, nodes: I) -> &mut Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        let names: Vec<String> = nodes.into_iter().map(Into::into).collect();
+        for pair in names.windows(2) {
+            self.edges.push((pair[0].clone(), pair[1].clone()));
+        }
+        self
+    }
+
+    /// Checks the graph and compiles it (with an in-memory checkpointer; see
+    /// [`CompiledGraph::with_checkpointer`]).
+    ///
+    /// # Errors
+    /// A [`GraphError`] naming the fault: an unknown or duplicate node, a node unreachable
+    /// from START or with no path to END, an undeclared router target, no entry point.
+    pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
+        compile(self)
+    }
+}

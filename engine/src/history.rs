@@ -1,0 +1,152 @@
+//! A thread's history: the state at any checkpoint, the list of checkpoints, and edits
+//! (`update_state`) that write a new checkpoint as if a node had written it.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::checkpoint::{ListOptions, LoadedCheckpoint};
+use crate::graph::CompiledGraph;
+use crate::interrupt::InterruptInfo;
+use crate::run::cursor::Cursor;
+use crate::run::{update_state, RunError};
+use crate::state::State;
+
+/// A task due at a checkpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskState {
+    /// The task's id.
+    pub id: String,
+    /// The node it runs.
+    pub name: String,
+    /// Its unanswered interrupts.
+    pub interrupts: Vec<InterruptInfo>,
+    /// Its error, if it failed.
+    pub error: Option<String>,
+    /// Whether it finished (its result waits in the pending writes).
+    pub done: bool,
+}
+
+/// A thread's state at one checkpoint.
+#[derive(Clone, Debug)]
+pub struct StateSnapshot<S: State> {
+    /// The state.
+    pub values: Arc<S>,
+    /// The nodes due next (empty: the graph ended).
+    pub next: Vec<String>,
+    /// The checkpoint.
+    pub checkpoint_id: String,
+    /// Its parent.
+    pub parent_checkpoint_id: Option<String>,
+    /// Its metadata (`source`, `step`, `run_id`, `turn`, ...).
+    pub metadata: Map<String, Value>,
+    /// When it was written (ms since the epoch).
+    pub created_at_ms: i64,
+    /// The tasks due, with their interrupts and errors.
+    pub tasks: Vec<TaskState>,
+    /// Every unanswered interrupt.
+    pub interrupts: Vec<InterruptInfo>,
+}
+
+impl<S: State> StateSnapshot<S> {
+    fn from_loaded(loaded: LoadedCheckpoint) -> Result<Self, RunError> {
+        let record = loaded.record.clone();
+        let cur: Cursor<S> = Cursor::load(loaded)?;
+        let interrupts = cur.pending_interrupts();
+        let tasks = cur
+            .plan
+            .tasks
+            .iter()
+            .map(|t| {
+                let w = cur.writes.get(&t.id);
+                TaskState {
+                    id: t.id.clone(),
+                    name: t.node.clone(),
+                    interrupts: interrupts
+                        .iter()
+                        .filter(|i| i.task_id == t.id)
+                        .cloned()
+                        .collect(),
+                    error: w.and_then(|w| w.error.clone()),
+                    done: w.is_some_and(|w| w.result.is_some()),
+                }
+            })
+            .collect();
+        Ok(StateSnapshot {
+            values: cur.state.clone(),
+            next: cur.plan.next_nodes(),
+            checkpoint_id: record.checkpoint_id,
+            parent_checkpoint_id: record.parent_id,
+            metadata: record.metadata,
+            created_at_ms: record.created_at_ms,
+            tasks,
+            interrupts,
+        })
+    }
+}
+
+impl<S: State> CompiledGraph<S> {
+    /// The state at the thread's latest checkpoint (`None`: a thread with no checkpoint).
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit `S`.
+    pub async fn get_state(&self, thread_id: &str) -> Result<Option<StateSnapshot<S>>, RunError> {
+        self.get_state_at(thread_id, None).await
+    }
+
+    /// The state at a given checkpoint (the latest when `checkpoint_id` is `None`).
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit `S`.
+    pub async fn get_state_at(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<StateSnapshot<S>>, RunError> {
+        match self.checkpointer.get(thread_id, checkpoint_id).await? {
+            Some(l) => Ok(Some(StateSnapshot::from_loaded(l)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The thread's checkpoints with their states, newest first.
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit `S`.
+    pub async fn get_state_history(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<StateSnapshot<S>>, RunError> {
+        let records = self.checkpointer.list(thread_id, options).await?;
+        let mut out = Vec::with_capacity(records.len());
+        for r in records {
+            if let Some(l) = self
+                .checkpointer
+                .get(thread_id, Some(&r.checkpoint_id))
+                .await?
+            {
+                out.push(StateSnapshot::from_loaded(l)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes a new checkpoint with `update` applied through the reducers as if `as_node`
+    /// had returned it; the next tasks are that node's successors. With `as_node: None`
+    /// the pending tasks stay due. Based on `checkpoint_id` (default: the latest), so an
+    /// edit of an old checkpoint forks the thread; the old history stays. Returns the new
+    /// checkpoint's id.
+    ///
+    /// # Errors
+    /// An unknown node or checkpoint, a refused update, storage errors.
+    pub async fn update_state(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+        update: S::Update,
+        as_node: Option<&str>,
+    ) -> Result<String, RunError> {
+        update_state(self, thread_id, checkpoint_id, Some(update), as_node).await
+    }
+}

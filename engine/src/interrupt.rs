@@ -1,0 +1,44 @@
+//! Interrupts and the values that resume them.
+//!
+//! A node calls `ctx.interrupt(payload)?`: the first time, the run stops with
+//! [`Event::Interrupted`](crate::Event::Interrupted) and the payload is saved with the
+//! checkpoint. [`RunInput::Resume`](crate::RunInput::Resume) re-enters the same node from its
+//! top; this time `interrupt` returns the resume value. Several interrupts in one node are
+//! matched by order; interrupts in parallel branches are answered by id
+//! ([`Resume::ById`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A pending interrupt, as reported to callers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InterruptInfo {
+    /// Unique on its thread; answer it by this id.
+    pub id: String,
+    /// The payload the node gave.
+    pub value: Value,
+    /// The node that raised it.
+    pub node: String,
+    /// The task that raised it.
+    pub task_id: String,
+    /// Its position among the interrupts of its task (0, 1, ...).
+    pub index: i64,
+}
+
+/// Values for pending interrupts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resume {
+    /// Answers the only pending interrupt (refused when several are pending).
+    Value(Value),
+    /// Answers interrupts by id.
+    ById(BTreeMap<String, Value>),
+}
+
+impl Resume {
+    /// A resume with one value.
+    pub fn value(v: impl Serialize) -> Self {
+        Resume::Value(serde_json::to_value(v).unwrap_or(Value::Null))
+    }
+}

@@ -1,0 +1,262 @@
+//! Chat messages and the `add_messages` reducer.
+//!
+//! [`Message`] serializes the way LangChain messages do (`{"type": "human", "content": ..,
+//! "id": ..}`), so LangGraph clients read palgraph's state unchanged; `role` with
+//! `user`/`assistant` is accepted on input too.
+//!
+//! [`AddMessages`] appends; a message whose id already exists replaces that message in place;
+//! [`Message::remove`] deletes by id (an unknown id is an error) and
+//! [`Message::remove_all`] clears the list; messages without an id get a fresh one before the
+//! update is recorded, so a replayed update rebuilds the same list.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::reducer::{ReduceError, Reducer};
+
+/// The id that [`Message::remove_all`] carries.
+pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
+
+/// Who wrote a message (LangChain's message `type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageKind {
+    /// The user (`human`; `user` is accepted on input).
+    #[serde(alias = "user")]
+    Human,
+    /// The assistant (`ai`; `assistant` is accepted on input).
+    #[serde(alias = "assistant")]
+    Ai,
+    /// A system instruction.
+    System,
+    /// A tool result.
+    Tool,
+    /// A removal marker: deletes the message with this id.
+    Remove,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote it.
+    #[serde(rename = "type", alias = "role")]
+    pub kind: MessageKind,
+    /// The text (content blocks given on input are joined into text).
+    #[serde(default, deserialize_with = "content_text")]
+    pub content: String,
+    /// A stable id; assigned when missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// An optional author name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Free-form metadata (citations, `interrupted`, a prompt's type, ...).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
+}
+
+impl Message {
+    fn new(kind: MessageKind, content: impl Into<String>) -> Self {
+        Message {
+            kind,
+            content: content.into(),
+            id: None,
+            name: None,
+            metadata: Map::new(),
+        }
+    }
+
+    /// A user message.
+    pub fn human(content: impl Into<String>) -> Self {
+        Self::new(MessageKind::Human, content)
+    }
+
+    /// An assistant message.
+    pub fn ai(content: impl Into<String>) -> Self {
+        Self::new(MessageKind::Ai, content)
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(MessageKind::System, content)
+    }
+
+    /// A tool result.
+    pub fn tool(content: impl Into<String>) -> Self {
+        Self::new(MessageKind::Tool, content)
+    }
+
+    /// A marker that deletes the message with `id`.
+    pub fn remove(id: impl Into<String>) -> Self {
+        Self::new(MessageKind::Remove, "").with_id(id)
+    }
+
+    /// A marker that deletes every message before it.
+    pub fn remove_all() -> Self {
+        Self::remove(REMOVE_ALL_MESSAGES)
+    }
+
+    /// The same message with an id.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// The same message with one more metadata entry.
+    #[must_use]
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+}
+
+impl From<Message> for Vec<Message> {
+    fn from(m: Message) -> Self {
+        vec![m]
+    }
+}
+
+fn content_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(match v {
+        Value::Null => String::new(),
+        Value::String(s) => s,
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                Value::String(s) => Some(s.clone()),
+                Value::Object(o) => o.get("text").and_then(Value::as_str).map(str::to_owned),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
+    })
+}
+
+/// The `add_messages` reducer over `Vec<Message>`.
+#[derive(Debug, Clone, Copy)]
+pub struct AddMessages;
+
+impl Reducer<Vec<Message>> for AddMessages {
+    type Update = Vec<Message>;
+    const NAME: &'static str = "add_messages";
+    const DELTA: bool = true;
+
+    fn normalize(update: &mut Vec<Message>) {
+        for m in update.iter_mut() {
+            if m.id.as_deref().is_none_or(str::is_empty) && m.kind != MessageKind::Remove {
+                m.id = Some(uuid::Uuid::new_v4().to_string());
+            }
+        }
+    }
+
+    fn reduce(current: &mut Vec<Message>, update: Vec<Message>) -> Result<(), ReduceError> {
+        for m in update {
+            let id = m.id.as_deref().filter(|s| !s.is_empty());
+            if m.kind == MessageKind::Remove {
+                let Some(id) = id else {
+                    return Err(ReduceError::new(
+                        "a remove marker needs the id of the message to remove",
+                    ));
+                };
+                if id == REMOVE_ALL_MESSAGES {
+                    current.clear();
+                    continue;
+                }
+                match current.iter().rposition(|c| c.id.as_deref() == Some(id)) {
+                    Some(pos) => {
+                        current.remove(pos);
+                    }
+                    None => {
+                        return Err(ReduceError::new(format!(
+                            "cannot remove message `{id}`: no message has that id"
+                        )))
+                    }
+                }
+                continue;
+            }
+            let existing =
+                id.and_then(|id| current.iter().rposition(|c| c.id.as_deref() == Some(id)));
+            match existing {
+                Some(pos) => current[pos] = m,
+                None => {
+                    let mut m = m;
+                    if m.id.as_deref().is_none_or(str::is_empty) {
+                        m.id = Some(uuid::Uuid::new_v4().to_string());
+                    }
+                    current.push(m);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[Message]) -> Vec<&str> {
+        v.iter().map(|m| m.id.as_deref().unwrap_or("")).collect()
+    }
+
+    #[test]
+    fn appends_replaces_by_id_and_removes() {
+        let mut list = vec![];
+        AddMessages::reduce(
+            &mut list,
+            vec![
+                Message::human("a").with_id("1"),
+                Message::ai("b").with_id("2"),
+            ],
+        )
+        .unwrap();
+        AddMessages::reduce(
+            &mut list,
+            vec![
+                Message::ai("b2").with_id("2"),
+                Message::human("c").with_id("3"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(ids(&list), ["1", "2", "3"]);
+        assert_eq!(list[1].content, "b2");
+        AddMessages::reduce(&mut list, vec![Message::remove("1")]).unwrap();
+        assert_eq!(ids(&list), ["2", "3"]);
+        let err = AddMessages::reduce(&mut list, vec![Message::remove("nope")]).unwrap_err();
+        assert!(err.message.contains("nope"));
+        AddMessages::reduce(
+            &mut list,
+            vec![Message::remove_all(), Message::human("d").with_id("4")],
+        )
+        .unwrap();
+        assert_eq!(ids(&list), ["4"]);
+    }
+
+    #[test]
+    fn normalize_assigns_ids_once() {
+        let mut upd = vec![Message::human("x"), Message::ai("y").with_id("keep")];
+        AddMessages::normalize(&mut upd);
+        let first = upd[0].id.clone().unwrap();
+        assert!(!first.is_empty());
+        assert_eq!(upd[1].id.as_deref(), Some("keep"));
+        AddMessages::normalize(&mut upd);
+        assert_eq!(upd[0].id.as_deref(), Some(first.as_str()));
+    }
+
+    #[test]
+    fn reads_langchain_and_role_shapes() {
+        let m: Message = serde_json::from_str(r#"{"type":"human","content":[{"type":"text","text":"hi "},{"type":"text","text":"there"}]}"#).unwrap();
+        assert_eq!(m.kind, MessageKind::Human);
+        assert_eq!(m.content, "hi there");
+        let m: Message =
+            serde_json::from_str(r#"{"role":"assistant","content":"ok","id":"9"}"#).unwrap();
+        assert_eq!(m.kind, MessageKind::Ai);
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            serde_json::json!({"type":"ai","content":"ok","id":"9"})
+        );
+    }
+}

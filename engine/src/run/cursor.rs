@@ -1,0 +1,388 @@
+//! The cursor: a checkpoint loaded into a typed state, its plan and its pending writes; and
+//! the other way round, a step's writes turned into the next checkpoint.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::checkpoint::{
+    json, now_ms, CheckpointRecord, FieldBlob, Json, LoadedCheckpoint, PendingWrite, PutCheckpoint,
+};
+use crate::context::STEP_CHANNEL_PREFIX;
+use crate::interrupt::InterruptInfo;
+use crate::state::{FieldSet, State, StateError};
+
+use super::plan::{DeltaCounter, Plan};
+use super::RunError;
+
+pub(crate) const RESULT: &str = "__result__";
+pub(crate) const INTERRUPT: &str = "__interrupt__";
+pub(crate) const RESUME: &str = "__resume__";
+pub(crate) const ERROR: &str = "__error__";
+
+/// A delta chain longer than this many bytes since the last full value gets a snapshot,
+/// unless the last snapshot is bigger (so the bytes written per turn stay proportional to
+/// what changed, and reading a field costs at most twice its size).
+pub(crate) const MIN_SNAPSHOT_BYTES: u64 = 16 * 1024;
+
+/// A finished task's result as stored in its pending write.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct StoredResult<U> {
+    pub(crate) update: Option<U>,
+    #[serde(default)]
+    pub(crate) goto: Vec<String>,
+}
+
+/// A raised interrupt as stored in its pending write.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct StoredInterrupt {
+    pub(crate) id: String,
+    pub(crate) value: Value,
+}
+
+/// A failure as stored in its pending write.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct StoredError {
+    pub(crate) node: String,
+    pub(crate) message: String,
+}
+
+/// One task's pending writes, decoded.
+#[derive(Default, Debug)]
+pub(crate) struct TaskWrites {
+    pub(crate) result: Option<Json>,
+    pub(crate) interrupts: BTreeMap<i64, StoredInterruptOwned>,
+    pub(crate) resumes: BTreeMap<i64, Value>,
+    pub(crate) steps: HashMap<(String, i64), Json>,
+    pub(crate) error: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct StoredInterruptOwned {
+    pub(crate) id: String,
+    pub(crate) value: Value,
+}
+
+impl TaskWrites {
+    /// Interrupt indexes raised and not yet answered.
+    pub(crate) fn unanswered(&self) -> impl Iterator<Item = (&i64, &StoredInterruptOwned)> {
+        self.interrupts
+            .iter()
+            .filter(|(i, _)| !self.resumes.contains_key(i))
+    }
+}
+
+/// A loaded checkpoint (or an empty thread).
+pub(crate) struct Cursor<S: State> {
+    pub(crate) record: Option<CheckpointRecord>,
+    pub(crate) state: Arc<S>,
+    pub(crate) plan: Plan,
+    pub(crate) writes: HashMap<String, TaskWrites>,
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(raw: &str, what: &str) -> Result<T, RunError> {
+    serde_json::from_str(raw).map_err(|e| {
+        RunError::Checkpoint(crate::checkpoint::CheckpointError::Decode(format!(
+            "{what}: {e}"
+        )))
+    })
+}
+
+impl<S: State> Cursor<S> {
+    /// A thread with no checkpoint yet.
+    pub(crate) fn empty() -> Self {
+        Cursor {
+            record: None,
+            state: Arc::new(S::default()),
+            plan: Plan::default(),
+            writes: HashMap::new(),
+        }
+    }
+
+    /// Folds the field chains into a state and decodes plan and writes.
+    pub(crate) fn load(loaded: LoadedCheckpoint) -> Result<Self, RunError> {
+        let mut state = S::default();
+        for chain in &loaded.fields {
+            let Some(idx) = S::field_index(&chain.field) else {
+                tracing::warn!(field = %chain.field, "stored field not in the state type; ignored");
+                continue;
+            };
+            if let Some(base) = &chain.base {
+                state.set_field_json(idx, base.get())?;
+            }
+            for delta in &chain.deltas {
+                let parts: Vec<&serde_json::value::RawValue> =
+                    serde_json::from_str(delta.get()).map_err(StateError::Decode)?;
+                for part in parts {
+                    state.apply_delta_json(idx, part.get())?;
+                }
+            }
+        }
+        let plan: Plan = serde_json::from_str(loaded.record.plan.get()).map_err(|e| {
+            RunError::Checkpoint(crate::checkpoint::CheckpointError::Decode(format!(
+                "plan of checkpoint {}: {e}",
+                loaded.record.checkpoint_id
+            )))
+        })?;
+        let mut writes: HashMap<String, TaskWrites> = HashMap::new();
+        for w in loaded.writes {
+            let tw = writes.entry(w.task_id.clone()).or_default();
+            match w.channel.as_str() {
+                RESULT => tw.result = Some(w.value),
+                INTERRUPT => {
+                    let i: StoredInterrupt = decode(w.value.get(), "interrupt write")?;
+                    tw.interrupts.insert(
+                        w.idx,
+                        StoredInterruptOwned {
+                            id: i.id,
+                            value: i.value,
+                        },
+                    );
+                }
+                RESUME => {
+                    tw.resumes
+                        .insert(w.idx, decode(w.value.get(), "resume write")?);
+                }
+                ERROR => {
+                    let e: StoredError = decode(w.value.get(), "error write")?;
+                    tw.error = Some(e.message);
+                }
+                c if c.starts_with(STEP_CHANNEL_PREFIX) => {
+                    tw.steps.insert((w.channel.clone(), w.idx), w.value);
+                }
+                other => tracing::warn!(channel = other, "unknown pending write channel; ignored"),
+            }
+        }
+        Ok(Cursor {
+            record: Some(loaded.record),
+            state: Arc::new(state),
+            plan,
+            writes,
+        })
+    }
+
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.record.as_ref().map(|r| r.checkpoint_id.as_str())
+    }
+
+    pub(crate) fn metadata(&self) -> Option<&Map<String, Value>> {
+        self.record.as_ref().map(|r| &r.metadata)
+    }
+
+    pub(crate) fn step(&self) -> i64 {
+        self.metadata()
+            .and_then(|m| m.get("step"))
+            .and_then(Value::as_i64)
+            .unwrap_or(-1)
+    }
+
+    pub(crate) fn turn(&self) -> u64 {
+        self.metadata()
+            .and_then(|m| m.get("turn"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    }
+
+    /// Interrupts raised by due tasks and not answered yet, in task order.
+    pub(crate) fn pending_interrupts(&self) -> Vec<InterruptInfo> {
+        let mut out = Vec::new();
+        for t in &self.plan.tasks {
+            let Some(w) = self.writes.get(&t.id) else {
+                continue;
+            };
+            if w.result.is_some() {
+                continue;
+            }
+            for (idx, i) in w.unanswered() {
+                out.push(InterruptInfo {
+                    id: i.id.clone(),
+                    value: i.value.clone(),
+                    node: t.node.clone(),
+                    task_id: t.id.clone(),
+                    index: *idx,
+                });
+            }
+        }
+        out
+    }
+
+    /// Whether a due task failed (and has not finished since).
+    pub(crate) fn failed(&self) -> bool {
+        self.plan.tasks.iter().any(|t| {
+            self.writes
+                .get(&t.id)
+                .is_some_and(|w| w.result.is_none() && w.error.is_some())
+        })
+    }
+}
+
+/// What one step (or an input) wrote, field by field.
+pub(crate) struct StepWrites {
+    /// Fields written.
+    pub(crate) written: FieldSet,
+    /// Fields that must be stored whole (reset, or written by a non-delta path).
+    pub(crate) full: FieldSet,
+    /// For delta fields: the JSON of each update part, in application order.
+    pub(crate) parts: Vec<Vec<String>>,
+}
+
+impl StepWrites {
+    pub(crate) fn new<S: State>() -> Self {
+        StepWrites {
+            written: FieldSet::EMPTY,
+            full: FieldSet::EMPTY,
+            parts: vec![Vec::new(); S::FIELDS.len()],
+        }
+    }
+
+    /// Records the parts of `update` for delta fields (call before applying it).
+    pub(crate) fn record<S: State>(&mut self, update: &S::Update) -> Result<FieldSet, RunError> {
+        use crate::state::StateUpdate;
+        let w = update.written();
+        for idx in w.iter() {
+            if S::FIELDS[idx].delta && !self.full.contains(idx) {
+                if let Some(part) = update.field_json(idx) {
+                    self.parts[idx].push(part.map_err(StateError::Decode)?);
+                }
+            }
+        }
+        self.written = self.written.union(w);
+        Ok(w)
+    }
+
+    /// Marks a field as reset (stored whole).
+    pub(crate) fn reset(&mut self, idx: usize) {
+        self.written.insert(idx);
+        self.full.insert(idx);
+        self.parts[idx].clear();
+    }
+}
+
+/// Builds the next checkpoint of a thread.
+pub(crate) struct NextCheckpoint<'a> {
+    pub(crate) thread_id: &'a str,
+    pub(crate) parent: Option<&'a CheckpointRecord>,
+    pub(crate) parent_plan: &'a Plan,
+    pub(crate) expected_head: Option<String>,
+    pub(crate) plan: Plan,
+    pub(crate) metadata: Map<String, Value>,
+}
+
+impl NextCheckpoint<'_> {
+    /// The record and blobs for `state` after `writes`, and the plan stored in it.
+    pub(crate) fn build<S: State>(
+        self,
+        state: &S,
+        writes: &StepWrites,
+    ) -> Result<(PutCheckpoint, Plan), RunError> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let mut versions = self.parent.map(|p| p.versions.clone()).unwrap_or_default();
+        let mut plan = self.plan;
+        plan.counters = self.parent_plan.counters.clone();
+        let mut blobs = Vec::new();
+        for idx in writes.written.iter() {
+            let info = &S::FIELDS[idx];
+            let prev = versions.get(info.name).cloned();
+            let counter = plan.counters.get(info.name).copied().unwrap_or_default();
+            let delta_json =
+                if info.delta && !writes.full.contains(idx) && !writes.parts[idx].is_empty() {
+                    let mut s = String::with_capacity(
+                        writes.parts[idx].iter().map(String::len).sum::<usize>()
+                            + 2
+                            + writes.parts[idx].len(),
+                    );
+                    s.push('[');
+                    for (i, p) in writes.parts[idx].iter().enumerate() {
+                        if i > 0 {
+                            s.push(',');
+                        }
+                        s.push_str(p);
+                    }
+                    s.push(']');
+                    let due =
+                        counter.since + s.len() as u64 > counter.snapshot.max(MIN_SNAPSHOT_BYTES);
+                    if due {
+                        None
+                    } else {
+                        Some(s)
+                    }
+                } else {
+                    None
+                };
+            let blob = match delta_json {
+                Some(s) => {
+                    plan.counters.insert(
+                        info.name.to_string(),
+                        DeltaCounter {
+                            since: counter.since + s.len() as u64,
+                            snapshot: counter.snapshot,
+                        },
+                    );
+                    FieldBlob {
+                        field: info.name.to_string(),
+                        version: id.clone(),
+                        prev,
+                        delta: true,
+                        value: json(s)?,
+                    }
+                }
+                None => {
+                    let full = state.field_json(idx).map_err(StateError::Decode)?;
+                    if info.delta {
+                        plan.counters.insert(
+                            info.name.to_string(),
+                            DeltaCounter {
+                                since: 0,
+                                snapshot: full.len() as u64,
+                            },
+                        );
+                    }
+                    FieldBlob {
+                        field: info.name.to_string(),
+                        version: id.clone(),
+                        prev: None,
+                        delta: false,
+                        value: json(full)?,
+                    }
+                }
+            };
+            versions.insert(info.name.to_string(), id.clone());
+            blobs.push(blob);
+        }
+        let plan_json = json(serde_json::to_string(&plan).map_err(StateError::Decode)?)?;
+        Ok((
+            PutCheckpoint {
+                record: CheckpointRecord {
+                    thread_id: self.thread_id.to_string(),
+                    checkpoint_id: id,
+                    parent_id: self.parent.map(|p| p.checkpoint_id.clone()),
+                    created_at_ms: now_ms(),
+                    metadata: self.metadata,
+                    versions,
+                    plan: plan_json,
+                },
+                blobs,
+                expected_head: self.expected_head,
+            },
+            plan,
+        ))
+    }
+}
+
+/// A pending write of `value` for `task_id`.
+pub(crate) fn write(
+    task_id: &str,
+    channel: &str,
+    idx: i64,
+    value: &impl Serialize,
+) -> Result<PendingWrite, RunError> {
+    let text = serde_json::to_string(value).map_err(StateError::Decode)?;
+    Ok(PendingWrite {
+        task_id: task_id.to_string(),
+        channel: channel.to_string(),
+        idx,
+        value: json(text)?,
+    })
+}

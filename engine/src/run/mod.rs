@@ -1,0 +1,337 @@
+//! Running a compiled graph: inputs, configuration, outcomes and errors, and the entry
+//! points [`CompiledGraph::invoke`], [`CompiledGraph::stream`] and [`CompiledGraph::run`].
+//!
+//! The Pregel loop itself is split by job: [`cursor`] loads a checkpoint into a typed state
+//! and writes the next one, [`plan`] decides which tasks are due, [`task`] runs one task
+//! with its retry policy, and [`executor`] ties a run's steps together.
+
+pub(crate) mod cursor;
+pub(crate) use executor::update_state;
+mod executor;
+pub(crate) mod plan;
+mod task;
+
+use std::sync::Arc;
+
+use futures_util::{Stream, StreamExt};
+use serde_json::{Map, Value};
+
+use crate::cancel::{CancelReason, Cancellation};
+use crate::checkpoint::CheckpointError;
+use crate::graph::CompiledGraph;
+use crate::interrupt::{InterruptInfo, Resume};
+use crate::node::{Command, NodeError};
+use crate::reducer::ReduceError;
+use crate::state::{State, StateError};
+use crate::stream::{ChannelSink, EventSink, NullSink, RunEvent, StreamModes};
+
+/// What starts a run.
+#[derive(Debug, Clone)]
+pub enum RunInput<S: State> {
+    /// A new turn: transient fields are reset to their defaults, then the update is applied
+    /// as the input and the graph runs from START. A thread waiting at an interrupt abandons
+    /// it.
+    Turn(S::Update),
+    /// Answers pending interrupts and re-enters the interrupted nodes.
+    Resume(Resume),
+    /// Continues from the checkpoint's pending tasks (after a crash, or to replay from a
+    /// checkpoint given in [`RunConfig::checkpoint_id`]).
+    Continue,
+    /// A LangGraph-style command: apply `update` (not a new turn) and/or go to `goto`
+    /// instead of the pending tasks, then continue.
+    Command(Command<S>),
+}
+
+impl<S: State> RunInput<S> {
+    fn kind(&self) -> &'static str {
+        match self {
+            RunInput::Turn(_) => "turn",
+            RunInput::Resume(_) => "resume",
+            RunInput::Continue => "continue",
+            RunInput::Command(_) => "command",
+        }
+    }
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// The thread.
+    pub thread_id: String,
+    /// The run's id (a fresh UUID by default); recorded in checkpoint metadata.
+    pub run_id: String,
+    /// Run from this checkpoint instead of the latest (fork / replay).
+    pub checkpoint_id: Option<String>,
+    /// Steps this run may take (the graph's default when `None`).
+    pub recursion_limit: Option<usize>,
+    /// Extra metadata recorded on every checkpoint the run writes.
+    pub metadata: Map<String, Value>,
+    /// Which optional events to produce (`values` costs a serialization per step).
+    pub stream_modes: StreamModes,
+    /// Cancels the run.
+    pub cancel: Cancellation,
+}
+
+impl RunConfig {
+    /// A run on `thread_id` with a fresh run id.
+    pub fn new(thread_id: impl Into<String>) -> Self {
+        RunConfig {
+            thread_id: thread_id.into(),
+            run_id: uuid::Uuid::new_v4().to_string(),
+            checkpoint_id: None,
+            recursion_limit: None,
+            metadata: Map::new(),
+            stream_modes: StreamModes::default(),
+            cancel: Cancellation::new(),
+        }
+    }
+
+    /// With a given run id.
+    #[must_use]
+    pub fn run_id(mut self, id: impl Into<String>) -> Self {
+        self.run_id = id.into();
+        self
+    }
+
+    /// Running from a given checkpoint.
+    #[must_use]
+    pub fn from_checkpoint(mut self, id: impl Into<String>) -> Self {
+        self.checkpoint_id = Some(id.into());
+        self
+    }
+
+    /// With a recursion limit.
+    #[must_use]
+    pub fn recursion_limit(mut self, limit: usize) -> Self {
+        self.recursion_limit = Some(limit);
+        self
+    }
+
+    /// With stream modes.
+    #[must_use]
+    pub fn stream_modes(mut self, modes: StreamModes) -> Self {
+        self.stream_modes = modes;
+        self
+    }
+
+    /// With a cancellation handle.
+    #[must_use]
+    pub fn cancel(mut self, cancel: Cancellation) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// With one more metadata entry.
+    #[must_use]
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// How a run ended (failures are [`RunError`]s).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunStatus {
+    /// The graph reached END.
+    Completed,
+    /// The graph waits for these interrupts to be resumed.
+    Interrupted(Vec<InterruptInfo>),
+    /// The run was cancelled; what completed is checkpointed.
+    Cancelled(CancelReason),
+}
+
+/// The result of a run that did not fail.
+#[derive(Clone, Debug)]
+pub struct RunOutcome<S: State> {
+    /// The run.
+    pub run_id: String,
+    /// The thread.
+    pub thread_id: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// The state at the thread's latest checkpoint.
+    pub state: Arc<S>,
+    /// The thread's latest checkpoint.
+    pub checkpoint_id: Option<String>,
+}
+
+impl<S: State> RunOutcome<S> {
+    /// The pending interrupts, if the run was interrupted.
+    pub fn interrupts(&self) -> &[InterruptInfo] {
+        match &self.status {
+            RunStatus::Interrupted(i) => i,
+            _ => &[],
+        }
+    }
+}
+
+/// Why a run failed or was refused. Refusals (`NothingToResume`, `AmbiguousResume`,
+/// `UnknownInterrupt`, `UnknownCheckpoint`, `UnknownNode`) change nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// A resume on a thread that waits for nothing.
+    #[error("thread `{thread_id}` has no pending interrupt to resume")]
+    NothingToResume {
+        /// The thread.
+        thread_id: String,
+    },
+    /// A single resume value while several interrupts wait.
+    #[error("{} interrupts are pending ({}); resume them by id", pending.len(), pending.join(", "))]
+    AmbiguousResume {
+        /// The ids of the pending interrupts.
+        pending: Vec<String>,
+    },
+    /// A resume for an interrupt id that is not pending.
+    #[error("no pending interrupt has id `{id}`")]
+    UnknownInterrupt {
+        /// The id given.
+        id: String,
+    },
+    /// A resume or run from a checkpoint that is not the thread's latest.
+    #[error("checkpoint `{checkpoint_id}` is not the latest of thread `{thread_id}`; interrupts can only be resumed at the latest checkpoint")]
+    ResumeNotAtHead {
+        /// The thread.
+        thread_id: String,
+        /// The checkpoint given.
+        checkpoint_id: String,
+    },
+    /// A checkpoint id the thread does not have.
+    #[error("thread `{thread_id}` has no checkpoint `{checkpoint_id}`")]
+    UnknownCheckpoint {
+        /// The thread.
+        thread_id: String,
+        /// The id given.
+        checkpoint_id: String,
+    },
+    /// A node name the graph does not have (goto, update_state's as_node).
+    #[error("the graph has no node `{0}`")]
+    UnknownNode(String),
+    /// A node failed (after its retries).
+    #[error("node `{node}` failed: {error}")]
+    Node {
+        /// The node.
+        node: String,
+        /// Its error.
+        error: NodeError,
+    },
+    /// Two tasks of one step wrote the same overwrite field.
+    #[error("field `{field}` was written by {} in the same step; give it an accumulating reducer or write it from one node", nodes.join(" and "))]
+    ConflictingWrites {
+        /// The field.
+        field: String,
+        /// The nodes that wrote it.
+        nodes: Vec<String>,
+    },
+    /// A reducer refused an update.
+    #[error("update refused: {0}")]
+    Reduce(#[from] ReduceError),
+    /// The run took more steps than its recursion limit.
+    #[error("recursion limit of {limit} steps reached without hitting END; raise it with RunConfig::recursion_limit if the graph is meant to loop this long")]
+    RecursionLimit {
+        /// The limit.
+        limit: usize,
+    },
+    /// A router or goto named a target it may not.
+    #[error("node `{node}` routed to `{target}`, which is not one of its declared targets")]
+    BadRoute {
+        /// The node.
+        node: String,
+        /// The target.
+        target: String,
+    },
+    /// Stored state that does not fit the state type.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// Storage failed.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+impl RunError {
+    /// Whether the run was refused before it changed anything.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            RunError::NothingToResume { .. }
+                | RunError::AmbiguousResume { .. }
+                | RunError::UnknownInterrupt { .. }
+                | RunError::UnknownCheckpoint { .. }
+                | RunError::ResumeNotAtHead { .. }
+                | RunError::UnknownNode(_)
+        )
+    }
+}
+
+/// A running graph's events; [`RunStream::outcome`] waits for its result.
+pub struct RunStream<S: State> {
+    events: crate::stream::EventStream,
+    handle: tokio::task::JoinHandle<Result<RunOutcome<S>, RunError>>,
+}
+
+impl<S: State> RunStream<S> {
+    /// Reads the remaining events and returns the run's result.
+    ///
+    /// # Errors
+    /// The run's error.
+    pub async fn outcome(mut self) -> Result<RunOutcome<S>, RunError> {
+        while self.events.next().await.is_some() {}
+        match self.handle.await {
+            Ok(r) => r,
+            Err(e) => Err(RunError::Node {
+                node: "<run>".into(),
+                error: NodeError::fatal(format!("the run task panicked or was aborted: {e}")),
+            }),
+        }
+    }
+}
+
+impl<S: State> Stream for RunStream<S> {
+    type Item = RunEvent;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<RunEvent>> {
+        self.events.poll_next_unpin(cx)
+    }
+}
+
+/// How many token/custom events a [`RunStream`] queues for a slow reader before dropping.
+pub const STREAM_CAPACITY: usize = 4096;
+
+impl<S: State> CompiledGraph<S> {
+    /// Runs to the end, an interrupt, or a cancel, without streaming.
+    ///
+    /// # Errors
+    /// See [`RunError`].
+    pub async fn invoke(
+        &self,
+        config: RunConfig,
+        input: RunInput<S>,
+    ) -> Result<RunOutcome<S>, RunError> {
+        self.run(config, input, Arc::new(NullSink)).await
+    }
+
+    /// Starts the run on the tokio runtime and streams its events (filtered by the config's
+    /// stream modes).
+    pub fn stream(&self, config: RunConfig, input: RunInput<S>) -> RunStream<S> {
+        let (sink, events) = ChannelSink::new(config.stream_modes, STREAM_CAPACITY);
+        let graph = self.clone();
+        let handle = tokio::spawn(async move { graph.run(config, input, Arc::new(sink)).await });
+        RunStream { events, handle }
+    }
+
+    /// Runs, sending every event to `sink`.
+    ///
+    /// # Errors
+    /// See [`RunError`].
+    pub async fn run(
+        &self,
+        config: RunConfig,
+        input: RunInput<S>,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<RunOutcome<S>, RunError> {
+        executor::run(self, config, input, sink).await
+    }
+}

@@ -1,0 +1,1007 @@
+//! Engine behaviour, run on any checkpointer.
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::type_complexity)]
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+use super::fixtures::*;
+use crate::{
+    CancelReason, Cancellation, Checkpointer, Command, Event, ListOptions, Message, NodeContext,
+    NodeError, Resume, RetryPolicy, RunConfig, RunError, RunInput, RunStatus, StateGraph,
+    StreamModes, END, START,
+};
+
+pub async fn transient_fields_reset_and_persistent_fields_survive_three_turns(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let seen: Arc<Mutex<Vec<(Option<String>, Vec<String>, f64)>>> = Default::default();
+    let seen2 = seen.clone();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("work", move |s: Arc<TestState>, _c: NodeContext| {
+        let seen = seen2.clone();
+        async move {
+            seen.lock()
+                .unwrap()
+                .push((s.action.clone(), s.trail.clone(), s.confidence));
+            let n = s
+                .messages
+                .iter()
+                .filter(|m| m.kind == crate::MessageKind::Human)
+                .count();
+            Ok::<_, NodeError>(
+                Upd::default()
+                    .action(Some(format!("turn{n}")))
+                    .trail(vec![format!("t{n}")])
+                    .confidence(0.9)
+                    .registry(BTreeMap::from([(format!("doc{n}"), format!("id{n}"))]))
+                    .log(vec![format!("log{n}")])
+                    .best(n as u32 * 10)
+                    .counter(s.counter + 1)
+                    .messages(vec![Message::ai(format!("reply{n}"))]),
+            )
+        }
+    });
+    g.add_edge(START, "work");
+    g.add_edge("work", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    for i in 1..=3 {
+        let out = ok(&g, RunConfig::new(&t), say(&format!("hi {i}"))).await;
+        assert_eq!(out.status, RunStatus::Completed);
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    for (action, trail, conf) in &seen {
+        assert_eq!(
+            action, &None,
+            "transient overwrite field reset at each new turn"
+        );
+        assert!(
+            trail.is_empty(),
+            "transient append field reset at each new turn"
+        );
+        assert_eq!(*conf, 0.5, "transient field reset to its declared default");
+    }
+    let s = g.get_state(&t).await.unwrap().unwrap().values;
+    assert_eq!(
+        s.registry.len(),
+        3,
+        "merge-map registry survives every turn"
+    );
+    assert_eq!(s.log, vec!["log1", "log2", "log3"]);
+    assert_eq!(s.counter, 3);
+    assert_eq!(s.best, 30);
+    assert_eq!(s.messages.len(), 6);
+    assert_eq!(s.action.as_deref(), Some("turn3"));
+    assert_eq!(s.trail, vec!["t3"]);
+    assert_eq!(s.confidence, 0.9);
+}
+
+pub async fn add_messages_replaces_by_id_and_removes(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("reply", |s: Arc<TestState>, _c: NodeContext| async move {
+        let last = s.messages.last().unwrap().content.clone();
+        let upd = if last == "edit" {
+            let first_human = s.messages[0].id.clone().unwrap();
+            vec![
+                Message::ai("edited").with_id("a1"),
+                Message::remove(first_human),
+            ]
+        } else {
+            vec![Message::ai("original").with_id("a1")]
+        };
+        Ok::<_, NodeError>(Upd::default().messages(upd))
+    });
+    g.add_edge(START, "reply");
+    g.add_edge("reply", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("hello")).await;
+    assert_eq!(contents(&out.state.messages), vec!["hello", "original"]);
+    assert!(
+        out.state
+            .messages
+            .iter()
+            .all(|m| m.id.as_deref().is_some_and(|i| !i.is_empty())),
+        "ids assigned"
+    );
+    let out = ok(&g, RunConfig::new(&t), say("edit")).await;
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["edited", "edit"],
+        "a1 replaced in place, hello removed"
+    );
+    let stored = g.get_state(&t).await.unwrap().unwrap().values;
+    assert_eq!(
+        stored.messages, out.state.messages,
+        "storage rebuilds the same list, ids included"
+    );
+}
+
+pub async fn parallel_branches_merge_the_same_way_every_time(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    for (name, delay) in [("right", 7u64), ("left", 1), ("middle", 4)] {
+        g.add_node(
+            name,
+            move |_s: Arc<TestState>, _c: NodeContext| async move {
+                // Finish in varying orders.
+                let jitter = (uuid::Uuid::new_v4().as_u128() % 5) as u64;
+                tokio::time::sleep(Duration::from_millis(delay + jitter)).await;
+                Ok::<_, NodeError>(
+                    Upd::default()
+                        .log(vec![name.to_string()])
+                        .trail(vec![name.to_string()]),
+                )
+            },
+        );
+        g.add_edge(START, name);
+        g.add_edge(name, "after");
+    }
+    g.add_node("after", trail_node("after"));
+    g.add_edge("after", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    for _ in 0..8 {
+        let out = ok(&g, RunConfig::new(thread()), say("go")).await;
+        assert_eq!(
+            out.state.log,
+            vec!["right", "left", "middle", "after"],
+            "declaration order, not finishing order"
+        );
+    }
+}
+
+fn interrupt_graph(
+    cp: Arc<dyn Checkpointer>,
+    body: Counter,
+    step: Counter,
+    action_seen: Arc<Mutex<Vec<Option<String>>>>,
+) -> crate::CompiledGraph<TestState> {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("prep", |_s: Arc<TestState>, _c: NodeContext| async move {
+        Ok::<_, NodeError>(Upd::default().action(Some("chosen".into())))
+    });
+    g.add_node("ask", move |s: Arc<TestState>, ctx: NodeContext| {
+        let (body, step, seen) = (body.clone(), step.clone(), action_seen.clone());
+        async move {
+            body.bump();
+            seen.lock().unwrap().push(s.action.clone());
+            let drafted: String = ctx
+                .step("draft", async {
+                    step.bump();
+                    Ok::<_, NodeError>("draft-1".to_string())
+                })
+                .await?;
+            let answer: String =
+                ctx.interrupt(json!({"question": "approve?", "draft": drafted}))?;
+            Ok(Upd::default().messages(vec![Message::ai(format!("{drafted}:{answer}"))]))
+        }
+    });
+    g.add_edge(START, "prep");
+    g.add_edge("prep", "ask");
+    g.add_edge("ask", END);
+    g.compile().unwrap().with_checkpointer(cp)
+}
+
+pub async fn resume_reenters_node_but_not_durable_step(cp: Arc<dyn Checkpointer>) {
+    let (body, step) = (Counter::default(), Counter::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let g = interrupt_graph(cp, body.clone(), step.clone(), seen.clone());
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("please")).await;
+    let RunStatus::Interrupted(ints) = &out.status else {
+        panic!("expected interrupt, got {:?}", out.status)
+    };
+    assert_eq!(ints.len(), 1);
+    assert_eq!(
+        ints[0].value,
+        json!({"question": "approve?", "draft": "draft-1"})
+    );
+    assert_eq!(ints[0].node, "ask");
+    assert_eq!((body.get(), step.get()), (1, 1));
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(snap.next, vec!["ask"]);
+    assert_eq!(snap.interrupts.len(), 1);
+
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("yes")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(body.get(), 2, "the node body runs again from its top");
+    assert_eq!(step.get(), 1, "the durable step does not");
+    assert_eq!(out.state.messages.last().unwrap().content, "draft-1:yes");
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        vec![Some("chosen".to_string()), Some("chosen".to_string())],
+        "a resume is not a new turn: transient fields are not reset"
+    );
+}
+
+pub async fn two_interrupts_in_one_node_resume_in_order(cp: Arc<dyn Checkpointer>) {
+    let body = Counter::default();
+    let b = body.clone();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("form", move |_s: Arc<TestState>, ctx: NodeContext| {
+        let b = b.clone();
+        async move {
+            b.bump();
+            let name: String = ctx.interrupt("name?")?;
+            let age: u32 = ctx.interrupt("age?")?;
+            Ok::<_, NodeError>(Upd::default().log(vec![format!("{name}/{age}")]))
+        }
+    });
+    g.add_edge(START, "form");
+    g.add_edge("form", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("start")).await;
+    assert_eq!(out.interrupts()[0].value, json!("name?"));
+    assert_eq!(out.interrupts()[0].index, 0);
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("Ada")),
+    )
+    .await;
+    assert_eq!(out.interrupts().len(), 1);
+    assert_eq!(out.interrupts()[0].value, json!("age?"));
+    assert_eq!(out.interrupts()[0].index, 1);
+    let out = ok(&g, RunConfig::new(&t), RunInput::Resume(Resume::value(36))).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["Ada/36"]);
+    assert_eq!(body.get(), 3);
+}
+
+pub async fn parallel_interrupts_are_answered_by_id(cp: Arc<dyn Checkpointer>) {
+    let counts = [Counter::default(), Counter::default()];
+    let mut g = StateGraph::<TestState>::new();
+    for (i, name) in ["p1", "p2"].into_iter().enumerate() {
+        let c = counts[i].clone();
+        g.add_node(name, move |_s: Arc<TestState>, ctx: NodeContext| {
+            let c = c.clone();
+            async move {
+                c.bump();
+                let v: String = ctx.interrupt(format!("{name}?"))?;
+                Ok::<_, NodeError>(Upd::default().log(vec![format!("{name}:{v}")]))
+            }
+        });
+        g.add_edge(START, name);
+        g.add_edge(name, END);
+    }
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    let ints = out.interrupts().to_vec();
+    assert_eq!(ints.len(), 2);
+    assert_ne!(ints[0].id, ints[1].id);
+    let before = g.get_state(&t).await.unwrap().unwrap().checkpoint_id;
+
+    let err = g
+        .invoke(RunConfig::new(&t), RunInput::Resume(Resume::value("x")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::AmbiguousResume { ref pending } if pending.len() == 2),
+        "{err}"
+    );
+    let err = g
+        .invoke(
+            RunConfig::new(&t),
+            RunInput::Resume(Resume::ById(BTreeMap::from([("nope".into(), json!(1))]))),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::UnknownInterrupt { .. }));
+    assert_eq!(
+        g.get_state(&t).await.unwrap().unwrap().checkpoint_id,
+        before,
+        "refusals change nothing"
+    );
+
+    let p1 = ints.iter().find(|i| i.node == "p1").unwrap().id.clone();
+    let p2 = ints.iter().find(|i| i.node == "p2").unwrap().id.clone();
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::ById(BTreeMap::from([(p1, json!("a"))]))),
+    )
+    .await;
+    assert_eq!(out.interrupts().len(), 1);
+    assert_eq!(
+        out.interrupts()[0].id,
+        p2,
+        "p2 still waits under its own id"
+    );
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::ById(BTreeMap::from([(p2, json!("b"))]))),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["p1:a", "p2:b"]);
+    assert_eq!(
+        counts[0].get(),
+        2,
+        "p1 finished on the second run and was not run again"
+    );
+    assert_eq!(counts[1].get(), 2);
+}
+
+pub async fn resume_with_nothing_pending_is_refused_and_changes_nothing(cp: Arc<dyn Checkpointer>) {
+    let g = linear(&["a", "b"], cp.clone());
+    let t = thread();
+    let err = g
+        .invoke(RunConfig::new(&t), RunInput::Resume(Resume::value(1)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::NothingToResume { .. }), "{err}");
+    assert!(err.is_refusal());
+    assert!(
+        g.get_state(&t).await.unwrap().is_none(),
+        "nothing written for an unknown thread"
+    );
+    ok(&g, RunConfig::new(&t), say("hi")).await;
+    let before = cp.list(&t, &ListOptions::default()).await.unwrap();
+    let err = g
+        .invoke(RunConfig::new(&t), RunInput::Resume(Resume::value(1)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::NothingToResume { .. }));
+    let after = cp.list(&t, &ListOptions::default()).await.unwrap();
+    assert_eq!(
+        before.iter().map(|r| &r.checkpoint_id).collect::<Vec<_>>(),
+        after.iter().map(|r| &r.checkpoint_id).collect::<Vec<_>>()
+    );
+    let head = cp.get(&t, None).await.unwrap().unwrap();
+    assert!(head.writes.is_empty(), "no resume write was recorded");
+}
+
+pub async fn cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled(cp: Arc<dyn Checkpointer>) {
+    // A cooperative node keeps its partial text, marked interrupted.
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("a", trail_node("a"));
+    g.add_node("slow", |_s: Arc<TestState>, ctx: NodeContext| async move {
+        ctx.message_delta("m1", "partial ");
+        ctx.cancelled().await;
+        let reason = ctx.cancel_reason().map(|r| r.as_str()).unwrap_or("");
+        Ok::<_, NodeError>(Upd::default().messages(vec![Message::ai("partial ")
+            .with_id("m1")
+            .with_metadata("interrupted", true)
+            .with_metadata("reason", reason)]))
+    });
+    g.add_node("c", trail_node("c"));
+    g.add_edge(START, "a");
+    g.add_sequence(["a", "slow", "c"]);
+    g.add_edge("c", END);
+    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let t = thread();
+    let cancel = Cancellation::new();
+    let mut stream = g.stream(
+        RunConfig::new(&t)
+            .cancel(cancel.clone())
+            .stream_modes(StreamModes::ALL),
+        say("go"),
+    );
+    while let Some(e) = stream.next().await {
+        if matches!(&e.event, Event::MessageDelta { .. }) {
+            cancel.cancel(CancelReason::UserCancelled);
+        }
+        if e.event.is_terminal() {
+            assert_eq!(
+                e.event,
+                Event::Cancelled {
+                    reason: CancelReason::UserCancelled
+                }
+            );
+        }
+    }
+    let out = stream.outcome().await.unwrap();
+    assert_eq!(
+        out.status,
+        RunStatus::Cancelled(CancelReason::UserCancelled)
+    );
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(snap.values.log, vec!["a"], "c did not run");
+    let last = snap.values.messages.last().unwrap();
+    assert_eq!(last.content, "partial ");
+    assert_eq!(last.metadata.get("interrupted"), Some(&json!(true)));
+    assert_eq!(last.metadata.get("reason"), Some(&json!("user_cancelled")));
+    assert_eq!(snap.next, vec!["c"], "what completed is checkpointed");
+
+    // A node that ignores the cancel is dropped after the grace period.
+    let mut g2 = StateGraph::<TestState>::new();
+    g2.add_node("a", trail_node("a"));
+    g2.add_node("stuck", |_s: Arc<TestState>, _c: NodeContext| async move {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok::<_, NodeError>(Upd::default())
+    });
+    g2.add_edge(START, "a");
+    g2.add_edge("a", "stuck");
+    g2.add_edge("stuck", END);
+    let g2 = g2
+        .compile()
+        .unwrap()
+        .with_checkpointer(cp)
+        .with_cancel_grace(Duration::from_millis(20));
+    let t2 = thread();
+    let cancel = Cancellation::new();
+    let mut stream = g2.stream(
+        RunConfig::new(&t2)
+            .cancel(cancel.clone())
+            .stream_modes(StreamModes::ALL),
+        say("go"),
+    );
+    while let Some(e) = stream.next().await {
+        if matches!(&e.event, Event::NodeStarted { node, .. } if node == "stuck") {
+            cancel.cancel(CancelReason::Superseded);
+        }
+    }
+    let out = stream.outcome().await.unwrap();
+    assert_eq!(out.status, RunStatus::Cancelled(CancelReason::Superseded));
+    let snap = g2.get_state(&t2).await.unwrap().unwrap();
+    assert_eq!(snap.values.log, vec!["a"]);
+    assert_eq!(snap.next, vec!["stuck"]);
+}
+
+pub async fn recursion_limit_is_a_typed_error(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("spin", |s: Arc<TestState>, _c: NodeContext| async move {
+        Ok::<_, NodeError>(Upd::default().counter(s.counter + 1))
+    });
+    g.add_edge(START, "spin");
+    g.add_conditional_edges("spin", |_s: &TestState| "spin", ["spin", END]);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    let err = g
+        .invoke(RunConfig::new(&t).recursion_limit(5), say("loop"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::RecursionLimit { limit: 5 }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("recursion limit of 5"));
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(
+        snap.values.counter, 5,
+        "the five steps taken are checkpointed"
+    );
+}
+
+pub async fn fork_from_old_checkpoint_leaves_history_intact(cp: Arc<dyn Checkpointer>) {
+    let calls = Counter::default();
+    let c2 = calls.clone();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("echo", move |s: Arc<TestState>, _c: NodeContext| {
+        let c = c2.clone();
+        async move {
+            c.bump();
+            let last = s.messages.last().unwrap().content.clone();
+            Ok::<_, NodeError>(Upd::default().messages(vec![Message::ai(format!("echo {last}"))]))
+        }
+    });
+    g.add_edge(START, "echo");
+    g.add_edge("echo", END);
+    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let t = thread();
+    let mut ends = Vec::new();
+    for i in 1..=3 {
+        ends.push(
+            ok(&g, RunConfig::new(&t), say(&format!("m{i}")))
+                .await
+                .checkpoint_id
+                .unwrap(),
+        );
+    }
+    let history_before: Vec<String> = cp
+        .list(&t, &ListOptions::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.checkpoint_id)
+        .collect();
+    assert_eq!(history_before.len(), 6);
+
+    // A new turn from the end of turn 1 forms a new branch.
+    let out = ok(&g, RunConfig::new(&t).from_checkpoint(&ends[0]), say("alt")).await;
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["m1", "echo m1", "alt", "echo alt"]
+    );
+    let history_after: Vec<String> = cp
+        .list(&t, &ListOptions::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.checkpoint_id)
+        .collect();
+    for id in &history_before {
+        assert!(history_after.contains(id), "old checkpoint {id} kept");
+    }
+    let old = g.get_state_at(&t, Some(&ends[2])).await.unwrap().unwrap();
+    assert_eq!(
+        old.values.messages.len(),
+        6,
+        "the original branch still reads as before"
+    );
+
+    // Replaying from an old checkpoint re-executes its nodes on a fork.
+    let input_of_turn2 = cp
+        .list(
+            &t,
+            &ListOptions {
+                filter: Some(serde_json::Map::from_iter([(
+                    "source".into(),
+                    json!("input"),
+                )])),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| {
+            history_before.contains(&r.checkpoint_id) && r.metadata.get("turn") == Some(&json!(2))
+        })
+        .unwrap();
+    let before_calls = calls.get();
+    let out = ok(
+        &g,
+        RunConfig::new(&t).from_checkpoint(&input_of_turn2.checkpoint_id),
+        RunInput::Continue,
+    )
+    .await;
+    assert_eq!(calls.get(), before_calls + 1);
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["m1", "echo m1", "m2", "echo m2"]
+    );
+    let fork = cp
+        .list(
+            &t,
+            &ListOptions {
+                filter: Some(serde_json::Map::from_iter([(
+                    "source".into(),
+                    json!("fork"),
+                )])),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(fork.len(), 1);
+    assert_eq!(
+        fork[0].parent_id.as_deref(),
+        Some(input_of_turn2.checkpoint_id.as_str())
+    );
+}
+
+pub async fn event_order_for_a_five_node_graph(cp: Arc<dyn Checkpointer>) {
+    let g = linear(&["n1", "n2", "n3", "n4", "n5"], cp);
+    let mut stream = g.stream(
+        RunConfig::new(thread()).stream_modes(StreamModes::ALL),
+        say("go"),
+    );
+    let mut events = Vec::new();
+    while let Some(e) = stream.next().await {
+        events.push(e);
+    }
+    stream.outcome().await.unwrap();
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(
+        seqs,
+        (1..=events.len() as u64).collect::<Vec<_>>(),
+        "seq counts 1, 2, 3, ..."
+    );
+    let events: Vec<Event> = events.into_iter().map(|e| e.event).collect();
+    let mut expected = vec!["run_started", "values", "checkpoint"];
+    for _ in 0..5 {
+        expected.extend(["node_started", "node_finished", "values", "checkpoint"]);
+    }
+    expected.push("completed");
+    assert_eq!(kinds(&events), expected);
+    let nodes: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::NodeStarted { node, status, .. } => {
+                assert_eq!(
+                    status.as_deref(),
+                    Some(format!("Running {node}...").as_str())
+                );
+                Some(node.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(nodes, vec!["n1", "n2", "n3", "n4", "n5"]);
+    match &events[events.len() - 2] {
+        Event::Checkpoint { next, step, .. } => {
+            assert!(next.is_empty());
+            assert_eq!(*step, 4);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // Default modes: updates only among structural events.
+    let mut stream = g.stream(RunConfig::new(thread()), say("go"));
+    let mut events = Vec::new();
+    while let Some(e) = stream.next().await {
+        events.push(e.event);
+    }
+    let mut expected = vec!["run_started"];
+    expected.extend(["node_finished"; 5]);
+    expected.push("completed");
+    assert_eq!(kinds(&events), expected);
+}
+
+pub async fn finished_sibling_is_not_rerun_after_an_interrupt(cp: Arc<dyn Checkpointer>) {
+    let fast = Counter::default();
+    let f2 = fast.clone();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("fast", move |_s: Arc<TestState>, _c: NodeContext| {
+        let f = f2.clone();
+        async move {
+            f.bump();
+            Ok::<_, NodeError>(Upd::default().log(vec!["fast".into()]))
+        }
+    });
+    g.add_node("asker", |_s: Arc<TestState>, ctx: NodeContext| async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let v: String = ctx.interrupt("ok?")?;
+        Ok::<_, NodeError>(Upd::default().log(vec![format!("asker:{v}")]))
+    });
+    for n in ["fast", "asker"] {
+        g.add_edge(START, n);
+        g.add_edge(n, END);
+    }
+    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    assert_eq!(out.interrupts().len(), 1);
+    assert!(
+        out.state.log.is_empty(),
+        "the step is not applied while a task waits"
+    );
+    let head = cp.get(&t, None).await.unwrap().unwrap();
+    assert!(
+        head.writes.iter().any(|w| w.channel == "__result__"),
+        "fast's result is a pending write"
+    );
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("yes")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(fast.get(), 1, "the finished sibling was not run again");
+    assert_eq!(out.state.log, vec!["fast", "asker:yes"]);
+}
+
+pub async fn retry_policy_retries_transient_errors_only(cp: Arc<dyn Checkpointer>) {
+    let flaky = Counter::default();
+    let fatal = Counter::default();
+    let (f1, f2) = (flaky.clone(), fatal.clone());
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("flaky", move |_s: Arc<TestState>, _c: NodeContext| {
+        let f = f1.clone();
+        async move {
+            if f.bump() < 3 {
+                return Err(NodeError::retryable("429 rate limited"));
+            }
+            Ok(Upd::default().log(vec!["flaky".into()]))
+        }
+    })
+    .retry(
+        RetryPolicy::attempts(3)
+            .initial_interval(Duration::from_millis(1))
+            .no_jitter(),
+    );
+    g.add_node("fatal", move |s: Arc<TestState>, _c: NodeContext| {
+        let f = f2.clone();
+        async move {
+            f.bump();
+            if s.messages.last().is_some_and(|m| m.content == "break") {
+                return Err(NodeError::fatal("bad input"));
+            }
+            Ok(Upd::default())
+        }
+    })
+    .retry(RetryPolicy::attempts(5).initial_interval(Duration::from_millis(1)));
+    g.add_edge(START, "flaky");
+    g.add_edge("flaky", "fatal");
+    g.add_edge("fatal", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let out = ok(&g, RunConfig::new(thread()), say("go")).await;
+    assert_eq!(out.state.log, vec!["flaky"]);
+    assert_eq!(flaky.get(), 3);
+    let err = g
+        .invoke(RunConfig::new(thread()), say("break"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, RunError::Node { node, error } if node == "fatal" && error.message() == "bad input"),
+        "{err}"
+    );
+    assert_eq!(
+        fatal.get(),
+        2,
+        "one call in the first run, one (not retried) in the second"
+    );
+}
+
+pub async fn conflicting_overwrites_in_one_step_fail(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    for (n, v) in [("p1", 1u32), ("p2", 2)] {
+        g.add_node(n, move |_s: Arc<TestState>, _c: NodeContext| async move {
+            Ok::<_, NodeError>(Upd::default().counter(v).log(vec![n.to_string()]))
+        });
+        g.add_edge(START, n);
+        g.add_edge(n, END);
+    }
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    let err = g.invoke(RunConfig::new(&t), say("go")).await.unwrap_err();
+    assert!(
+        matches!(&err, RunError::ConflictingWrites { field, nodes } if field == "counter" && nodes == &vec!["p1".to_string(), "p2".to_string()]),
+        "{err}"
+    );
+    assert_eq!(g.get_state(&t).await.unwrap().unwrap().values.counter, 0);
+}
+
+pub async fn command_goto_overrides_edges(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("a", |_s: Arc<TestState>, _c: NodeContext| async move {
+        Ok::<_, NodeError>(Command::with_update(Upd::default().log(vec!["a".into()])).goto("c"))
+    })
+    .destinations(["c"]);
+    g.add_node("b", trail_node("b"));
+    g.add_node("c", trail_node("c"));
+    g.add_edge(START, "a");
+    g.add_edge("a", "b");
+    g.add_edge("b", END);
+    g.add_edge("c", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let out = ok(&g, RunConfig::new(thread()), say("go")).await;
+    assert_eq!(out.state.log, vec!["a", "c"]);
+}
+
+pub async fn failed_turn_is_not_carried_forward(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("ack", |s: Arc<TestState>, _c: NodeContext| async move {
+        let last = s.messages.last().unwrap().content.clone();
+        Ok::<_, NodeError>(
+            Upd::default()
+                .messages(vec![Message::ai(format!("ack {last}"))])
+                .log(vec![last]),
+        )
+    });
+    g.add_node("boom", |s: Arc<TestState>, _c: NodeContext| async move {
+        if s.messages.iter().any(|m| m.content.contains("fail")) && s.messages.len() < 6 {
+            return Err(NodeError::fatal("exploded"));
+        }
+        Ok(Upd::default())
+    });
+    g.add_edge(START, "ack");
+    g.add_edge("ack", "boom");
+    g.add_edge("boom", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    ok(&g, RunConfig::new(&t), say("hello")).await;
+    let err = g
+        .invoke(RunConfig::new(&t), say("please fail"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::Node { .. }));
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(snap.tasks[0].name, "boom");
+    assert_eq!(
+        snap.tasks[0].error.as_deref(),
+        Some("exploded"),
+        "the failure is visible on the thread"
+    );
+    let out = ok(&g, RunConfig::new(&t), say("again")).await;
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["hello", "ack hello", "again", "ack again"]
+    );
+    assert_eq!(out.state.log, vec!["hello", "again"]);
+}
+
+pub async fn update_state_as_node_plans_its_successors(cp: Arc<dyn Checkpointer>) {
+    let g = linear(&["a", "b", "c"], cp);
+    let t = thread();
+    ok(&g, RunConfig::new(&t), say("go")).await;
+    let before = g.get_state(&t).await.unwrap().unwrap();
+    let err = g
+        .update_state(&t, None, Upd::default().counter(1), Some("zzz"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::UnknownNode(_)));
+    assert_eq!(
+        g.get_state(&t).await.unwrap().unwrap().checkpoint_id,
+        before.checkpoint_id
+    );
+    let id = g
+        .update_state(
+            &t,
+            None,
+            Upd::default().counter(42).log(vec!["edit".into()]),
+            Some("a"),
+        )
+        .await
+        .unwrap();
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(snap.checkpoint_id, id);
+    assert_eq!(snap.next, vec!["b"]);
+    assert_eq!(snap.values.counter, 42);
+    assert_eq!(snap.metadata.get("source"), Some(&json!("update")));
+    let out = ok(&g, RunConfig::new(&t), RunInput::Continue).await;
+    assert_eq!(out.state.log, vec!["a", "b", "c", "edit", "b", "c"]);
+}
+
+pub async fn join_waits_for_every_source(cp: Arc<dyn Checkpointer>) {
+    let z = Counter::default();
+    let z2 = z.clone();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("x", trail_node("x"));
+    g.add_node("x2", trail_node("x2"));
+    g.add_node("y", trail_node("y"));
+    g.add_node("z", move |_s: Arc<TestState>, _c: NodeContext| {
+        let z = z2.clone();
+        async move {
+            z.bump();
+            Ok::<_, NodeError>(Upd::default().log(vec!["z".into()]))
+        }
+    });
+    g.add_edge(START, "x");
+    g.add_edge(START, "y");
+    g.add_edge("x", "x2");
+    g.add_join(["x2", "y"], "z");
+    g.add_edge("z", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let out = ok(&g, RunConfig::new(thread()), say("go")).await;
+    assert_eq!(out.state.log, vec!["x", "y", "x2", "z"]);
+    assert_eq!(z.get(), 1);
+    assert!(g.mermaid().contains("x2 & y --> z"));
+}
+
+pub async fn crash_mid_node_recovers_without_repeating_steps(cp: Arc<dyn Checkpointer>) {
+    let charge = Counter::default();
+    let body = Counter::default();
+    let first = Arc::new(AtomicBool::new(true));
+    let (c2, b2, f2) = (charge.clone(), body.clone(), first.clone());
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("pay", move |_s: Arc<TestState>, ctx: NodeContext| {
+        let (charge, body, first) = (c2.clone(), b2.clone(), f2.clone());
+        async move {
+            body.bump();
+            let receipt: String = ctx
+                .step("charge", async {
+                    charge.bump();
+                    Ok::<_, NodeError>("receipt-7".to_string())
+                })
+                .await?;
+            if first.swap(false, Ordering::SeqCst) {
+                // The process "dies" here: the run is dropped mid-node.
+                std::future::pending::<()>().await;
+            }
+            Ok(Upd::default().log(vec![receipt]))
+        }
+    });
+    g.add_edge(START, "pay");
+    g.add_edge("pay", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    let g2 = g.clone();
+    let t2 = t.clone();
+    let handle = tokio::spawn(async move { g2.invoke(RunConfig::new(&t2), say("buy")).await });
+    while charge.get() == 0 || first.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    handle.abort();
+    let _ = handle.await;
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(snap.next, vec!["pay"], "the node is still due");
+    let out = ok(&g, RunConfig::new(&t), RunInput::Continue).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["receipt-7"]);
+    assert_eq!(body.get(), 2);
+    assert_eq!(charge.get(), 1, "the recorded step did not run again");
+}
+
+pub async fn new_turn_abandons_a_pending_interrupt(cp: Arc<dyn Checkpointer>) {
+    let g = interrupt_graph(
+        cp.clone(),
+        Counter::default(),
+        Counter::default(),
+        Default::default(),
+    );
+    let t = thread();
+    let first = ok(&g, RunConfig::new(&t), say("one")).await.interrupts()[0]
+        .id
+        .clone();
+    let second = ok(&g, RunConfig::new(&t), say("two")).await;
+    let id2 = second.interrupts()[0].id.clone();
+    assert_ne!(first, id2, "a fresh prompt, not the old one again");
+    let inputs = cp
+        .list(
+            &t,
+            &ListOptions {
+                filter: Some(serde_json::Map::from_iter([(
+                    "source".into(),
+                    json!("input"),
+                )])),
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        inputs[0].metadata.get("abandoned_interrupts"),
+        Some(&json!([first.clone()]))
+    );
+    let err = g
+        .invoke(
+            RunConfig::new(&t),
+            RunInput::Resume(Resume::ById(BTreeMap::from([(first, json!("late"))]))),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::UnknownInterrupt { .. }));
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("ok")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["one", "two", "draft-1:ok"]
+    );
+}
+
+pub async fn node_error_fails_with_typed_error_and_keeps_checkpoint(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("a", trail_node("a"));
+    g.add_node("bad", |_s: Arc<TestState>, _c: NodeContext| async move {
+        let parsed: Value = serde_json::from_str("{not json")?;
+        Ok::<_, NodeError>(Upd::default().log(vec![parsed.to_string()]))
+    });
+    g.add_edge(START, "a");
+    g.add_edge("a", "bad");
+    g.add_edge("bad", END);
+    let g = g.compile().unwrap().with_checkpointer(cp);
+    let t = thread();
+    let mut stream = g.stream(RunConfig::new(&t), say("go"));
+    let mut last = None;
+    while let Some(e) = stream.next().await {
+        last = Some(e.event);
+    }
+    assert!(matches!(last, Some(Event::Failed { node: Some(ref n), .. }) if n == "bad"));
+    let err = stream.outcome().await.unwrap_err();
+    assert!(matches!(&err, RunError::Node { node, .. } if node == "bad"));
+    assert!(
+        err.to_string()
+            .starts_with("node `bad` failed: key must be a string"),
+        "{err}"
+    );
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(
+        snap.values.log,
+        vec!["a"],
+        "the last good checkpoint is kept"
+    );
+    assert_eq!(snap.next, vec!["bad"]);
+}

@@ -1,0 +1,70 @@
+//! The shared test suite (feature `testkit`): engine behaviour and storage conformance
+//! cases, each an `async fn(Arc<dyn Checkpointer>)`, and [`checkpointer_suite!`] which turns
+//! all of them into `#[tokio::test]`s for one backend:
+//!
+//! ```ignore
+//! palgraph::checkpointer_suite!(|| async { std::sync::Arc::new(palgraph::MemoryCheckpointer::new()) });
+//! ```
+//!
+//! Every backend runs the same cases, so the memory, SQLite and Postgres checkpointers are
+//! held to one executable contract.
+
+pub mod engine_cases;
+pub mod fixtures;
+pub mod storage_cases;
+
+/// Expands to one `#[tokio::test]` per case, each getting a fresh checkpointer from
+/// `$factory` (an `async` closure or fn returning `Arc<dyn Checkpointer>`).
+#[macro_export]
+macro_rules! checkpointer_suite {
+    ($factory:expr) => {
+        $crate::checkpointer_suite!(@cases $factory;
+            engine_cases::transient_fields_reset_and_persistent_fields_survive_three_turns,
+            engine_cases::add_messages_replaces_by_id_and_removes,
+            engine_cases::parallel_branches_merge_the_same_way_every_time,
+            engine_cases::resume_reenters_node_but_not_durable_step,
+            engine_cases::two_interrupts_in_one_node_resume_in_order,
+            engine_cases::parallel_interrupts_are_answered_by_id,
+            engine_cases::resume_with_nothing_pending_is_refused_and_changes_nothing,
+            engine_cases::cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled,
+            engine_cases::recursion_limit_is_a_typed_error,
+            engine_cases::fork_from_old_checkpoint_leaves_history_intact,
+            engine_cases::event_order_for_a_five_node_graph,
+            engine_cases::finished_sibling_is_not_rerun_after_an_interrupt,
+            engine_cases::retry_policy_retries_transient_errors_only,
+            engine_cases::conflicting_overwrites_in_one_step_fail,
+            engine_cases::command_goto_overrides_edges,
+            engine_cases::failed_turn_is_not_carried_forward,
+            engine_cases::update_state_as_node_plans_its_successors,
+            engine_cases::join_waits_for_every_source,
+            engine_cases::crash_mid_node_recovers_without_repeating_steps,
+            engine_cases::new_turn_abandons_a_pending_interrupt,
+            engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
+            storage_cases::every_reducer_round_trips_through_storage,
+            storage_cases::history_is_newest_first_with_before_and_limit,
+            storage_cases::history_filters_on_metadata,
+            storage_cases::pending_writes_are_idempotent_and_per_checkpoint,
+            storage_cases::unchanged_fields_are_not_written_again,
+            storage_cases::put_with_stale_head_is_a_conflict,
+            storage_cases::racing_writers_cannot_corrupt_the_chain,
+            storage_cases::unicode_and_a_five_megabyte_field_round_trip,
+            storage_cases::thousand_turns_on_one_thread,
+            storage_cases::concurrent_threads_do_not_interfere,
+            storage_cases::delete_thread_removes_everything,
+            storage_cases::copy_thread_copies_history_and_leaves_source,
+            storage_cases::delete_for_runs_keeps_chains_of_later_runs,
+            storage_cases::prune_keep_latest_keeps_state_intact,
+            storage_cases::prune_newer_than_keeps_recent_history_readable,
+            storage_cases::missing_thread_and_checkpoint_read_as_none,
+        );
+    };
+    (@cases $factory:expr; $($module:ident :: $case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let cp: std::sync::Arc<dyn $crate::Checkpointer> = ($factory)().await;
+                $crate::testkit::$module::$case(cp).await;
+            }
+        )*
+    };
+}

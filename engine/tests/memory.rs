@@ -1,0 +1,11 @@
+//! The shared suite on the in-memory checkpointer.
+
+use std::sync::Arc;
+
+use palgraph::MemoryCheckpointer;
+
+async fn memory() -> Arc<dyn palgraph::Checkpointer> {
+    Arc::new(MemoryCheckpointer::new())
+}
+
+palgraph::checkpointer_suite!(memory);
