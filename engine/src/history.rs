@@ -50,8 +50,16 @@ pub struct StateSnapshot<S: State> {
 
 impl<S: State> StateSnapshot<S> {
     fn from_loaded(loaded: LoadedCheckpoint) -> Result<Self, RunError> {
-        let record = loaded.record.clone();
-        let cur: Cursor<S> = Cursor::load(loaded)?;
+        Self::from_cursor(Cursor::load(loaded)?)
+    }
+
+    fn from_cursor(cur: Cursor<S>) -> Result<Self, RunError> {
+        let Some(record) = cur.record.clone() else {
+            return Err(RunError::UnknownCheckpoint {
+                thread_id: String::new(),
+                checkpoint_id: String::new(),
+            });
+        };
         let interrupts = cur.pending_interrupts();
         let tasks = cur
             .plan
@@ -103,7 +111,23 @@ impl<S: State> CompiledGraph<S> {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<StateSnapshot<S>>, RunError> {
-        match self.checkpointer.get(thread_id, checkpoint_id).await? {
+        let Some(meta) = self
+            .checkpointer
+            .get_without_values(thread_id, checkpoint_id)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if let Some(state) = self.cache.peek(thread_id, &meta.record.checkpoint_id) {
+            return Ok(Some(StateSnapshot::from_cursor(Cursor::with_state(
+                meta, state,
+            )?)?));
+        }
+        match self
+            .checkpointer
+            .get(thread_id, Some(&meta.record.checkpoint_id))
+            .await?
+        {
             Some(l) => Ok(Some(StateSnapshot::from_loaded(l)?)),
             None => Ok(None),
         }

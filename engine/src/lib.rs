@@ -81,6 +81,8 @@ extern crate self as palgraph;
 pub mod cancel;
 pub mod checkpoint;
 pub mod context;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod db;
 pub mod graph;
 pub mod history;
 pub mod interrupt;

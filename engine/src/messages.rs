@@ -152,6 +152,54 @@ impl Reducer<Vec<Message>> for AddMessages {
         }
     }
 
+    fn reduce_batch(
+        current: &mut Vec<Message>,
+        updates: Vec<Vec<Message>>,
+    ) -> Result<(), ReduceError> {
+        // One id index for the whole batch: folding a long chain stays linear.
+        fn index(list: &[Message]) -> std::collections::HashMap<String, usize> {
+            list.iter()
+                .enumerate()
+                .filter_map(|(i, m)| m.id.clone().map(|id| (id, i)))
+                .collect()
+        }
+        let mut by_id = index(current);
+        for m in updates.into_iter().flatten() {
+            let id = m.id.clone().filter(|s| !s.is_empty());
+            if m.kind == MessageKind::Remove {
+                let Some(id) = id else {
+                    return Err(ReduceError::new(
+                        "a remove marker needs the id of the message to remove",
+                    ));
+                };
+                if id == REMOVE_ALL_MESSAGES {
+                    current.clear();
+                    by_id.clear();
+                    continue;
+                }
+                let pos = by_id.get(&id).copied().ok_or_else(|| {
+                    ReduceError::new(format!(
+                        "cannot remove message `{id}`: no message has that id"
+                    ))
+                })?;
+                current.remove(pos);
+                by_id = index(current);
+                continue;
+            }
+            match id.as_ref().and_then(|id| by_id.get(id)).copied() {
+                Some(pos) => current[pos] = m,
+                None => {
+                    let mut m = m;
+                    let id = id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+                    m.id = Some(id.clone());
+                    by_id.insert(id, current.len());
+                    current.push(m);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn reduce(current: &mut Vec<Message>, update: Vec<Message>) -> Result<(), ReduceError> {
         for m in update {
             let id = m.id.as_deref().filter(|s| !s.is_empty());

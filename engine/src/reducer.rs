@@ -53,6 +53,15 @@ pub trait Reducer<T> {
 
     /// Makes an update deterministic before it is recorded (default: nothing to do).
     fn normalize(_update: &mut Self::Update) {}
+
+    /// Applies several updates in order (used when a stored delta chain is folded);
+    /// a reducer may override it with something faster than one `reduce` per update.
+    fn reduce_batch(current: &mut T, updates: Vec<Self::Update>) -> Result<(), ReduceError> {
+        for u in updates {
+            Self::reduce(current, u)?;
+        }
+        Ok(())
+    }
 }
 
 /// The default reducer: the update replaces the value. Two writes to one field in the same

@@ -103,8 +103,9 @@ pub trait State:
     /// Replaces field `idx` with a value read from JSON.
     fn set_field_json(&mut self, idx: usize, json: &str) -> Result<(), StateError>;
 
-    /// Applies a stored update of field `idx` (the JSON of that field's update) with its reducer.
-    fn apply_delta_json(&mut self, idx: usize, json: &str) -> Result<(), StateError>;
+    /// Applies stored updates of field `idx` (each the JSON of that field's update), in
+    /// order, with its reducer.
+    fn apply_deltas_json(&mut self, idx: usize, parts: &[&str]) -> Result<(), StateError>;
 
     /// The index of the field called `name`.
     fn field_index(name: &str) -> Option<usize> {

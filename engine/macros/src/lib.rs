@@ -267,14 +267,31 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
     });
     let delta_arms = specs.iter().zip(&idx).map(|(s, i)| {
         let ident = &s.ident;
+        let ty = &s.ty;
         let ut = update_type(s);
-        let call = reduce_call(s, quote!(&mut self.#ident), quote!(v));
         let fname = s.ident.to_string();
-        quote! {
-            #i => {
-                let v: #ut = #private::serde_json::from_str(json).map_err(#pg::StateError::Decode)?;
-                #call.map_err(|e| #pg::StateError::Reduce(e.in_field(#fname)))?;
+        let decode = quote! {
+            let mut updates: ::std::vec::Vec<#ut> = ::std::vec::Vec::with_capacity(parts.len());
+            for json in parts {
+                updates.push(#private::serde_json::from_str(json).map_err(#pg::StateError::Decode)?);
             }
+        };
+        match &s.reducer {
+            ReducerSpec::Type(p) => quote! {
+                #i => {
+                    #decode
+                    <#p as #pg::Reducer<#ty>>::reduce_batch(&mut self.#ident, updates)
+                        .map_err(|e| #pg::StateError::Reduce(e.in_field(#fname)))?;
+                }
+            },
+            ReducerSpec::Fn(p) => quote! {
+                #i => {
+                    #decode
+                    for v in updates {
+                        #p(&mut self.#ident, v);
+                    }
+                }
+            },
         }
     });
 
@@ -351,7 +368,7 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
                 }
                 ::core::result::Result::Ok(())
             }
-            fn apply_delta_json(&mut self, idx: usize, json: &str) -> ::core::result::Result<(), #pg::StateError> {
+            fn apply_deltas_json(&mut self, idx: usize, parts: &[&str]) -> ::core::result::Result<(), #pg::StateError> {
                 match idx {
                     #(#delta_arms)*
                     _ => return ::core::result::Result::Err(#pg::StateError::UnknownField(idx)),

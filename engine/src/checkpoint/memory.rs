@@ -197,6 +197,37 @@ impl Checkpointer for MemoryCheckpointer {
         }))
     }
 
+    async fn get_without_values(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let threads = self.lock();
+        let Some(data) = threads.get(thread_id) else {
+            return Ok(None);
+        };
+        let Some(id) = checkpoint_id
+            .map(str::to_string)
+            .or_else(|| data.head.clone())
+        else {
+            return Ok(None);
+        };
+        let Some(record) = data.checkpoints.get(&id) else {
+            return Ok(None);
+        };
+        let writes = data
+            .writes
+            .range((id.clone(), String::new(), String::new(), i64::MIN)..)
+            .take_while(|(k, _)| k.0 == id)
+            .map(|(_, w)| w.clone())
+            .collect();
+        Ok(Some(LoadedCheckpoint {
+            record: record.clone(),
+            fields: Vec::new(),
+            writes,
+        }))
+    }
+
     async fn head(&self, thread_id: &str) -> Result<Option<String>, CheckpointError> {
         Ok(self.lock().get(thread_id).and_then(|d| d.head.clone()))
     }

@@ -17,8 +17,18 @@
 //! `postgres` the durable ones. All pass the conformance suite in `testkit`.
 
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 pub use memory::MemoryCheckpointer;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresCheckpointer;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteCheckpointer;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -257,6 +267,20 @@ pub trait Checkpointer: Send + Sync + 'static {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError>;
+
+    /// Like [`Checkpointer::get`] but without field values (`fields` is empty): what a
+    /// caller that already holds the state of that checkpoint needs. Backends override it to
+    /// skip reading the chains.
+    async fn get_without_values(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        Ok(self.get(thread_id, checkpoint_id).await?.map(|mut l| {
+            l.fields.clear();
+            l
+        }))
+    }
 
     /// The id of the thread's latest checkpoint.
     async fn head(&self, thread_id: &str) -> Result<Option<String>, CheckpointError>;

@@ -61,6 +61,7 @@ impl<S: State> GraphInner<S> {
 /// [`CompiledGraph::stream`]; read and edit its threads' history. Cheap to clone.
 pub struct CompiledGraph<S: State> {
     pub(crate) graph: Arc<GraphInner<S>>,
+    pub(crate) cache: Arc<crate::run::cache::StateCache<S>>,
     pub(crate) checkpointer: Arc<dyn Checkpointer>,
     pub(crate) recursion_limit: usize,
     pub(crate) cancel_grace: Duration,
@@ -70,12 +71,16 @@ impl<S: State> Clone for CompiledGraph<S> {
     fn clone(&self) -> Self {
         CompiledGraph {
             graph: self.graph.clone(),
+            cache: self.cache.clone(),
             checkpointer: self.checkpointer.clone(),
             recursion_limit: self.recursion_limit,
             cancel_grace: self.cancel_grace,
         }
     }
 }
+
+/// How many threads' latest states a compiled graph caches by default.
+pub const DEFAULT_STATE_CACHE: usize = 1024;
 
 /// The default recursion limit: steps a run may take before it fails.
 pub const DEFAULT_RECURSION_LIMIT: usize = 25;
@@ -85,7 +90,26 @@ impl<S: State> CompiledGraph<S> {
     #[must_use]
     pub fn with_checkpointer(mut self, checkpointer: Arc<dyn Checkpointer>) -> Self {
         self.checkpointer = checkpointer;
+        self.cache = Arc::new(crate::run::cache::StateCache::new(self.cache_capacity()));
         self
+    }
+
+    /// The same graph caching the latest state of up to `threads` threads in memory
+    /// (default 1024; 0 turns the cache off). See `run::cache`.
+    #[must_use]
+    pub fn with_state_cache(mut self, threads: usize) -> Self {
+        self.cache = Arc::new(crate::run::cache::StateCache::new(threads));
+        self
+    }
+
+    fn cache_capacity(&self) -> usize {
+        self.cache.capacity()
+    }
+
+    /// Drops the cached state of a thread (after changing its storage behind the engine's
+    /// back, e.g. deleting or pruning it).
+    pub fn forget_cached(&self, thread_id: &str) {
+        self.cache.forget(thread_id);
     }
 
     /// The same graph with another default recursion limit (steps per run).
@@ -303,6 +327,7 @@ pub(crate) fn compile<S: State>(g: StateGraph<S>) -> Result<CompiledGraph<S>, Gr
             mermaid,
         }),
         checkpointer: Arc::new(MemoryCheckpointer::new()),
+        cache: Arc::new(crate::run::cache::StateCache::new(DEFAULT_STATE_CACHE)),
         recursion_limit: DEFAULT_RECURSION_LIMIT,
         cancel_grace: Duration::from_secs(2),
     })

@@ -6,7 +6,7 @@ mod compile;
 
 pub(crate) use builder::RouterSpec;
 pub use builder::{NodeBuilder, StateGraph, Targets, END, START};
-pub use compile::{CompiledGraph, DEFAULT_RECURSION_LIMIT};
+pub use compile::{CompiledGraph, DEFAULT_RECURSION_LIMIT, DEFAULT_STATE_CACHE};
 pub(crate) use compile::{GraphInner, Target};
 
 /// Why `compile()` refused a graph. Each message names the fault.

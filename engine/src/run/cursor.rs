@@ -101,10 +101,24 @@ impl<S: State> Cursor<S> {
         }
     }
 
+    /// A checkpoint read without field values, with its state known already.
+    pub(crate) fn with_state(loaded: LoadedCheckpoint, state: Arc<S>) -> Result<Self, RunError> {
+        let mut c = Self::decode(loaded)?;
+        c.state = state;
+        Ok(c)
+    }
+
     /// Folds the field chains into a state and decodes plan and writes.
-    pub(crate) fn load(loaded: LoadedCheckpoint) -> Result<Self, RunError> {
+    pub(crate) fn load(mut loaded: LoadedCheckpoint) -> Result<Self, RunError> {
+        let fields = std::mem::take(&mut loaded.fields);
+        let mut c = Self::decode(loaded)?;
+        c.state = Arc::new(Self::fold(&fields)?);
+        Ok(c)
+    }
+
+    fn fold(fields: &[crate::checkpoint::FieldChain]) -> Result<S, RunError> {
         let mut state = S::default();
-        for chain in &loaded.fields {
+        for chain in fields {
             let Some(idx) = S::field_index(&chain.field) else {
                 tracing::warn!(field = %chain.field, "stored field not in the state type; ignored");
                 continue;
@@ -112,14 +126,21 @@ impl<S: State> Cursor<S> {
             if let Some(base) = &chain.base {
                 state.set_field_json(idx, base.get())?;
             }
+            let mut parts: Vec<&str> = Vec::new();
             for delta in &chain.deltas {
-                let parts: Vec<&serde_json::value::RawValue> =
+                let list: Vec<&serde_json::value::RawValue> =
                     serde_json::from_str(delta.get()).map_err(StateError::Decode)?;
-                for part in parts {
-                    state.apply_delta_json(idx, part.get())?;
-                }
+                parts.extend(list.into_iter().map(|p| p.get()));
+            }
+            if !parts.is_empty() {
+                state.apply_deltas_json(idx, &parts)?;
             }
         }
+        Ok(state)
+    }
+
+    /// Decodes plan and pending writes (the state is left at its default).
+    fn decode(loaded: LoadedCheckpoint) -> Result<Self, RunError> {
         let plan: Plan = serde_json::from_str(loaded.record.plan.get()).map_err(|e| {
             RunError::Checkpoint(crate::checkpoint::CheckpointError::Decode(format!(
                 "plan of checkpoint {}: {e}",
@@ -157,7 +178,7 @@ impl<S: State> Cursor<S> {
         }
         Ok(Cursor {
             record: Some(loaded.record),
-            state: Arc::new(state),
+            state: Arc::new(S::default()),
             plan,
             writes,
         })

@@ -54,6 +54,11 @@ pub(crate) async fn run<S: State>(
         failed_node: None,
     };
     let result = ex.execute(input).instrument(span).await;
+    if let Ok(o) = &result {
+        if let Some(id) = &o.checkpoint_id {
+            g.cache.put(&o.thread_id, id, o.state.clone());
+        }
+    }
     match &result {
         Ok(o) => emitter.emit_with(|| match &o.status {
             RunStatus::Completed => Event::Completed {
@@ -99,6 +104,11 @@ impl<S: State> Executor<'_, S> {
             Some(l) => Ok(Some(Cursor::load(l)?)),
             None => Ok(None),
         }
+    }
+
+    /// The thread's latest checkpoint, taking its state from the cache when it is current.
+    async fn load_head(&self) -> Result<Option<Cursor<S>>, RunError> {
+        load_head(self.g, self.thread()).await
     }
 
     fn metadata(
@@ -172,7 +182,7 @@ impl<S: State> Executor<'_, S> {
                     })?
             }
             None => {
-                let c = self.load(None).await?.unwrap_or_else(Cursor::empty);
+                let c = self.load_head().await?.unwrap_or_else(Cursor::empty);
                 self.head = c.id().map(str::to_string);
                 c
             }
@@ -733,8 +743,8 @@ pub(crate) async fn update_state<S: State>(
         head: None,
         failed_node: None,
     };
-    let head = g.checkpointer.get(thread_id, None).await?;
-    ex.head = head.as_ref().map(|l| l.record.checkpoint_id.clone());
+    let head = ex.load_head().await?;
+    ex.head = head.as_ref().and_then(|c| c.id().map(str::to_string));
     let mut cur = match checkpoint_id {
         Some(id) => ex
             .load(Some(id))
@@ -743,10 +753,7 @@ pub(crate) async fn update_state<S: State>(
                 thread_id: thread_id.to_string(),
                 checkpoint_id: id.to_string(),
             })?,
-        None => head
-            .map(Cursor::load)
-            .transpose()?
-            .unwrap_or_else(Cursor::empty),
+        None => head.unwrap_or_else(Cursor::empty),
     };
     let node_idx = match as_node {
         Some(n) => Some(
@@ -797,4 +804,28 @@ pub(crate) async fn update_state<S: State>(
     }
     ex.save(&mut cur, &writes, plan, meta).await?;
     Ok(cur.id().unwrap_or_default().to_string())
+}
+
+/// Loads a thread's head, reusing the cached state when its checkpoint is still the head.
+pub(crate) async fn load_head<S: State>(
+    g: &CompiledGraph<S>,
+    thread_id: &str,
+) -> Result<Option<Cursor<S>>, RunError> {
+    let cached = g.cache.take(thread_id);
+    let Some(meta) = g.checkpointer.get_without_values(thread_id, None).await? else {
+        return Ok(None);
+    };
+    match cached {
+        Some((id, state)) if id == meta.record.checkpoint_id => {
+            Ok(Some(Cursor::with_state(meta, state)?))
+        }
+        _ => match g
+            .checkpointer
+            .get(thread_id, Some(&meta.record.checkpoint_id))
+            .await?
+        {
+            Some(l) => Ok(Some(Cursor::load(l)?)),
+            None => Ok(None),
+        },
+    }
 }

@@ -5,6 +5,7 @@
 //! and writes the next one, [`plan`] decides which tasks are due, [`task`] runs one task
 //! with its retry policy, and [`executor`] ties a run's steps together.
 
+pub(crate) mod cache;
 pub(crate) mod cursor;
 pub(crate) use executor::update_state;
 mod executor;

@@ -49,7 +49,7 @@ pub async fn transient_fields_reset_and_persistent_fields_survive_three_turns(
     });
     g.add_edge(START, "work");
     g.add_edge("work", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     for i in 1..=3 {
         let out = ok(&g, RunConfig::new(&t), say(&format!("hi {i}"))).await;
@@ -100,7 +100,7 @@ pub async fn add_messages_replaces_by_id_and_removes(cp: Arc<dyn Checkpointer>) 
     });
     g.add_edge(START, "reply");
     g.add_edge("reply", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     let out = ok(&g, RunConfig::new(&t), say("hello")).await;
     assert_eq!(contents(&out.state.messages), vec!["hello", "original"]);
@@ -145,7 +145,7 @@ pub async fn parallel_branches_merge_the_same_way_every_time(cp: Arc<dyn Checkpo
     }
     g.add_node("after", trail_node("after"));
     g.add_edge("after", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     for _ in 0..8 {
         let out = ok(&g, RunConfig::new(thread()), say("go")).await;
         assert_eq!(
@@ -185,7 +185,7 @@ fn interrupt_graph(
     g.add_edge(START, "prep");
     g.add_edge("prep", "ask");
     g.add_edge("ask", END);
-    g.compile().unwrap().with_checkpointer(cp)
+    build(g, cp)
 }
 
 pub async fn resume_reenters_node_but_not_durable_step(cp: Arc<dyn Checkpointer>) {
@@ -240,7 +240,7 @@ pub async fn two_interrupts_in_one_node_resume_in_order(cp: Arc<dyn Checkpointer
     });
     g.add_edge(START, "form");
     g.add_edge("form", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     let out = ok(&g, RunConfig::new(&t), say("start")).await;
     assert_eq!(out.interrupts()[0].value, json!("name?"));
@@ -276,7 +276,7 @@ pub async fn parallel_interrupts_are_answered_by_id(cp: Arc<dyn Checkpointer>) {
         g.add_edge(START, name);
         g.add_edge(name, END);
     }
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     let out = ok(&g, RunConfig::new(&t), say("go")).await;
     let ints = out.interrupts().to_vec();
@@ -382,7 +382,7 @@ pub async fn cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled(cp: Arc<dyn
     g.add_edge(START, "a");
     g.add_sequence(["a", "slow", "c"]);
     g.add_edge("c", END);
-    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let g = build(g, cp.clone());
     let t = thread();
     let cancel = Cancellation::new();
     let mut stream = g.stream(
@@ -427,11 +427,7 @@ pub async fn cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled(cp: Arc<dyn
     g2.add_edge(START, "a");
     g2.add_edge("a", "stuck");
     g2.add_edge("stuck", END);
-    let g2 = g2
-        .compile()
-        .unwrap()
-        .with_checkpointer(cp)
-        .with_cancel_grace(Duration::from_millis(20));
+    let g2 = build(g2, cp).with_cancel_grace(Duration::from_millis(20));
     let t2 = thread();
     let cancel = Cancellation::new();
     let mut stream = g2.stream(
@@ -459,7 +455,7 @@ pub async fn recursion_limit_is_a_typed_error(cp: Arc<dyn Checkpointer>) {
     });
     g.add_edge(START, "spin");
     g.add_conditional_edges("spin", |_s: &TestState| "spin", ["spin", END]);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     let err = g
         .invoke(RunConfig::new(&t).recursion_limit(5), say("loop"))
@@ -491,7 +487,7 @@ pub async fn fork_from_old_checkpoint_leaves_history_intact(cp: Arc<dyn Checkpoi
     });
     g.add_edge(START, "echo");
     g.add_edge("echo", END);
-    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let g = build(g, cp.clone());
     let t = thread();
     let mut ends = Vec::new();
     for i in 1..=3 {
@@ -662,7 +658,7 @@ pub async fn finished_sibling_is_not_rerun_after_an_interrupt(cp: Arc<dyn Checkp
         g.add_edge(START, n);
         g.add_edge(n, END);
     }
-    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let g = build(g, cp.clone());
     let t = thread();
     let out = ok(&g, RunConfig::new(&t), say("go")).await;
     assert_eq!(out.interrupts().len(), 1);
@@ -719,7 +715,7 @@ pub async fn retry_policy_retries_transient_errors_only(cp: Arc<dyn Checkpointer
     g.add_edge(START, "flaky");
     g.add_edge("flaky", "fatal");
     g.add_edge("fatal", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let out = ok(&g, RunConfig::new(thread()), say("go")).await;
     assert_eq!(out.state.log, vec!["flaky"]);
     assert_eq!(flaky.get(), 3);
@@ -747,7 +743,7 @@ pub async fn conflicting_overwrites_in_one_step_fail(cp: Arc<dyn Checkpointer>) 
         g.add_edge(START, n);
         g.add_edge(n, END);
     }
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     let err = g.invoke(RunConfig::new(&t), say("go")).await.unwrap_err();
     assert!(
@@ -769,7 +765,7 @@ pub async fn command_goto_overrides_edges(cp: Arc<dyn Checkpointer>) {
     g.add_edge("a", "b");
     g.add_edge("b", END);
     g.add_edge("c", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let out = ok(&g, RunConfig::new(thread()), say("go")).await;
     assert_eq!(out.state.log, vec!["a", "c"]);
 }
@@ -793,7 +789,7 @@ pub async fn failed_turn_is_not_carried_forward(cp: Arc<dyn Checkpointer>) {
     g.add_edge(START, "ack");
     g.add_edge("ack", "boom");
     g.add_edge("boom", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     ok(&g, RunConfig::new(&t), say("hello")).await;
     let err = g
@@ -867,7 +863,7 @@ pub async fn join_waits_for_every_source(cp: Arc<dyn Checkpointer>) {
     g.add_edge("x", "x2");
     g.add_join(["x2", "y"], "z");
     g.add_edge("z", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let out = ok(&g, RunConfig::new(thread()), say("go")).await;
     assert_eq!(out.state.log, vec!["x", "y", "x2", "z"]);
     assert_eq!(z.get(), 1);
@@ -899,7 +895,7 @@ pub async fn crash_mid_node_recovers_without_repeating_steps(cp: Arc<dyn Checkpo
     });
     g.add_edge(START, "pay");
     g.add_edge("pay", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     let g2 = g.clone();
     let t2 = t.clone();
@@ -982,7 +978,7 @@ pub async fn node_error_fails_with_typed_error_and_keeps_checkpoint(cp: Arc<dyn 
     g.add_edge(START, "a");
     g.add_edge("a", "bad");
     g.add_edge("bad", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     let mut stream = g.stream(RunConfig::new(&t), say("go"));
     let mut last = None;
@@ -1004,4 +1000,45 @@ pub async fn node_error_fails_with_typed_error_and_keeps_checkpoint(cp: Arc<dyn 
         "the last good checkpoint is kept"
     );
     assert_eq!(snap.next, vec!["bad"]);
+}
+
+pub async fn state_cache_follows_writes_of_other_instances(cp: Arc<dyn Checkpointer>) {
+    let echo = |cp: Arc<dyn Checkpointer>| {
+        let mut g = StateGraph::<TestState>::new();
+        g.add_node("echo", |s: Arc<TestState>, _c: NodeContext| async move {
+            let last = s.messages.last().unwrap().content.clone();
+            Ok::<_, NodeError>(
+                Upd::default()
+                    .messages(vec![Message::ai(format!("echo {last}"))])
+                    .counter(s.counter + 1),
+            )
+        });
+        g.add_edge(START, "echo");
+        g.add_edge("echo", END);
+        // Two "replicas" with their state caches on.
+        g.compile().unwrap().with_checkpointer(cp)
+    };
+    let (a, b) = (echo(cp.clone()), echo(cp.clone()));
+    let t = thread();
+    ok(&a, RunConfig::new(&t), say("1")).await;
+    ok(&b, RunConfig::new(&t), say("2")).await;
+    let out = ok(&a, RunConfig::new(&t), say("3")).await;
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["1", "echo 1", "2", "echo 2", "3", "echo 3"],
+        "a saw b's turn"
+    );
+    assert_eq!(out.state.counter, 3);
+    b.update_state(&t, None, Upd::default().counter(10), None)
+        .await
+        .unwrap();
+    assert_eq!(a.get_state(&t).await.unwrap().unwrap().values.counter, 10);
+    let out = ok(&a, RunConfig::new(&t), say("4")).await;
+    assert_eq!(out.state.counter, 11);
+    let uncached = echo(cp).with_state_cache(0);
+    assert_eq!(
+        *uncached.get_state(&t).await.unwrap().unwrap().values,
+        *out.state,
+        "the cache agrees with storage"
+    );
 }

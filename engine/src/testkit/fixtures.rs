@@ -91,7 +91,16 @@ pub fn linear(names: &[&'static str], cp: Arc<dyn Checkpointer>) -> CompiledGrap
     g.add_edge(START, names[0]);
     g.add_sequence(names.iter().copied());
     g.add_edge(names[names.len() - 1], END);
-    g.compile().expect("valid graph").with_checkpointer(cp)
+    build(g, cp)
+}
+
+/// Compiles a graph on `cp` with the state cache off, so every read goes to storage (the
+/// suite tests the checkpointer, not the cache).
+pub fn build(g: StateGraph<TestState>, cp: Arc<dyn Checkpointer>) -> CompiledGraph<TestState> {
+    g.compile()
+        .expect("valid graph")
+        .with_checkpointer(cp)
+        .with_state_cache(0)
 }
 
 /// A new turn with one user message.

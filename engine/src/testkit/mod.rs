@@ -9,6 +9,7 @@
 //! Every backend runs the same cases, so the memory, SQLite and Postgres checkpointers are
 //! held to one executable contract.
 
+pub mod backends;
 pub mod engine_cases;
 pub mod fixtures;
 pub mod storage_cases;
@@ -40,6 +41,7 @@ macro_rules! checkpointer_suite {
             engine_cases::crash_mid_node_recovers_without_repeating_steps,
             engine_cases::new_turn_abandons_a_pending_interrupt,
             engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
+            engine_cases::state_cache_follows_writes_of_other_instances,
             storage_cases::every_reducer_round_trips_through_storage,
             storage_cases::history_is_newest_first_with_before_and_limit,
             storage_cases::history_filters_on_metadata,

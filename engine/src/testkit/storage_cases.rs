@@ -38,7 +38,7 @@ fn everything(cp: Arc<dyn Checkpointer>) -> crate::CompiledGraph<TestState> {
     });
     g.add_edge(START, "all");
     g.add_edge("all", END);
-    g.compile().unwrap().with_checkpointer(cp)
+    build(g, cp)
 }
 
 fn filter(pairs: &[(&str, Value)]) -> Option<Map<String, Value>> {
@@ -342,7 +342,7 @@ pub async fn unchanged_fields_are_not_written_again(cp: Arc<dyn Checkpointer>) {
     g.add_edge(START, "reg");
     g.add_edge("reg", "talk");
     g.add_edge("talk", END);
-    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let g = build(g, cp.clone());
     let t = thread();
     for _ in 0..3 {
         ok(&g, RunConfig::new(&t), say("hi")).await;
@@ -507,7 +507,7 @@ pub async fn unicode_and_a_five_megabyte_field_round_trip(cp: Arc<dyn Checkpoint
     });
     g.add_edge(START, "store");
     g.add_edge("store", END);
-    let g = g.compile().unwrap().with_checkpointer(cp);
+    let g = build(g, cp);
     let t = thread();
     ok(&g, RunConfig::new(&t), say("e\u{301}moji 🧪 and \u{1F600}")).await;
     let s = g.get_state(&t).await.unwrap().unwrap().values;
@@ -526,7 +526,7 @@ pub async fn thousand_turns_on_one_thread(cp: Arc<dyn Checkpointer>) {
     });
     g.add_edge(START, "reply");
     g.add_edge("reply", END);
-    let g = g.compile().unwrap().with_checkpointer(cp.clone());
+    let g = build(g, cp.clone());
     let t = thread();
     let mut last = None;
     for i in 0..1000 {

@@ -1,0 +1,241 @@
+//! Bad conditions for the durable backends: undecodable rows, a schema newer than the
+//! binary, a database that goes away mid-run. Each gives a typed error, never a panic, and
+//! the thread stays at its last good checkpoint.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use palgraph::checkpoint::{CheckpointError, PostgresCheckpointer, SqliteCheckpointer};
+use palgraph::db::migrate;
+use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path, PgSchema};
+use palgraph::testkit::fixtures::{build, say, thread, TestState, Upd};
+use palgraph::{Checkpointer, NodeContext, NodeError, RunConfig, RunError, StateGraph, END, START};
+
+fn counter_graph(cp: Arc<dyn Checkpointer>) -> palgraph::CompiledGraph<TestState> {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("count", |s: Arc<TestState>, _c: NodeContext| async move {
+        Ok::<_, NodeError>(Upd::default().counter(s.counter + 1))
+    });
+    g.add_edge(START, "count");
+    g.add_edge("count", END);
+    build(g, cp)
+}
+
+/// A graph whose second node waits until told to go on.
+fn gated_graph(
+    cp: Arc<dyn Checkpointer>,
+    gate: Arc<tokio::sync::Notify>,
+) -> palgraph::CompiledGraph<TestState> {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("first", |s: Arc<TestState>, _c: NodeContext| async move {
+        Ok::<_, NodeError>(Upd::default().counter(s.counter + 1))
+    });
+    g.add_node("second", move |s: Arc<TestState>, _c: NodeContext| {
+        let gate = gate.clone();
+        async move {
+            gate.notified().await;
+            Ok::<_, NodeError>(Upd::default().counter(s.counter + 1))
+        }
+    });
+    g.add_edge(START, "first");
+    g.add_edge("first", "second");
+    g.add_edge("second", END);
+    build(g, cp)
+}
+
+#[tokio::test]
+async fn sqlite_undecodable_row_is_a_typed_error() {
+    let path = temp_db_path();
+    let cp = Arc::new(SqliteCheckpointer::open(&path).await.unwrap());
+    let g = counter_graph(cp.clone());
+    let t = thread();
+    g.invoke(RunConfig::new(&t), say("one")).await.unwrap();
+    sqlx::query("UPDATE checkpoint_blobs SET value = '\"not a number\"' WHERE field = 'counter'")
+        .execute(cp.pool())
+        .await
+        .unwrap();
+    let err = g.get_state(&t).await.unwrap_err();
+    assert!(matches!(err, RunError::State(_)), "{err}");
+    assert!(err.to_string().contains("does not decode"), "{err}");
+    let err = g.invoke(RunConfig::new(&t), say("two")).await.unwrap_err();
+    assert!(matches!(err, RunError::State(_)), "{err}");
+    sqlx::query("UPDATE checkpoints SET plan = '{broken'")
+        .execute(cp.pool())
+        .await
+        .unwrap();
+    let err = g.get_state(&t).await.unwrap_err();
+    assert!(
+        matches!(err, RunError::Checkpoint(CheckpointError::Decode(_))),
+        "{err}"
+    );
+    remove_sqlite_files(&path);
+}
+
+#[tokio::test]
+async fn postgres_undecodable_row_is_a_typed_error() {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(4).await;
+    let g = counter_graph(Arc::new(PostgresCheckpointer::new(pool.clone())));
+    let t = thread();
+    g.invoke(RunConfig::new(&t), say("one")).await.unwrap();
+    sqlx::query("UPDATE checkpoint_blobs SET value = '\"not a number\"' WHERE field = 'counter'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = g.invoke(RunConfig::new(&t), say("two")).await.unwrap_err();
+    assert!(matches!(err, RunError::State(_)), "{err}");
+    sqlx::query("DELETE FROM checkpoint_blobs WHERE field = 'messages'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = g.get_state(&t).await.unwrap_err();
+    assert!(
+        matches!(err, RunError::Checkpoint(CheckpointError::MissingVersion { ref field, .. }) if field == "messages"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn sqlite_schema_ahead_of_the_binary_is_refused() {
+    let path = temp_db_path();
+    let cp = SqliteCheckpointer::open(&path).await.unwrap();
+    assert!(
+        migrate::migrate_sqlite(cp.pool()).await.unwrap().is_empty(),
+        "migrating twice applies nothing"
+    );
+    sqlx::query("INSERT INTO palgraph_schema (version, name) VALUES (999, 'from the future')")
+        .execute(cp.pool())
+        .await
+        .unwrap();
+    drop(cp);
+    let err = SqliteCheckpointer::open(&path).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CheckpointError::SchemaAhead {
+                found: 999,
+                supported: 1
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("upgrade palgraph"));
+    remove_sqlite_files(&path);
+}
+
+#[tokio::test]
+async fn postgres_schema_ahead_of_the_binary_is_refused() {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(2).await;
+    assert!(
+        migrate::migrate_postgres(&pool).await.unwrap().is_empty(),
+        "migrating twice applies nothing"
+    );
+    let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM palgraph_schema")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(applied, vec![1]);
+    sqlx::query("INSERT INTO palgraph_schema (version, name) VALUES (999, 'from the future')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = migrate::migrate_postgres(&pool).await.unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::SchemaAhead { found: 999, .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_postgres_migrations_apply_once() {
+    let schema = PgSchema::create().await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(4)
+        .connect_with(schema.options())
+        .await
+        .unwrap();
+    let (a, b) = tokio::join!(
+        migrate::migrate_postgres(&pool),
+        migrate::migrate_postgres(&pool)
+    );
+    let mut applied = a.unwrap();
+    applied.extend(b.unwrap());
+    assert_eq!(
+        applied,
+        vec![1],
+        "one migrator applied version 1, the other found it done"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_going_away_mid_run_leaves_the_last_good_checkpoint() {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(4).await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let g = gated_graph(
+        Arc::new(PostgresCheckpointer::new(pool.clone())),
+        gate.clone(),
+    );
+    let t = thread();
+    let run = tokio::spawn({
+        let (g, t) = (g.clone(), t.clone());
+        async move { g.invoke(RunConfig::new(&t), say("go")).await }
+    });
+    // Wait until `first` is checkpointed, then take the database away and let `second` finish.
+    let fresh = PostgresCheckpointer::new(schema.pool(1).await);
+    loop {
+        let n = fresh.list(&t, &Default::default()).await.unwrap().len();
+        if n >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    pool.close().await;
+    gate.notify_one();
+    let err = run.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, RunError::Checkpoint(CheckpointError::Backend(_))),
+        "{err}"
+    );
+    let snap = counter_graph(Arc::new(fresh))
+        .get_state(&t)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(snap.values.counter, 1, "first's checkpoint is intact");
+    assert_eq!(snap.next, vec!["second"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_going_away_mid_run_leaves_the_last_good_checkpoint() {
+    let path = temp_db_path();
+    let cp = SqliteCheckpointer::open(&path).await.unwrap();
+    let pool = cp.pool().clone();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let g = gated_graph(Arc::new(cp), gate.clone());
+    let t = thread();
+    let run = tokio::spawn({
+        let (g, t) = (g.clone(), t.clone());
+        async move { g.invoke(RunConfig::new(&t), say("go")).await }
+    });
+    let fresh = SqliteCheckpointer::open(&path).await.unwrap();
+    while fresh.list(&t, &Default::default()).await.unwrap().len() < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    pool.close().await;
+    gate.notify_one();
+    let err = run.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, RunError::Checkpoint(CheckpointError::Backend(_))),
+        "{err}"
+    );
+    let snap = counter_graph(Arc::new(fresh))
+        .get_state(&t)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(snap.values.counter, 1);
+    assert_eq!(snap.next, vec!["second"]);
+    remove_sqlite_files(&path);
+}
