@@ -50,10 +50,13 @@ async fn sqlite_undecodable_row_is_a_typed_error() {
     let g = counter_graph(cp.clone());
     let t = thread();
     g.invoke(RunConfig::new(&t), say("one")).await.unwrap();
-    sqlx::query("UPDATE checkpoint_blobs SET value = '\"not a number\"' WHERE field = 'counter'")
-        .execute(cp.pool())
-        .await
-        .unwrap();
+    sqlx::query(
+        "UPDATE checkpoints SET vals = json_set(vals, '$.counter[2]', 'not a number')
+         WHERE json_extract(vals, '$.counter') IS NOT NULL",
+    )
+    .execute(cp.pool())
+    .await
+    .unwrap();
     let err = g.get_state(&t).await.unwrap_err();
     assert!(matches!(err, RunError::State(_)), "{err}");
     assert!(err.to_string().contains("does not decode"), "{err}");
@@ -78,13 +81,13 @@ async fn postgres_undecodable_row_is_a_typed_error() {
     let g = counter_graph(Arc::new(PostgresCheckpointer::new(pool.clone())));
     let t = thread();
     g.invoke(RunConfig::new(&t), say("one")).await.unwrap();
-    sqlx::query("UPDATE checkpoint_blobs SET value = '\"not a number\"' WHERE field = 'counter'")
+    sqlx::query("UPDATE checkpoints SET vals = jsonb_set(vals, '{counter,2}', '\"not a number\"') WHERE vals ? 'counter'")
         .execute(&pool)
         .await
         .unwrap();
     let err = g.invoke(RunConfig::new(&t), say("two")).await.unwrap_err();
     assert!(matches!(err, RunError::State(_)), "{err}");
-    sqlx::query("DELETE FROM checkpoint_blobs WHERE field = 'messages'")
+    sqlx::query("UPDATE checkpoints SET vals = vals - 'messages'")
         .execute(&pool)
         .await
         .unwrap();

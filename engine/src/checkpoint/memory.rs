@@ -107,7 +107,11 @@ fn remove_checkpoints(data: &mut ThreadData, doomed: &HashSet<String>) -> PruneS
     data.writes.retain(|k, _| !doomed.contains(&k.0));
     stats.writes = (before - data.writes.len()) as u64;
     stats.blobs = collect_garbage(data);
-    data.head = data.checkpoints.keys().next_back().cloned();
+    data.head = data
+        .checkpoints
+        .values()
+        .max_by_key(|r| r.seq)
+        .map(|r| r.checkpoint_id.clone());
     stats
 }
 
@@ -116,7 +120,14 @@ impl Checkpointer for MemoryCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let mut threads = self.lock();
         let data = threads.entry(put.record.thread_id.clone()).or_default();
+        let head_seq = data
+            .head
+            .as_ref()
+            .and_then(|h| data.checkpoints.get(h))
+            .map(|r| r.seq)
+            .unwrap_or(0);
         if data.head != put.expected_head
+            || put.record.seq != head_seq + 1
             || data.checkpoints.contains_key(&put.record.checkpoint_id)
         {
             return Err(CheckpointError::Conflict {

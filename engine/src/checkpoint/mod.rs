@@ -56,6 +56,9 @@ pub struct CheckpointRecord {
     pub checkpoint_id: String,
     /// The checkpoint it was derived from.
     pub parent_id: Option<String>,
+    /// Its position in the thread's write order (1, 2, ...): the head has the highest.
+    /// A put must use the expected head's `seq + 1`.
+    pub seq: i64,
     /// When it was written, in milliseconds since the Unix epoch.
     pub created_at_ms: i64,
     /// Metadata: `source` (input, loop, update, fork), `step`, `run_id`, `turn`, and the keys

@@ -1,15 +1,19 @@
 //! The Postgres checkpointer (production; many replicas share one database).
 //!
 //! Every operation the engine does per step is one statement, so one round trip and one
-//! commit: a `put` moves the thread's head with a compare-and-set and inserts the checkpoint
-//! and its field versions in a single statement of data-modifying CTEs (if the head moved,
-//! nothing is inserted and the caller gets [`CheckpointError::Conflict`]); a `get` reads the
-//! checkpoint, every field's delta chain (a recursive CTE) and the pending writes at once.
+//! commit: a `put` is a single-row insert (the checkpoint's record and the values of the
+//! fields it wrote) guarded by the thread's head: it only inserts when the expected head is
+//! still the newest row, and the unique `(thread_id, seq)` key settles a race between two
+//! writers that both saw the same head (the loser inserts nothing and gets
+//! [`CheckpointError::Conflict`]). A `get` reads the checkpoint, every field's delta chain
+//! (a recursive CTE of one index probe per link) and the pending writes in one statement.
+
+use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 
-use super::sql::{self, without_nul, ChainRow};
+use super::sql::{self, without_nul, RowLinks};
 use super::{
     CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint, PendingWrite,
     PruneStats, PruneStrategy, PutCheckpoint,
@@ -42,30 +46,20 @@ impl PostgresCheckpointer {
 }
 
 const PUT: &str = r#"
-WITH upd AS (
-    UPDATE checkpoint_heads SET checkpoint_id = $2
-    WHERE thread_id = $1 AND checkpoint_id = $3::text
-    RETURNING 1
-), ins AS (
-    INSERT INTO checkpoint_heads (thread_id, checkpoint_id)
-    SELECT $1, $2 WHERE $3::text IS NULL
-    ON CONFLICT (thread_id) DO NOTHING
-    RETURNING 1
-), ok AS (
-    SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins
-), cp AS (
-    INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, created_at_ms, metadata, versions, plan)
-    SELECT $1, $2, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb WHERE EXISTS (SELECT 1 FROM ok)
-    RETURNING 1
-), bl AS (
-    INSERT INTO checkpoint_blobs (thread_id, field, version, prev, delta, value)
-    SELECT $1, b.field, b.version, b.prev, b.delta, COALESCE(b.value, 'null'::jsonb)
-    FROM jsonb_to_recordset($9::jsonb) AS b(field text, version text, prev text, delta boolean, value jsonb)
-    WHERE EXISTS (SELECT 1 FROM ok)
-    ON CONFLICT DO NOTHING
-)
-SELECT (SELECT count(*) FROM ok) AS ok,
-       (SELECT h.checkpoint_id FROM checkpoint_heads h WHERE h.thread_id = $1) AS actual
+INSERT INTO checkpoints
+    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
+WHERE CASE WHEN $10::text IS NULL
+    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
+    ELSE EXISTS (SELECT 1 FROM checkpoints c
+                 WHERE c.thread_id = $1 AND c.checkpoint_id = $10::text AND c.seq = $3 - 1)
+     AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.seq >= $3)
+END
+ON CONFLICT DO NOTHING
+"#;
+
+const HEAD: &str = r#"
+SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1
 "#;
 
 const PUT_WRITES: &str = r#"
@@ -76,144 +70,85 @@ ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
 DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
 "#;
 
-const GET: &str = r#"
-WITH RECURSIVE c AS (
-    SELECT checkpoint_id, parent_id, created_at_ms, metadata, versions, plan
+/// The checkpoint asked for ($2), or the head; hidden (pruned) rows are not checkpoints.
+macro_rules! the_checkpoint {
+    () => {
+        r#"
+    SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
     FROM checkpoints
-    WHERE thread_id = $1
+    WHERE thread_id = $1 AND NOT hidden
       AND checkpoint_id = COALESCE($2::text,
-            (SELECT h.checkpoint_id FROM checkpoint_heads h WHERE h.thread_id = $1))
-), chain AS (
-    SELECT n.field, n.version, n.prev, n.delta, n.value, 0 AS depth
+            (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = $1 ORDER BY h.seq DESC LIMIT 1))
+"#
+    };
+}
+
+macro_rules! its_writes {
+    () => {
+        r#"
+       COALESCE((SELECT json_agg(json_build_array(w.task_id, w.channel, w.idx, w.value)
+                                 ORDER BY w.task_id, w.channel, w.idx)
+                 FROM checkpoint_writes w
+                 WHERE w.thread_id = $1 AND w.checkpoint_id = c.checkpoint_id), '[]')::text AS writes
+"#
+    };
+}
+
+const GET: &str = concat!(
+    "WITH RECURSIVE c AS (",
+    the_checkpoint!(),
+    r#"), chain AS (
+    SELECT v.key COLLATE "C" AS field, v.value COLLATE "C" AS version, x.blob, 0 AS depth
     FROM c CROSS JOIN LATERAL jsonb_each_text(c.versions) v
-    CROSS JOIN LATERAL (
-        SELECT b.field, b.version, b.prev, b.delta, b.value FROM checkpoint_blobs b
-        WHERE b.thread_id = $1 AND b.field = v.key COLLATE "C" AND b.version = v.value COLLATE "C"
-        LIMIT 1) n
+    LEFT JOIN LATERAL (
+        SELECT k.vals -> v.key AS blob FROM checkpoints k
+        WHERE k.thread_id = $1 AND k.checkpoint_id = v.value COLLATE "C" LIMIT 1) x ON true
   UNION ALL
     -- One index probe per link: a LATERAL lookup keeps the plan independent of statistics.
-    SELECT n.field, n.version, n.prev, n.delta, n.value, ch.depth + 1
+    SELECT ch.field, (ch.blob ->> 0) COLLATE "C", x.blob, ch.depth + 1
     FROM chain ch
-    CROSS JOIN LATERAL (
-        SELECT b.field, b.version, b.prev, b.delta, b.value FROM checkpoint_blobs b
-        WHERE b.thread_id = $1 AND b.field = ch.field AND b.version = ch.prev
-        LIMIT 1) n
-    WHERE ch.delta
+    LEFT JOIN LATERAL (
+        SELECT k.vals -> ch.field AS blob FROM checkpoints k
+        WHERE k.thread_id = $1 AND k.checkpoint_id = (ch.blob ->> 0) COLLATE "C" LIMIT 1) x ON true
+    WHERE (ch.blob ->> 1)::boolean AND ch.blob ->> 0 IS NOT NULL
 )
-SELECT c.checkpoint_id, c.parent_id, c.created_at_ms,
+SELECT c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
        c.metadata::text AS metadata, c.versions::text AS versions, c.plan::text AS plan,
-       COALESCE((SELECT json_agg(json_build_array(ch.field, ch.version, ch.prev, ch.delta, ch.depth, ch.value))
-                 FROM chain ch), '[]')::text AS blobs,
-       COALESCE((SELECT json_agg(json_build_array(w.task_id, w.channel, w.idx, w.value)
-                                 ORDER BY w.task_id, w.channel, w.idx)
-                 FROM checkpoint_writes w
-                 WHERE w.thread_id = $1 AND w.checkpoint_id = c.checkpoint_id), '[]')::text AS writes
-FROM c
-"#;
+       COALESCE((SELECT json_agg(json_build_array(ch.field, ch.version, ch.depth, ch.blob))
+                 FROM chain ch), '[]')::text AS blobs,"#,
+    its_writes!(),
+    "FROM c"
+);
 
-const GET_WITHOUT_VALUES: &str = r#"
-SELECT c.checkpoint_id, c.parent_id, c.created_at_ms,
-       c.metadata::text AS metadata, c.versions::text AS versions, c.plan::text AS plan,
-       COALESCE((SELECT json_agg(json_build_array(w.task_id, w.channel, w.idx, w.value)
-                                 ORDER BY w.task_id, w.channel, w.idx)
-                 FROM checkpoint_writes w
-                 WHERE w.thread_id = $1 AND w.checkpoint_id = c.checkpoint_id), '[]')::text AS writes
-FROM checkpoints c
-WHERE c.thread_id = $1
-  AND c.checkpoint_id = COALESCE($2::text,
-        (SELECT h.checkpoint_id FROM checkpoint_heads h WHERE h.thread_id = $1))
-"#;
+const GET_WITHOUT_VALUES: &str = concat!(
+    "WITH c AS (",
+    the_checkpoint!(),
+    r#")
+SELECT c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
+       c.metadata::text AS metadata, c.versions::text AS versions, c.plan::text AS plan,"#,
+    its_writes!(),
+    "FROM c"
+);
 
 const LIST: &str = r#"
-SELECT checkpoint_id, parent_id, created_at_ms, metadata::text AS metadata,
+SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata::text AS metadata,
        versions::text AS versions, plan::text AS plan
 FROM checkpoints
-WHERE thread_id = $1
+WHERE thread_id = $1 AND NOT hidden
   AND ($2::text IS NULL OR checkpoint_id < $2::text)
   AND ($3::jsonb IS NULL OR metadata @> $3::jsonb)
 ORDER BY checkpoint_id DESC
 LIMIT $4
 "#;
 
-const GC: &str = r#"
-WITH RECURSIVE live(field, version) AS (
-    SELECT v.key COLLATE "C", v.value COLLATE "C"
-    FROM checkpoints c CROSS JOIN LATERAL jsonb_each_text(c.versions) v
-    WHERE c.thread_id = $1
-  UNION
-    SELECT l.field, n.prev
-    FROM live l
-    CROSS JOIN LATERAL (
-        SELECT b.prev FROM checkpoint_blobs b
-        WHERE b.thread_id = $1 AND b.field = l.field AND b.version = l.version
-        LIMIT 1) n
-    WHERE n.prev IS NOT NULL
-)
-DELETE FROM checkpoint_blobs b
-WHERE b.thread_id = $1
-  AND NOT EXISTS (SELECT 1 FROM live l WHERE l.field = b.field AND l.version = b.version)
+const LINKS: &str = r#"
+SELECT checkpoint_id, seq, created_at_ms, hidden, versions::text AS versions,
+       metadata ->> 'run_id' AS run_id,
+       COALESCE((SELECT jsonb_object_agg(e.key, e.value -> 0) FROM jsonb_each(vals) e), '{}')::text AS prevs
+FROM checkpoints
+WHERE thread_id = $1
+FOR UPDATE
 "#;
-
-const RESET_HEAD: &str = r#"
-WITH newest AS (
-    SELECT max(checkpoint_id) AS id FROM checkpoints WHERE thread_id = $1
-), del AS (
-    DELETE FROM checkpoint_heads WHERE thread_id = $1 AND (SELECT id FROM newest) IS NULL
-)
-UPDATE checkpoint_heads SET checkpoint_id = (SELECT id FROM newest)
-WHERE thread_id = $1 AND (SELECT id FROM newest) IS NOT NULL
-"#;
-
-type Tx<'a> = sqlx::Transaction<'a, sqlx::Postgres>;
-
-/// Deletes the given checkpoints' rows (checkpoints and their writes), collects blobs no
-/// remaining checkpoint needs, and points the head at the newest checkpoint left.
-async fn remove_where(
-    tx: &mut Tx<'_>,
-    thread_id: &str,
-    condition_sql: &'static str,
-    bind: impl FnOnce(
-        sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
-    ) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
-) -> Result<PruneStats, CheckpointError> {
-    let doomed: Vec<String> = {
-        let q = sqlx::query(condition_sql).bind(thread_id);
-        bind(q)
-            .fetch_all(&mut **tx)
-            .await?
-            .into_iter()
-            .map(|r| r.try_get::<String, _>(0))
-            .collect::<Result<_, _>>()?
-    };
-    let mut stats = PruneStats::default();
-    if !doomed.is_empty() {
-        stats.writes = sqlx::query(
-            "DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_id = ANY($2)",
-        )
-        .bind(thread_id)
-        .bind(&doomed)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-        stats.checkpoints =
-            sqlx::query("DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = ANY($2)")
-                .bind(thread_id)
-                .bind(&doomed)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected();
-    }
-    stats.blobs = sqlx::query(GC)
-        .bind(thread_id)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-    sqlx::query(RESET_HEAD)
-        .bind(thread_id)
-        .execute(&mut **tx)
-        .await?;
-    Ok(stats)
-}
 
 fn record_from_row(
     thread_id: &str,
@@ -222,6 +157,7 @@ fn record_from_row(
     sql::record(
         thread_id,
         row.try_get("checkpoint_id")?,
+        row.try_get("seq")?,
         row.try_get("parent_id")?,
         row.try_get("created_at_ms")?,
         row.try_get::<&str, _>("metadata")?,
@@ -250,36 +186,126 @@ fn writes_from_row(
         .collect())
 }
 
+fn to_json(v: &impl serde::Serialize) -> Result<String, CheckpointError> {
+    serde_json::to_string(v).map_err(|e| CheckpointError::Decode(e.to_string()))
+}
+
+impl PostgresCheckpointer {
+    /// Removes checkpoints from history in one transaction (see `sql::plan_removal`);
+    /// `pick` chooses them from the thread's rows (id, seq, created_at_ms, run_id).
+    async fn remove(
+        &self,
+        thread_id: &str,
+        pick: impl Fn(&[sql::RowFacts]) -> HashSet<String>,
+    ) -> Result<PruneStats, CheckpointError> {
+        let mut tx = self.pool.begin().await?;
+        let rows = sqlx::query(LINKS)
+            .bind(thread_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut links = Vec::with_capacity(rows.len());
+        let mut facts = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id: String = r.try_get("checkpoint_id")?;
+            let hidden: bool = r.try_get("hidden")?;
+            let versions: BTreeMap<String, String> =
+                serde_json::from_str(r.try_get::<&str, _>("versions")?)
+                    .map_err(|e| CheckpointError::Decode(e.to_string()))?;
+            let prevs: BTreeMap<String, Option<String>> =
+                serde_json::from_str(r.try_get::<&str, _>("prevs")?)
+                    .map_err(|e| CheckpointError::Decode(e.to_string()))?;
+            facts.push((
+                id.clone(),
+                r.try_get("seq")?,
+                r.try_get("created_at_ms")?,
+                r.try_get("run_id")?,
+                hidden,
+            ));
+            links.push(RowLinks {
+                checkpoint_id: id,
+                hidden,
+                versions,
+                prevs,
+            });
+        }
+        let doomed = pick(&facts);
+        let removal = sql::plan_removal(&links, &doomed);
+        let mut stats = PruneStats {
+            checkpoints: doomed.len() as u64,
+            blobs: removal.dropped_values,
+            writes: 0,
+        };
+        let doomed: Vec<String> = doomed.into_iter().collect();
+        stats.writes = sqlx::query(
+            "DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_id = ANY($2)",
+        )
+        .bind(thread_id)
+        .bind(&doomed)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        sqlx::query("DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = ANY($2)")
+            .bind(thread_id)
+            .bind(&removal.delete)
+            .execute(&mut *tx)
+            .await?;
+        for (id, keep) in &removal.hide {
+            sqlx::query(
+                "UPDATE checkpoints SET hidden = true,
+                     vals = COALESCE((SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(vals) e
+                                      WHERE e.key = ANY($3)), '{}')
+                 WHERE thread_id = $1 AND checkpoint_id = $2",
+            )
+            .bind(thread_id)
+            .bind(id)
+            .bind(keep)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(stats)
+    }
+
+    async fn conflict(&self, put: &PutCheckpoint) -> CheckpointError {
+        let actual = sqlx::query_scalar(HEAD)
+            .bind(&put.record.thread_id)
+            .fetch_optional(&self.pool)
+            .await
+            .ok()
+            .flatten();
+        CheckpointError::Conflict {
+            thread_id: put.record.thread_id.clone(),
+            expected: put.expected_head.clone(),
+            actual,
+        }
+    }
+}
+
 #[async_trait]
 impl Checkpointer for PostgresCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let r = &put.record;
-        let metadata = serde_json::to_string(&r.metadata)
-            .map_err(|e| CheckpointError::Decode(e.to_string()))?;
-        let versions = serde_json::to_string(&r.versions)
-            .map_err(|e| CheckpointError::Decode(e.to_string()))?;
-        let blobs = sql::blobs_json(&put.blobs)?;
-        let row = sqlx::query(PUT)
+        let metadata = to_json(&r.metadata)?;
+        let versions = to_json(&r.versions)?;
+        let vals = sql::vals_json(&put.blobs)?;
+        let inserted = sqlx::query(PUT)
             .bind(&r.thread_id)
             .bind(&r.checkpoint_id)
-            .bind(put.expected_head.as_deref())
+            .bind(r.seq)
             .bind(r.parent_id.as_deref())
             .bind(r.created_at_ms)
             .bind(without_nul(&metadata).as_ref())
             .bind(versions)
             .bind(without_nul(r.plan.get()).as_ref())
-            .bind(without_nul(&blobs).as_ref())
-            .fetch_one(&self.pool)
-            .await?;
-        let ok: i64 = row.try_get("ok")?;
-        if ok == 1 {
+            .bind(without_nul(&vals).as_ref())
+            .bind(put.expected_head.as_deref())
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        if inserted == 1 {
             Ok(())
         } else {
-            Err(CheckpointError::Conflict {
-                thread_id: r.thread_id.clone(),
-                expected: put.expected_head,
-                actual: row.try_get("actual")?,
-            })
+            Err(self.conflict(&put).await)
         }
     }
 
@@ -317,29 +343,12 @@ impl Checkpointer for PostgresCheckpointer {
         };
         let record = record_from_row(thread_id, &row)?;
         let writes = writes_from_row(&record, &row)?;
-        type BlobTuple = (
-            String,
-            String,
-            Option<String>,
-            bool,
-            i64,
-            Box<serde_json::value::RawValue>,
-        );
-        let blobs: Vec<BlobTuple> = serde_json::from_str(row.try_get::<&str, _>("blobs")?)
-            .map_err(|e| {
+        type Link = (String, String, i64, Option<sql::StoredVal>);
+        let links: Vec<Link> =
+            serde_json::from_str(row.try_get::<&str, _>("blobs")?).map_err(|e| {
                 CheckpointError::Decode(format!("field values of {}: {e}", record.checkpoint_id))
             })?;
-        let rows = blobs
-            .into_iter()
-            .map(|(field, version, prev, delta, depth, value)| ChainRow {
-                field,
-                version,
-                prev,
-                delta,
-                depth,
-                value,
-            })
-            .collect();
+        let rows = sql::chain_rows(thread_id, links)?;
         let fields = sql::assemble(thread_id, &record.versions, rows)?;
         Ok(Some(LoadedCheckpoint {
             record,
@@ -371,12 +380,10 @@ impl Checkpointer for PostgresCheckpointer {
     }
 
     async fn head(&self, thread_id: &str) -> Result<Option<String>, CheckpointError> {
-        Ok(
-            sqlx::query_scalar("SELECT checkpoint_id FROM checkpoint_heads WHERE thread_id = $1")
-                .bind(thread_id)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar(HEAD)
+            .bind(thread_id)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     async fn list(
@@ -384,12 +391,7 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
-        let filter = match &options.filter {
-            Some(f) => {
-                Some(serde_json::to_string(f).map_err(|e| CheckpointError::Decode(e.to_string()))?)
-            }
-            None => None,
-        };
+        let filter = options.filter.as_ref().map(to_json).transpose()?;
         let rows = sqlx::query(LIST)
             .bind(thread_id)
             .bind(options.before.as_deref())
@@ -402,10 +404,8 @@ impl Checkpointer for PostgresCheckpointer {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         sqlx::query(
-            "WITH a AS (DELETE FROM checkpoint_writes WHERE thread_id = $1),
-                  b AS (DELETE FROM checkpoint_blobs WHERE thread_id = $1),
-                  c AS (DELETE FROM checkpoints WHERE thread_id = $1)
-             DELETE FROM checkpoint_heads WHERE thread_id = $1",
+            "WITH w AS (DELETE FROM checkpoint_writes WHERE thread_id = $1)
+             DELETE FROM checkpoints WHERE thread_id = $1",
         )
         .bind(thread_id)
         .execute(&self.pool)
@@ -415,45 +415,27 @@ impl Checkpointer for PostgresCheckpointer {
 
     async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError> {
         let mut tx = self.pool.begin().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO checkpoint_heads (thread_id, checkpoint_id)
-             SELECT $2, checkpoint_id FROM checkpoint_heads WHERE thread_id = $1
-             ON CONFLICT (thread_id) DO NOTHING",
-        )
-        .bind(from)
-        .bind(to)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if inserted == 0 {
-            let existing: Option<String> = sqlx::query_scalar(
-                "SELECT checkpoint_id FROM checkpoint_heads WHERE thread_id = $1",
-            )
+        let existing: Option<String> = sqlx::query_scalar(HEAD)
             .bind(to)
             .fetch_optional(&mut *tx)
             .await?;
-            if existing.is_some() {
-                tx.rollback().await?;
-                return Err(CheckpointError::Conflict {
-                    thread_id: to.to_string(),
-                    expected: None,
-                    actual: existing,
-                });
-            }
+        if existing.is_some() {
             tx.rollback().await?;
-            return Ok(());
+            return Err(CheckpointError::Conflict {
+                thread_id: to.to_string(),
+                expected: None,
+                actual: existing,
+            });
         }
         sqlx::query(
-            "WITH a AS (
-                INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, created_at_ms, metadata, versions, plan)
-                SELECT $2, checkpoint_id, parent_id, created_at_ms, metadata, versions, plan
-                FROM checkpoints WHERE thread_id = $1
-             ), b AS (
-                INSERT INTO checkpoint_blobs (thread_id, field, version, prev, delta, value)
-                SELECT $2, field, version, prev, delta, value FROM checkpoint_blobs WHERE thread_id = $1
+            "WITH w AS (
+                INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
+                SELECT $2, checkpoint_id, task_id, channel, idx, value FROM checkpoint_writes WHERE thread_id = $1
              )
-             INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-             SELECT $2, checkpoint_id, task_id, channel, idx, value FROM checkpoint_writes WHERE thread_id = $1",
+             INSERT INTO checkpoints
+                 (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
+             SELECT $2, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden
+             FROM checkpoints WHERE thread_id = $1",
         )
         .bind(from)
         .bind(to)
@@ -468,16 +450,13 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         run_ids: &[String],
     ) -> Result<PruneStats, CheckpointError> {
-        let mut tx = self.pool.begin().await?;
-        let stats = remove_where(
-            &mut tx,
-            thread_id,
-            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND run_id = ANY($2) FOR UPDATE",
-            |q| q.bind(run_ids),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(stats)
+        self.remove(thread_id, |rows| {
+            rows.iter()
+                .filter(|r| !r.4 && r.3.as_ref().is_some_and(|id| run_ids.contains(id)))
+                .map(|r| r.0.clone())
+                .collect()
+        })
+        .await
     }
 
     async fn prune(
@@ -485,44 +464,7 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         strategy: PruneStrategy,
     ) -> Result<PruneStats, CheckpointError> {
-        let mut tx = self.pool.begin().await?;
-        // Lock the head so a concurrent put cannot slip a checkpoint in between.
-        sqlx::query("SELECT 1 FROM checkpoint_heads WHERE thread_id = $1 FOR UPDATE")
-            .bind(thread_id)
-            .execute(&mut *tx)
-            .await?;
-        let stats = match strategy {
-            PruneStrategy::DeleteAll => {
-                remove_where(
-                    &mut tx,
-                    thread_id,
-                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1",
-                    |q| q,
-                )
-                .await?
-            }
-            PruneStrategy::KeepLatest => {
-                remove_where(
-                    &mut tx,
-                    thread_id,
-                    "SELECT checkpoint_id FROM checkpoints c WHERE c.thread_id = $1
-                     AND c.checkpoint_id <> COALESCE((SELECT h.checkpoint_id FROM checkpoint_heads h WHERE h.thread_id = $1), '')",
-                    |q| q,
-                )
-                .await?
-            }
-            PruneStrategy::KeepNewerThan(cutoff) => {
-                remove_where(
-                    &mut tx,
-                    thread_id,
-                    "SELECT checkpoint_id FROM checkpoints c WHERE c.thread_id = $1 AND c.created_at_ms < $2
-                     AND c.checkpoint_id <> COALESCE((SELECT h.checkpoint_id FROM checkpoint_heads h WHERE h.thread_id = $1), '')",
-                    |q| q.bind(cutoff),
-                )
-                .await?
-            }
-        };
-        tx.commit().await?;
-        Ok(stats)
+        self.remove(thread_id, |rows| sql::pick_for_prune(rows, strategy))
+            .await
     }
 }

@@ -24,9 +24,11 @@ fn decode_err(what: &str, e: impl std::fmt::Display) -> CheckpointError {
 }
 
 /// Decodes a checkpoint row.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn record(
     thread_id: &str,
     checkpoint_id: String,
+    seq: i64,
     parent_id: Option<String>,
     created_at_ms: i64,
     metadata: &str,
@@ -42,6 +44,7 @@ pub(crate) fn record(
     Ok(CheckpointRecord {
         thread_id: thread_id.to_string(),
         checkpoint_id,
+        seq,
         parent_id,
         created_at_ms,
         metadata,
@@ -99,28 +102,109 @@ pub(crate) fn assemble(
     Ok(out)
 }
 
-#[derive(Serialize)]
-struct BlobRow<'a> {
-    field: &'a str,
-    version: &'a str,
-    prev: Option<&'a str>,
-    delta: bool,
-    value: &'a RawValue,
+/// The values a checkpoint writes, as stored in its row: `{field: [prev, is_delta, value]}`.
+pub(crate) fn vals_json(blobs: &[FieldBlob]) -> Result<String, CheckpointError> {
+    let map: BTreeMap<&str, (Option<&str>, bool, &RawValue)> = blobs
+        .iter()
+        .map(|b| (b.field.as_str(), (b.prev.as_deref(), b.delta, &*b.value)))
+        .collect();
+    serde_json::to_string(&map).map_err(|e| decode_err("encoding field values", e))
 }
 
-/// The blobs as one JSON array (for a single-statement insert).
-pub(crate) fn blobs_json(blobs: &[FieldBlob]) -> Result<String, CheckpointError> {
-    let rows: Vec<BlobRow<'_>> = blobs
-        .iter()
-        .map(|b| BlobRow {
-            field: &b.field,
-            version: &b.version,
-            prev: b.prev.as_deref(),
-            delta: b.delta,
-            value: &b.value,
+/// One stored value as kept in a row: `[prev, is_delta, value]`.
+pub(crate) type StoredVal = (Option<String>, bool, Json);
+
+/// Turns (field, version, depth, stored value) rows into chain rows; a link whose row or
+/// value is missing is reported as a missing version.
+pub(crate) fn chain_rows(
+    thread_id: &str,
+    rows: Vec<(String, String, i64, Option<StoredVal>)>,
+) -> Result<Vec<ChainRow>, CheckpointError> {
+    rows.into_iter()
+        .map(|(field, version, depth, blob)| match blob {
+            Some((prev, delta, value)) => Ok(ChainRow {
+                field,
+                version,
+                prev,
+                delta,
+                depth,
+                value,
+            }),
+            None => Err(CheckpointError::MissingVersion {
+                thread_id: thread_id.to_string(),
+                field,
+                version,
+            }),
         })
-        .collect();
-    serde_json::to_string(&rows).map_err(|e| decode_err("encoding field values", e))
+        .collect()
+}
+
+/// A thread's rows as retention sees them: which values each row holds and what they
+/// point to, without the values.
+pub(crate) struct RowLinks {
+    pub(crate) checkpoint_id: String,
+    pub(crate) hidden: bool,
+    pub(crate) versions: BTreeMap<String, String>,
+    /// field -> prev version, for every value the row holds.
+    pub(crate) prevs: BTreeMap<String, Option<String>>,
+}
+
+/// What removing some checkpoints from history does to a thread's rows.
+#[derive(Default, Debug)]
+pub(crate) struct Removal {
+    /// Rows to delete.
+    pub(crate) delete: Vec<String>,
+    /// Rows to keep hidden, with the fields whose values are still needed.
+    pub(crate) hide: Vec<(String, Vec<String>)>,
+    /// Field values dropped.
+    pub(crate) dropped_values: u64,
+}
+
+/// Plans the removal of `doomed` from history: rows no kept checkpoint's delta chains reach
+/// are deleted; rows still reached are hidden and keep only the values reached.
+pub(crate) fn plan_removal(
+    rows: &[RowLinks],
+    doomed: &std::collections::HashSet<String>,
+) -> Removal {
+    let by_id: HashMap<&str, &RowLinks> =
+        rows.iter().map(|r| (r.checkpoint_id.as_str(), r)).collect();
+    let mut live: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
+    let mut stack: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        if r.hidden || doomed.contains(&r.checkpoint_id) {
+            continue;
+        }
+        for (f, v) in &r.versions {
+            stack.push((f.clone(), v.clone()));
+        }
+    }
+    while let Some((f, v)) = stack.pop() {
+        if !live.insert((f.clone(), v.clone())) {
+            continue;
+        }
+        if let Some(Some(prev)) = by_id.get(v.as_str()).and_then(|r| r.prevs.get(&f)) {
+            stack.push((f, prev.clone()));
+        }
+    }
+    let mut out = Removal::default();
+    for r in rows {
+        if !(r.hidden || doomed.contains(&r.checkpoint_id)) {
+            continue;
+        }
+        let keep: Vec<String> = r
+            .prevs
+            .keys()
+            .filter(|f| live.contains(&((*f).clone(), r.checkpoint_id.clone())))
+            .cloned()
+            .collect();
+        out.dropped_values += (r.prevs.len() - keep.len()) as u64;
+        if keep.is_empty() {
+            out.delete.push(r.checkpoint_id.clone());
+        } else if keep.len() < r.prevs.len() || !r.hidden {
+            out.hide.push((r.checkpoint_id.clone(), keep));
+        }
+    }
+    out
 }
 
 #[derive(Serialize)]
@@ -130,6 +214,32 @@ struct WriteRow<'a> {
     idx: i64,
     value: &'a RawValue,
 }
+
+/// The checkpoints a prune removes from history (never the head, except for `DeleteAll`).
+pub(crate) fn pick_for_prune(
+    rows: &[RowFacts],
+    strategy: super::PruneStrategy,
+) -> std::collections::HashSet<String> {
+    let head = rows
+        .iter()
+        .filter(|r| !r.4)
+        .max_by_key(|r| r.1)
+        .map(|r| r.0.clone());
+    rows.iter()
+        .filter(|r| !r.4)
+        .filter(|r| match strategy {
+            super::PruneStrategy::DeleteAll => true,
+            super::PruneStrategy::KeepLatest => Some(&r.0) != head.as_ref(),
+            super::PruneStrategy::KeepNewerThan(cutoff) => {
+                r.2 < cutoff && Some(&r.0) != head.as_ref()
+            }
+        })
+        .map(|r| r.0.clone())
+        .collect()
+}
+
+/// A row as retention picks: (id, seq, created_at_ms, run_id, hidden).
+pub(crate) type RowFacts = (String, i64, i64, Option<String>, bool);
 
 /// The writes as one JSON array (for a single-statement insert).
 pub(crate) fn writes_json(writes: &[PendingWrite]) -> Result<String, CheckpointError> {

@@ -1,14 +1,16 @@
 //! The SQLite checkpointer: palgraph's embedded default (a file; nothing to install).
 //!
-//! Writes run in `BEGIN IMMEDIATE` transactions (one writer at a time; readers never wait
-//! in WAL mode); the head's compare-and-set happens inside the same transaction as the
-//! inserts, so a put is all or nothing and a racing writer gets
-//! [`CheckpointError::Conflict`].
+//! Same layout as Postgres: one row per checkpoint with the values it wrote. Writes run in
+//! `BEGIN IMMEDIATE` transactions (one writer at a time; readers never wait in WAL mode),
+//! and the head check happens inside the same transaction as the insert, so a put is all
+//! or nothing and a racing writer gets [`CheckpointError::Conflict`].
+
+use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 use sqlx::{Row, SqlitePool};
 
-use super::sql::{self, ChainRow};
+use super::sql::{self, RowLinks};
 use super::{
     json, CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint,
     PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
@@ -40,24 +42,39 @@ impl SqliteCheckpointer {
     }
 }
 
+const HEAD: &str =
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1";
+
+const THE_CHECKPOINT: &str = r#"
+SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
+FROM checkpoints
+WHERE thread_id = ?1 AND NOT hidden
+  AND checkpoint_id = COALESCE(?2,
+        (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = ?1 ORDER BY h.seq DESC LIMIT 1))
+"#;
+
 const CHAIN: &str = r#"
-WITH RECURSIVE chain(field, version, prev, delta, value, depth) AS (
-    SELECT b.field, b.version, b.prev, b.delta, b.value, 0
+WITH RECURSIVE chain(field, version, blob, depth) AS (
+    SELECT v.key, v.value,
+           (SELECT json_extract(k.vals, '$."' || v.key || '"') FROM checkpoints k
+            WHERE k.thread_id = ?1 AND k.checkpoint_id = v.value),
+           0
     FROM json_each(?2) v
-    JOIN checkpoint_blobs b ON b.thread_id = ?1 AND b.field = v.key AND b.version = v.value
   UNION ALL
-    SELECT b.field, b.version, b.prev, b.delta, b.value, ch.depth + 1
+    SELECT ch.field, json_extract(ch.blob, '$[0]'),
+           (SELECT json_extract(k.vals, '$."' || ch.field || '"') FROM checkpoints k
+            WHERE k.thread_id = ?1 AND k.checkpoint_id = json_extract(ch.blob, '$[0]')),
+           ch.depth + 1
     FROM chain ch
-    JOIN checkpoint_blobs b ON b.thread_id = ?1 AND b.field = ch.field AND b.version = ch.prev
-    WHERE ch.delta
+    WHERE json_extract(ch.blob, '$[1]') AND json_extract(ch.blob, '$[0]') IS NOT NULL
 )
-SELECT field, version, prev, delta, value, depth FROM chain
+SELECT field, version, blob, depth FROM chain
 "#;
 
 const LIST: &str = r#"
-SELECT checkpoint_id, parent_id, created_at_ms, metadata, versions, plan
+SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
 FROM checkpoints c
-WHERE c.thread_id = ?1
+WHERE c.thread_id = ?1 AND NOT c.hidden
   AND (?2 IS NULL OR c.checkpoint_id < ?2)
   AND (?3 IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(?3) f
@@ -66,20 +83,12 @@ ORDER BY c.checkpoint_id DESC
 LIMIT ?4
 "#;
 
-const GC: &str = r#"
-WITH RECURSIVE live(field, version) AS (
-    SELECT v.key, v.value
-    FROM checkpoints c, json_each(c.versions) v
-    WHERE c.thread_id = ?1
-  UNION
-    SELECT l.field, b.prev
-    FROM live l
-    JOIN checkpoint_blobs b ON b.thread_id = ?1 AND b.field = l.field AND b.version = l.version
-    WHERE b.prev IS NOT NULL
-)
-DELETE FROM checkpoint_blobs
+const LINKS: &str = r#"
+SELECT checkpoint_id, seq, created_at_ms, hidden, versions,
+       json_extract(metadata, '$.run_id') AS run_id,
+       (SELECT json_group_object(e.key, json_extract(e.value, '$[0]')) FROM json_each(vals) e) AS prevs
+FROM checkpoints
 WHERE thread_id = ?1
-  AND NOT EXISTS (SELECT 1 FROM live l WHERE l.field = checkpoint_blobs.field AND l.version = checkpoint_blobs.version)
 "#;
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Sqlite>;
@@ -91,6 +100,7 @@ fn record_from_row(
     sql::record(
         thread_id,
         row.try_get("checkpoint_id")?,
+        row.try_get("seq")?,
         row.try_get("parent_id")?,
         row.try_get("created_at_ms")?,
         row.try_get::<&str, _>("metadata")?,
@@ -99,64 +109,20 @@ fn record_from_row(
     )
 }
 
-async fn head_in(tx: &mut Tx<'_>, thread_id: &str) -> Result<Option<String>, CheckpointError> {
-    Ok(
-        sqlx::query_scalar("SELECT checkpoint_id FROM checkpoint_heads WHERE thread_id = ?1")
-            .bind(thread_id)
-            .fetch_optional(&mut **tx)
-            .await?,
-    )
+fn to_json(v: &impl serde::Serialize) -> Result<String, CheckpointError> {
+    serde_json::to_string(v).map_err(|e| CheckpointError::Decode(e.to_string()))
 }
 
-async fn remove(
+async fn head_in(
     tx: &mut Tx<'_>,
     thread_id: &str,
-    doomed: &[String],
-) -> Result<PruneStats, CheckpointError> {
-    let mut stats = PruneStats::default();
-    for id in doomed {
-        stats.writes += sqlx::query(
-            "DELETE FROM checkpoint_writes WHERE thread_id = ?1 AND checkpoint_id = ?2",
-        )
-        .bind(thread_id)
-        .bind(id)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-        stats.checkpoints +=
-            sqlx::query("DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2")
-                .bind(thread_id)
-                .bind(id)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected();
-    }
-    stats.blobs = sqlx::query(GC)
-        .bind(thread_id)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-    let newest: Option<String> =
-        sqlx::query_scalar("SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?1")
-            .bind(thread_id)
-            .fetch_one(&mut **tx)
-            .await?;
-    match newest {
-        Some(id) => {
-            sqlx::query("UPDATE checkpoint_heads SET checkpoint_id = ?2 WHERE thread_id = ?1")
-                .bind(thread_id)
-                .bind(id)
-                .execute(&mut **tx)
-                .await?;
-        }
-        None => {
-            sqlx::query("DELETE FROM checkpoint_heads WHERE thread_id = ?1")
-                .bind(thread_id)
-                .execute(&mut **tx)
-                .await?;
-        }
-    }
-    Ok(stats)
+) -> Result<Option<(String, i64)>, CheckpointError> {
+    Ok(sqlx::query_as(
+        "SELECT checkpoint_id, seq FROM checkpoints WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(thread_id)
+    .fetch_optional(&mut **tx)
+    .await?)
 }
 
 impl SqliteCheckpointer {
@@ -169,17 +135,13 @@ impl SqliteCheckpointer {
         values: bool,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query(
-            "SELECT checkpoint_id, parent_id, created_at_ms, metadata, versions, plan
-             FROM checkpoints
-             WHERE thread_id = ?1 AND checkpoint_id = COALESCE(?2,
-                 (SELECT checkpoint_id FROM checkpoint_heads WHERE thread_id = ?1))",
-        )
-        .bind(thread_id)
-        .bind(checkpoint_id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let row = sqlx::query(THE_CHECKPOINT)
+            .bind(thread_id)
+            .bind(checkpoint_id)
+            .fetch_optional(&mut *tx)
+            .await?;
         let Some(row) = row else {
+            tx.rollback().await?;
             return Ok(None);
         };
         let record = record_from_row(thread_id, &row)?;
@@ -191,17 +153,26 @@ impl SqliteCheckpointer {
                 .bind(versions_text)
                 .fetch_all(&mut *tx)
                 .await?;
-            let mut rows = Vec::with_capacity(chain_rows.len());
+            let mut links = Vec::with_capacity(chain_rows.len());
             for r in chain_rows {
-                rows.push(ChainRow {
-                    field: r.try_get("field")?,
-                    version: r.try_get("version")?,
-                    prev: r.try_get("prev")?,
-                    delta: r.try_get("delta")?,
-                    depth: r.try_get("depth")?,
-                    value: json(r.try_get("value")?)?,
-                });
+                let blob: Option<String> = r.try_get("blob")?;
+                let blob: Option<sql::StoredVal> = match blob {
+                    Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
+                        CheckpointError::Decode(format!(
+                            "field value in {}: {e}",
+                            record.checkpoint_id
+                        ))
+                    })?),
+                    None => None,
+                };
+                links.push((
+                    r.try_get("field")?,
+                    r.try_get("version")?,
+                    r.try_get("depth")?,
+                    blob,
+                ));
             }
+            let rows = sql::chain_rows(thread_id, links)?;
             fields = sql::assemble(thread_id, &record.versions, rows)?;
         }
         let write_rows = sqlx::query(
@@ -228,70 +199,129 @@ impl SqliteCheckpointer {
             writes,
         }))
     }
+
+    /// Removes checkpoints from history (see `sql::plan_removal`); `pick` chooses them.
+    async fn remove(
+        &self,
+        thread_id: &str,
+        pick: impl Fn(&[sql::RowFacts]) -> HashSet<String>,
+    ) -> Result<PruneStats, CheckpointError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let rows = sqlx::query(LINKS)
+            .bind(thread_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut links = Vec::with_capacity(rows.len());
+        let mut facts = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id: String = r.try_get("checkpoint_id")?;
+            let hidden: bool = r.try_get("hidden")?;
+            let versions: BTreeMap<String, String> =
+                serde_json::from_str(r.try_get::<&str, _>("versions")?)
+                    .map_err(|e| CheckpointError::Decode(e.to_string()))?;
+            let prevs_text: Option<String> = r.try_get("prevs")?;
+            let prevs: BTreeMap<String, Option<String>> =
+                serde_json::from_str(prevs_text.as_deref().unwrap_or("{}"))
+                    .map_err(|e| CheckpointError::Decode(e.to_string()))?;
+            facts.push((
+                id.clone(),
+                r.try_get("seq")?,
+                r.try_get("created_at_ms")?,
+                r.try_get("run_id")?,
+                hidden,
+            ));
+            links.push(RowLinks {
+                checkpoint_id: id,
+                hidden,
+                versions,
+                prevs,
+            });
+        }
+        let doomed = pick(&facts);
+        let removal = sql::plan_removal(&links, &doomed);
+        let mut stats = PruneStats {
+            checkpoints: doomed.len() as u64,
+            blobs: removal.dropped_values,
+            writes: 0,
+        };
+        for id in &doomed {
+            stats.writes += sqlx::query(
+                "DELETE FROM checkpoint_writes WHERE thread_id = ?1 AND checkpoint_id = ?2",
+            )
+            .bind(thread_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        }
+        for id in &removal.delete {
+            sqlx::query("DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2")
+                .bind(thread_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for (id, keep) in &removal.hide {
+            sqlx::query(
+                "UPDATE checkpoints SET hidden = 1,
+                     vals = COALESCE((SELECT json_group_object(e.key, json(e.value)) FROM json_each(vals) e
+                                      WHERE e.key IN (SELECT value FROM json_each(?3))), '{}')
+                 WHERE thread_id = ?1 AND checkpoint_id = ?2",
+            )
+            .bind(thread_id)
+            .bind(id)
+            .bind(to_json(keep)?)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(stats)
+    }
 }
 
 #[async_trait]
 impl Checkpointer for SqliteCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let r = &put.record;
-        let metadata = serde_json::to_string(&r.metadata)
-            .map_err(|e| CheckpointError::Decode(e.to_string()))?;
-        let versions = serde_json::to_string(&r.versions)
-            .map_err(|e| CheckpointError::Decode(e.to_string()))?;
+        let metadata = to_json(&r.metadata)?;
+        let versions = to_json(&r.versions)?;
+        let vals = sql::vals_json(&put.blobs)?;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let actual = head_in(&mut tx, &r.thread_id).await?;
-        if actual != put.expected_head {
-            tx.rollback().await?;
-            return Err(CheckpointError::Conflict {
-                thread_id: r.thread_id.clone(),
-                expected: put.expected_head,
-                actual,
-            });
-        }
-        let inserted = sqlx::query(
-            "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, created_at_ms, metadata, versions, plan)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
-        )
-        .bind(&r.thread_id)
-        .bind(&r.checkpoint_id)
-        .bind(r.parent_id.as_deref())
-        .bind(r.created_at_ms)
-        .bind(metadata)
-        .bind(versions)
-        .bind(r.plan.get())
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        let head = head_in(&mut tx, &r.thread_id).await?;
+        let head_ok = match (&head, &put.expected_head) {
+            (None, None) => r.seq == 1,
+            (Some((id, seq)), Some(expected)) => id == expected && *seq + 1 == r.seq,
+            _ => false,
+        };
+        let inserted = if head_ok {
+            sqlx::query(
+                "INSERT INTO checkpoints
+                     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING",
+            )
+            .bind(&r.thread_id)
+            .bind(&r.checkpoint_id)
+            .bind(r.seq)
+            .bind(r.parent_id.as_deref())
+            .bind(r.created_at_ms)
+            .bind(metadata)
+            .bind(versions)
+            .bind(r.plan.get())
+            .bind(vals)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+        } else {
+            0
+        };
         if inserted == 0 {
             tx.rollback().await?;
             return Err(CheckpointError::Conflict {
                 thread_id: r.thread_id.clone(),
                 expected: put.expected_head,
-                actual,
+                actual: head.map(|h| h.0),
             });
         }
-        for b in &put.blobs {
-            sqlx::query(
-                "INSERT INTO checkpoint_blobs (thread_id, field, version, prev, delta, value)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-            )
-            .bind(&r.thread_id)
-            .bind(&b.field)
-            .bind(&b.version)
-            .bind(b.prev.as_deref())
-            .bind(b.delta)
-            .bind(b.value.get())
-            .execute(&mut *tx)
-            .await?;
-        }
-        sqlx::query(
-            "INSERT INTO checkpoint_heads (thread_id, checkpoint_id) VALUES (?1, ?2)
-             ON CONFLICT (thread_id) DO UPDATE SET checkpoint_id = excluded.checkpoint_id",
-        )
-        .bind(&r.thread_id)
-        .bind(&r.checkpoint_id)
-        .execute(&mut *tx)
-        .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -343,12 +373,10 @@ impl Checkpointer for SqliteCheckpointer {
     }
 
     async fn head(&self, thread_id: &str) -> Result<Option<String>, CheckpointError> {
-        Ok(
-            sqlx::query_scalar("SELECT checkpoint_id FROM checkpoint_heads WHERE thread_id = ?1")
-                .bind(thread_id)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar(HEAD)
+            .bind(thread_id)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     async fn list(
@@ -356,12 +384,7 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         options: &ListOptions,
     ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
-        let filter = match &options.filter {
-            Some(f) => {
-                Some(serde_json::to_string(f).map_err(|e| CheckpointError::Decode(e.to_string()))?)
-            }
-            None => None,
-        };
+        let filter = options.filter.as_ref().map(to_json).transpose()?;
         let rows = sqlx::query(LIST)
             .bind(thread_id)
             .bind(options.before.as_deref())
@@ -374,13 +397,11 @@ impl Checkpointer for SqliteCheckpointer {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for table in [
+        for stmt in [
             "DELETE FROM checkpoint_writes WHERE thread_id = ?1",
-            "DELETE FROM checkpoint_blobs WHERE thread_id = ?1",
             "DELETE FROM checkpoints WHERE thread_id = ?1",
-            "DELETE FROM checkpoint_heads WHERE thread_id = ?1",
         ] {
-            sqlx::query(table).bind(thread_id).execute(&mut *tx).await?;
+            sqlx::query(stmt).bind(thread_id).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -388,7 +409,7 @@ impl Checkpointer for SqliteCheckpointer {
 
     async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        if let Some(existing) = head_in(&mut tx, to).await? {
+        if let Some((existing, _)) = head_in(&mut tx, to).await? {
             tx.rollback().await?;
             return Err(CheckpointError::Conflict {
                 thread_id: to.to_string(),
@@ -397,14 +418,12 @@ impl Checkpointer for SqliteCheckpointer {
             });
         }
         for stmt in [
-            "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, created_at_ms, metadata, versions, plan)
-             SELECT ?2, checkpoint_id, parent_id, created_at_ms, metadata, versions, plan FROM checkpoints WHERE thread_id = ?1",
-            "INSERT INTO checkpoint_blobs (thread_id, field, version, prev, delta, value)
-             SELECT ?2, field, version, prev, delta, value FROM checkpoint_blobs WHERE thread_id = ?1",
+            "INSERT INTO checkpoints
+                 (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
+             SELECT ?2, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden
+             FROM checkpoints WHERE thread_id = ?1",
             "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
              SELECT ?2, checkpoint_id, task_id, channel, idx, value FROM checkpoint_writes WHERE thread_id = ?1",
-            "INSERT INTO checkpoint_heads (thread_id, checkpoint_id)
-             SELECT ?2, checkpoint_id FROM checkpoint_heads WHERE thread_id = ?1",
         ] {
             sqlx::query(stmt).bind(from).bind(to).execute(&mut *tx).await?;
         }
@@ -417,20 +436,13 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         run_ids: &[String],
     ) -> Result<PruneStats, CheckpointError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let runs =
-            serde_json::to_string(run_ids).map_err(|e| CheckpointError::Decode(e.to_string()))?;
-        let doomed: Vec<String> = sqlx::query_scalar(
-            "SELECT checkpoint_id FROM checkpoints
-             WHERE thread_id = ?1 AND run_id IN (SELECT value FROM json_each(?2))",
-        )
-        .bind(thread_id)
-        .bind(runs)
-        .fetch_all(&mut *tx)
-        .await?;
-        let stats = remove(&mut tx, thread_id, &doomed).await?;
-        tx.commit().await?;
-        Ok(stats)
+        self.remove(thread_id, |rows| {
+            rows.iter()
+                .filter(|r| !r.4 && r.3.as_ref().is_some_and(|id| run_ids.contains(id)))
+                .map(|r| r.0.clone())
+                .collect()
+        })
+        .await
     }
 
     async fn prune(
@@ -438,25 +450,7 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         strategy: PruneStrategy,
     ) -> Result<PruneStats, CheckpointError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let head = head_in(&mut tx, thread_id).await?.unwrap_or_default();
-        let all: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT checkpoint_id, created_at_ms FROM checkpoints WHERE thread_id = ?1",
-        )
-        .bind(thread_id)
-        .fetch_all(&mut *tx)
-        .await?;
-        let doomed: Vec<String> = all
-            .into_iter()
-            .filter(|(id, created)| match strategy {
-                PruneStrategy::DeleteAll => true,
-                PruneStrategy::KeepLatest => *id != head,
-                PruneStrategy::KeepNewerThan(cutoff) => *created < cutoff && *id != head,
-            })
-            .map(|(id, _)| id)
-            .collect();
-        let stats = remove(&mut tx, thread_id, &doomed).await?;
-        tx.commit().await?;
-        Ok(stats)
+        self.remove(thread_id, |rows| sql::pick_for_prune(rows, strategy))
+            .await
     }
 }

@@ -85,8 +85,8 @@ struct Executor<'a, S: State> {
     cfg: RunConfig,
     emitter: Arc<Emitter>,
     limit: usize,
-    /// The thread's head as this run last saw it.
-    head: Option<String>,
+    /// The thread's head as this run last saw it (id, seq).
+    head: Option<(String, i64)>,
     failed_node: Option<String>,
 }
 
@@ -148,7 +148,7 @@ impl<S: State> Executor<'_, S> {
         .build(&*cur.state, writes)?;
         let record = put.record.clone();
         self.cp().put(put).await?;
-        self.head = Some(record.checkpoint_id.clone());
+        self.head = Some((record.checkpoint_id.clone(), record.seq));
         cur.plan = plan;
         cur.record = Some(record);
         cur.writes = HashMap::new();
@@ -173,7 +173,11 @@ impl<S: State> Executor<'_, S> {
     async fn execute(&mut self, input: RunInput<S>) -> Result<RunOutcome<S>, RunError> {
         let mut cur = match self.cfg.checkpoint_id.clone() {
             Some(id) => {
-                self.head = self.cp().head(self.thread()).await?;
+                self.head = self
+                    .cp()
+                    .get_without_values(self.thread(), None)
+                    .await?
+                    .map(|l| (l.record.checkpoint_id, l.record.seq));
                 self.load(Some(&id))
                     .await?
                     .ok_or_else(|| RunError::UnknownCheckpoint {
@@ -183,7 +187,7 @@ impl<S: State> Executor<'_, S> {
             }
             None => {
                 let c = self.load_head().await?.unwrap_or_else(Cursor::empty);
-                self.head = c.id().map(str::to_string);
+                self.head = c.record.as_ref().map(|r| (r.checkpoint_id.clone(), r.seq));
                 c
             }
         };
@@ -255,7 +259,7 @@ impl<S: State> Executor<'_, S> {
 
     async fn resume(&mut self, cur: &mut Cursor<S>, resume: Resume) -> Result<(), RunError> {
         if let Some(id) = &self.cfg.checkpoint_id {
-            if self.head.as_deref() != Some(id.as_str()) {
+            if self.head.as_ref().map(|h| h.0.as_str()) != Some(id.as_str()) {
                 return Err(RunError::ResumeNotAtHead {
                     thread_id: self.cfg.thread_id.clone(),
                     checkpoint_id: id.clone(),
@@ -313,7 +317,7 @@ impl<S: State> Executor<'_, S> {
         let Some(id) = self.cfg.checkpoint_id.clone() else {
             return Ok(());
         };
-        if self.head.as_deref() == Some(id.as_str()) {
+        if self.head.as_ref().map(|h| h.0.as_str()) == Some(id.as_str()) {
             return Ok(());
         }
         let mut plan = cur.plan.clone();
@@ -744,7 +748,9 @@ pub(crate) async fn update_state<S: State>(
         failed_node: None,
     };
     let head = ex.load_head().await?;
-    ex.head = head.as_ref().and_then(|c| c.id().map(str::to_string));
+    ex.head = head
+        .as_ref()
+        .and_then(|c| c.record.as_ref().map(|r| (r.checkpoint_id.clone(), r.seq)));
     let mut cur = match checkpoint_id {
         Some(id) => ex
             .load(Some(id))

@@ -55,6 +55,7 @@ fn record(thread: &str, id: &str, parent: Option<&str>) -> CheckpointRecord {
         thread_id: thread.to_string(),
         checkpoint_id: id.to_string(),
         parent_id: parent.map(str::to_string),
+        seq: if parent.is_some() { 2 } else { 1 },
         created_at_ms: now_ms(),
         metadata: Map::from_iter([("source".into(), json!("loop"))]),
         versions: BTreeMap::new(),

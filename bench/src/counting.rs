@@ -1,0 +1,124 @@
+//! A checkpointer wrapper that counts write calls and the payload bytes they carry.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use palgraph::checkpoint::{
+    CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint, PendingWrite,
+    PruneStats, PruneStrategy, PutCheckpoint,
+};
+
+/// Counts `put` / `put_writes` calls and payload bytes.
+pub struct Counting {
+    inner: Arc<dyn Checkpointer>,
+    /// `put` calls.
+    pub puts: AtomicU64,
+    /// `put_writes` calls.
+    pub put_writes: AtomicU64,
+    /// Reads (`get`, `get_without_values`, `head`).
+    pub reads: AtomicU64,
+    /// JSON bytes written (record, field values, pending writes).
+    pub bytes: AtomicU64,
+}
+
+impl Counting {
+    /// Wraps a checkpointer.
+    pub fn new(inner: Arc<dyn Checkpointer>) -> Self {
+        Counting {
+            inner,
+            puts: AtomicU64::new(0),
+            put_writes: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// (puts, put_writes, reads, bytes) so far.
+    pub fn snapshot(&self) -> (u64, u64, u64, u64) {
+        (
+            self.puts.load(Ordering::Relaxed),
+            self.put_writes.load(Ordering::Relaxed),
+            self.reads.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+        )
+    }
+}
+
+fn record_bytes(r: &CheckpointRecord) -> u64 {
+    let meta = serde_json::to_string(&r.metadata)
+        .map(|s| s.len())
+        .unwrap_or(0);
+    let versions = serde_json::to_string(&r.versions)
+        .map(|s| s.len())
+        .unwrap_or(0);
+    (meta + versions + r.plan.get().len() + r.checkpoint_id.len() * 2 + r.thread_id.len()) as u64
+}
+
+#[async_trait]
+impl Checkpointer for Counting {
+    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        self.puts.fetch_add(1, Ordering::Relaxed);
+        let bytes = record_bytes(&put.record)
+            + put
+                .blobs
+                .iter()
+                .map(|b| (b.value.get().len() + b.field.len() + b.version.len() * 2) as u64)
+                .sum::<u64>();
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.inner.put(put).await
+    }
+    async fn put_writes(
+        &self,
+        t: &str,
+        c: &str,
+        w: Vec<PendingWrite>,
+    ) -> Result<(), CheckpointError> {
+        self.put_writes.fetch_add(1, Ordering::Relaxed);
+        let bytes: u64 = w
+            .iter()
+            .map(|w| (w.value.get().len() + w.channel.len() + w.task_id.len()) as u64)
+            .sum();
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.inner.put_writes(t, c, w).await
+    }
+    async fn get(
+        &self,
+        t: &str,
+        c: Option<&str>,
+    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.inner.get(t, c).await
+    }
+    async fn get_without_values(
+        &self,
+        t: &str,
+        c: Option<&str>,
+    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.inner.get_without_values(t, c).await
+    }
+    async fn head(&self, t: &str) -> Result<Option<String>, CheckpointError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.inner.head(t).await
+    }
+    async fn list(
+        &self,
+        t: &str,
+        o: &ListOptions,
+    ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
+        self.inner.list(t, o).await
+    }
+    async fn delete_thread(&self, t: &str) -> Result<(), CheckpointError> {
+        self.inner.delete_thread(t).await
+    }
+    async fn copy_thread(&self, f: &str, t: &str) -> Result<(), CheckpointError> {
+        self.inner.copy_thread(f, t).await
+    }
+    async fn delete_for_runs(&self, t: &str, r: &[String]) -> Result<PruneStats, CheckpointError> {
+        self.inner.delete_for_runs(t, r).await
+    }
+    async fn prune(&self, t: &str, s: PruneStrategy) -> Result<PruneStats, CheckpointError> {
+        self.inner.prune(t, s).await
+    }
+}
