@@ -43,6 +43,7 @@ pub(crate) struct TaskShared {
     pub(crate) cancel: Cancellation,
     /// Resume values by interrupt index.
     pub(crate) resumes: BTreeMap<i64, Value>,
+    pub(crate) context: Arc<serde_json::Map<String, Value>>,
     /// Durable step results recorded so far: (channel, idx) -> JSON.
     recorded: Mutex<HashMap<(String, i64), Json>>,
     attempt: Mutex<Attempt>,
@@ -62,6 +63,7 @@ impl TaskShared {
         cancel: Cancellation,
         resumes: BTreeMap<i64, Value>,
         recorded: HashMap<(String, i64), Json>,
+        context: Arc<serde_json::Map<String, Value>>,
     ) -> Self {
         TaskShared {
             thread_id,
@@ -74,6 +76,7 @@ impl TaskShared {
             emitter,
             cancel,
             resumes,
+            context,
             recorded: Mutex::new(recorded),
             attempt: Mutex::new(Attempt::default()),
         }
@@ -119,6 +122,11 @@ impl NodeContext {
     /// This task's id.
     pub fn task_id(&self) -> &str {
         &self.inner.task_id
+    }
+
+    /// The run's context (see `RunConfig::context`), e.g. `ctx.context()["user_id"]`.
+    pub fn context(&self) -> &serde_json::Map<String, Value> {
+        &self.inner.context
     }
 
     /// The step this task runs in.

@@ -19,18 +19,32 @@ pub struct Migration {
 }
 
 /// The Postgres migrations, in order.
-pub const POSTGRES: &[Migration] = &[Migration {
-    version: 1,
-    name: "checkpoints",
-    sql: include_str!("../../../migrations/postgres/0001_checkpoints.sql"),
-}];
+pub const POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "checkpoints",
+        sql: include_str!("../../../migrations/postgres/0001_checkpoints.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "documents",
+        sql: include_str!("../../../migrations/postgres/0002_documents.sql"),
+    },
+];
 
 /// The SQLite migrations, in order.
-pub const SQLITE: &[Migration] = &[Migration {
-    version: 1,
-    name: "checkpoints",
-    sql: include_str!("../../../migrations/sqlite/0001_checkpoints.sql"),
-}];
+pub const SQLITE: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "checkpoints",
+        sql: include_str!("../../../migrations/sqlite/0001_checkpoints.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "documents",
+        sql: include_str!("../../../migrations/sqlite/0002_documents.sql"),
+    },
+];
 
 /// The newest schema version this binary knows.
 pub fn supported(migrations: &[Migration]) -> i64 {

@@ -581,6 +581,7 @@ impl<S: State> Executor<'_, S> {
                 self.cfg.cancel.clone(),
                 tw.map(|w| w.resumes.clone()).unwrap_or_default(),
                 tw.map(|w| w.steps.clone()).unwrap_or_default(),
+                self.cfg.context.clone(),
             ));
             self.emitter.emit_with(|| Event::NodeStarted {
                 node: t.node.clone(),

@@ -67,6 +67,9 @@ pub struct RunConfig {
     pub recursion_limit: Option<usize>,
     /// Extra metadata recorded on every checkpoint the run writes.
     pub metadata: Map<String, Value>,
+    /// Run-scoped context nodes read with `ctx.context()` (e.g. the calling user); not
+    /// stored in checkpoints.
+    pub context: Arc<Map<String, Value>>,
     /// Which optional events to produce (`values` costs a serialization per step).
     pub stream_modes: StreamModes,
     /// Cancels the run.
@@ -82,6 +85,7 @@ impl RunConfig {
             checkpoint_id: None,
             recursion_limit: None,
             metadata: Map::new(),
+            context: Arc::new(Map::new()),
             stream_modes: StreamModes::default(),
             cancel: Cancellation::new(),
         }
@@ -119,6 +123,13 @@ impl RunConfig {
     #[must_use]
     pub fn cancel(mut self, cancel: Cancellation) -> Self {
         self.cancel = cancel;
+        self
+    }
+
+    /// With one more context entry (see [`RunConfig::context`]).
+    #[must_use]
+    pub fn context(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        Arc::make_mut(&mut self.context).insert(key.into(), value.into());
         self
     }
 
