@@ -112,14 +112,9 @@ async fn sqlite_schema_ahead_of_the_binary_is_refused() {
         .unwrap();
     drop(cp);
     let err = SqliteCheckpointer::open(&path).await.unwrap_err();
+    let supported = migrate::supported(migrate::SQLITE);
     assert!(
-        matches!(
-            err,
-            CheckpointError::SchemaAhead {
-                found: 999,
-                supported: 1
-            }
-        ),
+        matches!(err, CheckpointError::SchemaAhead { found: 999, supported: s } if s == supported),
         "{err}"
     );
     assert!(err.to_string().contains("upgrade palgraph"));
