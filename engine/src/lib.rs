@@ -83,6 +83,7 @@ pub mod checkpoint;
 pub mod context;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod db;
+pub mod dynamic;
 pub mod graph;
 pub mod history;
 pub mod interrupt;

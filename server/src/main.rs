@@ -1,7 +1,9 @@
 //! The `palgraph` binary.
 //!
-//! `palgraph demo` runs the human-approval example graph in the terminal and prints every
-//! event it streams, answering its prompts itself.
+//! - `palgraph` / `palgraph serve`: the server (embedded SQLite file by default, Postgres
+//!   with `DATABASE_URL`), on <http://127.0.0.1:8123>;
+//! - `palgraph migrate`: applies the database migrations and exits;
+//! - `palgraph demo`: runs the human-approval example graph in the terminal.
 
 use std::io::Write;
 
@@ -10,6 +12,10 @@ use clap::{Parser, Subcommand};
 use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
+use palgraph_server::app::{shutdown_signal, Database, ServeConfig, Server};
+
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(
@@ -24,6 +30,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the API and the chat page (the default).
+    Serve(ServeConfig),
+    /// Apply the database migrations and exit.
+    Migrate(ServeConfig),
     /// Run the human-approval example graph and print its events.
     Demo {
         /// What the draft is about.
@@ -32,18 +42,55 @@ enum Command {
     },
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match cli.command.unwrap_or(Command::Demo {
-        topic: "the quarterly compliance report".into(),
-    }) {
-        Command::Demo { topic } => demo(topic).await,
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let command = match cli.command {
+        Some(c) => c,
+        None => Command::Serve(ServeConfig::parse_from_env()),
+    };
+    rt.block_on(async move {
+        match command {
+            Command::Serve(cfg) => serve(cfg).await,
+            Command::Migrate(cfg) => {
+                Database::open(&cfg).await?;
+                println!("migrations applied");
+                Ok(())
+            }
+            Command::Demo { topic } => demo(topic).await,
+        }
+    })
+}
+
+trait FromEnv {
+    fn parse_from_env() -> Self;
+}
+
+impl FromEnv for ServeConfig {
+    fn parse_from_env() -> Self {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            cfg: ServeConfig,
+        }
+        Wrapper::parse_from(["palgraph"]).cfg
     }
+}
+
+async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
+    let (server, listener) = Server::bind(&cfg).await?;
+    println!("palgraph listening on http://{}", server.addr);
+    let _ = std::io::stdout().flush();
+    server.serve(listener, shutdown_signal()).await
 }
 
 async fn demo(topic: String) -> anyhow::Result<()> {

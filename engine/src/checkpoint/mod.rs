@@ -27,6 +27,8 @@ mod sqlite;
 pub use memory::MemoryCheckpointer;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresCheckpointer;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use sql::without_nul;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteCheckpointer;
 

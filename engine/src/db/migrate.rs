@@ -30,6 +30,11 @@ pub const POSTGRES: &[Migration] = &[
         name: "documents",
         sql: include_str!("../../../migrations/postgres/0002_documents.sql"),
     },
+    Migration {
+        version: 3,
+        name: "runs",
+        sql: include_str!("../../../migrations/postgres/0003_runs.sql"),
+    },
 ];
 
 /// The SQLite migrations, in order.
@@ -43,6 +48,11 @@ pub const SQLITE: &[Migration] = &[
         version: 2,
         name: "documents",
         sql: include_str!("../../../migrations/sqlite/0002_documents.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "runs",
+        sql: include_str!("../../../migrations/sqlite/0003_runs.sql"),
     },
 ];
 

@@ -6,6 +6,11 @@
 
 pub mod migrate;
 
+/// Replaces `\u0000` escapes in JSON text (Postgres `jsonb` cannot hold NUL characters).
+pub fn json_without_nul(json: &str) -> std::borrow::Cow<'_, str> {
+    crate::checkpoint::without_nul(json)
+}
+
 use crate::checkpoint::CheckpointError;
 
 #[cfg(feature = "sqlite")]

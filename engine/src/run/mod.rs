@@ -219,6 +219,9 @@ pub enum RunError {
     /// A node name the graph does not have (goto, update_state's as_node).
     #[error("the graph has no node `{0}`")]
     UnknownNode(String),
+    /// Input (or an update) that does not fit the graph's state.
+    #[error("input does not fit the graph's state: {0}")]
+    InvalidInput(String),
     /// A node failed (after its retries).
     #[error("node `{node}` failed: {error}")]
     Node {
@@ -271,6 +274,7 @@ impl RunError {
                 | RunError::UnknownCheckpoint { .. }
                 | RunError::ResumeNotAtHead { .. }
                 | RunError::UnknownNode(_)
+                | RunError::InvalidInput(_)
         )
     }
 }

@@ -1,0 +1,215 @@
+//! Graphs driven with JSON: [`DynGraph`] erases a graph's state type so a server can hold
+//! many graphs in one registry and run them from request bodies.
+//!
+//! Inputs and updates are decoded into the state's update type (unknown fields are refused
+//! with [`RunError::InvalidInput`]); states are returned as JSON.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+use crate::checkpoint::{Checkpointer, ListOptions};
+use crate::graph::CompiledGraph;
+use crate::history::{StateSnapshot, TaskState};
+use crate::interrupt::{InterruptInfo, Resume};
+use crate::node::Command;
+use crate::run::{RunConfig, RunError, RunInput, RunStatus};
+use crate::state::{FieldInfo, State};
+use crate::stream::EventSink;
+
+/// What starts a run, in JSON.
+#[derive(Clone, Debug)]
+pub enum DynInput {
+    /// A new turn with this input (the state's update, as JSON).
+    Turn(Value),
+    /// Resume pending interrupts.
+    Resume(Resume),
+    /// Continue from the checkpoint's pending tasks.
+    Continue,
+    /// Apply an update and/or go to nodes, then continue.
+    Command {
+        /// The update (JSON of the state's update type).
+        update: Option<Value>,
+        /// Nodes to run next.
+        goto: Vec<String>,
+    },
+}
+
+/// How a run ended, with the state as JSON.
+#[derive(Clone, Debug)]
+pub struct DynOutcome {
+    /// The status.
+    pub status: RunStatus,
+    /// The state at the latest checkpoint.
+    pub values: Value,
+    /// The latest checkpoint.
+    pub checkpoint_id: Option<String>,
+}
+
+/// A thread's state at one checkpoint, as JSON.
+#[derive(Clone, Debug)]
+pub struct DynSnapshot {
+    /// The state.
+    pub values: Value,
+    /// Nodes due next.
+    pub next: Vec<String>,
+    /// The checkpoint.
+    pub checkpoint_id: String,
+    /// Its parent.
+    pub parent_checkpoint_id: Option<String>,
+    /// Its metadata.
+    pub metadata: Map<String, Value>,
+    /// When it was written (ms since the epoch).
+    pub created_at_ms: i64,
+    /// Tasks due, with interrupts and errors.
+    pub tasks: Vec<TaskState>,
+    /// Unanswered interrupts.
+    pub interrupts: Vec<InterruptInfo>,
+}
+
+/// A graph whose state is handled as JSON.
+#[async_trait]
+pub trait DynGraph: Send + Sync {
+    /// The state's fields.
+    fn fields(&self) -> &'static [FieldInfo];
+    /// Node names in declaration order.
+    fn nodes(&self) -> Vec<String>;
+    /// A node's declared status line.
+    fn node_status(&self, node: &str) -> Option<String>;
+    /// The graph as Mermaid.
+    fn mermaid(&self) -> String;
+    /// The checkpointer.
+    fn checkpointer(&self) -> Arc<dyn Checkpointer>;
+    /// Runs, sending events to `sink`.
+    async fn run(
+        &self,
+        config: RunConfig,
+        input: DynInput,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<DynOutcome, RunError>;
+    /// The state at a checkpoint (the latest when `None`).
+    async fn state(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<DynSnapshot>, RunError>;
+    /// History, newest first.
+    async fn history(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<DynSnapshot>, RunError>;
+    /// `update_state` with a JSON update.
+    async fn update_state(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+        values: Value,
+        as_node: Option<&str>,
+    ) -> Result<String, RunError>;
+    /// Forgets a thread's cached state (after deleting or rewriting its storage).
+    fn forget(&self, thread_id: &str);
+}
+
+fn decode<S: State>(v: Value) -> Result<S::Update, RunError> {
+    serde_json::from_value(v).map_err(|e| RunError::InvalidInput(e.to_string()))
+}
+
+fn snapshot<S: State>(s: StateSnapshot<S>) -> DynSnapshot {
+    DynSnapshot {
+        values: serde_json::to_value(&*s.values).unwrap_or(Value::Null),
+        next: s.next,
+        checkpoint_id: s.checkpoint_id,
+        parent_checkpoint_id: s.parent_checkpoint_id,
+        metadata: s.metadata,
+        created_at_ms: s.created_at_ms,
+        tasks: s.tasks,
+        interrupts: s.interrupts,
+    }
+}
+
+#[async_trait]
+impl<S: State> DynGraph for CompiledGraph<S> {
+    fn fields(&self) -> &'static [FieldInfo] {
+        S::FIELDS
+    }
+
+    fn nodes(&self) -> Vec<String> {
+        self.node_names().into_iter().map(str::to_string).collect()
+    }
+
+    fn node_status(&self, node: &str) -> Option<String> {
+        CompiledGraph::node_status(self, node).map(str::to_string)
+    }
+
+    fn mermaid(&self) -> String {
+        CompiledGraph::mermaid(self).to_string()
+    }
+
+    fn checkpointer(&self) -> Arc<dyn Checkpointer> {
+        CompiledGraph::checkpointer(self).clone()
+    }
+
+    async fn run(
+        &self,
+        config: RunConfig,
+        input: DynInput,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<DynOutcome, RunError> {
+        let input = match input {
+            DynInput::Turn(v) => RunInput::Turn(decode::<S>(v)?),
+            DynInput::Resume(r) => RunInput::Resume(r),
+            DynInput::Continue => RunInput::Continue,
+            DynInput::Command { update, goto } => RunInput::Command(Command {
+                update: update.map(decode::<S>).transpose()?,
+                goto,
+            }),
+        };
+        let out = CompiledGraph::run(self, config, input, sink).await?;
+        Ok(DynOutcome {
+            values: serde_json::to_value(&*out.state).unwrap_or(Value::Null),
+            status: out.status,
+            checkpoint_id: out.checkpoint_id,
+        })
+    }
+
+    async fn state(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<DynSnapshot>, RunError> {
+        Ok(self
+            .get_state_at(thread_id, checkpoint_id)
+            .await?
+            .map(snapshot))
+    }
+
+    async fn history(
+        &self,
+        thread_id: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<DynSnapshot>, RunError> {
+        Ok(self
+            .get_state_history(thread_id, options)
+            .await?
+            .into_iter()
+            .map(snapshot)
+            .collect())
+    }
+
+    async fn update_state(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+        values: Value,
+        as_node: Option<&str>,
+    ) -> Result<String, RunError> {
+        let update = decode::<S>(values)?;
+        CompiledGraph::update_state(self, thread_id, checkpoint_id, update, as_node).await
+    }
+
+    fn forget(&self, thread_id: &str) {
+        self.forget_cached(thread_id);
+    }
+}

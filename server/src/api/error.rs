@@ -1,0 +1,138 @@
+//! API errors: one enum, each variant a status; internal errors are logged and shown as a
+//! generic message. Bodies are `{"detail": "...", "code": "..."}` (`detail` is what the
+//! LangGraph SDKs read).
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use crate::store::StoreError;
+
+/// An error answered with a JSON body and a 4xx/5xx status.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Malformed request (400).
+    #[error("{0}")]
+    BadRequest(String),
+    /// Well-formed but invalid content (422).
+    #[error("{0}")]
+    Invalid(String),
+    /// Missing or bad credentials (401).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Unknown, or belongs to someone else (404).
+    #[error("{0} not found")]
+    NotFound(String),
+    /// A conflict (409) with a machine-readable code.
+    #[error("{message}")]
+    Conflict {
+        /// `thread_busy`, `exists`, ...
+        code: &'static str,
+        /// For people.
+        message: String,
+    },
+    /// Body too large (413).
+    #[error("request body too large")]
+    TooLarge,
+    /// A failure on our side (500); the message is logged, not shown.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    fn parts(&self) -> (StatusCode, &'static str) {
+        match self {
+            ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            ApiError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+            ApiError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
+            ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.parts();
+        let detail = match &self {
+            ApiError::Internal(msg) => {
+                tracing::error!(error = %msg, "internal error");
+                "internal server error".to_string()
+            }
+            other => other.to_string(),
+        };
+        (status, Json(json!({"detail": detail, "code": code}))).into_response()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Busy(t) => ApiError::Conflict {
+                code: "thread_busy",
+                message: StoreError::Busy(t).to_string(),
+            },
+            StoreError::Exists(what) => ApiError::Conflict {
+                code: "exists",
+                message: format!("{what} already exists"),
+            },
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<palgraph::RunError> for ApiError {
+    fn from(e: palgraph::RunError) -> Self {
+        use palgraph::RunError as E;
+        match e {
+            E::NothingToResume { .. }
+            | E::AmbiguousResume { .. }
+            | E::UnknownInterrupt { .. }
+            | E::ResumeNotAtHead { .. } => ApiError::BadRequest(e.to_string()),
+            E::UnknownCheckpoint { .. } => ApiError::NotFound(e.to_string()),
+            E::UnknownNode(_) | E::InvalidInput(_) | E::Reduce(_) => {
+                ApiError::Invalid(e.to_string())
+            }
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<palgraph::checkpoint::CheckpointError> for ApiError {
+    fn from(e: palgraph::checkpoint::CheckpointError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        match r {
+            JsonRejection::JsonDataError(e) => {
+                ApiError::Invalid(format!("invalid request body: {}", e.body_text()))
+            }
+            JsonRejection::JsonSyntaxError(e) => {
+                ApiError::BadRequest(format!("malformed JSON: {}", e.body_text()))
+            }
+            JsonRejection::MissingJsonContentType(_) => {
+                ApiError::BadRequest("expected a JSON body (Content-Type: application/json)".into())
+            }
+            JsonRejection::BytesRejection(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                ApiError::TooLarge
+            }
+            other => ApiError::BadRequest(other.body_text()),
+        }
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        ApiError::BadRequest(r.body_text())
+    }
+}
+
+/// `Result` with [`ApiError`].
+pub type ApiResult<T> = Result<T, ApiError>;

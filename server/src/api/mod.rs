@@ -1,0 +1,125 @@
+//! The HTTP API: the seed chat contract ([`chat`]), the LangGraph Agent Server shapes
+//! ([`lg`]), documents, health and the OpenAPI document.
+
+pub mod auth;
+pub mod chat;
+pub mod error;
+pub mod extract;
+pub mod lg;
+pub mod openapi;
+pub mod sse;
+pub mod time;
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+
+use crate::graphs::Graphs;
+use crate::runs::Runs;
+use crate::store::Store;
+use auth::AuthConfig;
+use chat::ChatBinding;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    /// The run machinery.
+    pub runs: Arc<Runs>,
+    /// Threads, runs, events.
+    pub store: Arc<dyn Store>,
+    /// The graphs served.
+    pub graphs: Graphs,
+    /// Authentication.
+    pub auth: Arc<AuthConfig>,
+    /// The graph behind `/chat`.
+    pub chat: Option<ChatBinding>,
+    /// Cancelled at shutdown: open streams end.
+    pub shutdown: tokio_util::sync::CancellationToken,
+}
+
+/// Largest request body accepted (document uploads included).
+pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+async fn healthz() -> impl IntoResponse {
+    Json(json!({"ok": true}))
+}
+
+async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    match state.store.get_thread_any("readiness-probe").await {
+        Ok(_) => (StatusCode::OK, Json(json!({"ready": true}))),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"ready": false, "detail": e.to_string()})),
+        ),
+    }
+}
+
+/// The router with every endpoint.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/ok", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/info", get(lg::info))
+        .route("/openapi.json", get(openapi::openapi))
+        .route("/chat", post(chat::chat))
+        .route("/chat/resume", post(chat::resume))
+        .route("/chat/history/{thread_id}", get(chat::history))
+        .route("/chat/stream/{thread_id}", get(chat::stream))
+        .route("/assistants/search", post(lg::search_assistants))
+        .route("/assistants/{id}", get(lg::get_assistant))
+        .route("/assistants/{id}/graph", get(lg::assistant_graph))
+        .route("/assistants/{id}/schemas", get(lg::assistant_schemas))
+        .route("/threads", post(lg::create_thread))
+        .route("/threads/search", post(lg::search_threads))
+        .route(
+            "/threads/{thread_id}",
+            get(lg::get_thread)
+                .patch(lg::patch_thread)
+                .delete(lg::delete_thread),
+        )
+        .route("/threads/{thread_id}/copy", post(lg::copy_thread))
+        .route("/threads/{thread_id}/cancel", post(chat::cancel_thread))
+        .route(
+            "/threads/{thread_id}/state",
+            get(lg::get_state).post(lg::update_state),
+        )
+        .route(
+            "/threads/{thread_id}/state/checkpoint",
+            post(lg::get_state_at),
+        )
+        .route(
+            "/threads/{thread_id}/state/{checkpoint_id}",
+            get(lg::get_state),
+        )
+        .route(
+            "/threads/{thread_id}/history",
+            get(lg::get_history).post(lg::post_history),
+        )
+        .route(
+            "/threads/{thread_id}/runs",
+            get(lg::list_runs).post(lg::create_run),
+        )
+        .route("/threads/{thread_id}/runs/stream", post(lg::stream_run))
+        .route("/threads/{thread_id}/runs/wait", post(lg::wait_run))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}",
+            get(lg::get_run).delete(lg::delete_run),
+        )
+        .route("/threads/{thread_id}/runs/{run_id}/join", get(lg::join_run))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/stream",
+            get(lg::join_stream),
+        )
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/cancel",
+            post(lg::cancel_run),
+        )
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}

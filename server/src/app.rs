@@ -1,0 +1,258 @@
+//! Wiring: configuration, the database (SQLite file by default, Postgres with
+//! `DATABASE_URL`), the graphs, the run machinery, the router, graceful shutdown.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use palgraph::checkpoint::{Checkpointer, PostgresCheckpointer, SqliteCheckpointer};
+use palgraph::CompiledGraph;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::auth::AuthConfig;
+use crate::api::{router, AppState};
+use crate::graphs::Graphs;
+use crate::runs::{RunSettings, Runs};
+use crate::store::postgres::PgStore;
+use crate::store::sqlite::SqliteStore;
+use crate::store::Store;
+
+/// `palgraph serve` settings (flags or environment).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ServeConfig {
+    /// Address to listen on. Without auth only loopback addresses are allowed.
+    #[arg(long, env = "PALGRAPH_HOST", default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Port (0 picks a free one; the address is printed on start).
+    #[arg(long, env = "PALGRAPH_PORT", default_value_t = 8123)]
+    pub port: u16,
+    /// Postgres URL; when absent the embedded SQLite file is used.
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// The SQLite file (embedded mode).
+    #[arg(long, env = "PALGRAPH_DB", default_value = "palgraph.db")]
+    pub sqlite_path: PathBuf,
+    /// HS256 secret of bearer JWTs (`sub` = user); Supabase's JWT secret works.
+    #[arg(long, env = "PALGRAPH_JWT_SECRET")]
+    pub jwt_secret: Option<String>,
+    /// API keys: `key=user,key2=user2`.
+    #[arg(long, env = "PALGRAPH_API_KEYS")]
+    pub api_keys: Option<String>,
+    /// Trust this request header as the user id (only behind a proxy that sets it).
+    #[arg(long, env = "PALGRAPH_TRUSTED_USER_HEADER")]
+    pub trusted_user_header: Option<String>,
+    /// Seconds a worker's lease on a run lasts without a heartbeat.
+    #[arg(long, env = "PALGRAPH_LEASE_SECS", default_value_t = 30)]
+    pub lease_secs: u64,
+    /// Seconds running runs get to finish on SIGTERM before they are handed back.
+    #[arg(long, env = "PALGRAPH_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
+    pub grace_secs: u64,
+    /// Runs executed at once by this process.
+    #[arg(long, env = "PALGRAPH_MAX_RUNS", default_value_t = 256)]
+    pub max_runs: usize,
+    /// Postgres connections of this process.
+    #[arg(long, env = "PALGRAPH_DB_CONNECTIONS", default_value_t = 32)]
+    pub db_connections: u32,
+}
+
+impl ServeConfig {
+    /// The authentication settings.
+    pub fn auth(&self) -> AuthConfig {
+        AuthConfig {
+            jwt_secret: self.jwt_secret.as_ref().map(|s| s.as_bytes().to_vec()),
+            api_keys: self
+                .api_keys
+                .as_deref()
+                .map(AuthConfig::parse_api_keys)
+                .unwrap_or_default(),
+            trusted_header: self.trusted_user_header.clone(),
+        }
+    }
+}
+
+/// The opened database.
+pub enum Database {
+    /// Embedded.
+    Sqlite(sqlx::SqlitePool),
+    /// Production.
+    Postgres(sqlx::PgPool),
+}
+
+impl Database {
+    /// Opens (and migrates) the configured database.
+    ///
+    /// # Errors
+    /// When it cannot be opened or its schema is newer than this binary.
+    pub async fn open(cfg: &ServeConfig) -> anyhow::Result<Self> {
+        Ok(match &cfg.database_url {
+            Some(url) => Database::Postgres(
+                palgraph::db::open_postgres(url, cfg.db_connections)
+                    .await
+                    .with_context(|| "opening the Postgres database (DATABASE_URL)".to_string())?,
+            ),
+            None => Database::Sqlite(
+                palgraph::db::open_sqlite(&cfg.sqlite_path)
+                    .await
+                    .with_context(|| {
+                        format!("opening the SQLite database {}", cfg.sqlite_path.display())
+                    })?,
+            ),
+        })
+    }
+
+    /// The checkpointer on it.
+    pub fn checkpointer(&self) -> Arc<dyn Checkpointer> {
+        match self {
+            Database::Sqlite(p) => Arc::new(SqliteCheckpointer::new(p.clone())),
+            Database::Postgres(p) => Arc::new(PostgresCheckpointer::new(p.clone())),
+        }
+    }
+
+    /// The server's store on it.
+    pub fn store(&self) -> Arc<dyn Store> {
+        match self {
+            Database::Sqlite(p) => Arc::new(SqliteStore::new(p.clone())),
+            Database::Postgres(p) => Arc::new(PgStore::new(p.clone())),
+        }
+    }
+}
+
+fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+    schemars::schema_for!(T).to_value()
+}
+
+/// The graphs served, on `cp`.
+pub fn graphs(cp: Arc<dyn Checkpointer>) -> anyhow::Result<Graphs> {
+    let mut g = Graphs::default();
+    let approval: CompiledGraph<palgraph_graphs::approval::ApprovalState> =
+        palgraph_graphs::approval::graph()?.with_checkpointer(cp.clone());
+    g.add(
+        "approval",
+        "Drafts a text and asks a person to approve it (human in the loop)",
+        Arc::new(approval),
+        serde_json::json!({"type": "object"}),
+        serde_json::json!({"type": "object"}),
+    );
+    let fanout: CompiledGraph<palgraph_graphs::fanout::ReviewState> =
+        palgraph_graphs::fanout::graph()?.with_checkpointer(cp);
+    g.add(
+        "fanout",
+        "Three reviewers in parallel, one summary (fan-out / fan-in)",
+        Arc::new(fanout),
+        serde_json::json!({"type": "object"}),
+        serde_json::json!({"type": "object"}),
+    );
+    let _ = schema_of::<serde_json::Value>;
+    Ok(g)
+}
+
+/// A running server.
+pub struct Server {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its state.
+    pub state: AppState,
+    shutdown: CancellationToken,
+    grace: Duration,
+}
+
+impl Server {
+    /// Builds everything and binds the listener (it serves once [`Server::serve`] runs).
+    ///
+    /// # Errors
+    /// Configuration, database or bind errors.
+    pub async fn bind(cfg: &ServeConfig) -> anyhow::Result<(Self, tokio::net::TcpListener)> {
+        let auth = cfg.auth();
+        if !auth.enabled() && !cfg.host.is_loopback() {
+            anyhow::bail!(
+                "refusing to listen on {} without authentication: configure PALGRAPH_JWT_SECRET, \
+                 PALGRAPH_API_KEYS or PALGRAPH_TRUSTED_USER_HEADER, or listen on 127.0.0.1",
+                cfg.host
+            );
+        }
+        let db = Database::open(cfg).await?;
+        let store = db.store();
+        let graphs = graphs(db.checkpointer())?;
+        let runs = Runs::new(
+            store.clone(),
+            graphs.clone(),
+            RunSettings {
+                lease: Duration::from_secs(cfg.lease_secs.max(1)),
+                max_concurrent: cfg.max_runs.max(1),
+                ..Default::default()
+            },
+        );
+        runs.start();
+        let shutdown = CancellationToken::new();
+        let state = AppState {
+            runs,
+            store,
+            graphs,
+            auth: Arc::new(auth),
+            chat: None,
+            shutdown: shutdown.clone(),
+        };
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, cfg.port))
+            .await
+            .with_context(|| format!("binding {}:{}", cfg.host, cfg.port))?;
+        let addr = listener.local_addr()?;
+        Ok((
+            Server {
+                addr,
+                state,
+                shutdown,
+                grace: Duration::from_secs(cfg.grace_secs),
+            },
+            listener,
+        ))
+    }
+
+    /// Serves until `stop` resolves; then stops claiming runs, lets running ones finish
+    /// within the grace period, hands the rest back, and closes the streams.
+    ///
+    /// # Errors
+    /// Server errors.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let runs = self.state.runs.clone();
+        let token = self.shutdown.clone();
+        let grace = self.grace;
+        let app = router(self.state.clone());
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                stop.await;
+                tracing::info!("shutting down: no new runs; waiting for running ones");
+                runs.shutdown(grace).await;
+                token.cancel();
+            })
+            .await?;
+        Ok(())
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

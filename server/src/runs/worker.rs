@@ -1,0 +1,457 @@
+//! The worker: claims runs, executes them, keeps their leases alive, records how they
+//! ended; and the watcher that streams a run's events.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use palgraph::dynamic::DynInput;
+use palgraph::{
+    Cancellation, Event, EventSink, ListOptions, Resume, RunConfig, RunError, RunEvent, RunStatus,
+    StreamModes,
+};
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::hub::RunChannel;
+use super::spec::RunSpec;
+use super::{reason, Running, Runs};
+use crate::store::{CancelAction, EventRow, Run, RunState};
+
+/// Sends a run's events to the hub and the writer, numbering them after any events an
+/// earlier attempt of the run stored.
+struct RunSink {
+    run_id: String,
+    thread_id: String,
+    offset: u64,
+    channel: Arc<RunChannel>,
+    writer: super::writer::EventWriter,
+}
+
+impl EventSink for RunSink {
+    fn send(&self, mut event: RunEvent) {
+        event.seq += self.offset;
+        self.writer.push(EventRow {
+            run_id: self.run_id.clone(),
+            seq: event.seq as i64,
+            thread_id: self.thread_id.clone(),
+            event: serde_json::to_value(&event.event).unwrap_or_default(),
+        });
+        self.channel.push(event);
+    }
+}
+
+/// Claims runs while there is room, then sleeps until woken or the poll interval passes.
+pub(crate) async fn claim_loop(runs: Arc<Runs>) {
+    loop {
+        if runs.stop_claiming.is_cancelled() {
+            return;
+        }
+        while runs.running_count() < runs.settings.max_concurrent
+            && !runs.stop_claiming.is_cancelled()
+        {
+            match runs
+                .store
+                .claim_run(&runs.worker_id, runs.settings.lease.as_millis() as i64)
+                .await
+            {
+                Ok(Some(run)) => start(&runs, run),
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not claim runs");
+                    break;
+                }
+            }
+        }
+        tokio::select! {
+            _ = runs.wake.notified() => {}
+            _ = tokio::time::sleep(runs.settings.poll) => {}
+            _ = runs.stop_claiming.cancelled() => return,
+        }
+    }
+}
+
+/// Extends the leases of the runs held here and applies cancels asked through the store.
+pub(crate) async fn heartbeat_loop(runs: Arc<Runs>) {
+    let every = runs.settings.lease / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        let ids: Vec<String> = runs.running().keys().cloned().collect();
+        match runs
+            .store
+            .heartbeat(
+                &runs.worker_id,
+                &ids,
+                runs.settings.lease.as_millis() as i64,
+            )
+            .await
+        {
+            Ok(cancelled) => {
+                for r in cancelled {
+                    if let Some(local) = runs.running().get(&r.run_id) {
+                        local.cancel.cancel(reason(r.cancel_reason.as_deref()));
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "heartbeat failed"),
+        }
+    }
+}
+
+fn start(runs: &Arc<Runs>, run: Run) {
+    let cancel = Cancellation::new();
+    if run.cancel_action.is_some() {
+        cancel.cancel(reason(run.cancel_reason.as_deref()));
+    }
+    let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id, graph = %run.graph_id, attempt = run.attempt);
+    runs.running().insert(
+        run.run_id.clone(),
+        Running {
+            cancel: cancel.clone(),
+            abort: None,
+        },
+    );
+    let run_id = run.run_id.clone();
+    let handle = tokio::spawn(execute(runs.clone(), run, cancel).instrument(span));
+    if let Some(r) = runs.running().get_mut(&run_id) {
+        r.abort = Some(handle.abort_handle());
+    }
+}
+
+/// The input of this attempt: the spec's on the first one; on a later one (the worker that
+/// held the run died) whatever continues from the run's last checkpoint without applying
+/// its input twice.
+async fn input_for(
+    run: &Run,
+    spec: &RunSpec,
+    graph: &Arc<dyn palgraph::dynamic::DynGraph>,
+) -> (DynInput, bool) {
+    let mut resumed_before = false;
+    if run.attempt > 1 {
+        let filter =
+            serde_json::Map::from_iter([("run_id".to_string(), Value::String(run.run_id.clone()))]);
+        let progress = graph
+            .checkpointer()
+            .list(
+                &run.thread_id,
+                &ListOptions {
+                    filter: Some(filter),
+                    limit: Some(1),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map(|l| !l.is_empty())
+            .unwrap_or(false);
+        if progress {
+            return (DynInput::Continue, true);
+        }
+        resumed_before = true;
+    }
+    let input = match &spec.command {
+        Some(cmd) if cmd.resume.is_some() => {
+            let value = cmd
+                .resume
+                .as_ref()
+                .map(|r| r.value.clone())
+                .unwrap_or(Value::Null);
+            DynInput::Resume(resume_for(value, &run.thread_id, graph).await)
+        }
+        Some(cmd) if cmd.update.is_some() || !cmd.goto.is_empty() => DynInput::Command {
+            update: cmd.update.clone(),
+            goto: cmd.goto.clone(),
+        },
+        _ => match &spec.input {
+            Some(v) if !v.is_null() => DynInput::Turn(v.clone()),
+            _ => DynInput::Continue,
+        },
+    };
+    (input, resumed_before)
+}
+
+/// An object whose keys are all pending interrupt ids answers them by id; anything else is
+/// one value.
+async fn resume_for(
+    value: Value,
+    thread_id: &str,
+    graph: &Arc<dyn palgraph::dynamic::DynGraph>,
+) -> Resume {
+    if let Value::Object(map) = &value {
+        if !map.is_empty() {
+            if let Ok(Some(snap)) = graph.state(thread_id, None).await {
+                if map
+                    .keys()
+                    .all(|k| snap.interrupts.iter().any(|i| &i.id == k))
+                {
+                    return Resume::ById(map.clone().into_iter().collect::<BTreeMap<_, _>>());
+                }
+            }
+        }
+    }
+    Resume::Value(value)
+}
+
+fn modes(spec: &RunSpec) -> StreamModes {
+    spec.stream_modes
+        .iter()
+        .copied()
+        .collect::<StreamModes>()
+        .with(palgraph::StreamMode::Debug)
+}
+
+async fn execute(runs: Arc<Runs>, run: Run, cancel: Cancellation) {
+    let outcome = run_graph(&runs, &run, cancel).await;
+    let (status, error) = match &outcome {
+        Ok(RunStatus::Completed) => (RunState::Success, None),
+        Ok(RunStatus::Interrupted(_)) => (RunState::Interrupted, None),
+        Ok(RunStatus::Cancelled(_)) => (RunState::Cancelled, None),
+        Err(e) => (RunState::Error, Some(e.clone())),
+    };
+    runs.writer.flush().await;
+    // A rollback deletes the run and what it wrote.
+    let latest = runs.store.get_run_any(&run.run_id).await.ok().flatten();
+    let rollback = latest.as_ref().and_then(|r| r.cancel_action) == Some(CancelAction::Rollback);
+    if rollback {
+        if let Some(entry) = runs.graphs.find(&run.graph_id) {
+            if let Err(e) = entry
+                .graph
+                .checkpointer()
+                .delete_for_runs(&run.thread_id, std::slice::from_ref(&run.run_id))
+                .await
+            {
+                tracing::warn!(error = %e, "could not roll back the run's checkpoints");
+            }
+            entry.graph.forget(&run.thread_id);
+        }
+    }
+    match runs
+        .store
+        .finish_run(&run.run_id, &runs.worker_id, status, error.as_deref())
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::warn!("lost the run's lease before it finished; another worker owns it")
+        }
+        Err(e) => tracing::error!(error = %e, "could not record the run's end"),
+    }
+    if rollback {
+        let _ = runs.store.delete_run(&run.run_id).await;
+    }
+    runs.hub.remove(&run.run_id);
+    runs.running().remove(&run.run_id);
+    settle_thread(&runs, &run.thread_id, Some(status)).await;
+    runs.wake.notify_one();
+}
+
+/// Runs the graph; the error is the message of a failure.
+async fn run_graph(runs: &Arc<Runs>, run: &Run, cancel: Cancellation) -> Result<RunStatus, String> {
+    let Some(entry) = runs.graphs.find(&run.graph_id).cloned() else {
+        return Err(format!("unknown graph `{}`", run.graph_id));
+    };
+    let spec: RunSpec =
+        serde_json::from_value(run.kwargs.clone()).map_err(|e| format!("bad run spec: {e}"))?;
+    // Earlier attempts' events keep their numbers; this attempt's follow them. An attempt
+    // that already ended the run (terminal event stored) is not run again.
+    let earlier = runs
+        .store
+        .events_after(&run.run_id, 0)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(last) = earlier.last() {
+        if let Ok(ev) = serde_json::from_value::<Event>(last.event.clone()) {
+            match ev {
+                Event::Completed { .. } => return Ok(RunStatus::Completed),
+                Event::Interrupted { interrupts } => return Ok(RunStatus::Interrupted(interrupts)),
+                Event::Cancelled { reason } => return Ok(RunStatus::Cancelled(reason)),
+                Event::Failed { error, .. } => return Err(error),
+                _ => {}
+            }
+        }
+    }
+    let offset = earlier.last().map(|e| e.seq as u64).unwrap_or(0);
+    let channel = runs.hub.open(&run.run_id);
+    for e in &earlier {
+        if let Ok(event) = serde_json::from_value::<Event>(e.event.clone()) {
+            if channel.after(e.seq as u64 - 1).0.is_empty() {
+                channel.push(RunEvent {
+                    seq: e.seq as u64,
+                    event,
+                });
+            }
+        }
+    }
+    let sink: Arc<dyn EventSink> = Arc::new(RunSink {
+        run_id: run.run_id.clone(),
+        thread_id: run.thread_id.clone(),
+        offset,
+        channel,
+        writer: runs.writer.clone(),
+    });
+    let (input, recovering) = input_for(run, &spec, &entry.graph).await;
+    let mut cfg = RunConfig::new(&run.thread_id)
+        .run_id(&run.run_id)
+        .stream_modes(modes(&spec))
+        .cancel(cancel);
+    cfg.context = Arc::new(spec.context.clone());
+    cfg.recursion_limit = spec.recursion_limit;
+    if !recovering {
+        cfg.checkpoint_id = spec.checkpoint_id.clone();
+    }
+    if let Value::Object(meta) = &run.metadata {
+        cfg.metadata = meta.clone();
+    }
+    let is_resume = matches!(input, DynInput::Resume(_));
+    let result = entry.graph.run(cfg.clone(), input, sink.clone()).await;
+    let result = match result {
+        // A resume recorded by a worker that died before its first checkpoint is continued.
+        Err(RunError::NothingToResume { .. }) if is_resume && run.attempt > 1 => {
+            entry.graph.run(cfg, DynInput::Continue, sink).await
+        }
+        other => other,
+    };
+    result.map(|o| o.status).map_err(|e| e.to_string())
+}
+
+/// Sets a thread's status from its runs and its state: busy while a run is active,
+/// otherwise interrupted / error / idle as its last run ended.
+pub(crate) async fn settle_thread(runs: &Runs, thread_id: &str, last: Option<RunState>) {
+    let active = runs
+        .store
+        .active_runs(thread_id)
+        .await
+        .map(|a| !a.is_empty())
+        .unwrap_or(false);
+    let status = if active {
+        "busy"
+    } else {
+        match last {
+            Some(RunState::Error) => "error",
+            Some(RunState::Interrupted) => "interrupted",
+            _ => "idle",
+        }
+    };
+    if let Err(e) = runs.store.set_thread_status(thread_id, status).await {
+        tracing::warn!(error = %e, "could not update the thread's status");
+    }
+}
+
+/// Streams a run's events after `after`, ending after its terminal event.
+pub(crate) fn watch(
+    runs: Arc<Runs>,
+    run_id: String,
+    after: u64,
+) -> impl Stream<Item = RunEvent> + Send + 'static {
+    async_stream(move |tx| async move {
+        let mut last = after;
+        // Live in this process: read the hub's log and wait on it.
+        if let Some(ch) = runs.hub.get(&run_id) {
+            let mut rx = ch.subscribe();
+            // Events stored by an earlier attempt before this process opened the channel.
+            let (first, _) = ch.after(last);
+            if first.first().is_some_and(|e| e.seq > last + 1) {
+                if let Ok(rows) = runs.store.events_after(&run_id, last as i64).await {
+                    for r in rows {
+                        if first.first().is_some_and(|e| r.seq as u64 >= e.seq) {
+                            break;
+                        }
+                        if let Ok(event) = serde_json::from_value(r.event) {
+                            let ev = RunEvent {
+                                seq: r.seq as u64,
+                                event,
+                            };
+                            last = ev.seq;
+                            if tx.send(ev).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+            loop {
+                let (events, done) = ch.after(last);
+                for e in events {
+                    last = e.seq;
+                    let terminal = e.event.is_terminal();
+                    if tx.send(e).await.is_err() || terminal {
+                        return;
+                    }
+                }
+                if done {
+                    break;
+                }
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+        // Elsewhere (another replica) or finished: read the table until the terminal event.
+        let mut idle = Duration::from_millis(20);
+        loop {
+            let rows = match runs.store.events_after(&run_id, last as i64).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read run events");
+                    return;
+                }
+            };
+            let got = !rows.is_empty();
+            for r in rows {
+                let Ok(event) = serde_json::from_value::<Event>(r.event) else {
+                    continue;
+                };
+                last = r.seq as u64;
+                let terminal = event.is_terminal();
+                if tx.send(RunEvent { seq: last, event }).await.is_err() || terminal {
+                    return;
+                }
+            }
+            if !got {
+                match runs.store.get_run_any(&run_id).await {
+                    Ok(Some(r)) if r.status.is_final() => {
+                        // Finished without a stored terminal event (it was lost): nothing more comes.
+                        let more = runs
+                            .store
+                            .events_after(&run_id, last as i64)
+                            .await
+                            .unwrap_or_default();
+                        if more.is_empty() {
+                            return;
+                        }
+                        continue;
+                    }
+                    Ok(None) => return,
+                    _ => {}
+                }
+                if let Some(ch) = runs.hub.get(&run_id) {
+                    // The run started here meanwhile: follow it live.
+                    let mut rx = ch.subscribe();
+                    let _ = tokio::time::timeout(Duration::from_millis(500), rx.changed()).await;
+                } else {
+                    tokio::time::sleep(idle).await;
+                    idle = (idle * 2).min(Duration::from_millis(250));
+                }
+            } else {
+                idle = Duration::from_millis(20);
+            }
+        }
+    })
+}
+
+/// A stream fed by an async producer through a small channel.
+fn async_stream<F, Fut>(produce: F) -> impl Stream<Item = RunEvent> + Send + 'static
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<RunEvent>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(produce(tx));
+    tokio_stream_from(rx)
+}
+
+fn tokio_stream_from(
+    mut rx: tokio::sync::mpsc::Receiver<RunEvent>,
+) -> impl Stream<Item = RunEvent> + Send + 'static {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}

@@ -1,0 +1,82 @@
+//! Persists run events in batches.
+//!
+//! Runs hand their events to one writer task, which inserts whatever has queued up in one
+//! statement (without waiting for fsync on Postgres: checkpoints, not events, are the
+//! durable truth). A run flushes its events before it is marked finished, so a watcher that
+//! sees a finished run finds every event in the table.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::store::{EventRow, Store};
+
+enum Msg {
+    Event(EventRow),
+    Flush(oneshot::Sender<()>),
+}
+
+/// A handle to the writer task.
+#[derive(Clone)]
+pub(crate) struct EventWriter {
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+const MAX_BATCH: usize = 1024;
+
+impl EventWriter {
+    /// Starts the writer task.
+    pub(crate) fn start(store: Arc<dyn Store>) -> Self {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+        tokio::spawn(async move {
+            let mut batch = Vec::new();
+            let mut acks = Vec::new();
+            while let Some(first) = rx.recv().await {
+                let mut next = Some(first);
+                while let Some(m) = next.take() {
+                    match m {
+                        Msg::Event(e) => batch.push(e),
+                        Msg::Flush(ack) => acks.push(ack),
+                    }
+                    if batch.len() >= MAX_BATCH {
+                        break;
+                    }
+                    next = rx.try_recv().ok();
+                }
+                if !batch.is_empty() {
+                    let mut attempt = 0;
+                    while let Err(e) = store.append_events(&batch).await {
+                        attempt += 1;
+                        tracing::warn!(error = %e, attempt, "could not store run events; retrying");
+                        if attempt >= 5 {
+                            tracing::error!(
+                                dropped = batch.len(),
+                                "giving up on storing run events"
+                            );
+                            break;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
+                    }
+                    batch.clear();
+                }
+                for ack in acks.drain(..) {
+                    let _ = ack.send(());
+                }
+            }
+        });
+        EventWriter { tx }
+    }
+
+    /// Queues an event.
+    pub(crate) fn push(&self, row: EventRow) {
+        let _ = self.tx.send(Msg::Event(row));
+    }
+
+    /// Waits until every event queued so far is stored.
+    pub(crate) async fn flush(&self) {
+        let (ack, done) = oneshot::channel();
+        if self.tx.send(Msg::Flush(ack)).is_ok() {
+            let _ = done.await;
+        }
+    }
+}

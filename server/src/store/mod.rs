@@ -1,0 +1,365 @@
+//! The server's own tables: threads, runs (the work queue, with worker leases) and run
+//! events (what watchers replay). One trait, a SQLite and a Postgres implementation.
+
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What went wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A thread or run id that exists already.
+    #[error("{0} already exists")]
+    Exists(String),
+    /// A second run on a busy thread under the `reject` strategy.
+    #[error("thread `{0}` is already running a task; wait for it to finish, cancel it, or choose another multitask strategy")]
+    Busy(String),
+    /// The database failed.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A stored value that does not decode.
+    #[error("stored value does not decode: {0}")]
+    Decode(String),
+}
+
+/// A thread.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Thread {
+    /// Its id.
+    pub thread_id: String,
+    /// The user it belongs to.
+    pub owner: String,
+    /// Metadata (LangGraph keeps `graph_id` and `assistant_id` here).
+    pub metadata: Value,
+    /// idle, busy, interrupted or error.
+    pub status: String,
+    /// Created, ms since the epoch.
+    pub created_at_ms: i64,
+    /// Updated, ms since the epoch.
+    pub updated_at_ms: i64,
+}
+
+/// Run states as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Waiting for a worker.
+    Pending,
+    /// A worker holds it.
+    Running,
+    /// Reached the end.
+    Success,
+    /// Failed.
+    Error,
+    /// Stopped at an interrupt, waiting for the user.
+    Interrupted,
+    /// Cancelled.
+    Cancelled,
+}
+
+impl RunState {
+    /// Its stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Pending => "pending",
+            RunState::Running => "running",
+            RunState::Success => "success",
+            RunState::Error => "error",
+            RunState::Interrupted => "interrupted",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => RunState::Pending,
+            "running" => RunState::Running,
+            "success" => RunState::Success,
+            "error" => RunState::Error,
+            "interrupted" => RunState::Interrupted,
+            "cancelled" => RunState::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// Whether the run is over.
+    pub fn is_final(self) -> bool {
+        !matches!(self, RunState::Pending | RunState::Running)
+    }
+}
+
+/// How a second run on a busy thread is handled (LangGraph's multitask strategies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MultitaskStrategy {
+    /// Refuse it (409).
+    Reject,
+    /// Cancel the running run (reason `superseded`), keep its progress, then run this one.
+    Interrupt,
+    /// Cancel the running run and delete it and its checkpoints, then run this one.
+    Rollback,
+    /// Run it after the current one.
+    Enqueue,
+}
+
+impl MultitaskStrategy {
+    /// Its wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MultitaskStrategy::Reject => "reject",
+            MultitaskStrategy::Interrupt => "interrupt",
+            MultitaskStrategy::Rollback => "rollback",
+            MultitaskStrategy::Enqueue => "enqueue",
+        }
+    }
+}
+
+/// A cancel asked of a run: what to do with its work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelAction {
+    /// Stop it; keep what it completed.
+    Interrupt,
+    /// Stop it and delete it and its checkpoints.
+    Rollback,
+}
+
+/// A run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Run {
+    /// Its id (a UUIDv7: ids sort by creation).
+    pub run_id: String,
+    /// Its thread.
+    pub thread_id: String,
+    /// The user.
+    pub owner: String,
+    /// The assistant it runs.
+    pub assistant_id: String,
+    /// The graph behind the assistant.
+    pub graph_id: String,
+    /// Its state.
+    pub status: RunState,
+    /// What to run: input or command, config, context, stream modes (see `runs::RunSpec`).
+    pub kwargs: Value,
+    /// Caller metadata.
+    pub metadata: Value,
+    /// Its multitask strategy.
+    pub multitask_strategy: MultitaskStrategy,
+    /// The client's idempotency key.
+    pub idempotency_key: Option<String>,
+    /// A requested cancel (action), if any.
+    pub cancel_action: Option<CancelAction>,
+    /// Why it was cancelled (`user_cancelled`, `superseded`, `disconnect`, ...).
+    pub cancel_reason: Option<String>,
+    /// The worker holding it.
+    pub worker_id: Option<String>,
+    /// Until when the worker's lease holds (ms since the epoch).
+    pub lease_until_ms: Option<i64>,
+    /// How many times a worker claimed it.
+    pub attempt: i64,
+    /// The error of a failed run.
+    pub error: Option<String>,
+    /// Created (ms).
+    pub created_at_ms: i64,
+    /// Updated (ms).
+    pub updated_at_ms: i64,
+}
+
+/// A run to create.
+#[derive(Clone, Debug)]
+pub struct NewRun {
+    /// Its id.
+    pub run_id: String,
+    /// The thread (must exist and belong to `owner`).
+    pub thread_id: String,
+    /// The user.
+    pub owner: String,
+    /// The assistant.
+    pub assistant_id: String,
+    /// Its graph.
+    pub graph_id: String,
+    /// What to run.
+    pub kwargs: Value,
+    /// Caller metadata.
+    pub metadata: Value,
+    /// What to do when the thread is busy.
+    pub multitask_strategy: MultitaskStrategy,
+    /// Makes a retried create return the same run.
+    pub idempotency_key: Option<String>,
+}
+
+/// The result of creating a run.
+#[derive(Clone, Debug)]
+pub struct CreatedRun {
+    /// The run (the existing one for a repeated idempotency key).
+    pub run: Run,
+    /// Whether the idempotency key matched an existing run.
+    pub existing: bool,
+    /// Runs that must be cancelled for this one (interrupt / rollback strategies).
+    pub cancelled: Vec<Run>,
+}
+
+/// One stored run event.
+#[derive(Clone, Debug)]
+pub struct EventRow {
+    /// The run.
+    pub run_id: String,
+    /// Its position in the run (1, 2, ...).
+    pub seq: i64,
+    /// The thread.
+    pub thread_id: String,
+    /// The event (the engine's `Event` as JSON).
+    pub event: Value,
+}
+
+/// Search filters for threads.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadQuery {
+    /// Metadata entries that must all match.
+    pub metadata: serde_json::Map<String, Value>,
+    /// Only this status.
+    pub status: Option<String>,
+    /// Only these ids.
+    pub ids: Option<Vec<String>>,
+    /// Page size.
+    pub limit: i64,
+    /// Page offset.
+    pub offset: i64,
+}
+
+/// What happens when a thread id is created twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IfExists {
+    /// Refuse (409).
+    #[default]
+    Raise,
+    /// Return the existing thread.
+    DoNothing,
+}
+
+/// The server's storage.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Creates a thread.
+    async fn create_thread(&self, t: Thread, if_exists: IfExists) -> Result<Thread, StoreError>;
+    /// A thread, if it exists and belongs to `owner`.
+    async fn get_thread(&self, owner: &str, thread_id: &str) -> Result<Option<Thread>, StoreError>;
+    /// A thread by id, whoever owns it.
+    async fn get_thread_any(&self, thread_id: &str) -> Result<Option<Thread>, StoreError>;
+    /// The owner's threads, newest update first.
+    async fn search_threads(&self, owner: &str, q: &ThreadQuery)
+        -> Result<Vec<Thread>, StoreError>;
+    /// Merges `patch` into a thread's metadata.
+    async fn patch_thread(
+        &self,
+        owner: &str,
+        thread_id: &str,
+        patch: &Value,
+    ) -> Result<Option<Thread>, StoreError>;
+    /// Deletes a thread with its runs and events (not its checkpoints).
+    async fn delete_thread(&self, owner: &str, thread_id: &str) -> Result<bool, StoreError>;
+    /// Sets a thread's status.
+    async fn set_thread_status(&self, thread_id: &str, status: &str) -> Result<(), StoreError>;
+
+    /// Creates a run under the thread's lock, applying the multitask strategy and the
+    /// idempotency key atomically.
+    async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError>;
+    /// A run of the owner's thread.
+    async fn get_run(
+        &self,
+        owner: &str,
+        thread_id: &str,
+        run_id: &str,
+    ) -> Result<Option<Run>, StoreError>;
+    /// A run by id.
+    async fn get_run_any(&self, run_id: &str) -> Result<Option<Run>, StoreError>;
+    /// A thread's runs, newest first.
+    async fn list_runs(
+        &self,
+        thread_id: &str,
+        limit: i64,
+        offset: i64,
+    ) -> Result<Vec<Run>, StoreError>;
+    /// The thread's pending or running runs, oldest first.
+    async fn active_runs(&self, thread_id: &str) -> Result<Vec<Run>, StoreError>;
+    /// Claims the next runnable run: the oldest unfinished run of its thread that is pending
+    /// or whose worker's lease expired; marks it running under `worker`'s lease.
+    async fn claim_run(&self, worker: &str, lease_ms: i64) -> Result<Option<Run>, StoreError>;
+    /// Extends the leases of the worker's runs; returns those with a cancel requested.
+    async fn heartbeat(
+        &self,
+        worker: &str,
+        run_ids: &[String],
+        lease_ms: i64,
+    ) -> Result<Vec<Run>, StoreError>;
+    /// Records a run's end (only if `worker` still holds it); returns whether it did.
+    async fn finish_run(
+        &self,
+        run_id: &str,
+        worker: &str,
+        status: RunState,
+        error: Option<&str>,
+    ) -> Result<bool, StoreError>;
+    /// Gives a run back to the queue (graceful shutdown of its worker).
+    async fn release_run(&self, run_id: &str, worker: &str) -> Result<(), StoreError>;
+    /// Asks a run to stop: a pending run is cancelled at once (returned as cancelled), a
+    /// running one is flagged for its worker.
+    async fn request_cancel(
+        &self,
+        run_id: &str,
+        action: CancelAction,
+        reason: &str,
+    ) -> Result<Option<Run>, StoreError>;
+    /// Deletes a run and its events.
+    async fn delete_run(&self, run_id: &str) -> Result<(), StoreError>;
+
+    /// Appends events (idempotent on (run, seq)).
+    async fn append_events(&self, rows: &[EventRow]) -> Result<(), StoreError>;
+    /// A run's events after `after_seq`, in order.
+    async fn events_after(&self, run_id: &str, after_seq: i64)
+        -> Result<Vec<EventRow>, StoreError>;
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    palgraph::checkpoint::now_ms()
+}
+
+/// Merges `patch` into `base` (top-level keys).
+pub fn merge_metadata(base: &Value, patch: &Value) -> Value {
+    let mut out = base.as_object().cloned().unwrap_or_default();
+    if let Some(p) = patch.as_object() {
+        for (k, v) in p {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// What creating a run does on a busy thread: which active runs to cancel.
+pub(crate) fn decide(
+    thread_id: &str,
+    active: &[Run],
+    strategy: MultitaskStrategy,
+) -> Result<Vec<(Run, CancelAction)>, StoreError> {
+    if active.is_empty() {
+        return Ok(Vec::new());
+    }
+    match strategy {
+        MultitaskStrategy::Reject => Err(StoreError::Busy(thread_id.to_string())),
+        MultitaskStrategy::Enqueue => Ok(Vec::new()),
+        MultitaskStrategy::Interrupt => Ok(active
+            .iter()
+            .map(|r| (r.clone(), CancelAction::Interrupt))
+            .collect()),
+        MultitaskStrategy::Rollback => Ok(active
+            .iter()
+            .map(|r| (r.clone(), CancelAction::Rollback))
+            .collect()),
+    }
+}
