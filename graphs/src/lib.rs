@@ -1,10 +1,12 @@
 //! Graphs authored as Rust modules.
 //!
 //! - [`approval`]: a human-approval graph (draft, ask a person, publish or revise);
-//! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary).
+//! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary);
+//! - [`streaming`]: a node that streams its answer word by word and honours cancellation.
 //!
 //! Each module exposes its state type and a `graph()` builder; read them as the shortest
 //! complete examples of the engine's API.
 
 pub mod approval;
 pub mod fanout;
+pub mod streaming;

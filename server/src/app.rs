@@ -136,11 +136,20 @@ pub fn graphs(cp: Arc<dyn Checkpointer>) -> anyhow::Result<Graphs> {
         serde_json::json!({"type": "object"}),
     );
     let fanout: CompiledGraph<palgraph_graphs::fanout::ReviewState> =
-        palgraph_graphs::fanout::graph()?.with_checkpointer(cp);
+        palgraph_graphs::fanout::graph()?.with_checkpointer(cp.clone());
     g.add(
         "fanout",
         "Three reviewers in parallel, one summary (fan-out / fan-in)",
         Arc::new(fanout),
+        serde_json::json!({"type": "object"}),
+        serde_json::json!({"type": "object"}),
+    );
+    let streaming: CompiledGraph<palgraph_graphs::streaming::StreamingState> =
+        palgraph_graphs::streaming::graph()?.with_checkpointer(cp);
+    g.add(
+        "streaming",
+        "Answers word by word, streaming each word; stops cleanly when cancelled",
+        Arc::new(streaming),
         serde_json::json!({"type": "object"}),
         serde_json::json!({"type": "object"}),
     );

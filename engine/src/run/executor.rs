@@ -459,7 +459,7 @@ impl<S: State> Executor<'_, S> {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }
             self.finish_step(&mut cur, done, step).await?;
-            if self.cfg.cancel.is_cancelled() && !cur.plan.tasks.is_empty() {
+            if self.cfg.cancel.is_cancelled() {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }
         }

@@ -20,18 +20,22 @@ use super::{reason, Running, Runs};
 use crate::store::{CancelAction, EventRow, Run, RunState};
 
 /// Sends a run's events to the hub and the writer, numbering them after any events an
-/// earlier attempt of the run stored.
+/// earlier attempt of the run stored. The terminal event is held back until the run's end
+/// is recorded, so a client that sees it can start the next run on the thread at once.
 struct RunSink {
     run_id: String,
     thread_id: String,
     offset: u64,
     channel: Arc<RunChannel>,
     writer: super::writer::EventWriter,
+    held: std::sync::Mutex<Option<RunEvent>>,
+    last_seq: std::sync::atomic::AtomicU64,
 }
 
-impl EventSink for RunSink {
-    fn send(&self, mut event: RunEvent) {
-        event.seq += self.offset;
+impl RunSink {
+    fn publish(&self, event: RunEvent) {
+        self.last_seq
+            .fetch_max(event.seq, std::sync::atomic::Ordering::AcqRel);
         self.writer.push(EventRow {
             run_id: self.run_id.clone(),
             seq: event.seq as i64,
@@ -39,6 +43,23 @@ impl EventSink for RunSink {
             event: serde_json::to_value(&event.event).unwrap_or_default(),
         });
         self.channel.push(event);
+    }
+
+    fn take_terminal(&self) -> Option<RunEvent> {
+        self.held.lock().ok().and_then(|mut h| h.take())
+    }
+}
+
+impl EventSink for RunSink {
+    fn send(&self, mut event: RunEvent) {
+        event.seq += self.offset;
+        if event.event.is_terminal() {
+            if let Ok(mut h) = self.held.lock() {
+                *h = Some(event);
+            }
+            return;
+        }
+        self.publish(event);
     }
 }
 
@@ -201,7 +222,7 @@ fn modes(spec: &RunSpec) -> StreamModes {
 }
 
 async fn execute(runs: Arc<Runs>, run: Run, cancel: Cancellation) {
-    let outcome = run_graph(&runs, &run, cancel).await;
+    let (outcome, sink) = run_graph(&runs, &run, cancel).await;
     let (status, error) = match &outcome {
         Ok(RunStatus::Completed) => (RunState::Success, None),
         Ok(RunStatus::Interrupted(_)) => (RunState::Interrupted, None),
@@ -225,56 +246,87 @@ async fn execute(runs: Arc<Runs>, run: Run, cancel: Cancellation) {
             entry.graph.forget(&run.thread_id);
         }
     }
-    match runs
+    let recorded = match runs
         .store
         .finish_run(&run.run_id, &runs.worker_id, status, error.as_deref())
         .await
     {
-        Ok(true) => {}
+        Ok(true) => true,
         Ok(false) => {
-            tracing::warn!("lost the run's lease before it finished; another worker owns it")
+            tracing::warn!("lost the run's lease before it finished; another worker owns it");
+            false
         }
-        Err(e) => tracing::error!(error = %e, "could not record the run's end"),
+        Err(e) => {
+            tracing::error!(error = %e, "could not record the run's end");
+            false
+        }
+    };
+    if let (Some(sink), true) = (sink, recorded) {
+        // The terminal event, now that the run's end is recorded (one is made up when the
+        // run failed before the graph could say so).
+        let terminal = sink.take_terminal().unwrap_or_else(|| {
+            let event = match &outcome {
+                Ok(RunStatus::Completed) => Event::Completed {
+                    checkpoint_id: None,
+                },
+                Ok(RunStatus::Interrupted(i)) => Event::Interrupted {
+                    interrupts: i.clone(),
+                },
+                Ok(RunStatus::Cancelled(r)) => Event::Cancelled { reason: r.clone() },
+                Err(e) => Event::Failed {
+                    node: None,
+                    error: e.clone(),
+                },
+            };
+            RunEvent {
+                seq: sink.last_seq.load(std::sync::atomic::Ordering::Acquire) + 1,
+                event,
+            }
+        });
+        sink.publish(terminal);
+        runs.writer.flush().await;
     }
     if rollback {
         let _ = runs.store.delete_run(&run.run_id).await;
     }
     runs.hub.remove(&run.run_id);
     runs.running().remove(&run.run_id);
-    settle_thread(&runs, &run.thread_id, Some(status)).await;
     runs.wake.notify_one();
 }
 
-/// Runs the graph; the error is the message of a failure.
-async fn run_graph(runs: &Arc<Runs>, run: &Run, cancel: Cancellation) -> Result<RunStatus, String> {
-    let Some(entry) = runs.graphs.find(&run.graph_id).cloned() else {
-        return Err(format!("unknown graph `{}`", run.graph_id));
+/// Runs the graph; the error is the message of a failure. Returns the sink holding the
+/// run's terminal event (none when an earlier attempt had already ended the run).
+async fn run_graph(
+    runs: &Arc<Runs>,
+    run: &Run,
+    cancel: Cancellation,
+) -> (Result<RunStatus, String>, Option<Arc<RunSink>>) {
+    let channel = runs.hub.open(&run.run_id);
+    let earlier = match runs.store.events_after(&run.run_id, 0).await {
+        Ok(e) => e,
+        Err(e) => return (Err(e.to_string()), None),
     };
-    let spec: RunSpec =
-        serde_json::from_value(run.kwargs.clone()).map_err(|e| format!("bad run spec: {e}"))?;
-    // Earlier attempts' events keep their numbers; this attempt's follow them. An attempt
-    // that already ended the run (terminal event stored) is not run again.
-    let earlier = runs
-        .store
-        .events_after(&run.run_id, 0)
-        .await
-        .map_err(|e| e.to_string())?;
+    // An attempt that already ended the run (terminal event stored) is not run again.
     if let Some(last) = earlier.last() {
         if let Ok(ev) = serde_json::from_value::<Event>(last.event.clone()) {
-            match ev {
-                Event::Completed { .. } => return Ok(RunStatus::Completed),
-                Event::Interrupted { interrupts } => return Ok(RunStatus::Interrupted(interrupts)),
-                Event::Cancelled { reason } => return Ok(RunStatus::Cancelled(reason)),
-                Event::Failed { error, .. } => return Err(error),
-                _ => {}
+            let done = match ev {
+                Event::Completed { .. } => Some(Ok(RunStatus::Completed)),
+                Event::Interrupted { interrupts } => Some(Ok(RunStatus::Interrupted(interrupts))),
+                Event::Cancelled { reason } => Some(Ok(RunStatus::Cancelled(reason))),
+                Event::Failed { error, .. } => Some(Err(error)),
+                _ => None,
+            };
+            if let Some(d) = done {
+                return (d, None);
             }
         }
     }
+    // Earlier attempts' events keep their numbers (this attempt's follow them) and are
+    // replayed to watchers from the hub.
     let offset = earlier.last().map(|e| e.seq as u64).unwrap_or(0);
-    let channel = runs.hub.open(&run.run_id);
-    for e in &earlier {
-        if let Ok(event) = serde_json::from_value::<Event>(e.event.clone()) {
-            if channel.after(e.seq as u64 - 1).0.is_empty() {
+    if channel.after(0).0.is_empty() {
+        for e in &earlier {
+            if let Ok(event) = serde_json::from_value::<Event>(e.event.clone()) {
                 channel.push(RunEvent {
                     seq: e.seq as u64,
                     event,
@@ -282,13 +334,23 @@ async fn run_graph(runs: &Arc<Runs>, run: &Run, cancel: Cancellation) -> Result<
             }
         }
     }
-    let sink: Arc<dyn EventSink> = Arc::new(RunSink {
+    let sink = Arc::new(RunSink {
         run_id: run.run_id.clone(),
         thread_id: run.thread_id.clone(),
         offset,
         channel,
         writer: runs.writer.clone(),
+        held: std::sync::Mutex::new(None),
+        last_seq: std::sync::atomic::AtomicU64::new(offset),
     });
+    let Some(entry) = runs.graphs.find(&run.graph_id).cloned() else {
+        return (Err(format!("unknown graph `{}`", run.graph_id)), Some(sink));
+    };
+    let spec: RunSpec = match serde_json::from_value(run.kwargs.clone()) {
+        Ok(s) => s,
+        Err(e) => return (Err(format!("bad run spec: {e}")), Some(sink)),
+    };
+    let dyn_sink: Arc<dyn EventSink> = sink.clone();
     let (input, recovering) = input_for(run, &spec, &entry.graph).await;
     let mut cfg = RunConfig::new(&run.thread_id)
         .run_id(&run.run_id)
@@ -303,15 +365,19 @@ async fn run_graph(runs: &Arc<Runs>, run: &Run, cancel: Cancellation) -> Result<
         cfg.metadata = meta.clone();
     }
     let is_resume = matches!(input, DynInput::Resume(_));
-    let result = entry.graph.run(cfg.clone(), input, sink.clone()).await;
+    let result = entry.graph.run(cfg.clone(), input, dyn_sink.clone()).await;
     let result = match result {
         // A resume recorded by a worker that died before its first checkpoint is continued.
         Err(RunError::NothingToResume { .. }) if is_resume && run.attempt > 1 => {
-            entry.graph.run(cfg, DynInput::Continue, sink).await
+            let _ = sink.take_terminal();
+            entry.graph.run(cfg, DynInput::Continue, dyn_sink).await
         }
         other => other,
     };
-    result.map(|o| o.status).map_err(|e| e.to_string())
+    (
+        result.map(|o| o.status).map_err(|e| e.to_string()),
+        Some(sink),
+    )
 }
 
 /// Sets a thread's status from its runs and its state: busy while a run is active,

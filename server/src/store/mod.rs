@@ -297,7 +297,8 @@ pub trait Store: Send + Sync {
         run_ids: &[String],
         lease_ms: i64,
     ) -> Result<Vec<Run>, StoreError>;
-    /// Records a run's end (only if `worker` still holds it); returns whether it did.
+    /// Records a run's end (only if `worker` still holds it) and, in the same transaction,
+    /// its thread's status; returns whether it did.
     async fn finish_run(
         &self,
         run_id: &str,
@@ -328,6 +329,15 @@ pub trait Store: Send + Sync {
 /// Milliseconds since the epoch.
 pub fn now_ms() -> i64 {
     palgraph::checkpoint::now_ms()
+}
+
+/// A thread's status once its last run ended this way (and no other run is active).
+pub fn thread_status_after(status: RunState) -> &'static str {
+    match status {
+        RunState::Error => "error",
+        RunState::Interrupted => "interrupted",
+        _ => "idle",
+    }
 }
 
 /// Merges `patch` into `base` (top-level keys).

@@ -427,15 +427,26 @@ impl Store for PgStore {
         status: RunState,
         error: Option<&str>,
     ) -> Result<bool, StoreError> {
+        // The run's end and its thread's status change together, so a client that sees the
+        // run finished can start the next one at once.
         let n = sqlx::query(
-            "UPDATE runs SET status = $3, error = $4, updated_at_ms = $5, lease_until_ms = NULL
-             WHERE run_id = $1 AND worker_id = $2 AND status = 'running'",
+            "WITH r AS (
+                UPDATE runs SET status = $3, error = $4, updated_at_ms = $5, lease_until_ms = NULL
+                WHERE run_id = $1 AND worker_id = $2 AND status = 'running'
+                RETURNING thread_id
+             )
+             UPDATE threads SET updated_at_ms = $5,
+                 status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = threads.thread_id
+                                            AND o.status IN ('pending', 'running') AND o.run_id <> $1)
+                               THEN 'busy' ELSE $6 END
+             WHERE thread_id = (SELECT thread_id FROM r)",
         )
         .bind(run_id)
         .bind(worker)
         .bind(status.as_str())
         .bind(error)
         .bind(now_ms())
+        .bind(super::thread_status_after(status))
         .execute(&self.pool)
         .await?
         .rows_affected();

@@ -454,6 +454,8 @@ impl Store for SqliteStore {
         status: RunState,
         error: Option<&str>,
     ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = now_ms();
         let n = sqlx::query(
             "UPDATE runs SET status = ?3, error = ?4, updated_at_ms = ?5, lease_until_ms = NULL
              WHERE run_id = ?1 AND worker_id = ?2 AND status = 'running'",
@@ -462,10 +464,25 @@ impl Store for SqliteStore {
         .bind(worker)
         .bind(status.as_str())
         .bind(error)
-        .bind(now_ms())
-        .execute(&self.pool)
+        .bind(now)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
+        if n == 1 {
+            sqlx::query(
+                "UPDATE threads SET updated_at_ms = ?2,
+                     status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = threads.thread_id
+                                                AND o.status IN ('pending', 'running'))
+                                   THEN 'busy' ELSE ?3 END
+                 WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = ?1)",
+            )
+            .bind(run_id)
+            .bind(now)
+            .bind(super::thread_status_after(status))
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         Ok(n == 1)
     }
 

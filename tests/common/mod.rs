@@ -1,0 +1,245 @@
+//! The end-to-end harness: the real `palgraph` binary on a free port, on a fresh SQLite
+//! file or a fresh Postgres schema, and a small SSE client.
+
+#![allow(
+    dead_code,
+    unreachable_pub,
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path, PgSchema};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Which database the server uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A running server process.
+pub struct TestServer {
+    pub base: String,
+    pub client: reqwest::Client,
+    child: Child,
+    schema: Option<PgSchema>,
+    db: Option<PathBuf>,
+    pub database_url: Option<String>,
+}
+
+impl TestServer {
+    pub async fn start(backend: Backend) -> Self {
+        Self::start_with(backend, &[]).await
+    }
+
+    pub async fn start_with(backend: Backend, env: &[(&str, &str)]) -> Self {
+        let (schema, db, database_url) = match backend {
+            Backend::Sqlite => (None, Some(temp_db_path()), None),
+            Backend::Postgres => {
+                let s = PgSchema::create().await;
+                let url = s.schema_url();
+                (Some(s), None, Some(url))
+            }
+        };
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_palgraph"));
+        cmd.arg("serve")
+            .env("PALGRAPH_PORT", "0")
+            .env("RUST_LOG", "warn")
+            .env_remove("DATABASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        if let Some(p) = &db {
+            cmd.env("PALGRAPH_DB", p);
+        }
+        if let Some(u) = &database_url {
+            cmd.env("DATABASE_URL", u);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start palgraph");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("palgraph printed its address in time")
+            .expect("read stdout")
+            .expect("palgraph exited before listening");
+        let base = line
+            .strip_prefix("palgraph listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .trim()
+            .to_string();
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        TestServer {
+            base,
+            client: reqwest::Client::builder().build().unwrap(),
+            child,
+            schema,
+            db,
+            database_url,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> reqwest::Response {
+        self.client
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = self.post(path, body).await;
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn get_json(&self, path: &str) -> (u16, Value) {
+        let r = self.client.get(self.url(path)).send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn sse(&self, req: reqwest::RequestBuilder) -> Sse {
+        let resp = req
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            resp.status().is_success(),
+            "SSE request failed: {}",
+            resp.status()
+        );
+        Sse::new(resp)
+    }
+
+    pub async fn new_thread(&self) -> String {
+        let (s, t) = self.post_json("/threads", serde_json::json!({})).await;
+        assert_eq!(s, 200, "{t}");
+        t["thread_id"].as_str().unwrap().to_string()
+    }
+
+    /// Kills the process at once (SIGKILL).
+    pub async fn kill(&mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        if let Some(p) = &self.db {
+            remove_sqlite_files(p);
+        }
+        let _ = self.schema.take();
+    }
+}
+
+/// One server-sent event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub id: Option<String>,
+    pub data: Value,
+}
+
+/// A minimal SSE reader.
+pub struct Sse {
+    pub headers: reqwest::header::HeaderMap,
+    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    buf: String,
+    pub comments: usize,
+}
+
+impl Sse {
+    pub fn new(resp: reqwest::Response) -> Self {
+        Sse {
+            headers: resp.headers().clone(),
+            body: Box::pin(resp.bytes_stream()),
+            buf: String::new(),
+            comments: 0,
+        }
+    }
+
+    /// The next event; `None` when the stream ends. Panics after 30 s of silence.
+    pub async fn next(&mut self) -> Option<SseEvent> {
+        loop {
+            if let Some(pos) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..pos + 2).collect();
+                let (mut event, mut id, mut data) = (None, None, Vec::new());
+                let mut only_comments = true;
+                for line in block.lines() {
+                    if let Some(c) = line.strip_prefix(':') {
+                        let _ = c;
+                        self.comments += 1;
+                        continue;
+                    }
+                    only_comments = false;
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = Some(v.trim().to_string());
+                    } else if let Some(v) = line.strip_prefix("id:") {
+                        id = Some(v.trim().to_string());
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
+                    }
+                }
+                if only_comments || data.is_empty() {
+                    continue;
+                }
+                let joined = data.join("\n");
+                let data = serde_json::from_str(&joined).unwrap_or(Value::String(joined));
+                return Some(SseEvent { event, id, data });
+            }
+            match tokio::time::timeout(Duration::from_secs(30), self.body.next()).await {
+                Ok(Some(Ok(chunk))) => self.buf.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(Some(Err(_))) | Ok(None) => return None,
+                Err(_) => panic!("no SSE event for 30 s"),
+            }
+        }
+    }
+
+    /// Every remaining event.
+    pub async fn all(&mut self) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        while let Some(e) = self.next().await {
+            out.push(e);
+        }
+        out
+    }
+}
+
+/// Runs the test body on SQLite and on Postgres.
+#[macro_export]
+macro_rules! both_backends {
+    ($name:ident, $body:path) => {
+        mod $name {
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                $body(Backend::Sqlite).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                $body(Backend::Postgres).await;
+            }
+        }
+    };
+}
