@@ -2,11 +2,16 @@
 //!
 //! - [`approval`]: a human-approval graph (draft, ask a person, publish or revise);
 //! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary);
-//! - [`streaming`]: a node that streams its answer word by word and honours cancellation.
+//! - [`streaming`]: a node that streams its answer word by word and honours cancellation;
+//! - [`palassist`]: PalAssist, the compliance document assistant (its nodes live in
+//!   `palgraph_nodes`);
+//! - [`registry`]: the names of the registered graphs, and building one by name.
 //!
 //! Each module exposes its state type and a `graph()` builder; read them as the shortest
 //! complete examples of the engine's API.
 
 pub mod approval;
 pub mod fanout;
+pub mod palassist;
+pub mod registry;
 pub mod streaming;

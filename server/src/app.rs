@@ -11,13 +11,18 @@ use palgraph::checkpoint::{Checkpointer, PostgresCheckpointer, SqliteCheckpointe
 use palgraph::CompiledGraph;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::auth::AuthConfig;
+use crate::api::auth::{AuthConfig, LOCAL_USER};
+use crate::api::chat::{ChatBinding, ChatRequest};
 use crate::api::{router, AppState};
 use crate::graphs::Graphs;
 use crate::runs::{RunSettings, Runs};
 use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
+use palgraph_nodes::documents::{
+    seed_samples, DocumentStore, PostgresDocumentStore, SqliteDocumentStore,
+};
+use palgraph_nodes::{ChatTurn, PalAssistDeps};
 
 /// `palgraph serve` settings (flags or environment).
 #[derive(clap::Args, Clone, Debug)]
@@ -117,15 +122,37 @@ impl Database {
             Database::Postgres(p) => Arc::new(PgStore::new(p.clone())),
         }
     }
+
+    /// The document store on it.
+    pub fn documents(&self) -> Arc<dyn DocumentStore> {
+        match self {
+            Database::Sqlite(p) => Arc::new(SqliteDocumentStore::new(p.clone())),
+            Database::Postgres(p) => Arc::new(PostgresDocumentStore::new(p.clone())),
+        }
+    }
 }
 
 fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     schemars::schema_for!(T).to_value()
 }
 
-/// The graphs served, on `cp`.
-pub fn graphs(cp: Arc<dyn Checkpointer>) -> anyhow::Result<Graphs> {
+/// The graphs served, on `cp`: PalAssist (over `deps`) and the example graphs.
+pub fn graphs(cp: Arc<dyn Checkpointer>, deps: PalAssistDeps) -> anyhow::Result<Graphs> {
     let mut g = Graphs::default();
+    let palassist: CompiledGraph<palgraph_nodes::AgentState> =
+        palgraph_graphs::palassist::graph(deps)?.with_checkpointer(cp.clone());
+    let (state_schema, input_schema) =
+        palgraph_graphs::registry::schemas(palgraph_graphs::palassist::NAME).unwrap_or((
+            serde_json::json!({"type": "object"}),
+            serde_json::json!({"type": "object"}),
+        ));
+    g.add(
+        palgraph_graphs::palassist::NAME,
+        "PalAssist: answers compliance questions from your documents, asking when unsure",
+        Arc::new(palassist),
+        state_schema,
+        input_schema,
+    );
     let approval: CompiledGraph<palgraph_graphs::approval::ApprovalState> =
         palgraph_graphs::approval::graph()?.with_checkpointer(cp.clone());
     g.add(
@@ -183,7 +210,19 @@ impl Server {
         }
         let db = Database::open(cfg).await?;
         let store = db.store();
-        let graphs = graphs(db.checkpointer())?;
+        let docs = db.documents();
+        if !auth.enabled() {
+            let added = seed_samples(docs.as_ref(), LOCAL_USER).await?;
+            if added > 0 {
+                tracing::info!(
+                    documents = added,
+                    "added the sample documents for the local user"
+                );
+            }
+        }
+        let llm =
+            palgraph_nodes::llm::from_env().context("configuring the LLM (OPENAI_* variables)")?;
+        let graphs = graphs(db.checkpointer(), PalAssistDeps::new(llm, docs.clone()))?;
         let runs = Runs::new(
             store.clone(),
             graphs.clone(),
@@ -200,7 +239,8 @@ impl Server {
             store,
             graphs,
             auth: Arc::new(auth),
-            chat: None,
+            chat: Some(chat_binding()),
+            docs: Some(docs),
             shutdown: shutdown.clone(),
         };
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, cfg.port))
@@ -263,5 +303,23 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = term => {}
+    }
+}
+
+/// `/chat` runs PalAssist: a chat request becomes PalAssist's turn input.
+pub fn chat_binding() -> ChatBinding {
+    ChatBinding {
+        graph_id: palgraph_graphs::palassist::NAME.to_string(),
+        turn_input: Arc::new(|req: &ChatRequest| {
+            let update = palgraph_nodes::turn_input(ChatTurn {
+                message: req.message.clone(),
+                tiptap_json: req.tiptap_json.clone(),
+                tagged_doc_ids: req.tagged_doc_ids.clone(),
+                tagged_set_ids: req.tagged_set_ids.clone(),
+                action: req.action.clone(),
+                enable_web_search: req.enable_web_search,
+            });
+            serde_json::to_value(update).map_err(|e| e.to_string())
+        }),
     }
 }

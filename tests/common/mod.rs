@@ -42,6 +42,8 @@ impl TestServer {
     }
 
     pub async fn start_with(backend: Backend, env: &[(&str, &str)]) -> Self {
+        // The workspace builds reqwest with rustls and no default crypto provider.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let (schema, db, database_url) = match backend {
             Backend::Sqlite => (None, Some(temp_db_path()), None),
             Backend::Postgres => {

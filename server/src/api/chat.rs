@@ -189,6 +189,8 @@ fn response_event(values: &Value) -> Value {
         "retrieval_confidence": pick("retrieval_confidence", Value::Null),
         "tokens_used": pick("tokens_used", json!(0)),
         "cost_usd": pick("cost_usd", json!(0.0)),
+        "cancelled": pick("cancelled", json!(false)),
+        "notices": pick("notices", json!([])),
     })
 }
 

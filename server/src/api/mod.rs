@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod chat;
+pub mod documents;
 pub mod error;
 pub mod extract;
 pub mod lg;
@@ -38,6 +39,8 @@ pub struct AppState {
     pub auth: Arc<AuthConfig>,
     /// The graph behind `/chat`.
     pub chat: Option<ChatBinding>,
+    /// The per-user documents.
+    pub docs: Option<Arc<dyn palgraph_nodes::documents::DocumentStore>>,
     /// Cancelled at shutdown: open streams end.
     pub shutdown: tokio_util::sync::CancellationToken,
 }
@@ -71,6 +74,11 @@ pub fn router(state: AppState) -> Router {
         .route("/chat/resume", post(chat::resume))
         .route("/chat/history/{thread_id}", get(chat::history))
         .route("/chat/stream/{thread_id}", get(chat::stream))
+        .route("/documents", post(documents::create).get(documents::list))
+        .route(
+            "/documents/{id}",
+            get(documents::get).delete(documents::delete),
+        )
         .route("/assistants/search", post(lg::search_assistants))
         .route("/assistants/{id}", get(lg::get_assistant))
         .route("/assistants/{id}/graph", get(lg::assistant_graph))

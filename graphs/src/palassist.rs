@@ -1,0 +1,114 @@
+//! PalAssist, the document assistant, as a graph: the nodes of `palgraph_nodes` wired with
+//! the engine's builder.
+//!
+//! ```text
+//! START -> intent_resolver -> doc_resolver -+-> validate_inputs -+-> summarize -+
+//!                                           |                    +-> inquire   -+
+//!                                           |                    +-> compare   -+-> format_response -> END
+//!                                           |                    +-> audit     -+
+//!                                           +--------(cancelled)-+--------------+
+//! ```
+//!
+//! A turn is `RunInput::Turn(turn_input(chat_turn))`, run with the calling user in the
+//! context (`RunConfig::new(thread).context("user_id", user)`). When a node asks the user
+//! (a PalAssist prompt), the run ends `Interrupted` with the prompt's payload; resume it
+//! with the chosen option's value, typed text, or null to cancel.
+
+use std::sync::Arc;
+
+use palgraph::{CompiledGraph, GraphError, StateGraph, END, START};
+use palgraph_nodes::actions::{audit, compare, inquire, summarize};
+use palgraph_nodes::doc_resolver::doc_resolver;
+use palgraph_nodes::format_response::format_response;
+use palgraph_nodes::intent_resolver::intent_resolver;
+use palgraph_nodes::validate_inputs::validate_inputs;
+
+pub use palgraph_nodes::{
+    turn_input, Action, AgentState, AgentStateUpdate, ChatTurn, PalAssistDeps,
+};
+
+/// The graph's registered name.
+pub const NAME: &str = "palassist";
+
+/// Where `doc_resolver` and `validate_inputs` go next: on to the action, or straight to
+/// `format_response` when the user cancelled a prompt.
+fn after_resolution(next: &'static str) -> impl Fn(&AgentState) -> &'static str {
+    move |s: &AgentState| if s.cancelled { "format_response" } else { next }
+}
+
+fn route_action(s: &AgentState) -> &'static str {
+    if s.cancelled {
+        return "format_response";
+    }
+    s.action.unwrap_or(Action::Inquire).as_str()
+}
+
+/// Builds PalAssist over `deps`.
+///
+/// # Errors
+/// Never for this graph; the signature is the builder's.
+pub fn graph(deps: PalAssistDeps) -> Result<CompiledGraph<AgentState>, GraphError> {
+    let deps = Arc::new(deps);
+    let mut g = StateGraph::<AgentState>::new();
+    macro_rules! node {
+        ($name:literal, $f:path, $status:literal) => {{
+            let d = deps.clone();
+            g.add_node($name, move |s, c| $f(d.clone(), s, c))
+                .status($status);
+        }};
+    }
+    node!("intent_resolver", intent_resolver, "Clarifying intent...");
+    node!("doc_resolver", doc_resolver, "Finding documents...");
+    node!("validate_inputs", validate_inputs, "Validating request...");
+    node!("summarize", summarize, "Summarizing documents...");
+    node!("inquire", inquire, "Researching your question...");
+    node!("compare", compare, "Comparing documents...");
+    node!("audit", audit, "Auditing against regulations...");
+    node!("format_response", format_response, "Formatting response...");
+
+    g.add_edge(START, "intent_resolver");
+    g.add_edge("intent_resolver", "doc_resolver");
+    g.add_conditional_edges(
+        "doc_resolver",
+        after_resolution("validate_inputs"),
+        ["validate_inputs", "format_response"],
+    );
+    let actions: Vec<&str> = Action::ALL.iter().map(|a| a.as_str()).collect();
+    let mut targets = actions.clone();
+    targets.push("format_response");
+    g.add_conditional_edges("validate_inputs", route_action, targets);
+    for a in actions {
+        g.add_edge(a, "format_response");
+    }
+    g.add_edge("format_response", END);
+    g.compile()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use palgraph_nodes::documents::MemoryDocumentStore;
+    use palgraph_nodes::llm::OfflineLlm;
+
+    #[test]
+    fn status_lines_are_the_seed_lines() {
+        let deps = PalAssistDeps::new(
+            Arc::new(OfflineLlm::new()),
+            Arc::new(MemoryDocumentStore::new()),
+        );
+        let g = graph(deps).unwrap();
+        for (node, line) in [
+            ("intent_resolver", "Clarifying intent..."),
+            ("doc_resolver", "Finding documents..."),
+            ("validate_inputs", "Validating request..."),
+            ("summarize", "Summarizing documents..."),
+            ("inquire", "Researching your question..."),
+            ("compare", "Comparing documents..."),
+            ("audit", "Auditing against regulations..."),
+            ("format_response", "Formatting response..."),
+        ] {
+            assert_eq!(g.node_status(node), Some(line), "{node}");
+        }
+        assert!(g.mermaid().contains("validate_inputs"));
+    }
+}

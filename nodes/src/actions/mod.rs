@@ -1,0 +1,172 @@
+//! The four action nodes, [`summarize()`], [`inquire()`], [`compare()`] and [`audit()`], and what
+//! they share: load the resolved documents (the caller's only), choose the passages the
+//! answer may use (each action its own way), stream the LLM's answer to the run's event
+//! stream as `message_delta`s of the assistant message it appends, and cite the passages
+//! the answer's `[n]` markers point to.
+//!
+//! The answer is produced inside the durable step `answer`, so a re-entered node never
+//! asks again. When the run is cancelled mid-answer, the action stops and keeps the
+//! partial text as its message, marked `{"interrupted": true, "reason": ...}`.
+
+pub mod audit;
+pub mod compare;
+pub mod inquire;
+pub mod summarize;
+
+use futures_util::StreamExt;
+use palgraph::{Message, NodeContext, NodeError};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::conversation::{recent_lines, request_text};
+use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::documents::Document;
+use crate::llm::{AnswerChunk, AnswerRequest, Llm, LlmError, Usage};
+use crate::passages::{cited, Passage};
+use crate::state::{Action, AgentState, AgentStateUpdate};
+
+pub use audit::audit;
+pub use compare::compare;
+pub use inquire::inquire;
+pub use summarize::summarize;
+
+/// How many earlier messages an answer sees.
+const HISTORY: usize = 4;
+
+/// The passages an action gives the LLM, and how well they match the request.
+pub(crate) struct Prepared {
+    pub(crate) passages: Vec<Passage>,
+    pub(crate) retrieval_confidence: f64,
+}
+
+/// What the durable `answer` step records.
+#[derive(Debug, Serialize, Deserialize)]
+struct Generated {
+    text: String,
+    usage: Usage,
+    /// Why the answer stopped early, when the run was cancelled.
+    interrupted: Option<String>,
+}
+
+/// Streams the answer into `message_id` until it ends or the run is cancelled.
+async fn generate(
+    llm: &dyn Llm,
+    request: &AnswerRequest,
+    ctx: &NodeContext,
+    message_id: &str,
+    preface: String,
+) -> Result<Generated, NodeError> {
+    let mut out = Generated {
+        text: String::new(),
+        usage: Usage::default(),
+        interrupted: None,
+    };
+    let reason = || {
+        ctx.cancel_reason()
+            .map(|r| r.as_str().to_string())
+            .unwrap_or_else(|| "user_cancelled".to_string())
+    };
+    if !preface.is_empty() {
+        ctx.message_delta(message_id, preface.clone());
+        out.text = preface;
+    }
+    let mut stream = tokio::select! {
+        biased;
+        _ = ctx.cancelled() => {
+            out.interrupted = Some(reason());
+            return Ok(out);
+        }
+        s = llm.answer(request) => s.map_err(LlmError::into_node_error)?,
+    };
+    loop {
+        tokio::select! {
+            biased;
+            _ = ctx.cancelled() => {
+                out.interrupted = Some(reason());
+                break;
+            }
+            item = stream.next() => match item {
+                None => break,
+                Some(Ok(AnswerChunk::Text(t))) => {
+                    ctx.message_delta(message_id, t.clone());
+                    out.text.push_str(&t);
+                }
+                Some(Ok(AnswerChunk::Usage(u))) => out.usage.add(&u),
+                Some(Err(e)) => return Err(e.into_node_error()),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `action`: the shared body of the four action nodes.
+pub(crate) async fn run(
+    action: Action,
+    deps: &PalAssistDeps,
+    state: &AgentState,
+    ctx: &NodeContext,
+    prepare: fn(&[Document], &AgentState, &str) -> Prepared,
+) -> Result<AgentStateUpdate, NodeError> {
+    let owner = user_id(ctx)?;
+    let mut notices = state.notices.clone();
+    let mut docs = Vec::new();
+    for id in &state.resolved_doc_ids {
+        match deps.docs.get(&owner, id).await.map_err(store_error)? {
+            Some(d) => docs.push(d),
+            None => notices
+                .push("A document of this request no longer exists, so I left it out.".to_string()),
+        }
+    }
+    let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
+    let question = request_text(state, &labels);
+    let prepared = prepare(&docs, state, &question);
+    let request = AnswerRequest {
+        action,
+        question,
+        documents: docs.iter().map(Document::doc_ref).collect(),
+        passages: prepared.passages,
+        audit_text: state.audit_text.clone(),
+        web_search_query: state
+            .web_search_query
+            .clone()
+            .filter(|_| state.enable_web_search),
+        history: recent_lines(state, HISTORY),
+    };
+    if let Some(q) = &request.web_search_query {
+        ctx.status(action.status_line(), json!({ "web_query": q }));
+    }
+    let preface: String = notices.iter().map(|n| format!("_Note: {n}_\n\n")).collect();
+    let message_id = format!("{}:answer", ctx.task_id());
+    let mut generated: Generated = ctx
+        .step(
+            "answer",
+            generate(deps.llm.as_ref(), &request, ctx, &message_id, preface),
+        )
+        .await?;
+    if generated.interrupted.is_none() && generated.text.trim().is_empty() {
+        generated.text = format!(
+            "I couldn't produce an answer from {}.",
+            crate::extractive::join_titles(&request.documents)
+        );
+    }
+    let citations = cited(&generated.text, &request.passages);
+    let mut message = Message::ai(generated.text.clone())
+        .with_id(message_id)
+        .with_metadata("action", action.as_str())
+        .with_metadata("citations", json!(citations))
+        .with_metadata(
+            "doc_ids",
+            json!(request.documents.iter().map(|d| &d.id).collect::<Vec<_>>()),
+        );
+    if let Some(reason) = &generated.interrupted {
+        message = message
+            .with_metadata("interrupted", true)
+            .with_metadata("reason", reason.as_str());
+    }
+    Ok(AgentStateUpdate::default()
+        .response(generated.text)
+        .citations(citations)
+        .retrieval_confidence(prepared.retrieval_confidence)
+        .with_usage(&generated.usage)
+        .messages(vec![message]))
+}

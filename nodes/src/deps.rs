@@ -1,0 +1,64 @@
+//! What PalAssist's nodes need from outside: an LLM and a document store
+//! ([`PalAssistDeps`]), and the calling user, read from the run's context.
+
+use std::sync::Arc;
+
+use palgraph::{NodeContext, NodeError};
+
+use crate::documents::{DocumentError, DocumentStore};
+use crate::llm::Llm;
+
+/// PalAssist's dependencies.
+#[derive(Clone)]
+pub struct PalAssistDeps {
+    /// The LLM (see [`crate::llm::from_env`]).
+    pub llm: Arc<dyn Llm>,
+    /// The document store.
+    pub docs: Arc<dyn DocumentStore>,
+}
+
+impl PalAssistDeps {
+    /// Dependencies from an LLM and a store.
+    pub fn new(llm: Arc<dyn Llm>, docs: Arc<dyn DocumentStore>) -> Self {
+        PalAssistDeps { llm, docs }
+    }
+}
+
+impl std::fmt::Debug for PalAssistDeps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PalAssistDeps")
+            .field("llm", &self.llm.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The key of the calling user in the run's context (`RunConfig::context`).
+pub const USER_ID: &str = "user_id";
+
+/// The calling user: `ctx.context()["user_id"]`, a non-empty string.
+///
+/// # Errors
+/// A fatal error naming the missing key: every PalAssist run must say whose documents it
+/// may read.
+pub fn user_id(ctx: &NodeContext) -> Result<String, NodeError> {
+    ctx.context()
+        .get(USER_ID)
+        .and_then(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            NodeError::fatal(
+                "PalAssist needs the calling user: run it with RunConfig::context(\"user_id\", <user id>)",
+            )
+        })
+}
+
+/// The node error for a document-store failure (storage errors may be retried).
+pub(crate) fn store_error(e: DocumentError) -> NodeError {
+    let kind = match e {
+        DocumentError::Storage(_) => palgraph::ErrorKind::Retryable,
+        _ => palgraph::ErrorKind::Fatal,
+    };
+    NodeError::from_error(kind, e)
+}

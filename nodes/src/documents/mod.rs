@@ -1,0 +1,176 @@
+//! The document store: each user's documents (id, owner, title, content), scoped by owner so
+//! a user never sees another's. One trait, [`DocumentStore`], and three implementations:
+//! [`MemoryDocumentStore`] (tests), [`SqliteDocumentStore`] and [`PostgresDocumentStore`]
+//! over the `documents` table of palgraph's migrations. [`seed_samples`] gives a new user
+//! the sample documents of [`samples`].
+
+mod memory;
+mod postgres;
+pub mod samples;
+mod sqlite;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::state::DocRef;
+
+pub use memory::MemoryDocumentStore;
+pub use postgres::PostgresDocumentStore;
+pub use samples::seed_samples;
+pub use sqlite::SqliteDocumentStore;
+
+/// The longest title accepted, in characters.
+pub const MAX_TITLE_CHARS: usize = 300;
+/// The largest content accepted, in bytes.
+pub const MAX_CONTENT_BYTES: usize = 2 * 1024 * 1024;
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Document {
+    /// Its id (a UUID v7).
+    pub id: String,
+    /// The user it belongs to.
+    pub owner: String,
+    /// Its title.
+    pub title: String,
+    /// Its text (plain text or Markdown).
+    pub content: String,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+}
+
+impl Document {
+    /// Its id and title.
+    pub fn doc_ref(&self) -> DocRef {
+        DocRef {
+            id: self.id.clone(),
+            title: self.title.clone(),
+        }
+    }
+}
+
+/// Why a document operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DocumentError {
+    /// The input was refused (empty title, content too large, ...); nothing was stored.
+    #[error("invalid document: {0}")]
+    Invalid(String),
+    /// The database failed.
+    #[error("document storage failed: {0}")]
+    Storage(#[from] sqlx::Error),
+}
+
+/// Where a user's documents live. Every call is scoped by `owner`.
+#[async_trait]
+pub trait DocumentStore: Send + Sync {
+    /// Stores a new document for `owner`.
+    ///
+    /// # Errors
+    /// [`DocumentError::Invalid`] for an empty owner or title, an empty or too large content,
+    /// a title over [`MAX_TITLE_CHARS`]; a storage error.
+    async fn create(
+        &self,
+        owner: &str,
+        title: &str,
+        content: &str,
+    ) -> Result<Document, DocumentError>;
+
+    /// The owner's documents, oldest first.
+    ///
+    /// # Errors
+    /// A storage error.
+    async fn list(&self, owner: &str) -> Result<Vec<Document>, DocumentError>;
+
+    /// The owner's documents as id and title only (what the resolvers need), oldest first.
+    ///
+    /// # Errors
+    /// A storage error.
+    async fn titles(&self, owner: &str) -> Result<Vec<DocRef>, DocumentError>;
+
+    /// One of the owner's documents; `None` when it does not exist or is someone else's.
+    ///
+    /// # Errors
+    /// A storage error.
+    async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError>;
+
+    /// Deletes one of the owner's documents; false when there was none to delete.
+    ///
+    /// # Errors
+    /// A storage error.
+    async fn delete(&self, owner: &str, id: &str) -> Result<bool, DocumentError>;
+}
+
+/// Checks a new document and gives it an id and a creation time.
+pub(crate) fn new_document(
+    owner: &str,
+    title: &str,
+    content: &str,
+) -> Result<Document, DocumentError> {
+    let owner = owner.trim();
+    let title = title.trim();
+    if owner.is_empty() {
+        return Err(DocumentError::Invalid("the owner is empty".into()));
+    }
+    if title.is_empty() {
+        return Err(DocumentError::Invalid("the title is empty".into()));
+    }
+    if title.chars().count() > MAX_TITLE_CHARS {
+        return Err(DocumentError::Invalid(format!(
+            "the title is longer than {MAX_TITLE_CHARS} characters"
+        )));
+    }
+    if content.trim().is_empty() {
+        return Err(DocumentError::Invalid("the content is empty".into()));
+    }
+    if content.len() > MAX_CONTENT_BYTES {
+        return Err(DocumentError::Invalid(format!(
+            "the content is larger than {} MiB",
+            MAX_CONTENT_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(Document {
+        id: uuid::Uuid::now_v7().to_string(),
+        owner: owner.to_string(),
+        title: title.to_string(),
+        content: content.to_string(),
+        created_at_ms: now_ms(),
+    })
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_document_refuses_empty_and_oversized_input() {
+        assert!(matches!(
+            new_document("", "t", "c"),
+            Err(DocumentError::Invalid(_))
+        ));
+        assert!(matches!(
+            new_document("u", "  ", "c"),
+            Err(DocumentError::Invalid(_))
+        ));
+        assert!(matches!(
+            new_document("u", "t", " \n"),
+            Err(DocumentError::Invalid(_))
+        ));
+        let long = "x".repeat(MAX_TITLE_CHARS + 1);
+        assert!(matches!(
+            new_document("u", &long, "c"),
+            Err(DocumentError::Invalid(_))
+        ));
+        let doc = new_document("u", "  Title ", "body").unwrap();
+        assert_eq!(doc.title, "Title");
+        assert!(doc.created_at_ms > 0);
+    }
+}

@@ -1,0 +1,41 @@
+//! Durable calls: every LLM call, and the read of the user's document list a node may
+//! re-enter with, goes through the engine's `ctx.step`, so a node re-entered after a prompt
+//! (or a crash) gets the recorded result instead of calling again. LLM calls also stop when
+//! the run is cancelled.
+
+use std::future::Future;
+
+use palgraph::{NodeContext, NodeError};
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::deps::{store_error, PalAssistDeps};
+use crate::llm::LlmError;
+use crate::state::DocRef;
+
+/// Runs an LLM call as the durable step `name`.
+pub(crate) async fn llm_call<T, F>(ctx: &NodeContext, name: &str, call: F) -> Result<T, NodeError>
+where
+    T: Serialize + DeserializeOwned,
+    F: Future<Output = Result<T, LlmError>>,
+{
+    ctx.step(name, async {
+        tokio::select! {
+            result = call => result.map_err(LlmError::into_node_error),
+            _ = ctx.cancelled() => Err(NodeError::cancelled()),
+        }
+    })
+    .await
+}
+
+/// The user's documents (id and title), read once per node attempt chain and recorded, so
+/// the candidates of a prompt are the same when the node re-enters with the answer.
+pub(crate) async fn library(
+    deps: &PalAssistDeps,
+    ctx: &NodeContext,
+    owner: &str,
+) -> Result<Vec<DocRef>, NodeError> {
+    ctx.step("list_documents", async {
+        deps.docs.titles(owner).await.map_err(store_error)
+    })
+    .await
+}

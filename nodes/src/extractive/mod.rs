@@ -1,0 +1,88 @@
+//! Extractive answers: what the offline resolver answers with, built only from the
+//! documents' own sentences, each cited with its passage marker `[n]`:
+//!
+//! - [`summarize`](summarize::summarize): the most central sentences of each document
+//!   (obligations and figures first);
+//! - [`inquire`](inquire::inquire): the sentences of the best-matching passages;
+//! - [`compare`](compare::compare): passages aligned side by side: changed (with the
+//!   figures that moved), only in one, unchanged;
+//! - [`audit`](audit::audit): each sentence of the audited text checked against its
+//!   best-matching requirement; differing figures and optional wording are flagged.
+
+mod audit;
+mod compare;
+mod inquire;
+mod quantities;
+mod summarize;
+
+use crate::llm::AnswerRequest;
+use crate::state::{Action, DocRef};
+
+/// The extractive answer to `request`.
+pub(crate) fn answer(request: &AnswerRequest) -> String {
+    let mut out = String::new();
+    if request.web_search_query.is_some() {
+        out.push_str(
+            "Web search is not available without an LLM configured, so this answer relies on your documents only; check the current status with the issuing authority.\n\n",
+        );
+    }
+    out.push_str(&match request.action {
+        Action::Summarize => summarize::summarize(request),
+        Action::Inquire => inquire::inquire(request),
+        Action::Compare => compare::compare(request),
+        Action::Audit => audit::audit(request),
+    });
+    out.trim_end().to_string()
+}
+
+/// "A", "A and B", "A, B and C".
+pub(crate) fn join_titles(docs: &[DocRef]) -> String {
+    let titles: Vec<&str> = docs.iter().map(|d| d.title.as_str()).collect();
+    match titles.as_slice() {
+        [] => "your documents".to_string(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(action: Action) -> AnswerRequest {
+        AnswerRequest {
+            action,
+            question: "What is the retention period?".into(),
+            documents: vec![],
+            passages: vec![],
+            audit_text: None,
+            web_search_query: None,
+            history: vec![],
+        }
+    }
+
+    #[test]
+    fn with_no_documents_every_action_says_so() {
+        assert!(answer(&request(Action::Inquire)).contains("no document"));
+        assert!(answer(&request(Action::Compare)).contains("no documents"));
+        assert!(answer(&request(Action::Audit)).contains("no requirements"));
+        assert!(answer(&request(Action::Summarize)).contains("no text"));
+    }
+
+    #[test]
+    fn web_search_offline_is_reported_first() {
+        let mut r = request(Action::Inquire);
+        r.web_search_query = Some("q".into());
+        assert!(answer(&r).starts_with("Web search is not available"));
+    }
+
+    #[test]
+    fn titles_join_like_prose() {
+        let d = |t: &str| DocRef {
+            id: t.into(),
+            title: t.into(),
+        };
+        assert_eq!(join_titles(&[d("A")]), "A");
+        assert_eq!(join_titles(&[d("A"), d("B"), d("C")]), "A, B and C");
+    }
+}

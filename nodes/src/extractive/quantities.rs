@@ -1,0 +1,159 @@
+//! Quantities in compliance text: a number with its unit ("5 years", "72 hours", "4.5%",
+//! "five working days"), so answers can say what changed and audits can flag a period or
+//! ratio that differs from the requirement.
+
+use std::fmt;
+
+/// A number and its unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Quantity {
+    /// The number.
+    pub(crate) value: f64,
+    /// The unit, singular (`year`, `working day`, `percent`, ...).
+    pub(crate) unit: &'static str,
+}
+
+impl fmt::Display for Quantity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = if self.value.fract() == 0.0 {
+            format!("{}", self.value as i64)
+        } else {
+            format!("{}", self.value)
+        };
+        match self.unit {
+            "percent" => write!(f, "{v}%"),
+            unit if (self.value - 1.0).abs() < f64::EPSILON => write!(f, "{v} {unit}"),
+            unit => write!(f, "{v} {unit}s"),
+        }
+    }
+}
+
+const NUMBER_WORDS: [&str; 21] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+];
+
+fn unit(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "year" | "years" => "year",
+        "month" | "months" => "month",
+        "week" | "weeks" => "week",
+        "day" | "days" => "day",
+        "hour" | "hours" => "hour",
+        "minute" | "minutes" => "minute",
+        "percent" | "per-cent" => "percent",
+        _ => return None,
+    })
+}
+
+fn number(word: &str) -> Option<f64> {
+    if let Some(i) = NUMBER_WORDS.iter().position(|w| *w == word) {
+        return Some(i as f64);
+    }
+    let digits = word.replace(',', "");
+    if digits.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        digits.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// The quantities of `text`, in order.
+pub(crate) fn quantities(text: &str) -> Vec<Quantity> {
+    let words: Vec<String> = text
+        .split(|c: char| c.is_whitespace() || c == '-' || c == '(' || c == ')')
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '%')
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if let Some(n) = w.strip_suffix('%').and_then(number) {
+            out.push(Quantity {
+                value: n,
+                unit: "percent",
+            });
+            continue;
+        }
+        let Some(value) = number(w) else { continue };
+        let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+        let after = words.get(i + 2).map(String::as_str).unwrap_or("");
+        if matches!(next, "working" | "business") {
+            if unit(after) == Some("day") {
+                out.push(Quantity {
+                    value,
+                    unit: "working day",
+                });
+            }
+        } else if next == "per" && after == "cent" {
+            out.push(Quantity {
+                value,
+                unit: "percent",
+            });
+        } else if let Some(u) = unit(next) {
+            out.push(Quantity { value, unit: u });
+        }
+    }
+    out
+}
+
+/// The quantities of `b` that differ from the quantity of the same unit in `a`, as
+/// "old → new" pairs (units present on both sides only).
+pub(crate) fn changes(a: &str, b: &str) -> Vec<(Quantity, Quantity)> {
+    let qa = quantities(a);
+    let qb = quantities(b);
+    let mut out = Vec::new();
+    for (x, y) in qa.iter().zip(qb.iter()) {
+        if x.unit == y.unit && x.value != y.value {
+            out.push((*x, *y));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_with_units_in_digits_and_words() {
+        let q = quantities(
+            "Keep records for 5 years, notify within 72 hours, a ratio of 4.5% and five working days; 12-month calls.",
+        );
+        let shown: Vec<String> = q.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            ["5 years", "72 hours", "4.5%", "5 working days", "12 months"]
+        );
+        assert!(quantities("Article 92 applies").is_empty());
+    }
+
+    #[test]
+    fn changes_pair_quantities_of_the_same_unit() {
+        let c = changes("retained for 5 years", "retained for 7 years");
+        assert_eq!(c.len(), 1);
+        assert_eq!(format!("{} → {}", c[0].0, c[0].1), "5 years → 7 years");
+        assert!(changes("within 90 days", "within 90 days").is_empty());
+    }
+}

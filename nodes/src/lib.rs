@@ -1,0 +1,70 @@
+//! # PalAssist's nodes
+//!
+//! PalAssist is palgraph's document assistant for compliance work. A user writes a message
+//! (plain text, TipTap JSON with @mentions of documents, maybe an explicit action and a
+//! web-search flag); the graph works out what to do and on which documents, asks the user
+//! when it is unsure (PalAssist prompts, raised with `interrupt`), and answers from the
+//! documents with citations.
+//!
+//! ```text
+//! START -> intent_resolver -> doc_resolver -> validate_inputs -> summarize | inquire
+//!                                                               | compare | audit
+//!                                          -> format_response -> END
+//! ```
+//! (a turn cancelled at a prompt goes straight to `format_response`). The graph itself is
+//! built in `palgraph_graphs::palassist`; this crate holds its parts:
+//!
+//! - [`AgentState`], [`ChatTurn`] and [`turn_input`]: the state and a turn's input;
+//! - the nodes: [`intent_resolver`](intent_resolver::intent_resolver),
+//!   [`doc_resolver`](doc_resolver::doc_resolver),
+//!   [`validate_inputs`](validate_inputs::validate_inputs), the [`actions`], and
+//!   [`format_response`](format_response::format_response); each takes
+//!   [`PalAssistDeps`] and reads the calling user from `ctx.context()["user_id"]`;
+//! - [`prompt`]: the prompts' payloads and answers;
+//! - [`llm`]: the LLM (async-openai, or the offline resolver);
+//! - [`documents`]: the per-user document store and the sample documents;
+//! - [`tiptap`], [`temporal`]: mention walking and the temporal keyword scan.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use palgraph_nodes::{documents::{MemoryDocumentStore, seed_samples}, llm, PalAssistDeps};
+//!
+//! let docs = Arc::new(MemoryDocumentStore::new());
+//! seed_samples(docs.as_ref(), "alice").await?;
+//! let deps = PalAssistDeps::new(llm::from_env()?, docs);
+//! // palgraph_graphs::palassist::graph(deps)? builds the graph.
+//! # let _ = deps; Ok(()) }
+//! ```
+
+pub mod actions;
+mod conversation;
+pub mod deps;
+pub mod doc_resolver;
+pub mod documents;
+mod durable;
+mod extractive;
+pub mod format_response;
+pub mod intent_resolver;
+pub mod llm;
+mod passages;
+pub mod prompt;
+mod references;
+pub mod state;
+pub mod temporal;
+mod text;
+pub mod tiptap;
+mod title_match;
+pub mod validate_inputs;
+
+pub use deps::{user_id, PalAssistDeps, USER_ID};
+pub use documents::{
+    seed_samples, Document, DocumentError, DocumentStore, MemoryDocumentStore,
+    PostgresDocumentStore, SqliteDocumentStore,
+};
+pub use llm::Llm;
+pub use passages::Passage;
+pub use prompt::{Prompt, PromptKind, PromptOption};
+pub use state::{
+    turn_input, Action, AgentState, AgentStateUpdate, ChatTurn, Citation, DocRef, InferenceSource,
+};

@@ -1,0 +1,483 @@
+//! [`OfflineLlm`]: PalAssist with no LLM configured. Deterministic and local:
+//!
+//! - intent: action keywords ("summarize", "compare", "audit", ...), question form, and,
+//!   on the second pass, the action the recent conversation asked for;
+//! - web search: wording that asks whether something is still in force;
+//! - documents: the references of the message (names, kinds, pronouns) matched against
+//!   the registry with strsim, pronouns resolved from the recent conversation;
+//! - answers: extractive (the passages that match, side by side for compare, flagged
+//!   sentences for audit), streamed in a few chunks.
+
+use async_trait::async_trait;
+use futures_util::stream;
+
+use super::{
+    AnswerChunk, AnswerRequest, AnswerStream, ChatRole, DocRequest, DocResolution, IntentDecision,
+    IntentRequest, Llm, LlmError, Reply, Usage,
+};
+use crate::extractive;
+use crate::references::{self, Reference};
+use crate::state::{Action, DocRef};
+use crate::text::tokens;
+use crate::title_match::{match_name, title_has_word, titles_in_text};
+
+/// The model name offline usage reports.
+pub const OFFLINE_MODEL: &str = "offline";
+
+/// The deterministic offline resolver and extractive answerer.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OfflineLlm {
+    pace: std::time::Duration,
+}
+
+impl OfflineLlm {
+    /// The offline resolver.
+    pub fn new() -> Self {
+        OfflineLlm::default()
+    }
+
+    /// The same resolver streaming its answers word by word, `pace` apart, the way a model
+    /// types (for demos of streaming, and tests of runs that take a while).
+    #[must_use]
+    pub fn with_pace(mut self, pace: std::time::Duration) -> Self {
+        self.pace = pace;
+        self
+    }
+}
+
+/// The text split into words, each keeping the whitespace after it.
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for c in text.chars() {
+        if !c.is_whitespace()
+            && cur.chars().last().is_some_and(char::is_whitespace)
+            && cur.chars().any(|x| !x.is_whitespace())
+        {
+            out.push(std::mem::take(&mut cur));
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn free() -> Usage {
+    Usage {
+        model: OFFLINE_MODEL.into(),
+        ..Usage::default()
+    }
+}
+
+/// The actions a text asks for, in order of first appearance (inquire is never listed:
+/// it is what a question wants when nothing else is asked).
+pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
+    let words = tokens(text);
+    let mut found: Vec<(usize, Action)> = Vec::new();
+    let mut note = |pos: usize, a: Action| {
+        if !found.iter().any(|(_, f)| *f == a) {
+            found.push((pos, a));
+        }
+    };
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+        if w.starts_with("summar")
+            || matches!(w.as_str(), "overview" | "tldr" | "gist" | "recap")
+            || (matches!(w.as_str(), "key" | "main") && next.starts_with("point"))
+        {
+            note(i, Action::Summarize);
+        }
+        if w.starts_with("compar")
+            || w.starts_with("differ")
+            || matches!(w.as_str(), "contrast" | "versus" | "vs" | "diff")
+            || (w == "what" && next == "changed")
+        {
+            note(i, Action::Compare);
+        }
+        if w.starts_with("audit")
+            || w.starts_with("violat")
+            || matches!(
+                w.as_str(),
+                "comply" | "complies" | "compliant" | "noncompliant"
+            )
+            || (w == "gap" && next.starts_with("analys"))
+            || (matches!(w.as_str(), "check" | "review") && next == "against")
+        {
+            note(i, Action::Audit);
+        }
+    }
+    found.sort_by_key(|(pos, _)| *pos);
+    found.into_iter().map(|(_, a)| a).collect()
+}
+
+const QUESTION_STARTS: [&str; 17] = [
+    "what", "how", "when", "who", "whom", "which", "why", "where", "does", "do", "is", "are",
+    "can", "should", "must", "explain", "tell",
+];
+
+fn is_question(text: &str) -> bool {
+    text.trim_end().ends_with('?')
+        || tokens(text)
+            .first()
+            .is_some_and(|w| QUESTION_STARTS.contains(&w.as_str()))
+}
+
+/// Whether a message asks about the current status of a rule (an LLM's judgement, made
+/// with keywords): "still", "in force", "enforced", "repealed", "news", "up to date", ...
+pub(crate) fn asks_for_current_status(text: &str) -> bool {
+    let words = tokens(text);
+    let lower = text.to_lowercase();
+    words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "still"
+                | "enforced"
+                | "repealed"
+                | "superseded"
+                | "amended"
+                | "amendment"
+                | "news"
+                | "outdated"
+        )
+    }) || lower.contains("in force")
+        || lower.contains("up to date")
+        || lower.contains("up-to-date")
+}
+
+fn classify(request: &IntentRequest) -> IntentDecision {
+    let requested = requested_actions(&request.message);
+    let web = asks_for_current_status(&request.message);
+    let decide = |action, requested: Vec<Action>, confidence, reasoning: &str| IntentDecision {
+        action,
+        multi_action_detected: requested.len() > 1,
+        requested_actions: requested,
+        confidence,
+        enable_web_search: web,
+        reasoning: reasoning.to_string(),
+    };
+    match requested.as_slice() {
+        [one] => decide(
+            *one,
+            requested.clone(),
+            0.9,
+            "The message names one action.",
+        ),
+        [first, ..] => decide(
+            *first,
+            requested.clone(),
+            0.5,
+            "The message asks for several actions.",
+        ),
+        [] if is_question(&request.message) => decide(
+            Action::Inquire,
+            vec![Action::Inquire],
+            0.8,
+            "The message is a question.",
+        ),
+        [] => {
+            // Second pass: the action the recent conversation asked for.
+            let earlier = request
+                .history
+                .iter()
+                .rev()
+                .filter(|l| l.role == ChatRole::User)
+                .find_map(|l| requested_actions(&l.content).first().copied());
+            match earlier {
+                Some(a) => decide(
+                    a,
+                    vec![a],
+                    0.7,
+                    "The message continues the action asked for earlier in the conversation.",
+                ),
+                None => decide(
+                    Action::Inquire,
+                    Vec::new(),
+                    0.4,
+                    "The message names no action and is not a question.",
+                ),
+            }
+        }
+    }
+}
+
+fn resolve(request: &DocRequest) -> DocResolution {
+    let registry = &request.registry;
+    let mut ids: Vec<String> = Vec::new();
+    let mut confidence: f64 = 1.0;
+    let mut unresolved = Vec::new();
+    let add = |found: &[DocRef], conf: f64, ids: &mut Vec<String>, confidence: &mut f64| {
+        for d in found {
+            if !ids.contains(&d.id) {
+                ids.push(d.id.clone());
+            }
+        }
+        *confidence = confidence.min(conf);
+    };
+    for s in titles_in_text(&request.message, registry) {
+        add(&[s.doc], 0.95, &mut ids, &mut confidence);
+    }
+    for r in references::find(&request.message) {
+        match r {
+            Reference::Named { name, strong } => {
+                let m = match_name(&name, registry);
+                let docs: Vec<DocRef> = m.iter().map(|s| s.doc.clone()).collect();
+                match docs.len() {
+                    0 if strong => unresolved.push(name),
+                    0 => {}
+                    1 => add(&docs, m[0].score * 0.95, &mut ids, &mut confidence),
+                    _ => add(&docs, 0.55, &mut ids, &mut confidence),
+                }
+            }
+            Reference::Kind { noun, plural } => {
+                let docs: Vec<DocRef> = registry
+                    .iter()
+                    .filter(|d| title_has_word(&d.title, &noun))
+                    .cloned()
+                    .collect();
+                match docs.len() {
+                    0 => {}
+                    1 => add(&docs, 0.9, &mut ids, &mut confidence),
+                    _ if plural => add(&docs, 0.85, &mut ids, &mut confidence),
+                    _ => add(&docs, 0.55, &mut ids, &mut confidence),
+                }
+            }
+            Reference::Pronoun { plural } => {
+                if registry.is_empty() {
+                    continue;
+                }
+                let recent = request
+                    .history
+                    .iter()
+                    .rev()
+                    .map(|l| titles_in_text(&l.content, registry))
+                    .find(|found| !found.is_empty());
+                match recent {
+                    Some(found) if !plural => {
+                        add(&[found[0].doc.clone()], 0.8, &mut ids, &mut confidence);
+                    }
+                    Some(found) => {
+                        let docs: Vec<DocRef> = found.into_iter().map(|s| s.doc).collect();
+                        add(&docs, 0.8, &mut ids, &mut confidence);
+                    }
+                    None if registry.len() == 1 => add(registry, 0.85, &mut ids, &mut confidence),
+                    None if plural && registry.len() == 2 => {
+                        add(registry, 0.85, &mut ids, &mut confidence);
+                    }
+                    None => add(registry, 0.55, &mut ids, &mut confidence),
+                }
+            }
+        }
+    }
+    let reasoning = if ids.is_empty() {
+        "The message refers to no document of the registry.".to_string()
+    } else {
+        format!(
+            "Matched {} registry document(s) by title, kind or pronoun.",
+            ids.len()
+        )
+    };
+    DocResolution {
+        confidence: if ids.is_empty() { 0.0 } else { confidence },
+        doc_ids: ids,
+        unresolved_names: unresolved,
+        reasoning,
+    }
+}
+
+/// Splits a text into about `parts` pieces at word boundaries (their concatenation is the
+/// text).
+pub(crate) fn chunks(text: &str, parts: usize) -> Vec<String> {
+    let target = (text.len() / parts.max(1)).max(1);
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for piece in text.split_inclusive(char::is_whitespace) {
+        current.push_str(piece);
+        if current.len() >= target {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+#[async_trait]
+impl Llm for OfflineLlm {
+    fn describe(&self) -> String {
+        OFFLINE_MODEL.to_string()
+    }
+
+    async fn classify_intent(
+        &self,
+        request: &IntentRequest,
+    ) -> Result<Reply<IntentDecision>, LlmError> {
+        Ok(Reply {
+            value: classify(request),
+            usage: free(),
+        })
+    }
+
+    async fn resolve_documents(
+        &self,
+        request: &DocRequest,
+    ) -> Result<Reply<DocResolution>, LlmError> {
+        Ok(Reply {
+            value: resolve(request),
+            usage: free(),
+        })
+    }
+
+    async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError> {
+        let text = extractive::answer(request);
+        if !self.pace.is_zero() {
+            let pace = self.pace;
+            let mut items: Vec<AnswerChunk> =
+                words(&text).into_iter().map(AnswerChunk::Text).collect();
+            items.push(AnswerChunk::Usage(free()));
+            let paced = stream::unfold(items.into_iter(), move |mut it| async move {
+                let next = it.next()?;
+                if matches!(next, AnswerChunk::Text(_)) {
+                    tokio::time::sleep(pace).await;
+                }
+                Some((Ok(next), it))
+            });
+            return Ok(Box::pin(paced));
+        }
+        let mut items: Vec<Result<AnswerChunk, LlmError>> = chunks(&text, 6)
+            .into_iter()
+            .map(|c| Ok(AnswerChunk::Text(c)))
+            .collect();
+        items.push(Ok(AnswerChunk::Usage(free())));
+        Ok(Box::pin(stream::iter(items)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ChatLine;
+
+    fn intent(message: &str, history: &[(&str, ChatRole)]) -> IntentDecision {
+        classify(&IntentRequest {
+            message: message.into(),
+            history: history
+                .iter()
+                .map(|(c, r)| ChatLine {
+                    role: *r,
+                    content: (*c).into(),
+                })
+                .collect(),
+        })
+    }
+
+    fn docs(titles: &[(&str, &str)]) -> Vec<DocRef> {
+        titles
+            .iter()
+            .map(|(id, t)| DocRef {
+                id: (*id).into(),
+                title: (*t).into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_action_word_is_confident_two_are_multi() {
+        let d = intent("Please summarize the policy", &[]);
+        assert_eq!(
+            (d.action, d.multi_action_detected),
+            (Action::Summarize, false)
+        );
+        assert!(d.confidence >= 0.7);
+        let d = intent("Summarize and audit this", &[]);
+        assert!(d.multi_action_detected);
+        assert_eq!(d.requested_actions, [Action::Summarize, Action::Audit]);
+        assert!(d.confidence < 0.7);
+    }
+
+    #[test]
+    fn questions_inquire_and_bare_messages_are_unsure_until_history_helps() {
+        let d = intent("What are the capital requirements?", &[]);
+        assert_eq!(d.action, Action::Inquire);
+        assert!(d.confidence >= 0.7);
+        let d = intent("@AML", &[]);
+        assert!(d.confidence < 0.7);
+        let d = intent("@AML", &[("Summarize @CRR", ChatRole::User)]);
+        assert_eq!(d.action, Action::Summarize);
+        assert!(d.confidence >= 0.7);
+    }
+
+    #[test]
+    fn still_enforced_asks_for_the_web() {
+        assert!(intent("Is this still enforced?", &[]).enable_web_search);
+        assert!(!intent("What are the capital requirements?", &[]).enable_web_search);
+    }
+
+    #[test]
+    fn kinds_resolve_against_the_registry() {
+        let registry = docs(&[
+            ("crr", "Capital Requirements Regulation (CRR) — Excerpt"),
+            (
+                "aml",
+                "Anti-Money Laundering (AML) and Know Your Customer (KYC) Policy",
+            ),
+        ]);
+        let r = resolve(&DocRequest {
+            message: "What does that regulation say about the leverage ratio?".into(),
+            registry: registry.clone(),
+            history: vec![],
+        });
+        assert_eq!(r.doc_ids, ["crr"]);
+        assert!(r.confidence >= 0.8);
+        let r = resolve(&DocRequest {
+            message: "Summarize the travel expense policy".into(),
+            registry,
+            history: vec![],
+        });
+        assert!(r.doc_ids.is_empty());
+        assert_eq!(r.unresolved_names, ["travel expense policy"]);
+    }
+
+    #[test]
+    fn pronouns_use_the_conversation_or_ask() {
+        let registry = docs(&[("a", "Alpha Policy"), ("b", "Beta Standard")]);
+        let history = vec![ChatLine {
+            role: ChatRole::Assistant,
+            content: "Here is what Beta Standard says".into(),
+        }];
+        let r = resolve(&DocRequest {
+            message: "Is it still enforced?".into(),
+            registry: registry.clone(),
+            history,
+        });
+        assert_eq!(r.doc_ids, ["b"]);
+        let r = resolve(&DocRequest {
+            message: "Is it still enforced?".into(),
+            registry,
+            history: vec![],
+        });
+        assert_eq!(r.doc_ids.len(), 2);
+        assert!(r.confidence < 0.8);
+    }
+
+    #[test]
+    fn chunks_rebuild_the_text() {
+        let text = "one two three four five six seven eight nine ten";
+        let c = chunks(text, 4);
+        assert!(c.len() >= 3);
+        assert_eq!(c.concat(), text);
+    }
+
+    #[test]
+    fn words_keep_their_whitespace_and_rebuild_the_text() {
+        let text = "Here is:\n\n- one  two\n- three";
+        let w = words(text);
+        assert_eq!(
+            w,
+            vec!["Here ", "is:\n\n", "- ", "one  ", "two\n", "- ", "three"]
+        );
+        assert_eq!(w.concat(), text);
+    }
+}

@@ -1,0 +1,274 @@
+//! Passages: documents cut into paragraphs and list items under their headings, numbered
+//! so an answer can cite them as `[n]`, and ranked against a request by weighted term
+//! coverage (how much of the request's meaning, weighted by rarity, a passage contains).
+
+use std::collections::{HashMap, HashSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::documents::Document;
+use crate::state::{Citation, DocRef};
+use crate::text::{self, sentences, shorten, squash, strip_list_marker};
+
+/// Paragraphs longer than this are cut into groups of sentences.
+const LONG_PARAGRAPH: usize = 700;
+/// The size of those groups.
+const GROUP: usize = 400;
+/// The longest quote a citation carries.
+pub(crate) const QUOTE_CHARS: usize = 280;
+
+/// A piece of a document an answer may cite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Passage {
+    /// Its marker in the answer (`[number]`), from 1.
+    pub number: u32,
+    /// The document.
+    pub doc_id: String,
+    /// The document's title.
+    pub title: String,
+    /// The heading it sits under, if any.
+    pub heading: Option<String>,
+    /// The text.
+    pub text: String,
+    /// How well it matches the request (0..1; 0 when not ranked).
+    pub score: f64,
+}
+
+impl Passage {
+    /// The citation of this passage.
+    pub fn citation(&self) -> Citation {
+        Citation {
+            doc_id: self.doc_id.clone(),
+            title: self.title.clone(),
+            quote: shorten(&self.text, QUOTE_CHARS),
+            marker: self.number,
+        }
+    }
+}
+
+/// The passages of a document, unnumbered (number 0), in document order.
+pub(crate) fn split(doc: &Document) -> Vec<Passage> {
+    let mut out = Vec::new();
+    let mut heading: Option<String> = None;
+    let mut paragraph: Vec<&str> = Vec::new();
+    let flush = |paragraph: &mut Vec<&str>, heading: &Option<String>, out: &mut Vec<Passage>| {
+        if paragraph.is_empty() {
+            return;
+        }
+        let text = squash(&paragraph.join(" "));
+        paragraph.clear();
+        for piece in cut(&text) {
+            out.push(Passage {
+                number: 0,
+                doc_id: doc.id.clone(),
+                title: doc.title.clone(),
+                heading: heading.clone(),
+                text: piece,
+                score: 0.0,
+            });
+        }
+    };
+    for line in doc.content.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            flush(&mut paragraph, &heading, &mut out);
+        } else if trimmed.starts_with('#') {
+            flush(&mut paragraph, &heading, &mut out);
+            heading = Some(trimmed.trim_start_matches('#').trim().to_string());
+        } else if strip_list_marker(trimmed).len() != trimmed.len() {
+            flush(&mut paragraph, &heading, &mut out);
+            paragraph.push(strip_list_marker(trimmed));
+            flush(&mut paragraph, &heading, &mut out);
+        } else {
+            paragraph.push(trimmed);
+        }
+    }
+    flush(&mut paragraph, &heading, &mut out);
+    out
+}
+
+fn cut(text: &str) -> Vec<String> {
+    if text.len() <= LONG_PARAGRAPH {
+        return vec![text.to_string()];
+    }
+    let mut groups = Vec::new();
+    let mut current = String::new();
+    for s in sentences(text) {
+        if !current.is_empty() && current.len() + s.len() > GROUP {
+            groups.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(&s);
+    }
+    if !current.is_empty() {
+        groups.push(current);
+    }
+    groups
+}
+
+/// Numbers passages 1, 2, ... in their current order.
+pub(crate) fn number(passages: &mut [Passage]) {
+    for (i, p) in passages.iter_mut().enumerate() {
+        p.number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    }
+}
+
+/// The terms of a passage (its heading's too).
+pub(crate) fn passage_terms(p: &Passage) -> HashSet<String> {
+    let mut t: HashSet<String> = text::terms(&p.text).into_iter().collect();
+    if let Some(h) = &p.heading {
+        t.extend(text::terms(h));
+    }
+    t
+}
+
+/// Scores every passage against `query` terms: the share of the query's weight (each term
+/// weighted by its rarity among these passages) that the passage contains. 0 when the
+/// query has no terms.
+pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
+    let query: Vec<&String> = {
+        let mut seen = HashSet::new();
+        query.iter().filter(|t| seen.insert(*t)).collect()
+    };
+    let sets: Vec<HashSet<String>> = passages.iter().map(passage_terms).collect();
+    let n = sets.len() as f64;
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for t in &query {
+        df.insert(
+            t.as_str(),
+            sets.iter().filter(|s| s.contains(t.as_str())).count(),
+        );
+    }
+    let weight = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
+    let total: f64 = query.iter().map(|t| weight(t)).sum();
+    for (p, set) in passages.iter_mut().zip(&sets) {
+        p.score = if total > 0.0 {
+            query
+                .iter()
+                .filter(|t| set.contains(t.as_str()))
+                .map(|t| weight(t))
+                .sum::<f64>()
+                / total
+        } else {
+            0.0
+        };
+    }
+}
+
+/// The best passages for `query` across `docs`: ranked, those scoring at least `min`, at
+/// most `limit`, best first, numbered.
+pub(crate) fn best(docs: &[Document], query: &[String], min: f64, limit: usize) -> Vec<Passage> {
+    let mut all: Vec<Passage> = docs.iter().flat_map(split).collect();
+    rank(&mut all, query);
+    all.sort_by(|a, b| b.score.total_cmp(&a.score));
+    all.retain(|p| p.score >= min && p.score > 0.0);
+    all.truncate(limit);
+    number(&mut all);
+    all
+}
+
+/// Ranks the user's documents for a request: each document's best passage score, best
+/// first, only those with a positive score.
+pub(crate) fn rank_documents(docs: &[Document], query: &[String]) -> Vec<(DocRef, f64)> {
+    let mut all: Vec<Passage> = docs.iter().flat_map(split).collect();
+    rank(&mut all, query);
+    let mut best: Vec<(DocRef, f64)> = docs
+        .iter()
+        .map(|d| {
+            let score = all
+                .iter()
+                .filter(|p| p.doc_id == d.id)
+                .map(|p| p.score)
+                .fold(0.0, f64::max);
+            (d.doc_ref(), score)
+        })
+        .filter(|(_, s)| *s > 0.0)
+        .collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1));
+    best
+}
+
+/// The citations an answer's `[n]` markers point to, in order of first use, each once.
+pub(crate) fn cited(answer: &str, passages: &[Passage]) -> Vec<Citation> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let bytes = answer.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'[' {
+            let digits: String = answer[i + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            let close = i + 1 + digits.len();
+            if !digits.is_empty() && bytes.get(close) == Some(&b']') {
+                if let Ok(n) = digits.parse::<u32>() {
+                    if let Some(p) = passages.iter().find(|p| p.number == n) {
+                        if seen.insert(n) {
+                            out.push(p.citation());
+                        }
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(content: &str) -> Document {
+        Document {
+            id: "d".into(),
+            owner: "u".into(),
+            title: "T".into(),
+            content: content.into(),
+            created_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn split_keeps_headings_and_cuts_list_items() {
+        let d = doc(
+            "Intro line one\nline two.\n\n## Rules\n\n- Keep records.\n- Delete later.\n\nTail.",
+        );
+        let p = split(&d);
+        let texts: Vec<&str> = p.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Intro line one line two.",
+                "Keep records.",
+                "Delete later.",
+                "Tail."
+            ]
+        );
+        assert_eq!(p[0].heading, None);
+        assert_eq!(p[1].heading.as_deref(), Some("Rules"));
+    }
+
+    #[test]
+    fn rare_terms_weigh_more_in_the_rank() {
+        let d = doc("Capital ratio is 8%.\n\nLeverage ratio is 3%.\n\nThe ratio is reported.");
+        let mut p = split(&d);
+        rank(&mut p, &text::terms("leverage ratio"));
+        assert!(p[1].score > 0.99);
+        assert!(p[0].score > 0.0 && p[0].score < 0.5);
+    }
+
+    #[test]
+    fn cited_follows_markers_in_order_once_each() {
+        let mut p = split(&doc("One.\n\nTwo.\n\nThree."));
+        number(&mut p);
+        let c = cited("See [2] and [1], again [2]; not [9] nor [x].", &p);
+        let markers: Vec<u32> = c.iter().map(|c| c.marker).collect();
+        assert_eq!(markers, [2, 1]);
+        assert_eq!(c[0].quote, "Two.");
+    }
+}

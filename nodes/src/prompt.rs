@@ -1,0 +1,215 @@
+//! PalAssist prompts: the interrupts that ask the user, their exact payloads, reading the
+//! answer, and the message that records an answered prompt in the conversation.
+//!
+//! A payload is `{"interrupt_type": "action_choice" | "doc_choice" | "text_input",
+//! "message": <question>, "options": [{"value", "label"}...]}`; a `doc_choice` ends with
+//! `{"value": "all", "label": "All of these"}`, a `text_input` has no options. The resume
+//! value is the chosen `value` (a string) or free text; `null` cancels.
+
+use palgraph::{Message, NodeContext, NodeError};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::state::{Action, DocRef};
+
+/// The `kind` in the metadata of a message recording an answered prompt.
+pub const RECORD_KIND: &str = "palassist_prompt";
+
+/// The option value that picks every offered document.
+pub const ALL: &str = "all";
+
+/// What a turn cancelled at a prompt answers (clients may hide it).
+pub const CANCELLED_RESPONSE: &str =
+    "Okay, I've stopped there. Send a new message whenever you're ready.";
+
+/// The kind of prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptKind {
+    /// Pick an action.
+    ActionChoice,
+    /// Pick a document (or all of them).
+    DocChoice,
+    /// Type an answer.
+    TextInput,
+}
+
+/// A button of a prompt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptOption {
+    /// What the client sends back when it is chosen.
+    pub value: String,
+    /// The button text.
+    pub label: String,
+}
+
+/// A prompt: the interrupt payload PalAssist raises.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prompt {
+    /// The kind.
+    pub interrupt_type: PromptKind,
+    /// The question for the user.
+    pub message: String,
+    /// The choices (none for `text_input`).
+    pub options: Vec<PromptOption>,
+}
+
+impl Prompt {
+    /// Pick one of `actions`.
+    pub fn action_choice(message: impl Into<String>, actions: &[Action]) -> Self {
+        Prompt {
+            interrupt_type: PromptKind::ActionChoice,
+            message: message.into(),
+            options: actions
+                .iter()
+                .map(|a| PromptOption {
+                    value: a.as_str().to_string(),
+                    label: a.label().to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Pick one of `docs`, or all of them.
+    pub fn doc_choice(message: impl Into<String>, docs: &[DocRef]) -> Self {
+        let mut options: Vec<PromptOption> = docs
+            .iter()
+            .map(|d| PromptOption {
+                value: d.id.clone(),
+                label: d.title.clone(),
+            })
+            .collect();
+        options.push(PromptOption {
+            value: ALL.to_string(),
+            label: "All of these".to_string(),
+        });
+        Prompt {
+            interrupt_type: PromptKind::DocChoice,
+            message: message.into(),
+            options,
+        }
+    }
+
+    /// Type an answer.
+    pub fn text_input(message: impl Into<String>) -> Self {
+        Prompt {
+            interrupt_type: PromptKind::TextInput,
+            message: message.into(),
+            options: Vec::new(),
+        }
+    }
+}
+
+/// Reads a resume value: a string (trimmed; empty means cancel), `null` (cancel), a
+/// number or boolean (as text), or an object with a `value` (or `"type": "cancel"`), as
+/// chat clients send `{type, value}`.
+///
+/// # Errors
+/// A fatal error for anything else (an array).
+pub fn read_answer(value: Value) -> Result<Option<String>, NodeError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => {
+            let s = s.trim();
+            Ok((!s.is_empty()).then(|| s.to_string()))
+        }
+        Value::Bool(b) => Ok(Some(b.to_string())),
+        Value::Number(n) => Ok(Some(n.to_string())),
+        Value::Object(mut o) => {
+            if o.get("type").and_then(Value::as_str) == Some("cancel") {
+                return Ok(None);
+            }
+            read_answer(o.remove("value").unwrap_or(Value::Null))
+        }
+        Value::Array(_) => Err(NodeError::fatal(
+            "a PalAssist prompt is answered with a string (an option's value or text) or null to cancel, not a list",
+        )),
+    }
+}
+
+/// Asks the prompts of one node in order and keeps the records of the answered ones.
+pub(crate) struct Asker<'a> {
+    ctx: &'a NodeContext,
+    records: Vec<Message>,
+}
+
+impl<'a> Asker<'a> {
+    pub(crate) fn new(ctx: &'a NodeContext) -> Self {
+        Asker {
+            ctx,
+            records: Vec::new(),
+        }
+    }
+
+    /// How many prompts this node asked so far.
+    pub(crate) fn asked(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Raises `prompt` (the first time: the node stops here) or returns its answer
+    /// (`None`: cancelled), recording the prompt and its answer as an assistant message.
+    pub(crate) fn ask(&mut self, prompt: &Prompt) -> Result<Option<String>, NodeError> {
+        let raw: Value = self.ctx.interrupt(prompt)?;
+        let answer = read_answer(raw)?;
+        let id = format!("{}:prompt:{}", self.ctx.task_id(), self.records.len());
+        self.records.push(
+            Message::ai(prompt.message.clone())
+                .with_id(id)
+                .with_metadata("kind", RECORD_KIND)
+                .with_metadata("interrupt_type", json!(prompt.interrupt_type))
+                .with_metadata("answer", json!(answer)),
+        );
+        Ok(answer)
+    }
+
+    /// The records of the answered prompts.
+    pub(crate) fn into_records(self) -> Vec<Message> {
+        self.records
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_have_the_exact_shape() {
+        let p = Prompt::doc_choice(
+            "Which one?",
+            &[DocRef {
+                id: "d1".into(),
+                title: "Policy".into(),
+            }],
+        );
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"interrupt_type": "doc_choice", "message": "Which one?", "options": [
+                {"value": "d1", "label": "Policy"}, {"value": "all", "label": "All of these"}
+            ]})
+        );
+        assert_eq!(
+            serde_json::to_value(Prompt::text_input("Which?")).unwrap(),
+            json!({"interrupt_type": "text_input", "message": "Which?", "options": []})
+        );
+        let a = serde_json::to_value(Prompt::action_choice("Do?", &[Action::Audit])).unwrap();
+        assert_eq!(a["options"][0], json!({"value": "audit", "label": "Audit"}));
+    }
+
+    #[test]
+    fn answers_read_strings_objects_and_cancels() {
+        assert_eq!(
+            read_answer(json!(" audit ")).unwrap().as_deref(),
+            Some("audit")
+        );
+        assert_eq!(read_answer(json!(null)).unwrap(), None);
+        assert_eq!(read_answer(json!("")).unwrap(), None);
+        assert_eq!(
+            read_answer(json!({"type": "choice", "value": "d1"}))
+                .unwrap()
+                .as_deref(),
+            Some("d1")
+        );
+        assert_eq!(read_answer(json!({"type": "cancel"})).unwrap(), None);
+        assert!(read_answer(json!(["x"])).is_err());
+    }
+}

@@ -1,0 +1,299 @@
+//! How a message refers to documents, read without an LLM: by name ("the data retention
+//! policy", a quoted title, an acronym like "CRR"), by kind ("that regulation"), or by a
+//! pronoun ("it", "this", "both"). The offline resolver and the doc resolver's stage 3 use
+//! these; an LLM does the same job when one is configured.
+
+use crate::text::{is_stopword, stem};
+
+/// One way a message refers to a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Reference {
+    /// A name. `strong` names (a document noun with words before it, or a quoted title)
+    /// must match a document; weak ones (acronyms) only count when they do.
+    Named {
+        /// The name as written.
+        name: String,
+        /// Whether it must match.
+        strong: bool,
+    },
+    /// A kind of document with no name: "that regulation", "the policy".
+    Kind {
+        /// The document noun (singular).
+        noun: String,
+        /// "these policies": several.
+        plural: bool,
+    },
+    /// A pronoun or a generic noun: "it", "this", "both", "the document".
+    Pronoun {
+        /// "both", "them", "these": several.
+        plural: bool,
+    },
+}
+
+/// Nouns that name a kind of document (singular).
+const DOC_NOUNS: [&str; 22] = [
+    "policy",
+    "regulation",
+    "directive",
+    "standard",
+    "procedure",
+    "guideline",
+    "framework",
+    "act",
+    "report",
+    "manual",
+    "handbook",
+    "rule",
+    "rulebook",
+    "law",
+    "charter",
+    "memo",
+    "contract",
+    "agreement",
+    "excerpt",
+    "notice",
+    "statement",
+    "code",
+];
+
+/// Nouns that name any document.
+const GENERIC_NOUNS: [&str; 4] = ["document", "doc", "file", "version"];
+
+/// Words that end a name when walking back from its noun.
+const NAME_BREAKS: [&str; 14] = [
+    "summarize",
+    "summarise",
+    "compare",
+    "audit",
+    "check",
+    "explain",
+    "review",
+    "read",
+    "open",
+    "against",
+    "versus",
+    "vs",
+    "say",
+    "says",
+];
+
+/// Words after "this"/"that" that show it stands for a document ("is this still ...").
+const PRONOUN_FOLLOWERS: [&str; 24] = [
+    "is", "are", "was", "were", "still", "say", "says", "said", "mean", "means", "require",
+    "requires", "cover", "covers", "apply", "applies", "state", "states", "contain", "contains",
+    "and", "with", "against", "to",
+];
+
+/// Whether `word` (any case) is a document noun, and its singular.
+fn doc_noun(word: &str) -> Option<(String, bool)> {
+    let lower = word.to_lowercase();
+    let singular = stem(&lower);
+    let plural = singular != lower;
+    if DOC_NOUNS.contains(&singular.as_str()) || GENERIC_NOUNS.contains(&singular.as_str()) {
+        Some((singular, plural))
+    } else {
+        None
+    }
+}
+
+fn is_acronym(word: &str) -> bool {
+    let core = word.strip_suffix('s').unwrap_or(word);
+    let letters = core.chars().filter(|c| c.is_ascii_uppercase()).count();
+    (2..=6).contains(&core.len())
+        && letters >= 2
+        && core
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+/// A word of the message with what follows it.
+struct Word<'a> {
+    text: &'a str,
+    /// The character right after it (`?`, `:`, a space, ...), if any.
+    next_char: Option<char>,
+}
+
+fn words(text: &str) -> Vec<Word<'_>> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let part_of_word = c.is_alphanumeric() || (c == '-' && start.is_some());
+        match (part_of_word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push(Word {
+                    text: text[s..i].trim_end_matches('-'),
+                    next_char: Some(c),
+                });
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push(Word {
+            text: &text[s..],
+            next_char: None,
+        });
+    }
+    out
+}
+
+/// The references in `text`, in order.
+pub(crate) fn find(text: &str) -> Vec<Reference> {
+    let mut out = Vec::new();
+    for quoted in quoted_parts(text) {
+        push(
+            &mut out,
+            Reference::Named {
+                name: quoted,
+                strong: true,
+            },
+        );
+    }
+    let w = words(text);
+    for (i, word) in w.iter().enumerate() {
+        let lower = word.text.to_lowercase();
+        if let Some((noun, plural)) = doc_noun(word.text) {
+            let mut j = i;
+            while j > 0 && i - j < 5 {
+                let prev = w[j - 1].text.to_lowercase();
+                if is_stopword(&prev)
+                    || NAME_BREAKS.contains(&prev.as_str())
+                    || matches!(w[j - 1].next_char, Some(',' | ';' | ':' | '.' | '?' | '!'))
+                {
+                    break;
+                }
+                j -= 1;
+            }
+            let generic = GENERIC_NOUNS.contains(&noun.as_str());
+            if j < i {
+                let name: Vec<&str> = w[j..=i].iter().map(|w| w.text).collect();
+                push(
+                    &mut out,
+                    Reference::Named {
+                        name: name.join(" "),
+                        strong: true,
+                    },
+                );
+            } else if generic {
+                push(&mut out, Reference::Pronoun { plural });
+            } else {
+                push(&mut out, Reference::Kind { noun, plural });
+            }
+        } else if is_acronym(word.text) {
+            push(
+                &mut out,
+                Reference::Named {
+                    name: word.text.to_string(),
+                    strong: false,
+                },
+            );
+        } else if matches!(lower.as_str(), "it" | "them" | "both") {
+            let plural = lower != "it";
+            push(&mut out, Reference::Pronoun { plural });
+        } else if matches!(lower.as_str(), "this" | "that" | "these" | "those") {
+            let next = w.get(i + 1).map(|n| n.text.to_lowercase());
+            let stands_alone = match word.next_char {
+                Some(':') => false,
+                None | Some('?' | '.' | '!' | ',' | ';') => true,
+                _ => next
+                    .as_deref()
+                    .is_some_and(|n| PRONOUN_FOLLOWERS.contains(&n)),
+            };
+            if stands_alone {
+                let plural = matches!(lower.as_str(), "these" | "those");
+                push(&mut out, Reference::Pronoun { plural });
+            }
+        }
+    }
+    out
+}
+
+fn push(out: &mut Vec<Reference>, r: Reference) {
+    if !out.contains(&r) {
+        out.push(r);
+    }
+}
+
+fn quoted_parts(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, char)> = None;
+    for (i, c) in text.char_indices() {
+        match (open, c) {
+            (None, '"' | '“') => {
+                open = Some((i + c.len_utf8(), if c == '"' { '"' } else { '”' }))
+            }
+            (Some((start, close)), c) if c == close => {
+                let inner = text[start..i].trim();
+                if !inner.is_empty() && inner.split_whitespace().count() <= 12 {
+                    out.push(inner.to_string());
+                }
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(n: &str, strong: bool) -> Reference {
+        Reference::Named {
+            name: n.into(),
+            strong,
+        }
+    }
+
+    #[test]
+    fn names_end_at_instructions_and_stopwords() {
+        assert_eq!(
+            find("Summarize the data retention policy"),
+            [named("data retention policy", true)]
+        );
+        assert_eq!(
+            find("What does the AML policy require for PEPs?"),
+            [
+                named("AML", false),
+                named("AML policy", true),
+                named("PEPs", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn kinds_and_pronouns_are_found() {
+        assert_eq!(
+            find("What does that regulation say about leverage?"),
+            [Reference::Kind {
+                noun: "regulation".into(),
+                plural: false
+            }]
+        );
+        assert_eq!(
+            find("Is this still enforced?"),
+            [Reference::Pronoun { plural: false }]
+        );
+        assert_eq!(
+            find("compare both documents"),
+            [Reference::Pronoun { plural: true }]
+        );
+    }
+
+    #[test]
+    fn this_before_a_colon_is_pasted_text_not_a_document() {
+        assert!(find("Summarize and audit this: we keep records for three years.").is_empty());
+        assert!(find("What are the capital requirements?").is_empty());
+    }
+
+    #[test]
+    fn quoted_titles_are_strong_names() {
+        assert_eq!(
+            find("open “Travel Expenses” now"),
+            [named("Travel Expenses", true)]
+        );
+    }
+}

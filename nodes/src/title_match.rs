@@ -1,0 +1,298 @@
+//! Matching names to document titles with string similarity (strsim): a word of a name
+//! matches a word of a title when their normalized Levenshtein similarity is at least
+//! [`SIMILARITY`] (0.85), so "retension" still finds "Retention"; numbers must match
+//! exactly, so "2023" never finds "2024". A parenthesized part of a title is an alias:
+//! "Capital Requirements Regulation (CRR)" is found by its words or by "CRR".
+
+use std::collections::HashSet;
+
+use crate::state::DocRef;
+use crate::text::{stem, terms, tokens};
+
+/// The similarity at or above which two words, or a name and a title, match.
+pub(crate) const SIMILARITY: f64 = 0.85;
+
+/// Scores within this of the best count as a tie (an ambiguous name).
+const TIE: f64 = 0.01;
+
+/// Title words that do not tell documents apart.
+const FILLER: [&str; 7] = [
+    "excerpt", "extract", "draft", "final", "version", "copy", "v",
+];
+
+/// A document and how well it matched.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Scored {
+    /// The document.
+    pub(crate) doc: DocRef,
+    /// The match score (0..1).
+    pub(crate) score: f64,
+}
+
+/// A title's terms: its main words, and each parenthesized alias.
+struct TitleTerms {
+    main: Vec<String>,
+    aliases: Vec<Vec<String>>,
+    all: HashSet<String>,
+}
+
+fn title_terms(title: &str) -> TitleTerms {
+    let mut main_text = String::new();
+    let mut aliases = Vec::new();
+    let mut rest = title;
+    while let Some(open) = rest.find('(') {
+        main_text.push_str(&rest[..open]);
+        match rest[open..].find(')') {
+            Some(close) => {
+                let alias = terms(&rest[open + 1..open + close]);
+                if !alias.is_empty() {
+                    aliases.push(alias);
+                }
+                rest = &rest[open + close + 1..];
+            }
+            None => {
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    main_text.push_str(rest);
+    let main: Vec<String> = terms(&main_text)
+        .into_iter()
+        .filter(|t| !FILLER.contains(&t.as_str()))
+        .collect();
+    let mut all: HashSet<String> = main.iter().cloned().collect();
+    for a in &aliases {
+        all.extend(a.iter().cloned());
+    }
+    TitleTerms { main, aliases, all }
+}
+
+fn is_number(w: &str) -> bool {
+    w.chars().all(|c| c.is_ascii_digit())
+}
+
+/// How alike two words are: 1 when equal, 0 when either is a number and they differ,
+/// else their normalized Levenshtein similarity.
+fn word_similarity(a: &str, b: &str) -> f64 {
+    if a == b {
+        1.0
+    } else if is_number(a) || is_number(b) {
+        0.0
+    } else {
+        strsim::normalized_levenshtein(a, b)
+    }
+}
+
+fn found<'a>(term: &str, among: impl IntoIterator<Item = &'a String>) -> bool {
+    among
+        .into_iter()
+        .any(|w| word_similarity(term, w) >= SIMILARITY)
+}
+
+fn share_found(wanted: &[String], among: &HashSet<String>) -> f64 {
+    if wanted.is_empty() {
+        return 0.0;
+    }
+    let hits = wanted.iter().filter(|t| found(t, among.iter())).count();
+    hits as f64 / wanted.len() as f64
+}
+
+/// How well `name` (e.g. "the data retention policy") fits `title`: the share of the
+/// name's terms the title contains.
+pub(crate) fn name_score(name: &str, title: &str) -> f64 {
+    let name_terms = terms(name);
+    share_found(&name_terms, &title_terms(title).all)
+}
+
+/// How fully `title` appears in `text`: the share of the title's main words the text
+/// contains, or 1 when a parenthesized alias appears whole.
+pub(crate) fn title_in_text_score(title: &str, text: &str) -> f64 {
+    let t = title_terms(title);
+    let words: HashSet<String> = terms(text).into_iter().collect();
+    let main = share_found(&t.main, &words);
+    let alias = t
+        .aliases
+        .iter()
+        .map(|a| share_found(a, &words))
+        .fold(0.0, f64::max);
+    main.max(alias)
+}
+
+fn best_group(mut scored: Vec<Scored>) -> Vec<Scored> {
+    scored.retain(|s| s.score >= SIMILARITY);
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let Some(top) = scored.first().map(|s| s.score) else {
+        return scored;
+    };
+    scored.retain(|s| s.score >= top - TIE);
+    scored
+}
+
+/// The documents a name fits best (several when it fits them equally), or none.
+pub(crate) fn match_name(name: &str, docs: &[DocRef]) -> Vec<Scored> {
+    best_group(
+        docs.iter()
+            .map(|d| Scored {
+                doc: d.clone(),
+                score: name_score(name, &d.title),
+            })
+            .collect(),
+    )
+}
+
+/// The documents whose titles appear in `text` (all of them, best first).
+pub(crate) fn titles_in_text(text: &str, docs: &[DocRef]) -> Vec<Scored> {
+    let mut scored: Vec<Scored> = docs
+        .iter()
+        .map(|d| Scored {
+            doc: d.clone(),
+            score: title_in_text_score(&d.title, text),
+        })
+        .filter(|s| s.score >= SIMILARITY)
+        .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score));
+    scored
+}
+
+/// Reads a typed answer to "which document?": a document id, or one or more names
+/// (split on "and", commas, "&", "with"). Returns one group of best matches per part
+/// that matched something; an empty list when nothing matched.
+pub(crate) fn match_answer(answer: &str, docs: &[DocRef]) -> Vec<Vec<Scored>> {
+    let answer = answer.trim();
+    if let Some(d) = docs.iter().find(|d| d.id == answer) {
+        return vec![vec![Scored {
+            doc: d.clone(),
+            score: 1.0,
+        }]];
+    }
+    if let Some(d) = docs
+        .iter()
+        .find(|d| d.title.trim().eq_ignore_ascii_case(answer))
+    {
+        return vec![vec![Scored {
+            doc: d.clone(),
+            score: 1.0,
+        }]];
+    }
+    let mut groups: Vec<Vec<Scored>> = Vec::new();
+    for part in split_names(answer) {
+        let group = match_name(&part, docs);
+        if !group.is_empty() && !groups.contains(&group) {
+            groups.push(group);
+        }
+    }
+    if groups.is_empty() {
+        groups.extend(titles_in_text(answer, docs).into_iter().map(|s| vec![s]));
+    }
+    groups
+}
+
+/// Splits "the AML policy and the CRR, plus X" into names.
+pub(crate) fn split_names(text: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    for word in text.split_whitespace() {
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let lower = bare.to_ascii_lowercase();
+        let separator = matches!(
+            lower.as_str(),
+            "and" | "with" | "plus" | "&" | "vs" | "versus"
+        ) || word == "&";
+        if separator {
+            parts.push(String::new());
+            continue;
+        }
+        let ends_part = word.ends_with(',') || word.ends_with(';');
+        if let Some(last) = parts.last_mut() {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word.trim_end_matches([',', ';']));
+        }
+        if ends_part {
+            parts.push(String::new());
+        }
+    }
+    parts.into_iter().filter(|p| !terms(p).is_empty()).collect()
+}
+
+/// Whether a title contains a word like `noun` (e.g. "regulation").
+pub(crate) fn title_has_word(title: &str, noun: &str) -> bool {
+    let noun = stem(&noun.to_lowercase());
+    tokens(title).iter().any(|w| stem(w) == noun)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs() -> Vec<DocRef> {
+        [
+            ("crr", "Capital Requirements Regulation (CRR) — Excerpt"),
+            (
+                "aml",
+                "Anti-Money Laundering (AML) and Know Your Customer (KYC) Policy",
+            ),
+            ("r23", "Data Retention Policy 2023"),
+            ("r24", "Data Retention Policy 2024"),
+        ]
+        .iter()
+        .map(|(id, t)| DocRef {
+            id: id.to_string(),
+            title: t.to_string(),
+        })
+        .collect()
+    }
+
+    fn ids(v: &[Scored]) -> Vec<&str> {
+        v.iter().map(|s| s.doc.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_name_matching_two_titles_equally_is_ambiguous() {
+        assert_eq!(
+            ids(&match_name("the data retention policy", &docs())),
+            ["r23", "r24"]
+        );
+        assert_eq!(ids(&match_name("2024 retention policy", &docs())), ["r24"]);
+    }
+
+    #[test]
+    fn typos_within_the_threshold_still_match_but_numbers_do_not() {
+        assert_eq!(
+            ids(&match_name("data retension policy 2023", &docs())),
+            ["r23"]
+        );
+        assert!(match_name("travel expense policy", &docs()).is_empty());
+        assert!(word_similarity("2023", "2024") < SIMILARITY);
+    }
+
+    #[test]
+    fn aliases_in_parentheses_name_the_document() {
+        assert_eq!(ids(&match_name("the AML policy", &docs())), ["aml"]);
+        assert_eq!(
+            ids(&titles_in_text("what does the CRR say", &docs())),
+            ["crr"]
+        );
+        assert_eq!(
+            ids(&titles_in_text(
+                "the capital requirements regulation on buffers",
+                &docs()
+            )),
+            ["crr"]
+        );
+        assert!(titles_in_text("what are the capital requirements?", &docs()).is_empty());
+    }
+
+    #[test]
+    fn answers_name_documents_by_id_title_or_names() {
+        assert_eq!(ids(&match_answer("r24", &docs())[0]), ["r24"]);
+        assert_eq!(
+            ids(&match_answer("Data Retention Policy 2023", &docs())[0]),
+            ["r23"]
+        );
+        let two = match_answer("the AML policy and the CRR", &docs());
+        assert_eq!(two.len(), 2);
+        assert_eq!(ids(&two[1]), ["crr"]);
+        assert!(match_answer("nothing like it", &docs()).is_empty());
+    }
+}

@@ -1,0 +1,258 @@
+//! The `validate_inputs` node: does the action have what it needs?
+//!
+//! - compare needs at least two documents, summarize at least one: otherwise a
+//!   `text_input` prompt asks which (the answer is matched by title, like a typed answer
+//!   at the doc resolver's prompts), until there are enough;
+//! - audit needs a text to audit besides the mentions (the part after a colon, a quoted
+//!   passage, or sentences that are not instructions): otherwise a `text_input` prompt asks
+//!   for it, and the answer is the text. With no document resolved, the audit checks the
+//!   text against the user's documents that match it best;
+//! - compare drops web search, and says so in the answer: a comparison is between the
+//!   user's documents.
+//!
+//! A cancel (null) ends the turn politely with no action. Sets the web query the action
+//! uses when web search stays on.
+
+use std::sync::Arc;
+
+use palgraph::{NodeContext, NodeError};
+
+use crate::conversation::request_text;
+use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::durable::library;
+use crate::llm::requested_actions;
+use crate::passages::rank_documents;
+use crate::prompt::{Asker, Prompt, CANCELLED_RESPONSE};
+use crate::state::{Action, AgentState, AgentStateUpdate, DocRef};
+use crate::text::{is_stopword, sentences, terms, tokens};
+use crate::title_match::match_answer;
+
+/// How many prompts this node may ask in one turn.
+const MAX_PROMPTS: usize = 3;
+/// An audit against documents found by content uses at most this many.
+const AUDIT_DOCS: usize = 3;
+
+/// The note added to a comparison asked with web search on.
+pub const COMPARE_DROPS_WEB: &str =
+    "Web search is off for comparisons: a comparison works on your documents only.";
+
+/// The text an audit message asks to check: what follows a colon, a quoted passage, or
+/// the sentences that are not instructions; `None` when that leaves fewer than four
+/// meaningful words.
+pub(crate) fn audit_text(message: &str) -> Option<String> {
+    let enough = |t: &str| terms(t).len() >= 4;
+    if let Some((_, after)) = message.split_once(':') {
+        let after = after.trim();
+        if enough(after) {
+            return Some(after.to_string());
+        }
+    }
+    for quote in ['"', '“'] {
+        let close = if quote == '"' { '"' } else { '”' };
+        if let Some((_, rest)) = message.split_once(quote) {
+            if let Some((inner, _)) = rest.split_once(close) {
+                if enough(inner) {
+                    return Some(inner.trim().to_string());
+                }
+            }
+        }
+    }
+    let kept: Vec<String> = sentences(message)
+        .into_iter()
+        .filter(|s| requested_actions(s).is_empty() || tokens(s).len() > 12)
+        .collect();
+    let kept = kept.join(" ");
+    enough(&kept).then_some(kept)
+}
+
+/// The web query for a request about `docs`: the first document's short title, then the
+/// request's meaningful words.
+pub(crate) fn web_query(text: &str, docs: &[DocRef]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(d) = docs.first() {
+        let short = d
+            .title
+            .split([' ', '\u{a0}'])
+            .take_while(|w| !w.starts_with('(') && *w != "—" && *w != "-")
+            .collect::<Vec<_>>()
+            .join(" ");
+        parts.push(short);
+    }
+    for w in text.split_whitespace() {
+        let bare = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '%');
+        let lower = bare.to_lowercase();
+        if !bare.is_empty() && !is_stopword(&lower) && requested_actions(&lower).is_empty() {
+            parts.push(bare.to_string());
+        }
+    }
+    parts.join(" ")
+}
+
+fn titles(docs: &[DocRef]) -> String {
+    crate::extractive::join_titles(docs)
+}
+
+/// The `validate_inputs` node.
+///
+/// # Errors
+/// No calling user in the run's context; a storage failure.
+pub async fn validate_inputs(
+    deps: Arc<PalAssistDeps>,
+    state: Arc<AgentState>,
+    ctx: NodeContext,
+) -> Result<AgentStateUpdate, NodeError> {
+    let owner = user_id(&ctx)?;
+    let action = state.action.unwrap_or(Action::Inquire);
+    let library = library(&deps, &ctx, &owner).await?;
+    let mut docs: Vec<DocRef> = state
+        .resolved_doc_ids
+        .iter()
+        .filter_map(|id| library.iter().find(|d| &d.id == id).cloned())
+        .collect();
+    let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
+    let text = request_text(&state, &labels);
+    let mut notices = Vec::new();
+    let mut web = state.enable_web_search;
+    let mut audited = None;
+    let mut asker = Asker::new(&ctx);
+    let mut missed: Option<String> = None;
+
+    let needed = match action {
+        Action::Compare => 2,
+        Action::Summarize => 1,
+        Action::Inquire | Action::Audit => 0,
+    };
+    if action == Action::Compare && web {
+        web = false;
+        notices.push(COMPARE_DROPS_WEB.to_string());
+    }
+    while docs.len() < needed {
+        if asker.asked() >= MAX_PROMPTS {
+            return Ok(AgentStateUpdate::default()
+                .cancelled_turn(&format!(
+                    "I still don't have enough documents to {}. Mention them with @ and try again.",
+                    action.as_str()
+                ))
+                .with_messages(asker.into_records()));
+        }
+        let miss = missed
+            .take()
+            .map(|m| format!("I couldn't find \"{m}\" among your documents. "))
+            .unwrap_or_default();
+        let message = match (action, docs.first()) {
+            (Action::Compare, Some(first)) => format!(
+                "{miss}To compare I need a second document. Which document should I compare with \"{}\"?",
+                first.title
+            ),
+            (Action::Compare, None) => {
+                format!("{miss}To compare I need two documents. Which documents should I compare?")
+            }
+            _ => format!("{miss}Which document should I summarize?"),
+        };
+        let Some(answer) = asker.ask(&Prompt::text_input(message))? else {
+            return Ok(AgentStateUpdate::default()
+                .cancelled_turn(CANCELLED_RESPONSE)
+                .with_messages(asker.into_records()));
+        };
+        let groups = match_answer(&answer, &library);
+        if groups.is_empty() {
+            missed = Some(answer);
+        }
+        for d in groups.into_iter().flatten().map(|s| s.doc) {
+            if !docs.iter().any(|x| x.id == d.id) {
+                docs.push(d);
+            }
+        }
+    }
+
+    if action == Action::Audit {
+        audited = audit_text(&text);
+        while audited.is_none() {
+            if asker.asked() >= MAX_PROMPTS {
+                return Ok(AgentStateUpdate::default()
+                    .cancelled_turn("I still have no text to audit. Paste it after a colon, like \"Audit this: ...\".")
+                    .with_messages(asker.into_records()));
+            }
+            let against = if docs.is_empty() {
+                "your documents".to_string()
+            } else {
+                titles(&docs)
+            };
+            let message = format!("What text should I audit against {against}? Paste it here.");
+            match asker.ask(&Prompt::text_input(message))? {
+                None => {
+                    return Ok(AgentStateUpdate::default()
+                        .cancelled_turn(CANCELLED_RESPONSE)
+                        .with_messages(asker.into_records()))
+                }
+                Some(answer) if !sentences(&answer).is_empty() => audited = Some(answer),
+                Some(_) => {}
+            }
+        }
+        if docs.is_empty() {
+            let all = deps.docs.list(&owner).await.map_err(store_error)?;
+            let query = audited.as_deref().map(terms).unwrap_or_default();
+            let ranked = rank_documents(&all, &query);
+            docs = if ranked.is_empty() {
+                all.iter().take(AUDIT_DOCS).map(|d| d.doc_ref()).collect()
+            } else {
+                ranked
+                    .into_iter()
+                    .take(AUDIT_DOCS)
+                    .map(|(d, _)| d)
+                    .collect()
+            };
+        }
+    }
+
+    let query = web.then(|| web_query(&text, &docs));
+    let mut update = AgentStateUpdate::default()
+        .enable_web_search(web)
+        .web_search_query(query)
+        .audit_text(audited)
+        .with_notices(notices)
+        .with_messages(asker.into_records());
+    let ids: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
+    if ids != state.resolved_doc_ids {
+        update = update.resolved_doc_ids(ids);
+    }
+    Ok(update)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audit_text_is_after_a_colon_in_quotes_or_not_an_instruction() {
+        assert_eq!(
+            audit_text("Summarize and audit this: Customer records are kept for three years.")
+                .as_deref(),
+            Some("Customer records are kept for three years.")
+        );
+        assert_eq!(
+            audit_text("Audit \"We notify breaches within 96 hours of discovery\" please")
+                .as_deref(),
+            Some("We notify breaches within 96 hours of discovery")
+        );
+        assert_eq!(
+            audit_text("We keep customer records for three years after closure. Audit that.")
+                .as_deref(),
+            Some("We keep customer records for three years after closure.")
+        );
+        assert_eq!(audit_text("Audit this policy"), None);
+        assert_eq!(audit_text("Summarize and audit this"), None);
+    }
+
+    #[test]
+    fn web_query_names_the_document_and_the_question() {
+        let docs = [DocRef {
+            id: "crr".into(),
+            title: "Capital Requirements Regulation (CRR) — Excerpt".into(),
+        }];
+        assert_eq!(
+            web_query("Is this still enforced?", &docs),
+            "Capital Requirements Regulation still enforced"
+        );
+    }
+}

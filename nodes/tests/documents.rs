@@ -1,0 +1,91 @@
+//! The document stores (memory, SQLite, Postgres) pass one set of cases: owner scoping,
+//! ordering, validation, deletion, and seeding the samples once.
+
+#![allow(clippy::unwrap_used)]
+
+use palgraph_nodes::documents::samples::samples;
+use palgraph_nodes::{
+    seed_samples, DocumentError, DocumentStore, MemoryDocumentStore, PostgresDocumentStore,
+    SqliteDocumentStore,
+};
+
+async fn conformance(store: &dyn DocumentStore) {
+    let a = store.create("alice", "First", "one").await.unwrap();
+    let b = store
+        .create("alice", "  Second ", "two\nlines")
+        .await
+        .unwrap();
+    let bob = store.create("bob", "Bob's", "private").await.unwrap();
+    assert_eq!(b.title, "Second");
+    assert_ne!(a.id, b.id);
+
+    // Reads are scoped by owner.
+    assert_eq!(store.get("alice", &a.id).await.unwrap(), Some(a.clone()));
+    assert_eq!(store.get("alice", &bob.id).await.unwrap(), None);
+    assert_eq!(store.get("bob", &a.id).await.unwrap(), None);
+    let listed = store.list("alice").await.unwrap();
+    assert_eq!(listed, [a.clone(), b.clone()], "oldest first, alice's only");
+    let titles: Vec<String> = store
+        .titles("alice")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.title)
+        .collect();
+    assert_eq!(titles, ["First", "Second"]);
+    assert!(store.list("carol").await.unwrap().is_empty());
+
+    // Deletes are scoped too.
+    assert!(!store.delete("bob", &a.id).await.unwrap());
+    assert!(store.delete("alice", &a.id).await.unwrap());
+    assert!(!store.delete("alice", &a.id).await.unwrap());
+    assert_eq!(store.list("alice").await.unwrap(), [b]);
+    assert_eq!(store.list("bob").await.unwrap(), [bob]);
+
+    // Bad input is refused and nothing is stored.
+    for (owner, title, content) in [("", "t", "c"), ("alice", "", "c"), ("alice", "t", "  ")] {
+        let err = store.create(owner, title, content).await.unwrap_err();
+        assert!(matches!(err, DocumentError::Invalid(_)), "{err}");
+    }
+    assert_eq!(store.list("alice").await.unwrap().len(), 1);
+
+    // Samples are seeded once, for a user with no documents.
+    assert_eq!(seed_samples(store, "dave").await.unwrap(), samples().len());
+    assert_eq!(seed_samples(store, "dave").await.unwrap(), 0);
+    assert_eq!(
+        seed_samples(store, "alice").await.unwrap(),
+        0,
+        "alice has documents"
+    );
+    let dave: Vec<String> = store
+        .titles("dave")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.title)
+        .collect();
+    assert_eq!(dave.len(), samples().len());
+    assert!(dave.contains(&"Data Retention Policy 2024".to_string()));
+}
+
+#[tokio::test]
+async fn memory_store_conforms() {
+    conformance(&MemoryDocumentStore::new()).await;
+}
+
+#[tokio::test]
+async fn sqlite_store_conforms() {
+    let path = palgraph::testkit::backends::temp_db_path();
+    let pool = palgraph::db::open_sqlite(&path).await.unwrap();
+    conformance(&SqliteDocumentStore::new(pool.clone())).await;
+    pool.close().await;
+    palgraph::testkit::backends::remove_sqlite_files(&path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_conforms() {
+    let schema = palgraph::testkit::backends::PgSchema::create().await;
+    let pool = schema.pool(2).await;
+    conformance(&PostgresDocumentStore::new(pool.clone())).await;
+    pool.close().await;
+}

@@ -1,0 +1,237 @@
+//! An OpenAI-compatible chat-completions server for tests, speaking the real HTTP wire
+//! format: `POST /v1/chat/completions` answers, in the order scripted, with a
+//! `chat.completion` JSON body, a `text/event-stream` of `chat.completion.chunk`s ending in
+//! a usage chunk and `data: [DONE]`, an error status with OpenAI's error body (429, 500,
+//! 400), or silence. It records every request (headers and JSON body). It binds
+//! 127.0.0.1:0.
+
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use futures_util::stream::{self, StreamExt};
+use serde_json::{json, Value};
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// A `chat.completion` whose message content is `content`.
+    Completion {
+        content: String,
+        prompt_tokens: u32,
+        completion_tokens: u32,
+    },
+    /// A stream of content deltas, then (after `stall`, if any, forever) a usage chunk.
+    Stream {
+        deltas: Vec<String>,
+        prompt_tokens: u32,
+        completion_tokens: u32,
+        stall_after: Option<usize>,
+    },
+    /// An error status with OpenAI's error body.
+    Error { status: u16, message: String },
+    /// No answer for this long.
+    Silence(Duration),
+    /// A 429 that says the account is out of quota.
+    OutOfQuota,
+}
+
+/// A request the server got.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub authorization: Option<String>,
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct Script {
+    replies: Mutex<VecDeque<Reply>>,
+    received: Mutex<Vec<Received>>,
+}
+
+/// A running fake server.
+pub struct FakeOpenAi {
+    /// `http://127.0.0.1:<port>/v1`
+    pub base_url: String,
+    script: Arc<Script>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeOpenAi {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeOpenAi {
+    /// Starts a server that answers with `replies` in order.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        let script = Arc::new(Script {
+            replies: Mutex::new(replies.into()),
+            received: Mutex::new(Vec::new()),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(completions))
+            .with_state(script.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        FakeOpenAi {
+            base_url: format!("http://{addr}/v1"),
+            script,
+            task,
+        }
+    }
+
+    /// The requests so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.script.received.lock().unwrap().clone()
+    }
+}
+
+const CREATED: u64 = 1_700_000_000;
+
+fn chunk(model: &str, delta: Value, finish: Value, usage: Value, choices: bool) -> String {
+    let choices = if choices {
+        json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}])
+    } else {
+        json!([])
+    };
+    let body = json!({
+        "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": CREATED,
+        "model": model, "system_fingerprint": "fp_fake", "choices": choices, "usage": usage
+    });
+    format!("data: {body}\n\n")
+}
+
+async fn completions(
+    State(script): State<Arc<Script>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    script.received.lock().unwrap().push(Received {
+        authorization: headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        body: body.clone(),
+    });
+    let model = body["model"].as_str().unwrap_or("unknown").to_string();
+    let reply = script.replies.lock().unwrap().pop_front();
+    match reply {
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
+        Some(Reply::Error { status, message }) => {
+            let kind = if status == 429 {
+                "requests"
+            } else {
+                "server_error"
+            };
+            let code = if status == 429 {
+                json!("rate_limit_exceeded")
+            } else {
+                Value::Null
+            };
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let body =
+                json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
+            (
+                status,
+                [("content-type", "application/json")],
+                body.to_string(),
+            )
+                .into_response()
+        }
+        Some(Reply::OutOfQuota) => {
+            let body = json!({"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}});
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [("content-type", "application/json")],
+                body.to_string(),
+            )
+                .into_response()
+        }
+        Some(Reply::Silence(d)) => {
+            tokio::time::sleep(d).await;
+            (StatusCode::GATEWAY_TIMEOUT, "late").into_response()
+        }
+        Some(Reply::Completion {
+            content,
+            prompt_tokens,
+            completion_tokens,
+        }) => {
+            let body = json!({
+                "id": "chatcmpl-fake", "object": "chat.completion", "created": CREATED,
+                "model": model, "system_fingerprint": "fp_fake",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": null, "annotations": []}, "logprobs": null, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+                "service_tier": "default"
+            });
+            (
+                StatusCode::OK,
+                [("content-type", "application/json")],
+                body.to_string(),
+            )
+                .into_response()
+        }
+        Some(Reply::Stream {
+            deltas,
+            prompt_tokens,
+            completion_tokens,
+            stall_after,
+        }) => {
+            let mut events = vec![chunk(
+                &model,
+                json!({"role": "assistant", "content": "", "refusal": null}),
+                Value::Null,
+                Value::Null,
+                true,
+            )];
+            for d in &deltas {
+                events.push(chunk(
+                    &model,
+                    json!({"content": d}),
+                    Value::Null,
+                    Value::Null,
+                    true,
+                ));
+            }
+            events.push(chunk(&model, json!({}), json!("stop"), Value::Null, true));
+            events.push(chunk(
+                &model,
+                Value::Null,
+                Value::Null,
+                json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}),
+                false,
+            ));
+            events.push("data: [DONE]\n\n".to_string());
+            let stall_at = stall_after.map(|n| n + 1);
+            let body =
+                stream::iter(events.into_iter().enumerate()).then(move |(i, e)| async move {
+                    if Some(i) == stall_at {
+                        futures_util::future::pending::<()>().await;
+                    }
+                    // Each event is its own write, as a real server flushes them.
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    Ok::<_, Infallible>(Bytes::from(e))
+                });
+            Response::builder()
+                .status(StatusCode::OK)
+                .header("content-type", "text/event-stream")
+                .header("cache-control", "no-cache")
+                .body(Body::from_stream(body))
+                .unwrap()
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The `validate_inputs` node, one branch per test.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use palgraph_nodes::prompt::CANCELLED_RESPONSE;
+use palgraph_nodes::validate_inputs::{validate_inputs, COMPARE_DROPS_WEB};
+use palgraph_nodes::{Action, AgentStateUpdate};
+use serde_json::{json, Value};
+use support::*;
+
+fn graph(kit: &Kit) -> palgraph::CompiledGraph<palgraph_nodes::AgentState> {
+    single("validate_inputs", validate_inputs, &kit.deps)
+}
+
+fn request(message: &str, action: Action, docs: &[&str]) -> AgentStateUpdate {
+    said(message)
+        .action(Some(action))
+        .resolved_doc_ids(docs.iter().map(|d| d.to_string()).collect())
+}
+
+#[tokio::test]
+async fn two_documents_are_enough_to_compare() {
+    let kit = kit().await;
+    let (a, _) = kit.doc("Data Retention Policy 2023").await;
+    let (b, _) = kit.doc("Data Retention Policy 2024").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request("Compare them", Action::Compare, &[&a, &b]),
+    )
+    .await;
+    assert!(out.interrupts().is_empty());
+    assert_eq!(out.state.resolved_doc_ids, [a, b]);
+}
+
+#[tokio::test]
+async fn compare_with_one_document_asks_for_a_second_until_it_has_one() {
+    let kit = kit().await;
+    let (a, a_title) = kit.doc("Data Retention Policy 2023").await;
+    let (b, _) = kit.doc("Data Retention Policy 2024").await;
+    let g = graph(&kit);
+    let out = run(&g, "t", request("Compare", Action::Compare, &[&a])).await;
+    let p = prompt(&out);
+    assert_eq!(p["interrupt_type"], "text_input");
+    assert_eq!(
+        p["message"],
+        format!("To compare I need a second document. Which document should I compare with \"{a_title}\"?")
+    );
+    let out = resume(&g, "t", json!("the pizza menu")).await;
+    let again = prompt(&out);
+    assert!(again["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("I couldn't find \"the pizza menu\""));
+    let out = resume(&g, "t", json!("Data Retention Policy 2024")).await;
+    assert!(out.interrupts().is_empty());
+    assert_eq!(out.state.resolved_doc_ids, [a, b]);
+}
+
+#[tokio::test]
+async fn compare_with_no_document_takes_two_names_in_one_answer() {
+    let kit = kit().await;
+    let (crr, _) = kit.doc("Capital").await;
+    let (aml, _) = kit.doc("Anti-Money").await;
+    let g = graph(&kit);
+    let out = run(&g, "t", request("Compare", Action::Compare, &[])).await;
+    assert!(prompt(&out)["message"]
+        .as_str()
+        .unwrap()
+        .contains("two documents"));
+    let out = resume(&g, "t", json!("the AML policy and the CRR")).await;
+    assert_eq!(out.state.resolved_doc_ids, [aml, crr]);
+}
+
+#[tokio::test]
+async fn summarize_with_no_document_asks_which() {
+    let kit = kit().await;
+    let (ir, _) = kit.doc("Information Security").await;
+    let g = graph(&kit);
+    let out = run(
+        &g,
+        "t",
+        request("Give me a summary", Action::Summarize, &[]),
+    )
+    .await;
+    assert_eq!(
+        prompt(&out)["message"],
+        "Which document should I summarize?"
+    );
+    let out = resume(&g, "t", json!("incident response procedure")).await;
+    assert_eq!(out.state.resolved_doc_ids, [ir]);
+}
+
+#[tokio::test]
+async fn audit_without_text_asks_for_it_and_takes_the_answer_as_the_text() {
+    let kit = kit().await;
+    let (aml, aml_title) = kit.doc("Anti-Money").await;
+    let g = graph(&kit);
+    let out = run(
+        &g,
+        "t",
+        request(
+            &format!("Audit this against @{aml_title}"),
+            Action::Audit,
+            &[&aml],
+        ),
+    )
+    .await;
+    let p = prompt(&out);
+    assert_eq!(p["interrupt_type"], "text_input");
+    assert_eq!(
+        p["message"],
+        format!("What text should I audit against {aml_title}? Paste it here.")
+    );
+    let text = "PEP relationships may be approved by any manager.";
+    let out = resume(&g, "t", json!(text)).await;
+    assert_eq!(out.state.audit_text.as_deref(), Some(text));
+    assert_eq!(out.state.resolved_doc_ids, [aml]);
+}
+
+#[tokio::test]
+async fn audit_text_in_the_message_needs_no_prompt_and_finds_documents_by_content() {
+    let kit = kit().await;
+    let (r23, _) = kit.doc("Data Retention Policy 2023").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request(
+            "Audit: Customer account records are kept for three years after the account is closed.",
+            Action::Audit,
+            &[],
+        ),
+    )
+    .await;
+    assert!(out.interrupts().is_empty());
+    assert_eq!(
+        out.state.audit_text.as_deref(),
+        Some("Customer account records are kept for three years after the account is closed.")
+    );
+    assert!(out.state.resolved_doc_ids.contains(&r23));
+}
+
+#[tokio::test]
+async fn compare_drops_web_search_and_says_so() {
+    let kit = kit().await;
+    let (a, _) = kit.doc("Data Retention Policy 2023").await;
+    let (b, _) = kit.doc("Data Retention Policy 2024").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request("Compare the latest", Action::Compare, &[&a, &b]).enable_web_search(true),
+    )
+    .await;
+    assert!(!out.state.enable_web_search);
+    assert_eq!(out.state.web_search_query, None);
+    assert_eq!(out.state.notices, [COMPARE_DROPS_WEB]);
+}
+
+#[tokio::test]
+async fn web_search_gets_a_query_naming_the_document() {
+    let kit = kit().await;
+    let (crr, _) = kit.doc("Capital").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request("Is the leverage ratio still 3%?", Action::Inquire, &[&crr])
+            .enable_web_search(true),
+    )
+    .await;
+    assert!(out.state.enable_web_search);
+    assert_eq!(
+        out.state.web_search_query.as_deref(),
+        Some("Capital Requirements Regulation leverage ratio still 3%")
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_prompt_ends_the_turn() {
+    let kit = kit().await;
+    let g = graph(&kit);
+    run(&g, "t", request("Compare", Action::Compare, &[])).await;
+    let out = resume(&g, "t", Value::Null).await;
+    assert!(out.state.cancelled);
+    assert_eq!(out.state.response, CANCELLED_RESPONSE);
+    let record = out.state.messages.last().unwrap();
+    assert_eq!(record.metadata["interrupt_type"], "text_input");
+    assert_eq!(record.metadata["answer"], Value::Null);
+}
