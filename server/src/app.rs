@@ -78,6 +78,7 @@ impl ServeConfig {
 }
 
 /// The opened database.
+#[derive(Clone)]
 pub enum Database {
     /// Embedded.
     Sqlite(sqlx::SqlitePool),
@@ -222,7 +223,17 @@ impl Server {
         }
         let llm =
             palgraph_nodes::llm::from_env().context("configuring the LLM (OPENAI_* variables)")?;
-        let graphs = graphs(db.checkpointer(), PalAssistDeps::new(llm, docs.clone()))?;
+        let mut graphs = graphs(db.checkpointer(), PalAssistDeps::new(llm, docs.clone()))?;
+        if std::env::var("PALGRAPH_FAULT_GRAPH").is_ok_and(|v| v == "1") {
+            crate::fault::prepare(&db).await?;
+            graphs.add(
+                "ledger",
+                "Fault-test graph: three durable side effects recorded in ledger_effects",
+                Arc::new(crate::fault::graph(db.clone(), db.checkpointer())?),
+                serde_json::json!({"type": "object"}),
+                serde_json::json!({"type": "object"}),
+            );
+        }
         let runs = Runs::new(
             store.clone(),
             graphs.clone(),

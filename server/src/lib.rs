@@ -9,6 +9,7 @@
 
 pub mod api;
 pub mod app;
+pub mod fault;
 pub mod graphs;
 pub mod runs;
 pub mod store;

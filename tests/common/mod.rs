@@ -31,8 +31,10 @@ pub struct TestServer {
     pub base: String,
     pub client: reqwest::Client,
     child: Child,
-    schema: Option<PgSchema>,
+    schema: Option<std::sync::Arc<PgSchema>>,
     db: Option<PathBuf>,
+    owns_db: bool,
+    env: Vec<(String, String)>,
     pub database_url: Option<String>,
 }
 
@@ -49,49 +51,68 @@ impl TestServer {
             Backend::Postgres => {
                 let s = PgSchema::create().await;
                 let url = s.schema_url();
-                (Some(s), None, Some(url))
+                (Some(std::sync::Arc::new(s)), None, Some(url))
             }
         };
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_palgraph"));
-        cmd.arg("serve")
-            .env("PALGRAPH_PORT", "0")
-            .env("RUST_LOG", "warn")
-            .env_remove("DATABASE_URL")
-            .env_remove("OPENAI_API_KEY")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
-        if let Some(p) = &db {
-            cmd.env("PALGRAPH_DB", p);
-        }
-        if let Some(u) = &database_url {
-            cmd.env("DATABASE_URL", u);
-        }
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("start palgraph");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-            .await
-            .expect("palgraph printed its address in time")
-            .expect("read stdout")
-            .expect("palgraph exited before listening");
-        let base = line
-            .strip_prefix("palgraph listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .trim()
-            .to_string();
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let (child, base) = spawn(&db, &database_url, &env).await;
         TestServer {
             base,
             client: reqwest::Client::builder().build().unwrap(),
             child,
             schema,
             db,
+            owns_db: true,
+            env,
             database_url,
         }
+    }
+
+    /// Another server process on the same database (a replica), with extra settings.
+    pub async fn replica(&self, extra: &[(&str, &str)]) -> Self {
+        let mut env = self.env.clone();
+        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let (child, base) = spawn(&self.db, &self.database_url, &env).await;
+        TestServer {
+            base,
+            client: reqwest::Client::builder().build().unwrap(),
+            child,
+            schema: self.schema.clone(),
+            db: self.db.clone(),
+            owns_db: false,
+            env,
+            database_url: self.database_url.clone(),
+        }
+    }
+
+    /// Kills the process (SIGKILL) and starts a new one on the same database.
+    pub async fn restart(&mut self) {
+        self.kill().await;
+        let (child, base) = spawn(&self.db, &self.database_url, &self.env).await;
+        self.child = child;
+        self.base = base;
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM (graceful shutdown) and waits for the process to exit.
+    pub async fn terminate(&mut self) -> std::process::ExitStatus {
+        if let Some(pid) = self.pid() {
+            let _ = std::process::Command::new("kill")
+                .arg("-TERM")
+                .arg(pid.to_string())
+                .status();
+        }
+        tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("the server exits after SIGTERM")
+            .expect("wait")
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -143,13 +164,70 @@ impl TestServer {
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
     }
+
+    /// A connection pool on the server's database (to inspect it).
+    pub async fn pg_pool(&self) -> Option<sqlx::PgPool> {
+        match &self.schema {
+            Some(s) => Some(s.pool(2).await),
+            None => None,
+        }
+    }
+
+    /// The SQLite file, in SQLite mode.
+    pub fn sqlite_path(&self) -> Option<&PathBuf> {
+        self.db.as_ref()
+    }
+}
+
+async fn spawn(
+    db: &Option<PathBuf>,
+    database_url: &Option<String>,
+    env: &[(String, String)],
+) -> (Child, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_palgraph"));
+    cmd.arg("serve")
+        .env("PALGRAPH_PORT", "0")
+        .env("RUST_LOG", "warn")
+        // Many servers share the test Postgres (max_connections 100): keep each small.
+        .env("PALGRAPH_DB_CONNECTIONS", "6")
+        .env_remove("DATABASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    if let Some(p) = db {
+        cmd.env("PALGRAPH_DB", p);
+    }
+    if let Some(u) = database_url {
+        cmd.env("DATABASE_URL", u);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start palgraph");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+        .await
+        .expect("palgraph printed its address in time")
+        .expect("read stdout")
+        .expect("palgraph exited before listening");
+    let base = line
+        .strip_prefix("palgraph listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .trim()
+        .to_string();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, base)
 }
 
 impl Drop for TestServer {
     fn drop(&mut self) {
         let _ = self.child.start_kill();
-        if let Some(p) = &self.db {
-            remove_sqlite_files(p);
+        if self.owns_db {
+            if let Some(p) = &self.db {
+                remove_sqlite_files(p);
+            }
         }
         let _ = self.schema.take();
     }

@@ -64,6 +64,8 @@ pub struct Runs {
     pub(crate) worker_id: String,
     pub(crate) settings: RunSettings,
     running: Mutex<HashMap<String, Running>>,
+    /// Watchers of runs executed by other processes wait here for their NOTIFY.
+    remote: Mutex<HashMap<String, Arc<Notify>>>,
     pub(crate) wake: Notify,
     pub(crate) stop_claiming: CancellationToken,
 }
@@ -89,15 +91,79 @@ impl Runs {
             worker_id: format!("worker-{}", uuid::Uuid::new_v4().simple()),
             settings,
             running: Mutex::new(HashMap::new()),
+            remote: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             stop_claiming: CancellationToken::new(),
         })
     }
 
-    /// Starts the worker and its heartbeat.
+    /// Starts the worker, its heartbeat and the listener for other processes' news.
     pub fn start(self: &Arc<Self>) {
-        tokio::spawn(worker::claim_loop(self.clone()));
+        let runs = self.clone();
+        tokio::spawn(async move {
+            match runs.store.recover_orphans().await {
+                Ok(0) => {}
+                Ok(n) => {
+                    tracing::info!(runs = n, "resuming runs left running by a previous process")
+                }
+                Err(e) => tracing::warn!(error = %e, "could not look for runs left running"),
+            }
+            worker::claim_loop(runs).await;
+        });
         tokio::spawn(worker::heartbeat_loop(self.clone()));
+        let runs = self.clone();
+        tokio::spawn(async move {
+            if let Some(mut rx) = runs.store.notifications().await {
+                while let Some(n) = rx.recv().await {
+                    runs.on_notification(n).await;
+                }
+            }
+        });
+    }
+
+    async fn on_notification(&self, n: crate::store::Notification) {
+        use crate::store::Notification;
+        match n {
+            Notification::Events(run_id) => {
+                if let Some(w) = self.remote_waiters().get(&run_id) {
+                    w.notify_waiters();
+                }
+            }
+            Notification::Cancel(run_id) => {
+                if self.running().contains_key(&run_id) {
+                    if let Ok(Some(run)) = self.store.get_run_any(&run_id).await {
+                        self.signal_cancel(&run).await;
+                    }
+                }
+            }
+            Notification::Runs => self.wake.notify_one(),
+            Notification::Lost => {
+                for w in self.remote_waiters().values() {
+                    w.notify_waiters();
+                }
+                self.wake.notify_one();
+            }
+        }
+    }
+
+    fn remote_waiters(&self) -> MutexGuard<'_, HashMap<String, Arc<Notify>>> {
+        self.remote.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a watcher of a run executed elsewhere waits on.
+    pub(crate) fn remote_waiter(&self, run_id: &str) -> Arc<Notify> {
+        self.remote_waiters()
+            .entry(run_id.to_string())
+            .or_insert_with(|| Arc::new(Notify::new()))
+            .clone()
+    }
+
+    /// Forgets a run's waiter once no watcher holds it.
+    pub(crate) fn release_remote_waiter(&self, run_id: &str) {
+        let mut w = self.remote_waiters();
+        if w.get(run_id).is_some_and(|n| Arc::strong_count(n) <= 1) {
+            w.remove(run_id);
+        }
     }
 
     pub(crate) fn running(&self) -> MutexGuard<'_, HashMap<String, Running>> {
@@ -108,7 +174,6 @@ impl Runs {
     pub async fn create(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
         let created = self.store.create_run(new).await?;
         if !created.existing {
-            self.hub.open(&created.run.run_id);
             for c in &created.cancelled {
                 self.signal_cancel(c).await;
             }

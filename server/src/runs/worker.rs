@@ -261,6 +261,10 @@ async fn execute(runs: Arc<Runs>, run: Run, cancel: Cancellation) {
             false
         }
     };
+    if rollback {
+        // Gone before anyone hears the run ended.
+        let _ = runs.store.delete_run(&run.run_id).await;
+    }
     if let (Some(sink), true) = (sink, recorded) {
         // The terminal event, now that the run's end is recorded (one is made up when the
         // run failed before the graph could say so).
@@ -283,11 +287,12 @@ async fn execute(runs: Arc<Runs>, run: Run, cancel: Cancellation) {
                 event,
             }
         });
-        sink.publish(terminal);
-        runs.writer.flush().await;
-    }
-    if rollback {
-        let _ = runs.store.delete_run(&run.run_id).await;
+        if rollback {
+            sink.channel.push(terminal);
+        } else {
+            sink.publish(terminal);
+            runs.writer.flush().await;
+        }
     }
     runs.hub.remove(&run.run_id);
     runs.running().remove(&run.run_id);
@@ -411,98 +416,152 @@ pub(crate) fn watch(
 ) -> impl Stream<Item = RunEvent> + Send + 'static {
     async_stream(move |tx| async move {
         let mut last = after;
-        // Live in this process: read the hub's log and wait on it.
-        if let Some(ch) = runs.hub.get(&run_id) {
-            let mut rx = ch.subscribe();
-            // Events stored by an earlier attempt before this process opened the channel.
-            let (first, _) = ch.after(last);
-            if first.first().is_some_and(|e| e.seq > last + 1) {
-                if let Ok(rows) = runs.store.events_after(&run_id, last as i64).await {
-                    for r in rows {
-                        if first.first().is_some_and(|e| r.seq as u64 >= e.seq) {
-                            break;
-                        }
-                        if let Ok(event) = serde_json::from_value(r.event) {
-                            let ev = RunEvent {
-                                seq: r.seq as u64,
-                                event,
-                            };
-                            last = ev.seq;
-                            if tx.send(ev).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                }
-            }
-            loop {
-                let (events, done) = ch.after(last);
-                for e in events {
-                    last = e.seq;
-                    let terminal = e.event.is_terminal();
-                    if tx.send(e).await.is_err() || terminal {
-                        return;
-                    }
-                }
-                if done {
-                    break;
-                }
-                if rx.changed().await.is_err() {
-                    break;
-                }
-            }
-        }
-        // Elsewhere (another replica) or finished: read the table until the terminal event.
-        let mut idle = Duration::from_millis(20);
+        let waiter = runs.remote_waiter(&run_id);
         loop {
-            let rows = match runs.store.events_after(&run_id, last as i64).await {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::warn!(error = %e, "could not read run events");
-                    return;
-                }
-            };
-            let got = !rows.is_empty();
-            for r in rows {
-                let Ok(event) = serde_json::from_value::<Event>(r.event) else {
-                    continue;
-                };
-                last = r.seq as u64;
-                let terminal = event.is_terminal();
-                if tx.send(RunEvent { seq: last, event }).await.is_err() || terminal {
-                    return;
+            // Executed in this process: read the hub's log and wait on it.
+            if let Some(ch) = runs.hub.get(&run_id) {
+                if follow_channel(&runs, &run_id, &ch, &tx, &mut last).await == Follow::Done {
+                    break;
                 }
             }
-            if !got {
-                match runs.store.get_run_any(&run_id).await {
-                    Ok(Some(r)) if r.status.is_final() => {
-                        // Finished without a stored terminal event (it was lost): nothing more comes.
-                        let more = runs
-                            .store
-                            .events_after(&run_id, last as i64)
-                            .await
-                            .unwrap_or_default();
-                        if more.is_empty() {
-                            return;
-                        }
-                        continue;
-                    }
-                    Ok(None) => return,
-                    _ => {}
-                }
-                if let Some(ch) = runs.hub.get(&run_id) {
-                    // The run started here meanwhile: follow it live.
-                    let mut rx = ch.subscribe();
-                    let _ = tokio::time::timeout(Duration::from_millis(500), rx.changed()).await;
-                } else {
-                    tokio::time::sleep(idle).await;
-                    idle = (idle * 2).min(Duration::from_millis(250));
-                }
-            } else {
-                idle = Duration::from_millis(20);
+            // Elsewhere (another replica), not started yet, or finished: read the table,
+            // waking on the other process's NOTIFY (and polling now and then in case one is
+            // lost), until the terminal event or until the run starts here.
+            if follow_stored(&runs, &run_id, &waiter, &tx, &mut last).await == Follow::Done {
+                break;
             }
         }
+        drop(waiter);
+        runs.release_remote_waiter(&run_id);
     })
+}
+
+/// How following a run's events stopped.
+#[derive(PartialEq, Eq)]
+enum Follow {
+    /// The terminal event was sent, or the client left.
+    Done,
+    /// Go on from the other source.
+    Switch,
+}
+
+async fn send(tx: &tokio::sync::mpsc::Sender<RunEvent>, e: RunEvent, last: &mut u64) -> Follow {
+    *last = e.seq;
+    let terminal = e.event.is_terminal();
+    if tx.send(e).await.is_err() || terminal {
+        Follow::Done
+    } else {
+        Follow::Switch
+    }
+}
+
+async fn follow_channel(
+    runs: &Arc<Runs>,
+    run_id: &str,
+    ch: &Arc<RunChannel>,
+    tx: &tokio::sync::mpsc::Sender<RunEvent>,
+    last: &mut u64,
+) -> Follow {
+    let mut rx = ch.subscribe();
+    // Events stored (by an earlier attempt or before this process took the run) that the
+    // channel does not hold.
+    let (first, _) = ch.after(*last);
+    if first.first().is_some_and(|e| e.seq > *last + 1) {
+        if let Ok(rows) = runs.store.events_after(run_id, *last as i64).await {
+            for r in rows {
+                if first.first().is_some_and(|e| r.seq as u64 >= e.seq) {
+                    break;
+                }
+                if let Ok(event) = serde_json::from_value(r.event) {
+                    let ev = RunEvent {
+                        seq: r.seq as u64,
+                        event,
+                    };
+                    if send(tx, ev, last).await == Follow::Done {
+                        return Follow::Done;
+                    }
+                }
+            }
+        }
+    }
+    loop {
+        let (events, done) = ch.after(*last);
+        for e in events {
+            if send(tx, e, last).await == Follow::Done {
+                return Follow::Done;
+            }
+        }
+        if done || rx.changed().await.is_err() {
+            return Follow::Switch;
+        }
+    }
+}
+
+async fn follow_stored(
+    runs: &Arc<Runs>,
+    run_id: &str,
+    waiter: &tokio::sync::Notify,
+    tx: &tokio::sync::mpsc::Sender<RunEvent>,
+    last: &mut u64,
+) -> Follow {
+    let mut idle = Duration::from_millis(10);
+    loop {
+        let notified = waiter.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let rows = match runs.store.events_after(run_id, *last as i64).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read run events");
+                return Follow::Done;
+            }
+        };
+        let got = !rows.is_empty();
+        for r in rows {
+            let Ok(event) = serde_json::from_value::<Event>(r.event) else {
+                continue;
+            };
+            if send(
+                tx,
+                RunEvent {
+                    seq: r.seq as u64,
+                    event,
+                },
+                last,
+            )
+            .await
+                == Follow::Done
+            {
+                return Follow::Done;
+            }
+        }
+        if got {
+            idle = Duration::from_millis(10);
+            continue;
+        }
+        match runs.store.get_run_any(run_id).await {
+            Ok(Some(r)) if r.status.is_final() => {
+                // Finished without a stored terminal event (it was lost): nothing more comes.
+                let more = runs
+                    .store
+                    .events_after(run_id, *last as i64)
+                    .await
+                    .unwrap_or_default();
+                if more.is_empty() {
+                    return Follow::Done;
+                }
+                continue;
+            }
+            Ok(None) => return Follow::Done,
+            _ => {}
+        }
+        if runs.hub.get(run_id).is_some() {
+            // The run started in this process: follow it live.
+            return Follow::Switch;
+        }
+        let _ = tokio::time::timeout(idle, notified).await;
+        idle = (idle * 2).min(Duration::from_millis(250));
+    }
 }
 
 /// A stream fed by an async producer through a small channel.

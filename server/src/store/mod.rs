@@ -242,9 +242,34 @@ pub enum IfExists {
     DoNothing,
 }
 
+/// A change another process announced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notification {
+    /// New events of this run are stored.
+    Events(String),
+    /// A cancel was asked of this run.
+    Cancel(String),
+    /// A run became claimable.
+    Runs,
+    /// Announcements may have been missed (the listener reconnected): look again.
+    Lost,
+}
+
 /// The server's storage.
 #[async_trait]
 pub trait Store: Send + Sync {
+    /// Announcements from other processes sharing the database (Postgres LISTEN/NOTIFY);
+    /// `None` when the database has a single process (SQLite).
+    async fn notifications(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Notification>> {
+        None
+    }
+
+    /// At start, in a database only this process uses: gives back the runs a previous
+    /// process left running (their leases cannot be renewed by anyone).
+    async fn recover_orphans(&self) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+
     /// Creates a thread.
     async fn create_thread(&self, t: Thread, if_exists: IfExists) -> Result<Thread, StoreError>;
     /// A thread, if it exists and belongs to `owner`.

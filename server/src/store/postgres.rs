@@ -103,6 +103,50 @@ const THREAD_COLUMNS: &str =
 
 #[async_trait]
 impl Store for PgStore {
+    async fn notifications(
+        &self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<super::Notification>> {
+        use super::Notification;
+        let mut listener = match sqlx::postgres::PgListener::connect_with(&self.pool).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot LISTEN: other replicas' events are polled");
+                return None;
+            }
+        };
+        if let Err(e) = listener
+            .listen_all(["palgraph_events", "palgraph_cancel", "palgraph_runs"])
+            .await
+        {
+            tracing::warn!(error = %e, "cannot LISTEN: other replicas' events are polled");
+            return None;
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let n = match listener.try_recv().await {
+                    Ok(Some(n)) => match n.channel() {
+                        "palgraph_events" => Notification::Events(n.payload().to_string()),
+                        "palgraph_cancel" => Notification::Cancel(n.payload().to_string()),
+                        _ => Notification::Runs,
+                    },
+                    // The connection dropped and was re-established: anything sent meanwhile
+                    // is lost.
+                    Ok(None) => Notification::Lost,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "LISTEN connection failed; retrying");
+                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                        Notification::Lost
+                    }
+                };
+                if tx.send(n).is_err() {
+                    return;
+                }
+            }
+        });
+        Some(rx)
+    }
+
     async fn create_thread(&self, t: Thread, if_exists: IfExists) -> Result<Thread, StoreError> {
         let row = sqlx::query(
             "INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
@@ -292,9 +336,10 @@ impl Store for PgStore {
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query(
-            "UPDATE threads SET status = 'busy', updated_at_ms = $2,
+            "WITH n AS (SELECT pg_notify('palgraph_runs', $1))
+             UPDATE threads SET status = 'busy', updated_at_ms = $2,
                  metadata = metadata || jsonb_build_object('graph_id', $3::text, 'assistant_id', $4::text)
-             WHERE thread_id = $1",
+             FROM n WHERE thread_id = $1",
         )
         .bind(&new.thread_id)
         .bind(now)
@@ -455,8 +500,9 @@ impl Store for PgStore {
 
     async fn release_run(&self, run_id: &str, worker: &str) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL, updated_at_ms = $3
-             WHERE run_id = $1 AND worker_id = $2 AND status = 'running'",
+            "WITH n AS (SELECT pg_notify('palgraph_runs', $1))
+             UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL, updated_at_ms = $3
+             FROM n WHERE run_id = $1 AND worker_id = $2 AND status = 'running'",
         )
         .bind(run_id)
         .bind(worker)
@@ -473,10 +519,11 @@ impl Store for PgStore {
         reason: &str,
     ) -> Result<Option<Run>, StoreError> {
         let row = sqlx::query(concat!(
-            "UPDATE runs SET cancel_action = COALESCE(cancel_action, $2),
+            "WITH n AS (SELECT pg_notify('palgraph_cancel', $1))
+             UPDATE runs SET cancel_action = COALESCE(cancel_action, $2),
                  cancel_reason = COALESCE(cancel_reason, $3), updated_at_ms = $4,
                  status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
-             WHERE run_id = $1 AND status IN ('pending', 'running')
+             FROM n WHERE run_id = $1 AND status IN ('pending', 'running')
              RETURNING ",
             run_columns!()
         ))
@@ -509,22 +556,23 @@ impl Store for PgStore {
             .map(|r| serde_json::json!({"run_id": r.run_id, "seq": r.seq, "thread_id": r.thread_id, "event": r.event}))
             .collect();
         let text = Value::Array(batch).to_string();
-        let mut tx = self.pool.begin().await?;
-        // Events are a replay log, not the source of truth (checkpoints are): do not wait
-        // for their fsync.
-        sqlx::query("SET LOCAL synchronous_commit = off")
-            .execute(&mut *tx)
-            .await?;
+        // One statement: events are a replay log, not the source of truth (checkpoints
+        // are), so their commit does not wait for fsync; other replicas' watchers are told
+        // which runs have new events (NOTIFY is delivered at commit).
         sqlx::query(
-            "INSERT INTO run_events (run_id, seq, thread_id, event)
-             SELECT e.run_id, e.seq, e.thread_id, e.event
-             FROM jsonb_to_recordset($1::jsonb) AS e(run_id text, seq bigint, thread_id text, event jsonb)
-             ON CONFLICT DO NOTHING",
+            "WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
+                  ins AS (
+                    INSERT INTO run_events (run_id, seq, thread_id, event)
+                    SELECT e.run_id, e.seq, e.thread_id, e.event
+                    FROM jsonb_to_recordset($1::jsonb) AS e(run_id text, seq bigint, thread_id text, event jsonb)
+                    ON CONFLICT DO NOTHING
+                    RETURNING run_id)
+             SELECT pg_notify('palgraph_events', r.run_id)
+             FROM cfg, (SELECT DISTINCT run_id FROM ins) r",
         )
         .bind(json_without_nul(&text).as_ref())
-        .execute(&mut *tx)
+        .execute(&self.pool)
         .await?;
-        tx.commit().await?;
         Ok(())
     }
 

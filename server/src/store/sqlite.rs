@@ -90,6 +90,17 @@ async fn get_run_in(tx: &mut Tx<'_>, run_id: &str) -> Result<Option<Run>, StoreE
 
 #[async_trait]
 impl Store for SqliteStore {
+    async fn recover_orphans(&self) -> Result<u64, StoreError> {
+        // One process owns an embedded database: a run still `running` at start was left
+        // by a process that died, and is claimable at once (not after its lease runs out).
+        Ok(
+            sqlx::query("UPDATE runs SET lease_until_ms = 0 WHERE status = 'running'")
+                .execute(&self.pool)
+                .await?
+                .rows_affected(),
+        )
+    }
+
     async fn create_thread(&self, t: Thread, if_exists: IfExists) -> Result<Thread, StoreError> {
         let inserted = sqlx::query(
             "INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
