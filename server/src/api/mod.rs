@@ -10,6 +10,7 @@ pub mod lg;
 pub mod openapi;
 pub mod sse;
 pub mod time;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -65,6 +66,9 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 /// The router with every endpoint.
 pub fn router(state: AppState) -> Router {
     Router::new()
+        .route("/", get(web::index))
+        .route("/app.js", get(web::app_js))
+        .route("/app.css", get(web::app_css))
         .route("/healthz", get(healthz))
         .route("/ok", get(healthz))
         .route("/readyz", get(readyz))
@@ -79,12 +83,27 @@ pub fn router(state: AppState) -> Router {
             "/documents/{id}",
             get(documents::get).delete(documents::delete),
         )
+        .route("/assistants", post(lg::create_assistant))
         .route("/assistants/search", post(lg::search_assistants))
-        .route("/assistants/{id}", get(lg::get_assistant))
+        .route("/assistants/count", post(lg::count_assistants))
+        .route(
+            "/assistants/{id}",
+            get(lg::get_assistant)
+                .patch(lg::change_assistant)
+                .delete(lg::change_assistant),
+        )
         .route("/assistants/{id}/graph", get(lg::assistant_graph))
         .route("/assistants/{id}/schemas", get(lg::assistant_schemas))
+        .route("/assistants/{id}/subgraphs", get(lg::assistant_subgraphs))
+        .route(
+            "/assistants/{id}/subgraphs/{namespace}",
+            get(lg::assistant_subgraphs),
+        )
+        .route("/assistants/{id}/versions", post(lg::assistant_versions))
         .route("/threads", post(lg::create_thread))
         .route("/threads/search", post(lg::search_threads))
+        .route("/threads/count", post(lg::count_threads))
+        .route("/threads/prune", post(lg::prune_threads))
         .route(
             "/threads/{thread_id}",
             get(lg::get_thread)
@@ -93,9 +112,12 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/threads/{thread_id}/copy", post(lg::copy_thread))
         .route("/threads/{thread_id}/cancel", post(chat::cancel_thread))
+        .route("/threads/{thread_id}/stream", get(lg::thread_stream))
         .route(
             "/threads/{thread_id}/state",
-            get(lg::get_state).post(lg::update_state),
+            get(lg::get_state)
+                .post(lg::update_state)
+                .patch(lg::patch_state),
         )
         .route(
             "/threads/{thread_id}/state/checkpoint",
@@ -115,6 +137,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/threads/{thread_id}/runs/stream", post(lg::stream_run))
         .route("/threads/{thread_id}/runs/wait", post(lg::wait_run))
+        .route("/threads/{thread_id}/runs/crons", post(lg::crons))
         .route(
             "/threads/{thread_id}/runs/{run_id}",
             get(lg::get_run).delete(lg::delete_run),
@@ -128,6 +151,16 @@ pub fn router(state: AppState) -> Router {
             "/threads/{thread_id}/runs/{run_id}/cancel",
             post(lg::cancel_run),
         )
+        .route("/runs", post(lg::create_stateless_run))
+        .route("/runs/stream", post(lg::stream_stateless_run))
+        .route("/runs/wait", post(lg::wait_stateless_run))
+        .route("/runs/batch", post(lg::create_batch))
+        .route("/runs/cancel", post(lg::cancel_many))
+        .route("/runs/{run_id}/stream", get(lg::join_stream_by_run))
+        .route("/runs/crons", post(lg::crons))
+        .route("/runs/crons/{*rest}", axum::routing::any(lg::crons))
+        .route("/store/{*rest}", axum::routing::any(lg::long_term_store))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn(lg::cors))
         .with_state(state)
 }

@@ -1,0 +1,700 @@
+// The chat page in a real browser: Debian's chromium (/usr/bin/chromium) driven by
+// playwright-core, against a running `palgraph serve` (offline LLM, paced so answers take a
+// few seconds: PALASSIST_OFFLINE_PACE_MS=40).
+//
+//   cargo test -p palgraph-server --test browser      # starts the server, runs this file
+//   node tests/browser/chat.test.mjs http://127.0.0.1:8123   # against a server you started
+//
+// Environment: PALGRAPH_URL (or the first argument), PALGRAPH_SCREENSHOTS (default
+// <repo>/artifacts/screenshots), CHROMIUM (default /usr/bin/chromium), PALGRAPH_AUTH_URL (a
+// second server started with PALGRAPH_API_KEYS=browser-key=<user>, for the auth step; the
+// step is skipped without it), PALGRAPH_BROWSER_ONLY (run only the steps whose name has it).
+//
+// Screenshots (artifacts/screenshots/, kept by CI as artifacts):
+//   01-statuses-and-streaming-answer.png  PalReasoning (status line, document pills) while the answer streams
+//   02-answer-with-sources.png            the finished answer, its sources, the conversation in the sidebar
+//   03-mention-picker.png                 typing "@reten": the document picker
+//   03a-web-search-query.png              explicit action + web search: the web query under the status line
+//   04-doc-choice-prompt.png              PalAssist doc_choice prompt with "All of these"
+//   05-text-input-prompt.png              PalAssist text_input prompt, the message box answers it
+//   06-cancelled-prompt.png               a prompt cancelled: kept as a muted line, no cancel answer
+//   07-stopped-response-interrupted.png   Stop mid-answer: the partial answer marked "Response interrupted"
+//   08-reload-mid-run.png                 after a reload mid-run: history, then the snapshot, then live text
+//   09-reload-at-prompt.png               after a reload at a pending prompt: the prompt again
+//   10-follow-on-interrupts.png           a message sent while an answer streams (interrupt strategy)
+//   11-reconnecting-after-drop.png        a dropped stream: partial answer kept, "Reconnecting in N s…" (backoff)
+//   12-error-server-down.png              the server cannot be reached: a message, no spinner
+//   13-error-thread-busy.png              409 thread_busy: a message, and the running answer joined
+//   14-error-timeout.png                  no event for the idle timeout: a message, no spinner
+//   failure-<step>.png                    the page when a step failed
+
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BASE = (process.env.PALGRAPH_URL || process.argv[2] || '').replace(/\/$/, '');
+const SHOTS = process.env.PALGRAPH_SCREENSHOTS || path.resolve(here, '../../artifacts/screenshots');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const STEP_TIMEOUT_MS = 40_000;
+
+if (!BASE) {
+  console.error('usage: node chat.test.mjs <server url>   (or set PALGRAPH_URL)');
+  process.exit(2);
+}
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
+  process.exit(2);
+}
+fs.mkdirSync(SHOTS, { recursive: true });
+for (const f of fs.readdirSync(SHOTS)) if (f.startsWith('failure-')) fs.rmSync(path.join(SHOTS, f));
+
+const DOC_Q = 'What is the data retention period for customer records?';
+const AMBIGUOUS = 'Summarize the data retention policy';
+const COMPARE_ONE = 'compare the capital requirements regulation';
+const LONG = 'Summarize the AML policy'; // ~140 streamed words: several seconds at 40 ms a word
+
+// ------------------------------------------------------------------ helpers
+
+class Failure extends Error {}
+
+function check(cond, msg) {
+  if (!cond) throw new Failure(msg);
+}
+
+function eq(actual, expected, msg) {
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+    throw new Failure(`${msg}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  }
+}
+
+async function api(method, p, body) {
+  const r = await fetch(BASE + p, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch (_) {
+    json = text;
+  }
+  return { status: r.status, json };
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(SHOTS, name) });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Every text the streaming answer bubble showed, and every PalReasoning line with its time.
+async function record(page) {
+  await page.evaluate(() => {
+    const log = { statuses: [], answers: [], t0: performance.now() };
+    window.__rec = log;
+    let lastStatus = null;
+    const look = () => {
+      const reasoning = [...document.querySelectorAll('.turn .reasoning')].filter((r) => !r.hidden);
+      const s = reasoning.length ? reasoning[reasoning.length - 1].querySelector('.status-text').textContent : '<cleared>';
+      if (s !== lastStatus) {
+        log.statuses.push({ text: s, t: performance.now() });
+        lastStatus = s;
+      }
+      for (const a of document.querySelectorAll('.turn .msg.assistant .content')) {
+        const t = a.textContent;
+        if (log.answers[log.answers.length - 1] !== t) log.answers.push(t);
+      }
+    };
+    new MutationObserver(look).observe(document.getElementById('messages'), {
+      subtree: true,
+      childList: true,
+      characterData: true,
+      attributes: true,
+      attributeFilter: ['hidden'],
+    });
+    look();
+  });
+}
+
+async function recorded(page) {
+  return page.evaluate(() => window.__rec);
+}
+
+async function open(ctx, hash = '') {
+  const page = await ctx.newPage();
+  page.__errors = [];
+  page.on('pageerror', (e) => page.__errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource|ERR_/.test(m.text())) page.__errors.push(m.text());
+  });
+  await page.goto(`${BASE}/${hash}`);
+  await page.waitForSelector('body[data-ready="true"]');
+  return page;
+}
+
+async function type(page, text) {
+  await page.locator('#editor').click();
+  await page.keyboard.type(text);
+}
+
+async function send(page, text) {
+  await type(page, text);
+  await page.keyboard.press('Enter');
+}
+
+// Waits until no run is followed: no Stop button, nothing streams, PalReasoning is cleared.
+async function settled(page) {
+  await page.waitForFunction(
+    () =>
+      document.getElementById('stop').hidden &&
+      !document.querySelector('.msg.streaming') &&
+      !document.querySelector('.reasoning:not([hidden])'),
+    null,
+    { timeout: 20_000 },
+  );
+}
+
+async function finalAnswer(page) {
+  const a = page.locator('.msg.assistant:not(.streaming)').last();
+  await a.waitFor();
+  return a;
+}
+
+function threadOf(page) {
+  const m = /#\/c\/([0-9a-f-]{36})$/.exec(page.url());
+  check(m, `the page URL names its conversation: ${page.url()}`);
+  return m[1];
+}
+
+async function history(thread) {
+  const r = await api('GET', `/chat/history/${thread}`);
+  eq(r.status, 200, 'history status');
+  return r.json;
+}
+
+async function noSpinner(page) {
+  const spinning = await page.evaluate(
+    () => [...document.querySelectorAll('.reasoning')].filter((r) => !r.hidden && r.isConnected).length,
+  );
+  eq(spinning, 0, 'visible PalReasoning spinners');
+}
+
+// ------------------------------------------------------------------ the steps
+
+const steps = [];
+const step = (name, fn) => steps.push({ name, fn });
+
+step('statuses then the streamed answer', async (ctx) => {
+  const page = await open(ctx);
+  await record(page);
+  await send(page, DOC_Q);
+  // PalReasoning under the user's message while the answer streams.
+  await page.locator('.turn .reasoning .pill', { hasText: 'Data Retention Policy 2023' }).waitFor();
+  await page.locator('.turn .msg.assistant.streaming', { hasText: 'Here is what' }).waitFor();
+  check(await page.locator('.turn .reasoning .status-text').isVisible(), 'a status line is visible while streaming');
+  await shot(page, '01-statuses-and-streaming-answer.png');
+  const answer = await finalAnswer(page);
+  await page.waitForFunction(() => !document.querySelector('.turn .reasoning:not([hidden])'));
+  const text = await answer.locator('.content').innerText();
+  check(text.includes('retained for 5 years') && text.includes('retained for 7 years'), `answer text: ${text}`);
+  check(await answer.locator('.citations summary').innerText() === 'Sources (3)', 'three sources listed');
+  // The statuses came in order, none dropped, each on screen for at least 300 ms.
+  const rec = await recorded(page);
+  const lines = rec.statuses.filter((s) => s.text !== '<cleared>').map((s) => s.text);
+  const want = ['Clarifying intent...', 'Finding documents...', 'Validating request...', 'Researching your question...', 'Formatting response...'];
+  eq(lines, want, 'status lines shown');
+  for (let i = 0; i + 1 < rec.statuses.length; i++) {
+    const shown = rec.statuses[i + 1].t - rec.statuses[i].t;
+    if (rec.statuses[i].text !== '<cleared>') check(shown >= 290, `"${rec.statuses[i].text}" was shown ${shown.toFixed(0)} ms`);
+  }
+  // Tokens appeared as they came: many intermediate texts, each a prefix of the next.
+  check(rec.answers.length > 10, `the answer streamed (${rec.answers.length} renders)`);
+  // The conversation is listed, titled by its first message.
+  await page.locator('.thread-item[aria-current="true"]', { hasText: DOC_Q }).waitFor();
+  await shot(page, '02-answer-with-sources.png');
+  await page.close();
+});
+
+step('@ mention sends a TipTap mention node and tagged_doc_ids', async (ctx) => {
+  const page = await open(ctx);
+  const docs = (await api('GET', '/documents')).json;
+  const d2024 = docs.find((d) => d.title === 'Data Retention Policy 2024');
+  await type(page, 'Per @reten');
+  const list = page.locator('#mention-list');
+  await list.locator('[role=option]', { hasText: 'Data Retention Policy 2023' }).waitFor();
+  await list.locator('[role=option]', { hasText: 'Data Retention Policy 2024' }).waitFor();
+  await shot(page, '03-mention-picker.png');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.locator(`#editor .mention[data-id="${d2024.id}"]`).waitFor();
+  check(await list.isHidden(), 'the picker closes after a pick');
+  await page.keyboard.type('how long are customer records kept?');
+  const req = page.waitForRequest((r) => r.url() === `${BASE}/chat` && r.method() === 'POST');
+  await page.keyboard.press('Enter');
+  const body = JSON.parse((await req).postData());
+  eq(body.tagged_doc_ids, [d2024.id], 'tagged_doc_ids');
+  eq(body.message, 'Per @Data Retention Policy 2024 how long are customer records kept?', 'message');
+  eq(
+    body.tiptap_json,
+    {
+      type: 'doc',
+      content: [
+        {
+          type: 'paragraph',
+          content: [
+            { type: 'text', text: 'Per ' },
+            { type: 'mention', attrs: { id: d2024.id, label: 'Data Retention Policy 2024' } },
+            { type: 'text', text: ' how long are customer records kept?' },
+          ],
+        },
+      ],
+    },
+    'tiptap_json',
+  );
+  eq(body.multitask_strategy, null, 'default multitask strategy (reject)');
+  // Only the mentioned document was used.
+  await page.locator('.turn .reasoning .pill', { hasText: 'Data Retention Policy 2024' }).waitFor();
+  const answer = await finalAnswer(page);
+  const text = await answer.innerText();
+  check(text.includes('7 years') && !text.includes('Policy 2023'), `answer from the 2024 policy only: ${text}`);
+  await page.locator('.msg.user .mention', { hasText: '@Data Retention Policy 2024' }).waitFor();
+  await page.close();
+});
+
+step('explicit action and web search: sent, and the web query shown', async (ctx) => {
+  const page = await open(ctx);
+  await page.locator('#action').selectOption('inquire');
+  await page.locator('#web-search').check();
+  const req = page.waitForRequest((r) => r.url() === `${BASE}/chat` && r.method() === 'POST');
+  await send(page, 'What are the capital requirements in the CRR?');
+  const body = JSON.parse((await req).postData());
+  eq([body.action, body.enable_web_search], ['inquire', true], 'action and web search');
+  await page.locator('.turn .reasoning .web-query', { hasText: 'Searching the web for “Capital Requirements Regulation' }).waitFor();
+  await page.locator('.turn .reasoning .pill', { hasText: 'Capital Requirements Regulation (CRR)' }).waitFor();
+  await shot(page, '03a-web-search-query.png');
+  const answer = await finalAnswer(page);
+  check((await answer.innerText()).includes('Action: inquire'), 'the answer says its action');
+  await settled(page);
+  await page.close();
+});
+
+step('upload a document, then mention it', async (ctx) => {
+  const page = await open(ctx);
+  const title = `Travel Policy ${Date.now()}`;
+  await page.locator('#upload-input').setInputFiles({
+    name: `${title}.md`,
+    mimeType: 'text/markdown',
+    buffer: Buffer.from('# Travel\n\nEmployees must book economy class for flights under six hours.\n'),
+  });
+  await page.locator('#upload-status', { hasText: 'Uploaded 1 document.' }).waitFor();
+  await page.locator('.doc-item', { hasText: title }).waitFor();
+  // A click on a document in the list mentions it in the message box.
+  await page.locator('.doc-item', { hasText: title }).click();
+  const id = await page.locator('#editor .mention').getAttribute('data-id');
+  const doc = (await api('GET', `/documents/${id}`)).json;
+  eq(doc.title, title, 'the mentioned document');
+  await page.close();
+});
+
+step('doc_choice: click an option', async (ctx) => {
+  const page = await open(ctx);
+  await send(page, AMBIGUOUS);
+  const prompt = page.locator('#prompt');
+  await prompt.waitFor();
+  check((await page.locator('#prompt-message').innerText()).includes('could be several of your documents'), 'doc_choice message');
+  const labels = await page.locator('#prompt-options button').allInnerTexts();
+  eq(labels, ['Data Retention Policy 2023', 'Data Retention Policy 2024', 'All of these'], 'options');
+  await noSpinner(page);
+  await shot(page, '04-doc-choice-prompt.png');
+  const req = page.waitForRequest((r) => r.url() === `${BASE}/chat/resume`);
+  await page.locator('#prompt-options button', { hasText: 'Data Retention Policy 2024' }).click();
+  const body = JSON.parse((await req).postData());
+  const d2024 = (await api('GET', '/documents')).json.find((d) => d.title === 'Data Retention Policy 2024');
+  eq(body.resume_value, { type: 'doc_choice', value: d2024.id }, 'resume value');
+  await prompt.waitFor({ state: 'hidden' });
+  await page.locator('.prompt-record', { hasText: 'answered: Data Retention Policy 2024' }).waitFor();
+  const answer = await finalAnswer(page);
+  check((await answer.innerText()).includes('Data Retention Policy 2024'), 'the answer summarizes the chosen document');
+  await settled(page);
+  await page.close();
+});
+
+step('text_input: the message box answers the prompt (a resume, not a new turn)', async (ctx) => {
+  const page = await open(ctx);
+  await send(page, COMPARE_ONE);
+  await page.locator('#prompt[data-type="text_input"]').waitFor();
+  check((await page.locator('#prompt-message').innerText()).includes('second document'), 'text_input message');
+  eq(await page.locator('#prompt-options button').count(), 0, 'no option buttons for text_input');
+  eq(await page.locator('#send').innerText(), 'Answer', 'the send button answers');
+  const posts = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && /\/chat(\/resume)?$/.test(r.url())) posts.push({ url: r.url(), body: r.postData() });
+  });
+  await type(page, 'AML policy');
+  await shot(page, '05-text-input-prompt.png');
+  await page.keyboard.press('Enter');
+  await page.locator('.prompt-record', { hasText: 'answered: AML policy' }).waitFor();
+  // The comparison streams for half a minute at this pace: seeing it start is enough.
+  await page.locator('.turn .msg.assistant.streaming', { hasText: 'compared with Anti-Money Laundering' }).waitFor();
+  eq(posts.map((p) => p.url), [`${BASE}/chat/resume`], 'requests made by the answer');
+  eq(JSON.parse(posts[0].body).resume_value, { type: 'text_input', value: 'AML policy' }, 'resume value');
+  eq(await page.locator('.msg.user').count(), 1, 'no new user turn');
+  await page.locator('#stop').click();
+  await settled(page);
+  await page.close();
+});
+
+step('cancel at a prompt: muted line, no cancel answer', async (ctx) => {
+  const page = await open(ctx);
+  await send(page, AMBIGUOUS);
+  await page.locator('#prompt').waitFor();
+  const req = page.waitForRequest((r) => r.url() === `${BASE}/chat/resume`);
+  const done = page.waitForResponse((r) => r.url() === `${BASE}/chat/resume`).then((r) => r.finished());
+  await page.locator('#prompt-cancel').click();
+  eq(JSON.parse((await req).postData()).resume_value, { type: 'cancel', value: null }, 'cancel resume');
+  await page.locator('#prompt').waitFor({ state: 'hidden' });
+  await page.locator('.prompt-record', { hasText: 'Cancelled' }).waitFor();
+  await done; // the resume's stream has ended: its answer was received (and not shown)
+  await settled(page);
+  eq(await page.locator('.msg.assistant').count(), 0, 'assistant messages after a cancel');
+  await noSpinner(page);
+  await shot(page, '06-cancelled-prompt.png');
+  const thread = threadOf(page);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.locator('.prompt-record', { hasText: 'could be several of your documents' }).waitFor();
+  check(await page.locator('.prompt-record').innerText().then((t) => t.includes('Cancelled')), 'the muted line after a reload');
+  check(await page.locator('#prompt').isHidden(), 'no prompt after the cancel');
+  eq(await page.locator('.msg.assistant').count(), 0, 'assistant messages after a reload');
+  eq((await history(thread)).pending_interrupt, null, 'nothing pending on the server');
+  await page.close();
+});
+
+step('stop mid-run keeps the partial answer, marked "Response interrupted"', async (ctx) => {
+  let page = await open(ctx);
+  await send(page, LONG);
+  const streaming = page.locator('.turn .msg.assistant.streaming .content');
+  await page.waitForFunction(() => {
+    const c = document.querySelector('.turn .msg.assistant.streaming .content');
+    return c && c.textContent.length > 60;
+  });
+  check(await streaming.isVisible(), 'streaming');
+  const cancel = page.waitForRequest((r) => /\/threads\/[^/]+\/cancel$/.test(r.url()));
+  await page.locator('#stop').click();
+  await cancel;
+  const answer = page.locator('.msg.assistant', { has: page.locator('.interrupted-mark') });
+  await answer.locator('.interrupted-mark', { hasText: 'Response interrupted' }).waitFor();
+  await settled(page);
+  const partial = await answer.locator('.content').innerText();
+  await sleep(600);
+  eq(await answer.locator('.content').innerText(), partial, 'no text after the stop');
+  eq(await answer.locator('.citations').count(), 0, 'no sources on a stopped answer');
+  await noSpinner(page);
+  await shot(page, '07-stopped-response-interrupted.png');
+  const thread = threadOf(page);
+  const hist = await history(thread);
+  const last = hist.messages[hist.messages.length - 1];
+  eq(last.metadata.interrupted, true, 'the server kept the partial answer as interrupted');
+  check(last.content.length < 600, `the partial answer is partial (${last.content.length} chars)`);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.locator('.msg.assistant .interrupted-mark', { hasText: 'Response interrupted' }).waitFor();
+  await page.close();
+
+  // Stopped before any answer text (here by another client, at once): the history has only
+  // the user's message; the page still shows the turn as interrupted.
+  const quick = crypto.randomUUID();
+  const run = await fetch(`${BASE}/chat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message: LONG, thread_id: quick }),
+  });
+  eq((await api('POST', `/threads/${quick}/cancel`)).status, 200, 'cancel');
+  await run.text();
+  const early = await history(quick);
+  page = await open(ctx, `#/c/${quick}`);
+  await page.locator('.msg.user', { hasText: LONG }).waitFor();
+  await page.locator('.msg.assistant .interrupted-mark', { hasText: 'Response interrupted' }).waitFor();
+  eq(await page.locator('.msg.assistant').count(), 1, `one answer (history had ${early.messages.length} messages)`);
+  await page.close();
+});
+
+step('reload mid-run: history, then the snapshot, then live events', async (ctx) => {
+  const page = await open(ctx);
+  await send(page, LONG);
+  await page.waitForFunction(() => {
+    const c = document.querySelector('.turn .msg.assistant.streaming .content');
+    return c && c.textContent.length > 40;
+  });
+  const thread = threadOf(page);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await record(page);
+  await page.locator('.msg.user', { hasText: LONG }).waitFor();
+  // The snapshot: the partial text so far and the current status line, then live tokens.
+  await page.locator('.turn .msg.assistant.streaming').waitFor();
+  await page.locator('.turn .reasoning .status-text', { hasText: 'Summarizing documents...' }).waitFor();
+  await shot(page, '08-reload-mid-run.png');
+  check(await page.locator('#stop').isVisible(), 'Stop is offered for the joined run');
+  const answer = await finalAnswer(page);
+  await settled(page);
+  const text = await answer.locator('.content').innerText();
+  const rec = await recorded(page);
+  check(rec.answers.length > 3, `live tokens after the snapshot (${rec.answers.length} renders)`);
+  const final = rec.answers[rec.answers.length - 1];
+  for (const a of rec.answers) check(final.startsWith(a), `every text shown is a prefix of the final one (no duplicates): ${a.slice(-40)}`);
+  const hist = await history(thread);
+  const last = hist.messages[hist.messages.length - 1];
+  const plain = (t) => t.replace(/\*\*/g, '').replace(/\s+/g, ' ').trim();
+  eq(plain(text), plain(last.content.replace(/^\s*- /gm, '')), 'the answer shown is the one the server kept');
+  eq(await page.locator('.msg.assistant').count(), 1, 'one answer');
+  await page.close();
+});
+
+step('reload at a prompt shows the prompt again', async (ctx) => {
+  const page = await open(ctx);
+  await send(page, AMBIGUOUS);
+  await page.locator('#prompt').waitFor();
+  const message = await page.locator('#prompt-message').innerText();
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.locator('#prompt').waitFor();
+  eq(await page.locator('#prompt-message').innerText(), message, 'the same prompt');
+  eq(await page.locator('#prompt-options button').allInnerTexts(), ['Data Retention Policy 2023', 'Data Retention Policy 2024', 'All of these'], 'options');
+  await page.locator('.msg.user', { hasText: AMBIGUOUS }).waitFor();
+  await noSpinner(page);
+  await shot(page, '09-reload-at-prompt.png');
+  await page.locator('#prompt-options button', { hasText: 'All of these' }).click();
+  await page.locator('.prompt-record', { hasText: 'answered: All of these' }).waitFor();
+  const text = await (await finalAnswer(page)).innerText();
+  check(text.includes('Data Retention Policy 2023') && text.includes('Data Retention Policy 2024'), 'both documents summarized');
+  await settled(page);
+  await page.close();
+});
+
+step('a message sent while an answer streams interrupts it (interrupt strategy)', async (ctx) => {
+  const page = await open(ctx);
+  await send(page, LONG);
+  await page.waitForFunction(() => {
+    const c = document.querySelector('.turn .msg.assistant.streaming .content');
+    return c && c.textContent.length > 30;
+  });
+  const req = page.waitForRequest((r) => r.url() === `${BASE}/chat` && r.method() === 'POST');
+  await send(page, DOC_Q);
+  eq(JSON.parse((await req).postData()).multitask_strategy, 'interrupt', 'strategy of the follow-on');
+  await page.locator('.msg.assistant .interrupted-mark', { hasText: 'Response interrupted' }).waitFor();
+  await page.locator('.msg.assistant:not(.streaming) .citations').waitFor();
+  await settled(page);
+  await shot(page, '10-follow-on-interrupts.png');
+  const hist = await history(threadOf(page));
+  const roles = hist.messages.map((m) => (m.metadata.interrupted ? 'interrupted' : m.role));
+  eq(roles, ['user', 'interrupted', 'user', 'assistant'], 'the server history');
+  await page.close();
+});
+
+step('a dropped stream reconnects with backoff and Last-Event-ID, without duplicates', async (ctx) => {
+  const page = await open(ctx);
+  await record(page);
+  let cutAt = null;
+  let dropAt = 0;
+  await page.route(`${BASE}/chat`, async (route) => {
+    // Let the run go on, but deliver only its first events and end the stream early.
+    const resp = await route.fetch();
+    const blocks = (await resp.text()).split('\n\n').filter((b) => b.trim());
+    const tokens = blocks.filter((b) => b.includes('"type":"token"'));
+    const cut = blocks.indexOf(tokens[12]) + 1;
+    cutAt = /id: (\S+)/.exec(blocks[cut - 1])[1];
+    dropAt = Date.now();
+    const keep = ['content-type', 'x-thread-id', 'x-run-id', 'cache-control'];
+    const headers = Object.fromEntries(Object.entries(resp.headers()).filter(([k]) => keep.includes(k)));
+    await route.fulfill({ status: resp.status(), headers, body: blocks.slice(0, cut).join('\n\n') + '\n\n' });
+  });
+  const streams = [];
+  await page.route(`${BASE}/chat/stream/**`, async (route) => {
+    streams.push({ at: Date.now(), lastEventId: route.request().headers()['last-event-id'] });
+    if (streams.length === 1) await route.abort('connectionreset');
+    else await route.continue();
+  });
+  await send(page, DOC_Q);
+  await page.locator('.connection', { hasText: 'Reconnecting' }).waitFor();
+  await shot(page, '11-reconnecting-after-drop.png');
+  const answer = await finalAnswer(page);
+  await settled(page);
+  eq(streams.length, 2, 'reconnect attempts');
+  eq(streams.map((s) => s.lastEventId), [cutAt, cutAt], 'Last-Event-ID of the reconnects');
+  const first = streams[0].at - dropAt;
+  const second = streams[1].at - streams[0].at;
+  check(first >= 900 && first < 3000, `first retry after ~1 s (${first} ms)`);
+  check(second >= 1900 && second < 4500, `second retry after ~2 s (${second} ms)`);
+  const rec = await recorded(page);
+  const final = rec.answers[rec.answers.length - 1];
+  for (const a of rec.answers) check(final.startsWith(a), `no text shown twice: ${a.slice(-40)}`);
+  const text = await answer.locator('.content').innerText();
+  eq(text.match(/Here is what/g).length, 1, 'the answer opening, once');
+  check(text.includes('retained for 7 years'), 'the whole answer arrived');
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.close();
+});
+
+step('errors: server down, 409 thread_busy, no event within the timeout', async (ctx) => {
+  // Server down: the request cannot connect.
+  let page = await open(ctx);
+  await page.route(`${BASE}/chat`, (route) => route.abort('connectionrefused'));
+  await send(page, DOC_Q);
+  await page.locator('#error', { hasText: 'Cannot reach the palgraph server' }).waitFor();
+  await noSpinner(page);
+  check(await page.locator('#stop').isHidden(), 'no Stop button');
+  eq(await page.locator('#editor').innerText(), DOC_Q, 'the draft is given back');
+  eq(await page.locator('.msg.user').count(), 0, 'the unsent message is not shown as sent');
+  eq(await page.locator('#chat-title').innerText(), 'New conversation', 'the title of the unsent conversation');
+  await shot(page, '12-error-server-down.png');
+  await page.close();
+
+  // 409: a run started elsewhere on this conversation.
+  const thread = crypto.randomUUID();
+  page = await open(ctx, `#/c/${thread}`);
+  const other = await fetch(`${BASE}/chat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message: LONG, thread_id: thread }),
+  });
+  eq(other.status, 200, 'the other run started');
+  const drain = other.text();
+  await send(page, DOC_Q);
+  await page.locator('#error', { hasText: '409 thread_busy' }).waitFor();
+  // The page shows the conversation as it is and joins the run that is going on.
+  await page.locator('.msg.user', { hasText: LONG }).waitFor();
+  await page.locator('.turn .msg.assistant.streaming').waitFor();
+  eq(await page.locator('#chat-title').innerText(), LONG, 'the title');
+  await shot(page, '13-error-thread-busy.png');
+  await finalAnswer(page);
+  await settled(page);
+  await drain;
+  eq(await page.locator('#editor').innerText(), DOC_Q, 'the draft is given back');
+  await page.close();
+
+  // No event at all within the idle timeout (2 s here, 30 s by default).
+  page = await open(ctx);
+  await page.evaluate(() => localStorage.setItem('palgraph_idle_timeout_ms', '2000'));
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  const held = [];
+  await page.route(`${BASE}/chat`, (route) => {
+    held.push(route); // never answered
+  });
+  const t0 = Date.now();
+  await send(page, DOC_Q);
+  await page.locator('#error', { hasText: 'No response from the server for 2 s' }).waitFor();
+  const waited = Date.now() - t0;
+  check(waited >= 1800 && waited < 6000, `timed out after ~2 s (${waited} ms)`);
+  await noSpinner(page);
+  check(await page.locator('#stop').isHidden(), 'no Stop button after the timeout');
+  await shot(page, '14-error-timeout.png');
+  await page.evaluate(() => localStorage.removeItem('palgraph_idle_timeout_ms'));
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.close();
+});
+
+step('with auth: a 401 asks for a token, which is then sent as a bearer token', async (ctx) => {
+  const authBase = process.env.PALGRAPH_AUTH_URL; // a server with PALGRAPH_API_KEYS=browser-key=...
+  if (!authBase) {
+    console.log('     (skipped: PALGRAPH_AUTH_URL is not set)');
+    return;
+  }
+  const page = await ctx.newPage();
+  page.__errors = [];
+  await page.goto(`${authBase}/`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.locator('#error', { hasText: 'needs an access token' }).waitFor();
+  await page.locator('#token-input').fill('browser-key');
+  const docs = page.waitForRequest((r) => r.url() === `${authBase}/documents`);
+  await page.locator('#token-form button[type=submit]').click();
+  eq((await docs).headers().authorization, 'Bearer browser-key', 'the Authorization header');
+  await page.waitForSelector('body[data-ready="true"]');
+  check(await page.locator('#error').isHidden(), 'no error once signed in');
+  await page.evaluate(() => localStorage.removeItem('palgraph_token'));
+  await page.close();
+});
+
+step('keyboard: every control is a reachable button', async (ctx) => {
+  const page = await open(ctx);
+  await send(page, AMBIGUOUS);
+  await page.locator('#prompt').waitFor();
+  // Tab from the message box backwards reaches the prompt's options.
+  await page.locator('#editor').focus();
+  let found = false;
+  for (let i = 0; i < 8 && !found; i++) {
+    await page.keyboard.press('Shift+Tab');
+    found = await page.evaluate(() => document.activeElement && document.activeElement.closest('#prompt-options') !== null);
+  }
+  check(found, 'a prompt option is reachable with the keyboard');
+  const label = await page.evaluate(() => document.activeElement.textContent);
+  await page.keyboard.press('Enter');
+  await page.locator('.prompt-record', { hasText: `answered: ${label}` }).waitFor();
+  await finalAnswer(page);
+  await settled(page);
+  const untabbable = await page.evaluate(
+    () => [...document.querySelectorAll('button')].filter((b) => b.tabIndex < 0 && !b.hidden).length,
+  );
+  eq(untabbable, 0, 'buttons out of the tab order');
+  await page.close();
+});
+
+// ------------------------------------------------------------------ runner
+
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'palgraph-chromium-'));
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+  viewport: { width: 1280, height: 860 },
+});
+
+let passed = 0;
+let failed = 0;
+const started = Date.now();
+const only = process.env.PALGRAPH_BROWSER_ONLY; // run only the steps whose name has this
+for (const s of steps.filter((x) => !only || x.name.includes(only))) {
+  const t0 = Date.now();
+  const before = new Set(browser.pages());
+  try {
+    let timer;
+    await Promise.race([
+      s.fn(browser),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Failure(`timed out after ${STEP_TIMEOUT_MS / 1000} s`)), STEP_TIMEOUT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    const errors = browser.pages().flatMap((p) => p.__errors || []);
+    check(errors.length === 0, `errors in the page: ${errors.join(' | ')}`);
+    passed += 1;
+    console.log(`ok   ${s.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    failed += 1;
+    console.log(`FAIL ${s.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n     ${e.stack || e}`);
+    const open = browser.pages().filter((p) => !before.has(p));
+    const slug = s.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50);
+    if (open.length) await open[open.length - 1].screenshot({ path: path.join(SHOTS, `failure-${slug}.png`) }).catch(() => {});
+  } finally {
+    for (const p of browser.pages()) if (!before.has(p)) await p.close().catch(() => {});
+  }
+}
+await browser.close();
+fs.rmSync(profile, { recursive: true, force: true });
+console.log(`browser: ${((Date.now() - started) / 1000).toFixed(1)} s, screenshots in ${SHOTS}`);
+console.log(failed ? `browser steps: ${failed} FAILED, ${passed} ok` : `browser steps: all ${passed} ok`);
+process.exit(failed ? 1 : 0);

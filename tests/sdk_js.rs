@@ -1,0 +1,99 @@
+//! The official JS `@langchain/langgraph-sdk` (from npm, pinned by tests/sdk/package.json
+//! and package-lock.json) drives the real server, on SQLite and Postgres: the exact call
+//! sequence agent-chat-ui makes through `useStream` (GET /info, threads.search by graph_id,
+//! threads.create, runs.stream with streamResumable, getHistory, joinStream with
+//! Last-Event-ID -1, cancel), consumed by the SDK's own `StreamManager`, then the core
+//! flow. tests/sdk/sdk_flow.mjs asserts each step; this test installs the package once
+//! (`npm ci`) and checks the script passes.
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command as StdCommand, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{Backend, TestServer};
+
+fn sdk_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk")
+}
+
+/// Installs the locked packages (`npm ci`) unless node_modules matches the lock file.
+fn node_modules() -> PathBuf {
+    static READY: OnceLock<PathBuf> = OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let dir = sdk_dir();
+            let lock =
+                std::fs::read_to_string(dir.join("package-lock.json")).expect("package-lock.json");
+            let modules = dir.join("node_modules");
+            let stamp = modules.join(".palgraph-lock");
+            if modules
+                .join("@langchain/langgraph-sdk/package.json")
+                .exists()
+                && std::fs::read_to_string(&stamp).ok().as_deref() == Some(lock.as_str())
+            {
+                return modules;
+            }
+            let started = Instant::now();
+            let status = StdCommand::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(&dir)
+                .stdin(Stdio::null())
+                .status()
+                .unwrap_or_else(|e| {
+                    panic!("npm ci: could not start ({e}); node and npm are needed")
+                });
+            assert!(status.success(), "npm ci in tests/sdk failed: {status}");
+            std::fs::write(&stamp, &lock).unwrap();
+            eprintln!(
+                "installed {} in {:.1?}",
+                modules.display(),
+                started.elapsed()
+            );
+            modules
+        })
+        .clone()
+}
+
+async fn js_sdk_flow(b: Backend) {
+    tokio::task::spawn_blocking(node_modules).await.unwrap();
+    let origin = "http://localhost:3000";
+    let s = TestServer::start_with(b, &[("PALGRAPH_CORS_ORIGINS", origin)]).await;
+    let started = Instant::now();
+    let child = tokio::process::Command::new("node")
+        .arg("sdk_flow.mjs")
+        .arg(&s.base)
+        .arg(origin)
+        .current_dir(sdk_dir())
+        .env_remove("LANGGRAPH_API_KEY")
+        .env_remove("LANGSMITH_API_KEY")
+        .env_remove("LANGCHAIN_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run tests/sdk/sdk_flow.mjs with node");
+    let out = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
+        .await
+        .expect("the JS SDK flow finished within 150 s")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the JS SDK flow failed ({}) after {:.1?}",
+        out.status,
+        started.elapsed()
+    );
+    assert!(
+        stdout.contains("checks passed"),
+        "the script ran to its end"
+    );
+}
+both_backends!(js_sdk_flow_, js_sdk_flow);
