@@ -387,7 +387,7 @@ async fn sec_f(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<(
         pool.clone(),
     ))));
     let g = graph(counting.clone(), Variant::Plain);
-    let marks: Vec<usize> = [1, 10, 100, 1000]
+    let marks: Vec<usize> = [1, 10, 50, 100, 200, 1000]
         .into_iter()
         .filter(|m| *m <= s.growth_turns)
         .collect();
@@ -615,8 +615,7 @@ async fn pg_settings(schema: &PgSchema) -> anyhow::Result<Value> {
 
 fn main() -> anyhow::Result<()> {
     let args = args()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async_main(args))

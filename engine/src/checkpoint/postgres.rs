@@ -7,12 +7,16 @@
 //! writers that both saw the same head (the loser inserts nothing and gets
 //! [`CheckpointError::Conflict`]). A `get` reads the checkpoint, every field's delta chain
 //! (a recursive CTE of one index probe per link) and the pending writes in one statement.
+//!
+//! **Group commit.** Puts from concurrent runs are committed together by one statement
+//! (see `pg_group_commit`); each put still returns only once its own row is durable.
 
 use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 
+use super::pg_group_commit::{GroupCommit, NewRow};
 use super::sql::{self, without_nul, RowLinks};
 use super::{
     CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint, PendingWrite,
@@ -23,12 +27,17 @@ use super::{
 #[derive(Clone, Debug)]
 pub struct PostgresCheckpointer {
     pool: PgPool,
+    writer: GroupCommit,
 }
 
 impl PostgresCheckpointer {
     /// Uses a pool whose database is migrated (see [`crate::db::open_postgres`]).
+    /// Must be called inside a tokio runtime (it starts the group-commit writer).
     pub fn new(pool: PgPool) -> Self {
-        PostgresCheckpointer { pool }
+        PostgresCheckpointer {
+            writer: GroupCommit::start(pool.clone()),
+            pool,
+        }
     }
 
     /// Connects and migrates.
@@ -44,19 +53,6 @@ impl PostgresCheckpointer {
         &self.pool
     }
 }
-
-const PUT: &str = r#"
-INSERT INTO checkpoints
-    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
-WHERE CASE WHEN $10::text IS NULL
-    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
-    ELSE EXISTS (SELECT 1 FROM checkpoints c
-                 WHERE c.thread_id = $1 AND c.checkpoint_id = $10::text AND c.seq = $3 - 1)
-     AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.seq >= $3)
-END
-ON CONFLICT DO NOTHING
-"#;
 
 const HEAD: &str = r#"
 SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1
@@ -285,24 +281,19 @@ impl PostgresCheckpointer {
 impl Checkpointer for PostgresCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let r = &put.record;
-        let metadata = to_json(&r.metadata)?;
-        let versions = to_json(&r.versions)?;
-        let vals = sql::vals_json(&put.blobs)?;
-        let inserted = sqlx::query(PUT)
-            .bind(&r.thread_id)
-            .bind(&r.checkpoint_id)
-            .bind(r.seq)
-            .bind(r.parent_id.as_deref())
-            .bind(r.created_at_ms)
-            .bind(without_nul(&metadata).as_ref())
-            .bind(versions)
-            .bind(without_nul(r.plan.get()).as_ref())
-            .bind(without_nul(&vals).as_ref())
-            .bind(put.expected_head.as_deref())
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
-        if inserted == 1 {
+        let row = NewRow {
+            thread_id: r.thread_id.clone(),
+            checkpoint_id: r.checkpoint_id.clone(),
+            seq: r.seq,
+            parent_id: r.parent_id.clone(),
+            created_at_ms: r.created_at_ms,
+            metadata: to_json(&r.metadata)?,
+            versions: to_json(&r.versions)?,
+            plan: r.plan.get().to_string(),
+            vals: sql::vals_json(&put.blobs)?,
+            expected: put.expected_head.clone(),
+        };
+        if self.writer.put(row).await? {
             Ok(())
         } else {
             Err(self.conflict(&put).await)

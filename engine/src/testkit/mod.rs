@@ -49,6 +49,7 @@ macro_rules! checkpointer_suite {
             storage_cases::unchanged_fields_are_not_written_again,
             storage_cases::put_with_stale_head_is_a_conflict,
             storage_cases::racing_writers_cannot_corrupt_the_chain,
+            storage_cases::simultaneous_puts_are_each_durable_or_a_conflict,
             storage_cases::unicode_and_a_five_megabyte_field_round_trip,
             storage_cases::thousand_turns_on_one_thread,
             storage_cases::concurrent_threads_do_not_interfere,

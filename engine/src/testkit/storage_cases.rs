@@ -490,6 +490,74 @@ pub async fn racing_writers_cannot_corrupt_the_chain(cp: Arc<dyn Checkpointer>) 
     );
 }
 
+/// Many puts at the same instant (the Postgres backend commits them as a group): each one
+/// resolves only once it is durable, and racing puts for one place still conflict.
+pub async fn simultaneous_puts_are_each_durable_or_a_conflict(cp: Arc<dyn Checkpointer>) {
+    let id = || uuid::Uuid::now_v7().to_string();
+    let threads: Vec<String> = (0..48).map(|i| format!("{}-{i}", thread())).collect();
+    let roots: Vec<String> = threads.iter().map(|_| id()).collect();
+    let puts = threads.iter().zip(&roots).map(|(t, root)| {
+        cp.put(PutCheckpoint {
+            record: record(t, root, None),
+            blobs: vec![],
+            expected_head: None,
+        })
+    });
+    for r in futures_util::future::join_all(puts).await {
+        r.unwrap();
+    }
+    // Every thread: four writers race for checkpoint 2 at once, all in flight together.
+    let mut racers = Vec::new();
+    for (t, root) in threads.iter().zip(&roots) {
+        for _ in 0..4 {
+            let next = id();
+            let mut rec = record(t, &next, Some(root));
+            rec.versions.insert("counter".into(), next.clone());
+            let blob = FieldBlob {
+                field: "counter".into(),
+                version: next.clone(),
+                prev: None,
+                delta: false,
+                value: raw(format!("\"{next}\"")).unwrap(),
+            };
+            racers.push((t.clone(), next, rec, blob, root.clone()));
+        }
+    }
+    let outcomes = futures_util::future::join_all(racers.iter().map(|(_, _, rec, blob, root)| {
+        cp.put(PutCheckpoint {
+            record: rec.clone(),
+            blobs: vec![blob.clone()],
+            expected_head: Some(root.clone()),
+        })
+    }))
+    .await;
+    let mut winners: HashMap<&str, &str> = HashMap::new();
+    for ((t, next, ..), outcome) in racers.iter().zip(outcomes) {
+        match outcome {
+            Ok(()) => assert!(
+                winners.insert(t.as_str(), next.as_str()).is_none(),
+                "two racers won on {t}"
+            ),
+            Err(CheckpointError::Conflict { .. }) => {}
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    assert_eq!(winners.len(), threads.len(), "one racer wins per thread");
+    for t in &threads {
+        let head = cp.head(t).await.unwrap().unwrap();
+        assert_eq!(head, winners[t.as_str()], "the winner is the head");
+        let loaded = cp.get(t, None).await.unwrap().unwrap();
+        let chain = loaded.fields.iter().find(|f| f.field == "counter").unwrap();
+        assert_eq!(chain.version, head);
+        assert_eq!(
+            chain.base.as_ref().map(|v| v.get()),
+            Some(format!("\"{head}\"").as_str()),
+            "the winner's field value is stored with it"
+        );
+        assert_eq!(cp.list(t, &ListOptions::default()).await.unwrap().len(), 2);
+    }
+}
+
 pub async fn unicode_and_a_five_megabyte_field_round_trip(cp: Arc<dyn Checkpointer>) {
     let unit = "Größe 大きい 🚀 \"quoted\" \\ back\\slash\n";
     let big: String = unit.repeat(5_000_000 / unit.len() + 1);

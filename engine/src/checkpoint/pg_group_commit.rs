@@ -1,0 +1,267 @@
+//! Group commit for the Postgres checkpointer.
+//!
+//! When several runs save checkpoints at the same moment, one writer task inserts all the
+//! puts that have queued up with a single statement: one round trip and one WAL flush make
+//! every one of them durable. Each put still resolves only once its own row is committed
+//! (or refused), so a run never starts its next step before its last checkpoint is on disk:
+//! durability is exactly that of one transaction per checkpoint.
+//!
+//! A put that finds no other put in flight does not queue: it inserts its row directly, so
+//! a lone run pays no task hop. If a batch statement fails as a whole (one bad row, say),
+//! its rows are retried one by one so that only the bad row's put fails.
+//!
+//! Every row carries its thread's expected head. The batch statement checks every row
+//! against the heads committed before it, and the `(thread_id, seq)` unique key settles two
+//! rows of one batch that claim the same place: exactly one of them is inserted, the other
+//! is refused and its writer gets a conflict, just as with separate transactions.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use sqlx::PgPool;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use super::sql::without_nul;
+use super::CheckpointError;
+
+/// Inserts one checkpoint unless its thread's head is no longer `$10` (NULL: the thread
+/// must have no checkpoint yet). The `(thread_id, seq)` key catches a concurrent writer
+/// that passed the same check.
+const PUT: &str = r#"
+INSERT INTO checkpoints
+    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
+WHERE CASE WHEN $10::text IS NULL
+    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
+    ELSE EXISTS (SELECT 1 FROM checkpoints c
+                 WHERE c.thread_id = $1 AND c.checkpoint_id = $10::text AND c.seq = $3 - 1)
+     AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.seq >= $3)
+END
+ON CONFLICT DO NOTHING
+"#;
+
+/// [`PUT`] for many rows at once, given as a JSON array; returns the rows inserted.
+const PUT_BATCH: &str = r#"
+WITH input AS (
+    SELECT x.thread_id COLLATE "C" AS thread_id, x.checkpoint_id COLLATE "C" AS checkpoint_id,
+           x.seq, x.parent_id COLLATE "C" AS parent_id, x.created_at_ms, x.metadata, x.versions,
+           x.plan, COALESCE(x.vals, '{}') AS vals, x.expected COLLATE "C" AS expected
+    FROM jsonb_to_recordset($1::jsonb) AS x(thread_id text, checkpoint_id text, seq bigint,
+        parent_id text, created_at_ms bigint, metadata jsonb, versions jsonb, plan jsonb,
+        vals jsonb, expected text)
+), ok AS (
+    SELECT i.* FROM input i
+    WHERE CASE WHEN i.expected IS NULL
+        THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = i.thread_id)
+        ELSE EXISTS (SELECT 1 FROM checkpoints c
+                     WHERE c.thread_id = i.thread_id AND c.checkpoint_id = i.expected
+                       AND c.seq = i.seq - 1)
+         AND NOT EXISTS (SELECT 1 FROM checkpoints c
+                         WHERE c.thread_id = i.thread_id AND c.seq >= i.seq)
+    END
+)
+INSERT INTO checkpoints
+    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+SELECT thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals
+FROM ok
+ON CONFLICT DO NOTHING
+RETURNING thread_id, checkpoint_id
+"#;
+
+/// The most checkpoints one batch statement carries.
+const MAX_BATCH: usize = 128;
+
+/// How many batches may be committing at once.
+const BATCHES_IN_FLIGHT: usize = 2;
+
+/// One checkpoint to insert, its JSON columns already encoded.
+#[derive(Debug)]
+pub(crate) struct NewRow {
+    pub thread_id: String,
+    pub checkpoint_id: String,
+    pub seq: i64,
+    pub parent_id: Option<String>,
+    pub created_at_ms: i64,
+    /// JSON object.
+    pub metadata: String,
+    /// JSON object.
+    pub versions: String,
+    /// JSON value.
+    pub plan: String,
+    /// JSON object.
+    pub vals: String,
+    /// The head this checkpoint must follow; `None` for a thread's first checkpoint.
+    pub expected: Option<String>,
+}
+
+impl NewRow {
+    /// Appends the row as one element of [`PUT_BATCH`]'s JSON array.
+    fn push_json(&self, out: &mut String) -> Result<(), CheckpointError> {
+        let text = |v: &str| serde_json::to_string(v);
+        let opt = |v: &Option<String>| serde_json::to_string(v);
+        let encode = |e: serde_json::Error| CheckpointError::Backend(e.to_string().into());
+        out.push_str("{\"thread_id\":");
+        out.push_str(&text(&self.thread_id).map_err(encode)?);
+        out.push_str(",\"checkpoint_id\":");
+        out.push_str(&text(&self.checkpoint_id).map_err(encode)?);
+        out.push_str(&format!(",\"seq\":{}", self.seq));
+        out.push_str(",\"parent_id\":");
+        out.push_str(&opt(&self.parent_id).map_err(encode)?);
+        out.push_str(&format!(",\"created_at_ms\":{}", self.created_at_ms));
+        out.push_str(",\"metadata\":");
+        out.push_str(&without_nul(&self.metadata));
+        out.push_str(",\"versions\":");
+        out.push_str(&self.versions);
+        out.push_str(",\"plan\":");
+        out.push_str(&without_nul(&self.plan));
+        out.push_str(",\"vals\":");
+        out.push_str(&without_nul(&self.vals));
+        out.push_str(",\"expected\":");
+        out.push_str(&opt(&self.expected).map_err(encode)?);
+        out.push('}');
+        Ok(())
+    }
+}
+
+/// Inserts one checkpoint with the prepared single-row statement; true when inserted.
+async fn insert_one(pool: &PgPool, r: &NewRow) -> Result<bool, CheckpointError> {
+    Ok(sqlx::query(PUT)
+        .bind(&r.thread_id)
+        .bind(&r.checkpoint_id)
+        .bind(r.seq)
+        .bind(r.parent_id.as_deref())
+        .bind(r.created_at_ms)
+        .bind(without_nul(&r.metadata).as_ref())
+        .bind(&r.versions)
+        .bind(without_nul(&r.plan).as_ref())
+        .bind(without_nul(&r.vals).as_ref())
+        .bind(r.expected.as_deref())
+        .execute(pool)
+        .await?
+        .rows_affected()
+        == 1)
+}
+
+/// Inserts several checkpoints with one statement; the (thread, checkpoint) ids inserted.
+async fn insert_many(
+    pool: &PgPool,
+    rows: &[&NewRow],
+) -> Result<HashSet<(String, String)>, CheckpointError> {
+    let mut json = String::from("[");
+    for (i, r) in rows.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        r.push_json(&mut json)?;
+    }
+    json.push(']');
+    let ids: Vec<(String, String)> = sqlx::query_as(PUT_BATCH).bind(json).fetch_all(pool).await?;
+    Ok(ids.into_iter().collect())
+}
+
+struct Job {
+    row: NewRow,
+    reply: oneshot::Sender<Result<bool, CheckpointError>>,
+}
+
+/// Handle on the group-commit writer; cheap to clone.
+#[derive(Clone, Debug)]
+pub(crate) struct GroupCommit {
+    queue: mpsc::UnboundedSender<Job>,
+    pool: PgPool,
+    /// Puts started and not yet resolved.
+    inflight: Arc<AtomicUsize>,
+}
+
+/// Counts a put as in flight until dropped.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl GroupCommit {
+    /// Starts the writer task on the current tokio runtime.
+    pub(crate) fn start(pool: PgPool) -> Self {
+        let (queue, jobs) = mpsc::unbounded_channel::<Job>();
+        tokio::spawn(write_batches(pool.clone(), jobs));
+        GroupCommit {
+            queue,
+            pool,
+            inflight: Arc::default(),
+        }
+    }
+
+    /// Inserts a checkpoint row; resolves once it is committed (`true`) or refused because
+    /// its thread's head moved (`false`).
+    pub(crate) async fn put(&self, row: NewRow) -> Result<bool, CheckpointError> {
+        if self
+            .inflight
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            let _guard = InFlight(&self.inflight);
+            return insert_one(&self.pool, &row).await;
+        }
+        self.inflight.fetch_add(1, Ordering::AcqRel);
+        let _guard = InFlight(&self.inflight);
+        let (reply, done) = oneshot::channel();
+        let stopped = || CheckpointError::Backend("the checkpoint writer stopped".into());
+        self.queue.send(Job { row, reply }).map_err(|_| stopped())?;
+        done.await.map_err(|_| stopped())?
+    }
+}
+
+/// The writer: takes whatever has queued (up to [`MAX_BATCH`]) and commits it together,
+/// with up to [`BATCHES_IN_FLIGHT`] batches committing at once so that one batch's WAL flush
+/// overlaps the next batch's insert. While every slot is busy, puts queue up into a bigger
+/// next batch.
+async fn write_batches(pool: PgPool, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    let slots = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
+    loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        let Some(first) = jobs.recv().await else {
+            return;
+        };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            commit_batch(&pool, batch).await;
+            drop(slot);
+        });
+    }
+}
+
+/// Commits one batch and answers each of its puts.
+async fn commit_batch(pool: &PgPool, mut batch: Vec<Job>) {
+    if batch.len() > 1 {
+        let rows: Vec<&NewRow> = batch.iter().map(|j| &j.row).collect();
+        match insert_many(pool, &rows).await {
+            Ok(inserted) => {
+                for job in batch.drain(..) {
+                    let key = (job.row.thread_id.clone(), job.row.checkpoint_id.clone());
+                    let _ = job.reply.send(Ok(inserted.contains(&key)));
+                }
+                return;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, rows = batch.len(), "batch insert failed; retrying row by row");
+            }
+        }
+    }
+    for job in batch.drain(..) {
+        let result = insert_one(pool, &job.row).await;
+        let _ = job.reply.send(result);
+    }
+}
