@@ -18,6 +18,8 @@
 
 mod memory;
 #[cfg(feature = "postgres")]
+mod pg_conns;
+#[cfg(feature = "postgres")]
 mod pg_group_commit;
 #[cfg(feature = "postgres")]
 mod postgres;

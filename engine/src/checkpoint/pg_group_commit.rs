@@ -22,21 +22,21 @@ use std::sync::Arc;
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
+use super::pg_conns::OwnConnections;
 use super::sql::without_nul;
 use super::CheckpointError;
 
-/// Inserts one checkpoint unless its thread's head is no longer `$10` (NULL: the thread
-/// must have no checkpoint yet). The `(thread_id, seq)` key catches a concurrent writer
-/// that passed the same check.
+/// Inserts one checkpoint unless its thread's head is no longer `$10` at seq `$3 - 1` (NULL:
+/// the thread must have no checkpoint yet): one index probe. The `(thread_id, seq)` key
+/// catches a concurrent writer that passed the same check.
 const PUT: &str = r#"
 INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
 SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
 WHERE CASE WHEN $10::text IS NULL
     THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
-    ELSE EXISTS (SELECT 1 FROM checkpoints c
-                 WHERE c.thread_id = $1 AND c.checkpoint_id = $10::text AND c.seq = $3 - 1)
-     AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.seq >= $3)
+    ELSE COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
+                   WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
 END
 ON CONFLICT DO NOTHING
 "#;
@@ -54,11 +54,9 @@ WITH input AS (
     SELECT i.* FROM input i
     WHERE CASE WHEN i.expected IS NULL
         THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = i.thread_id)
-        ELSE EXISTS (SELECT 1 FROM checkpoints c
-                     WHERE c.thread_id = i.thread_id AND c.checkpoint_id = i.expected
-                       AND c.seq = i.seq - 1)
-         AND NOT EXISTS (SELECT 1 FROM checkpoints c
-                         WHERE c.thread_id = i.thread_id AND c.seq >= i.seq)
+        ELSE COALESCE((SELECT c.checkpoint_id = i.expected AND c.seq = i.seq - 1
+                       FROM checkpoints c WHERE c.thread_id = i.thread_id
+                       ORDER BY c.seq DESC LIMIT 1), false)
     END
 )
 INSERT INTO checkpoints
@@ -125,8 +123,9 @@ impl NewRow {
 }
 
 /// Inserts one checkpoint with the prepared single-row statement; true when inserted.
-async fn insert_one(pool: &PgPool, r: &NewRow) -> Result<bool, CheckpointError> {
-    Ok(sqlx::query(PUT)
+async fn insert_one(conns: &OwnConnections, r: &NewRow) -> Result<bool, CheckpointError> {
+    let mut conn = conns.take().await?;
+    let inserted = sqlx::query(PUT)
         .bind(&r.thread_id)
         .bind(&r.checkpoint_id)
         .bind(r.seq)
@@ -137,15 +136,17 @@ async fn insert_one(pool: &PgPool, r: &NewRow) -> Result<bool, CheckpointError> 
         .bind(without_nul(&r.plan).as_ref())
         .bind(without_nul(&r.vals).as_ref())
         .bind(r.expected.as_deref())
-        .execute(pool)
+        .execute(&mut *conn)
         .await?
         .rows_affected()
-        == 1)
+        == 1;
+    conn.keep();
+    Ok(inserted)
 }
 
 /// Inserts several checkpoints with one statement; the (thread, checkpoint) ids inserted.
 async fn insert_many(
-    pool: &PgPool,
+    conns: &OwnConnections,
     rows: &[&NewRow],
 ) -> Result<HashSet<(String, String)>, CheckpointError> {
     let mut json = String::from("[");
@@ -156,7 +157,12 @@ async fn insert_many(
         r.push_json(&mut json)?;
     }
     json.push(']');
-    let ids: Vec<(String, String)> = sqlx::query_as(PUT_BATCH).bind(json).fetch_all(pool).await?;
+    let mut conn = conns.take().await?;
+    let ids: Vec<(String, String)> = sqlx::query_as(PUT_BATCH)
+        .bind(json)
+        .fetch_all(&mut *conn)
+        .await?;
+    conn.keep();
     Ok(ids.into_iter().collect())
 }
 
@@ -169,7 +175,7 @@ struct Job {
 #[derive(Clone, Debug)]
 pub(crate) struct GroupCommit {
     queue: mpsc::UnboundedSender<Job>,
-    pool: PgPool,
+    conns: Arc<OwnConnections>,
     /// Puts started and not yet resolved.
     inflight: Arc<AtomicUsize>,
 }
@@ -187,10 +193,11 @@ impl GroupCommit {
     /// Starts the writer task on the current tokio runtime.
     pub(crate) fn start(pool: PgPool) -> Self {
         let (queue, jobs) = mpsc::unbounded_channel::<Job>();
-        tokio::spawn(write_batches(pool.clone(), jobs));
+        let conns = Arc::new(OwnConnections::new(pool, BATCHES_IN_FLIGHT + 1));
+        tokio::spawn(write_batches(conns.clone(), jobs));
         GroupCommit {
             queue,
-            pool,
+            conns,
             inflight: Arc::default(),
         }
     }
@@ -204,7 +211,7 @@ impl GroupCommit {
             .is_ok()
         {
             let _guard = InFlight(&self.inflight);
-            return insert_one(&self.pool, &row).await;
+            return insert_one(&self.conns, &row).await;
         }
         self.inflight.fetch_add(1, Ordering::AcqRel);
         let _guard = InFlight(&self.inflight);
@@ -219,7 +226,7 @@ impl GroupCommit {
 /// with up to [`BATCHES_IN_FLIGHT`] batches committing at once so that one batch's WAL flush
 /// overlaps the next batch's insert. While every slot is busy, puts queue up into a bigger
 /// next batch.
-async fn write_batches(pool: PgPool, mut jobs: mpsc::UnboundedReceiver<Job>) {
+async fn write_batches(conns: Arc<OwnConnections>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     let slots = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -235,19 +242,19 @@ async fn write_batches(pool: PgPool, mut jobs: mpsc::UnboundedReceiver<Job>) {
                 Err(_) => break,
             }
         }
-        let pool = pool.clone();
+        let conns = conns.clone();
         tokio::spawn(async move {
-            commit_batch(&pool, batch).await;
+            commit_batch(&conns, batch).await;
             drop(slot);
         });
     }
 }
 
 /// Commits one batch and answers each of its puts.
-async fn commit_batch(pool: &PgPool, mut batch: Vec<Job>) {
+async fn commit_batch(conns: &OwnConnections, mut batch: Vec<Job>) {
     if batch.len() > 1 {
         let rows: Vec<&NewRow> = batch.iter().map(|j| &j.row).collect();
-        match insert_many(pool, &rows).await {
+        match insert_many(conns, &rows).await {
             Ok(inserted) => {
                 for job in batch.drain(..) {
                     let key = (job.row.thread_id.clone(), job.row.checkpoint_id.clone());
@@ -261,7 +268,7 @@ async fn commit_batch(pool: &PgPool, mut batch: Vec<Job>) {
         }
     }
     for job in batch.drain(..) {
-        let result = insert_one(pool, &job.row).await;
+        let result = insert_one(conns, &job.row).await;
         let _ = job.reply.send(result);
     }
 }
