@@ -15,7 +15,6 @@
 
 #![allow(unreachable_pub)]
 
-mod counting;
 mod shape;
 
 #[global_allocator]
@@ -34,7 +33,7 @@ use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path, PgSchema};
 use palgraph::{Resume, RunConfig, RunInput};
 use serde_json::{json, Value};
 
-use counting::Counting;
+use palgraph::testkit::counting::Counting;
 use shape::{graph, turn_input, Variant};
 
 struct Args {
@@ -123,6 +122,19 @@ where
     out
 }
 
+/// CPU time this process has used (all threads, user + system), microseconds.
+fn cpu_us() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return f64::NAN;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .sum::<f64>()
+        / 1e3
+}
+
 fn tid(prefix: &str) -> String {
     format!("{prefix}-{}", uuid_like())
 }
@@ -144,19 +156,11 @@ struct Sizes {
     tput: (f64, f64),
 }
 
-async fn pg_stat(pool: &sqlx::PgPool) -> anyhow::Result<(i64, i64, String)> {
-    let commits: i64 = sqlx::query_scalar(
-        "SELECT xact_commit::bigint FROM pg_stat_database WHERE datname = current_database()",
-    )
-    .fetch_one(pool)
-    .await?;
-    let syncs: i64 = sqlx::query_scalar("SELECT wal_sync::bigint FROM pg_stat_wal")
+/// The server's current WAL position.
+async fn wal_lsn(pool: &sqlx::PgPool) -> anyhow::Result<String> {
+    Ok(sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
         .fetch_one(pool)
-        .await?;
-    let lsn: String = sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
-        .fetch_one(pool)
-        .await?;
-    Ok((commits, syncs, lsn))
+        .await?)
 }
 
 async fn wal_diff(pool: &sqlx::PgPool, a: &str, b: &str) -> anyhow::Result<i64> {
@@ -169,16 +173,6 @@ async fn wal_diff(pool: &sqlx::PgPool, a: &str, b: &str) -> anyhow::Result<i64> 
     )
 }
 
-async fn flush_stats(pool: &sqlx::PgPool) {
-    let _ = sqlx::query("SELECT pg_stat_force_next_flush()")
-        .execute(pool)
-        .await;
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    let _ = sqlx::query("SELECT pg_stat_clear_snapshot()")
-        .execute(pool)
-        .await;
-}
-
 async fn run_turn(g: &palgraph::CompiledGraph<shape::BenchState>, thread: &str, i: usize) {
     if let Err(e) = g.invoke(RunConfig::new(thread), turn_input(i)).await {
         panic!("turn failed: {e}");
@@ -187,22 +181,25 @@ async fn run_turn(g: &palgraph::CompiledGraph<shape::BenchState>, thread: &str, 
 
 async fn sec_a(r: &mut Report, s: &Sizes) {
     let g = graph(Arc::new(MemoryCheckpointer::new()), Variant::Plain);
+    let cpu0 = cpu_us();
     let samples = measure(s.mem.0, s.mem.1, Duration::from_secs(s.mem.2), |i| {
         let g = &g;
         async move { run_turn(g, &tid("mem"), i).await }
     })
     .await;
+    let cpu = (cpu_us() - cpu0) / (samples.len() + s.mem.0) as f64;
     r.fig(
         "a_inmem_turn",
         "in-memory checkpointer, invoke, per turn (fresh thread)",
         samples,
         "us",
-        json!({"checkpoints_per_turn": 6}),
+        json!({"checkpoints_per_turn": 6, "process_cpu_us_per_op": cpu}),
     );
 }
 
-async fn sec_b(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<f64> {
-    let pool = schema.pool(8).await;
+/// Returns the payload bytes per commit and the commits per turn (for the floor).
+async fn sec_b(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<(f64, usize)> {
+    let pool = schema.pool(2).await;
     let counting = Arc::new(Counting::new(Arc::new(PostgresCheckpointer::new(
         pool.clone(),
     ))));
@@ -212,41 +209,48 @@ async fn sec_b(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<f
     }
     // What one turn costs on the wire and on disk.
     let k = if s.pg.1 > 100 { 100 } else { 20 };
-    flush_stats(&pool).await;
-    let (c0, s0, l0) = pg_stat(&pool).await?;
+    let l0 = wal_lsn(&pool).await?;
     let before = counting.snapshot();
     for i in 0..k {
         run_turn(&g, &tid("pgchar"), i).await;
     }
     let after = counting.snapshot();
-    flush_stats(&pool).await;
-    let (c1, s1, l1) = pg_stat(&pool).await?;
+    let l1 = wal_lsn(&pool).await?;
     let wal = wal_diff(&pool, &l0, &l1).await? as f64 / k as f64;
     let per = |a: u64, b: u64| (b - a) as f64 / k as f64;
-    let commits_per_turn = (s1 - s0) as f64 / k as f64;
+    // Every put and put_writes is one transaction: one commit and one WAL flush. (The
+    // server's counters are no help here: a backend reports them when it goes idle, and the
+    // checkpointer's own connections hardly ever do.)
+    let commits_per_turn = per(before.0, after.0) + per(before.1, after.1);
     let character = json!({
         "puts_per_turn": per(before.0, after.0),
         "put_writes_per_turn": per(before.1, after.1),
         "reads_per_turn": per(before.2, after.2),
+        "commits_per_turn": commits_per_turn,
         "payload_bytes_per_turn": per(before.3, after.3),
-        "xact_commit_per_turn": (c1 - c0) as f64 / k as f64,
-        "wal_sync_per_turn": commits_per_turn,
         "wal_bytes_per_turn": wal,
     });
     println!("  characterization: {character}");
     r.extra.insert("pg_turn_characterization".into(), character);
+    // Timed without the counting wrapper (it serializes what it counts).
+    let g = graph(
+        Arc::new(PostgresCheckpointer::new(pool.clone())),
+        Variant::Plain,
+    );
+    let cpu0 = cpu_us();
     let samples = measure(s.pg.0, s.pg.1, Duration::from_secs(s.pg.2), |i| {
         let g = &g;
         async move { run_turn(g, &tid("pg"), i).await }
     })
     .await;
+    let cpu = (cpu_us() - cpu0) / (samples.len() + s.pg.0) as f64;
     let per_cp: Vec<f64> = samples.iter().map(|x| x / 6.0).collect();
     r.fig(
         "b_pg_turn",
         "Postgres checkpointer, invoke, per turn (fresh thread)",
         samples,
         "us",
-        json!({"checkpoints_per_turn": 6}),
+        json!({"checkpoints_per_turn": 6, "process_cpu_us_per_op": cpu}),
     );
     r.fig(
         "b_pg_per_checkpoint",
@@ -255,13 +259,6 @@ async fn sec_b(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<f
         "us",
         json!({}),
     );
-    let get = measure(10, 300, Duration::from_secs(5), |_| {
-        let g = &g;
-        async move {
-            let _ = g.clone().with_state_cache(0).get_state("pgwarm-x").await;
-        }
-    })
-    .await;
     let t = tid("pgstate");
     run_turn(&g, &t, 0).await;
     let cold = g.clone().with_state_cache(0);
@@ -272,7 +269,6 @@ async fn sec_b(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<f
         }
     })
     .await;
-    drop(get);
     r.fig(
         "b_pg_get_state",
         "Postgres, get_state (latest checkpoint, uncached), 1-turn thread",
@@ -283,7 +279,8 @@ async fn sec_b(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<f
     let payload = r.extra["pg_turn_characterization"]["payload_bytes_per_turn"]
         .as_f64()
         .unwrap_or(1000.0);
-    Ok(payload / commits_per_turn.max(1.0))
+    let commits = commits_per_turn.round().max(1.0);
+    Ok((payload / commits, commits as usize))
 }
 
 async fn sec_d(r: &mut Report, s: &Sizes) -> anyhow::Result<()> {
@@ -403,7 +400,7 @@ async fn sec_f(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<(
                 .find(|m| turn + 2 >= **m && turn <= **m + 2)
                 .copied();
             if let Some(m) = near {
-                let (_, _, l0) = pg_stat(&pool).await?;
+                let l0 = wal_lsn(&pool).await?;
                 let b0 = counting.snapshot().3;
                 let t0 = Instant::now();
                 run_turn(&g, &t, turn).await;
@@ -415,7 +412,7 @@ async fn sec_f(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<(
                     .entry(m)
                     .or_default()
                     .push((counting.snapshot().3 - b0) as f64);
-                let (_, _, l1) = pg_stat(&pool).await?;
+                let l1 = wal_lsn(&pool).await?;
                 wal.entry(m)
                     .or_default()
                     .push(wal_diff(&pool, &l0, &l1).await? as f64);
@@ -468,27 +465,62 @@ async fn sec_g(
         .await?;
     let pad = "x".repeat((payload as usize).saturating_sub(20));
     let data = json!({"v": 4, "pad": pad}).to_string();
+    // One connection held throughout, as a client doing nothing but these inserts would
+    // (sqlx pings a connection each time it returns to the pool).
+    let conn = tokio::sync::Mutex::new(pool.acquire().await?);
+    let cpu0 = cpu_us();
     let samples = measure(s.pg.0, s.pg.1, Duration::from_secs(s.pg.2), |_| {
-        let (pool, data) = (&pool, &data);
+        let (conn, data) = (&conn, &data);
         async move {
+            let mut conn = conn.lock().await;
             for _ in 0..commits {
                 sqlx::query("INSERT INTO bench_floor (id, data) VALUES ($1, $2::jsonb)")
                     .bind(uuid_like())
                     .bind(data.as_str())
-                    .execute(pool)
+                    .execute(&mut **conn)
                     .await
                     .expect("floor insert");
             }
         }
     })
     .await;
+    let cpu = (cpu_us() - cpu0) / (samples.len() + s.pg.0) as f64;
     let per: Vec<f64> = samples.iter().map(|x| x / commits as f64).collect();
+    // Paired: a Postgres turn, then the floor's inserts, alternately, so both see the same
+    // moment of a noisy machine; the ratio of each pair.
+    let g = graph(
+        Arc::new(PostgresCheckpointer::new(pool.clone())),
+        Variant::Plain,
+    );
+    let mut ratios = Vec::new();
+    for i in 0..s.pg.1 {
+        let t0 = Instant::now();
+        run_turn(&g, &tid("pair"), i).await;
+        let turn = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        let mut conn = conn.lock().await;
+        for _ in 0..commits {
+            sqlx::query("INSERT INTO bench_floor (id, data) VALUES ($1, $2::jsonb)")
+                .bind(uuid_like())
+                .bind(data.as_str())
+                .execute(&mut **conn)
+                .await?;
+        }
+        ratios.push(turn / t0.elapsed().as_secs_f64());
+    }
+    r.fig(
+        "g_turn_over_floor_paired",
+        "Postgres turn / floor, measured in alternating pairs (ratio)",
+        ratios,
+        "x",
+        json!({}),
+    );
     r.fig(
         "g_floor_turn_sc_on",
         &format!("floor: {commits} x autocommit INSERT jsonb (~{payload:.0} B), sqlx"),
         samples,
         "us",
-        json!({"inserts_per_turn": commits}),
+        json!({"inserts_per_turn": commits, "process_cpu_us_per_op": cpu}),
     );
     r.fig(
         "g_floor_insert_sc_on",
@@ -498,10 +530,11 @@ async fn sec_g(
         json!({}),
     );
     let rtt = measure(100, 2000, Duration::from_secs(5), |_| {
-        let pool = &pool;
+        let conn = &conn;
         async move {
+            let mut conn = conn.lock().await;
             let _: i32 = sqlx::query_scalar("SELECT 1")
-                .fetch_one(pool)
+                .fetch_one(&mut **conn)
                 .await
                 .expect("select 1");
         }
@@ -649,14 +682,14 @@ async fn async_main(args: Args) -> anyhow::Result<()> {
     let schema = PgSchema::create().await;
     let mut r = Report::default();
     let mut payload_per_commit = 1000.0;
-    let commits_per_turn = 6;
+    let mut commits_per_turn = 6;
     if want("a") {
         println!("\n== a: in-memory");
         sec_a(&mut r, &s).await;
     }
     if want("b") || want("g") {
         println!("\n== b: Postgres");
-        payload_per_commit = sec_b(&mut r, &s, &schema).await?;
+        (payload_per_commit, commits_per_turn) = sec_b(&mut r, &s, &schema).await?;
     }
     if want("d") {
         println!("\n== d: SQLite");

@@ -2,15 +2,39 @@
 //!
 //! The state at a checkpoint never changes (checkpoints are append-only), so a cached state
 //! is valid for as long as its checkpoint id is the thread's head. A run takes the entry
-//! out (so it owns the state and can update it in place), reads only the checkpoint's record
-//! and pending writes from storage, and puts the final state back when it ends. A long
-//! conversation is then not re-read and re-folded from storage at every turn.
+//! out (so it owns the state and can update it in place) and puts the final state back when
+//! it ends. A long conversation is then not re-read and re-folded from storage at every turn.
+//!
+//! When a run completed, its last checkpoint has no pending writes and nothing left to run,
+//! so the entry also keeps that checkpoint's record and plan ([`CleanHead`]): the next turn
+//! can start from the entry without reading storage at all, betting that the head has not
+//! moved. The bet is checked where it matters: the turn's first checkpoint is saved with
+//! the cached head as its expected head, and a conflict sends the turn back to storage.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::checkpoint::CheckpointRecord;
+
+use super::plan::Plan;
+
+/// A completed run's last checkpoint: enough to start the next turn from it.
+pub(crate) struct CleanHead {
+    pub(crate) record: CheckpointRecord,
+    pub(crate) plan: Plan,
+}
+
+/// One thread's cached head.
+pub(crate) struct Entry<S> {
+    /// The checkpoint whose state this is.
+    pub(crate) checkpoint_id: String,
+    pub(crate) state: Arc<S>,
+    /// Set when the checkpoint has no pending writes and no tasks due.
+    pub(crate) clean: Option<CleanHead>,
+}
+
 pub(crate) struct StateCache<S> {
-    entries: Mutex<HashMap<String, (String, Arc<S>)>>,
+    entries: Mutex<HashMap<String, Entry<S>>>,
     capacity: usize,
 }
 
@@ -22,12 +46,12 @@ impl<S> StateCache<S> {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, (String, Arc<S>)>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry<S>>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Removes and returns the thread's entry (checkpoint id, state).
-    pub(crate) fn take(&self, thread_id: &str) -> Option<(String, Arc<S>)> {
+    /// Removes and returns the thread's entry.
+    pub(crate) fn take(&self, thread_id: &str) -> Option<Entry<S>> {
         if self.capacity == 0 {
             return None;
         }
@@ -41,12 +65,18 @@ impl<S> StateCache<S> {
         }
         self.lock()
             .get(thread_id)
-            .filter(|(id, _)| id == checkpoint_id)
-            .map(|(_, s)| s.clone())
+            .filter(|e| e.checkpoint_id == checkpoint_id)
+            .map(|e| e.state.clone())
     }
 
-    /// Caches the state at `checkpoint_id`.
-    pub(crate) fn put(&self, thread_id: &str, checkpoint_id: &str, state: Arc<S>) {
+    /// Caches the state at `checkpoint_id` (with its record and plan when it is clean).
+    pub(crate) fn put(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+        state: Arc<S>,
+        clean: Option<CleanHead>,
+    ) {
         if self.capacity == 0 {
             return;
         }
@@ -56,7 +86,14 @@ impl<S> StateCache<S> {
                 entries.remove(&victim);
             }
         }
-        entries.insert(thread_id.to_string(), (checkpoint_id.to_string(), state));
+        entries.insert(
+            thread_id.to_string(),
+            Entry {
+                checkpoint_id: checkpoint_id.to_string(),
+                state,
+                clean,
+            },
+        );
     }
 
     pub(crate) fn capacity(&self) -> usize {

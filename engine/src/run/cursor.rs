@@ -229,6 +229,17 @@ impl<S: State> Cursor<S> {
         out
     }
 
+    /// Whether no run is under way from this checkpoint: the graph finished, or it waits
+    /// for an answer, or a task failed.
+    pub(crate) fn at_rest(&self) -> bool {
+        self.plan.tasks.is_empty() || self.failed() || !self.pending_interrupts().is_empty()
+    }
+
+    /// When the checkpoint was written (0 for a thread with none).
+    pub(crate) fn created_at_ms(&self) -> i64 {
+        self.record.as_ref().map_or(0, |r| r.created_at_ms)
+    }
+
     /// Whether a due task failed (and has not finished since).
     pub(crate) fn failed(&self) -> bool {
         self.plan.tasks.iter().any(|t| {

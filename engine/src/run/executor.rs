@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::cancel::CancelReason;
-use crate::checkpoint::{Checkpointer, PendingWrite};
+use crate::checkpoint::{CheckpointError, Checkpointer, PendingWrite};
 use crate::context::TaskShared;
 use crate::graph::CompiledGraph;
 use crate::interrupt::Resume;
@@ -19,6 +19,7 @@ use crate::node::{Command, ErrorKind, NodeError};
 use crate::state::{Lifetime, State, StateUpdate};
 use crate::stream::{Emitter, Event, EventSink, StreamMode};
 
+use super::cache::{CleanHead, Entry};
 use super::cursor::{
     write, Cursor, NextCheckpoint, StepWrites, StoredError, StoredInterrupt, StoredResult, ERROR,
     INTERRUPT, RESULT, RESUME,
@@ -52,11 +53,13 @@ pub(crate) async fn run<S: State>(
         emitter: emitter.clone(),
         head: None,
         failed_node: None,
+        clean_head: None,
     };
     let result = ex.execute(input).instrument(span).await;
     if let Ok(o) = &result {
         if let Some(id) = &o.checkpoint_id {
-            g.cache.put(&o.thread_id, id, o.state.clone());
+            g.cache
+                .put(&o.thread_id, id, o.state.clone(), ex.clean_head.take());
         }
     }
     match &result {
@@ -88,6 +91,8 @@ struct Executor<'a, S: State> {
     /// The thread's head as this run last saw it (id, seq).
     head: Option<(String, i64)>,
     failed_node: Option<String>,
+    /// The last checkpoint, when the run completed (for the state cache).
+    clean_head: Option<CleanHead>,
 }
 
 impl<S: State> Executor<'_, S> {
@@ -108,7 +113,74 @@ impl<S: State> Executor<'_, S> {
 
     /// The thread's latest checkpoint, taking its state from the cache when it is current.
     async fn load_head(&self) -> Result<Option<Cursor<S>>, RunError> {
-        load_head(self.g, self.thread()).await
+        let cached = self.g.cache.take(self.thread());
+        load_head(self.g, self.thread(), cached).await
+    }
+
+    /// Loads the head and applies a new turn's input to it, saving the input checkpoint.
+    ///
+    /// Storage is not read first when the cache holds the thread's clean head, nor when it
+    /// holds nothing for the thread (then the bet is that the thread is new, as it is on a
+    /// conversation's first turn): the input checkpoint is saved with that head as the
+    /// expected one, and a conflict means the bet was wrong, so the turn starts again from
+    /// the head read from storage. Nothing ran and nothing was saved in between. When that
+    /// head belongs to a run still under way that saved it after this turn began, the
+    /// conflict stands: the two raced, and a turn that had read first would have lost too.
+    async fn start_turn_at_head(&mut self, update: S::Update) -> Result<Cursor<S>, RunError> {
+        let started_ms = crate::checkpoint::now_ms();
+        let mut guess = match self.g.cache.take(self.thread()) {
+            None => Cursor::empty(),
+            Some(Entry {
+                state,
+                clean: Some(head),
+                ..
+            }) => Cursor {
+                record: Some(head.record),
+                state,
+                plan: head.plan,
+                writes: HashMap::new(),
+            },
+            Some(entry) => {
+                let cur = load_head(self.g, self.thread(), Some(entry))
+                    .await?
+                    .unwrap_or_else(Cursor::empty);
+                return self.start_turn_on(cur, update).await;
+            }
+        };
+        self.head = guess
+            .record
+            .as_ref()
+            .map(|r| (r.checkpoint_id.clone(), r.seq));
+        match self.start_turn(&mut guess, update.clone()).await {
+            Ok(()) => Ok(guess),
+            Err(RunError::Checkpoint(e @ CheckpointError::Conflict { .. })) => {
+                tracing::debug!(thread_id = %self.thread(), "head moved since it was cached; reading it");
+                let cur = load_head(self.g, self.thread(), None)
+                    .await?
+                    .unwrap_or_else(Cursor::empty);
+                if !cur.at_rest() && cur.created_at_ms() >= started_ms {
+                    // A run is under way on this thread: it won the race, as it would have
+                    // against a turn that read the head before saving.
+                    return Err(RunError::Checkpoint(e));
+                }
+                self.start_turn_on(cur, update).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Starts the turn on a head read from storage.
+    async fn start_turn_on(
+        &mut self,
+        mut cur: Cursor<S>,
+        update: S::Update,
+    ) -> Result<Cursor<S>, RunError> {
+        self.head = cur
+            .record
+            .as_ref()
+            .map(|r| (r.checkpoint_id.clone(), r.seq));
+        self.start_turn(&mut cur, update).await?;
+        Ok(cur)
     }
 
     fn metadata(
@@ -171,6 +243,13 @@ impl<S: State> Executor<'_, S> {
     }
 
     async fn execute(&mut self, input: RunInput<S>) -> Result<RunOutcome<S>, RunError> {
+        let input = match input {
+            RunInput::Turn(update) if self.cfg.checkpoint_id.is_none() => {
+                let cur = self.start_turn_at_head(update).await?;
+                return self.steps(cur).await;
+            }
+            other => other,
+        };
         let mut cur = match self.cfg.checkpoint_id.clone() {
             Some(id) => {
                 self.head = self
@@ -374,7 +453,14 @@ impl<S: State> Executor<'_, S> {
         Ok(())
     }
 
-    fn outcome(&self, cur: &Cursor<S>, status: RunStatus) -> RunOutcome<S> {
+    fn outcome(&mut self, cur: &Cursor<S>, status: RunStatus) -> RunOutcome<S> {
+        self.clean_head = match (&status, &cur.record) {
+            (RunStatus::Completed, Some(record)) if cur.writes.is_empty() => Some(CleanHead {
+                record: record.clone(),
+                plan: cur.plan.clone(),
+            }),
+            _ => None,
+        };
         RunOutcome {
             run_id: self.cfg.run_id.clone(),
             thread_id: self.cfg.thread_id.clone(),
@@ -747,6 +833,7 @@ pub(crate) async fn update_state<S: State>(
         )),
         head: None,
         failed_node: None,
+        clean_head: None,
     };
     let head = ex.load_head().await?;
     ex.head = head
@@ -813,26 +900,31 @@ pub(crate) async fn update_state<S: State>(
     Ok(cur.id().unwrap_or_default().to_string())
 }
 
-/// Loads a thread's head, reusing the cached state when its checkpoint is still the head.
+/// Loads a thread's head, reusing the cached state (`cached`, taken from the cache) when its
+/// checkpoint is still the head.
 pub(crate) async fn load_head<S: State>(
     g: &CompiledGraph<S>,
     thread_id: &str,
+    cached: Option<Entry<S>>,
 ) -> Result<Option<Cursor<S>>, RunError> {
-    let cached = g.cache.take(thread_id);
+    let Some(entry) = cached else {
+        return match g.checkpointer.get(thread_id, None).await? {
+            Some(l) => Ok(Some(Cursor::load(l)?)),
+            None => Ok(None),
+        };
+    };
     let Some(meta) = g.checkpointer.get_without_values(thread_id, None).await? else {
         return Ok(None);
     };
-    match cached {
-        Some((id, state)) if id == meta.record.checkpoint_id => {
-            Ok(Some(Cursor::with_state(meta, state)?))
-        }
-        _ => match g
-            .checkpointer
-            .get(thread_id, Some(&meta.record.checkpoint_id))
-            .await?
-        {
-            Some(l) => Ok(Some(Cursor::load(l)?)),
-            None => Ok(None),
-        },
+    if entry.checkpoint_id == meta.record.checkpoint_id {
+        return Ok(Some(Cursor::with_state(meta, entry.state)?));
+    }
+    match g
+        .checkpointer
+        .get(thread_id, Some(&meta.record.checkpoint_id))
+        .await?
+    {
+        Some(l) => Ok(Some(Cursor::load(l)?)),
+        None => Ok(None),
     }
 }

@@ -199,6 +199,7 @@ impl PgSchema {
     pub async fn pool(&self, max_connections: u32) -> sqlx::PgPool {
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(max_connections)
+            .test_before_acquire(false)
             .connect_with(self.options())
             .await
             .expect("connect to the test schema");

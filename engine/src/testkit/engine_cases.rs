@@ -1042,3 +1042,36 @@ pub async fn state_cache_follows_writes_of_other_instances(cp: Arc<dyn Checkpoin
         "the cache agrees with storage"
     );
 }
+
+/// A new turn reads storage only when what the engine bet on (a new thread, or the cached
+/// head) turns out wrong; a wrong bet costs a reload, never a wrong state.
+pub async fn a_turn_reads_storage_only_when_its_bet_is_wrong(cp: Arc<dyn Checkpointer>) {
+    use crate::testkit::counting::Counting;
+    let counting = Arc::new(Counting::new(cp));
+    let reads = || counting.snapshot().2;
+    let cached = |cp: Arc<dyn Checkpointer>| linear(&["a", "b"], cp).with_state_cache(16);
+    let a = cached(counting.clone());
+    let t = thread();
+    ok(&a, RunConfig::new(&t), say("1")).await;
+    assert_eq!(reads(), 0, "a new thread's first turn reads nothing");
+    ok(&a, RunConfig::new(&t), say("2")).await;
+    assert_eq!(reads(), 0, "the next turn starts from the cached head");
+    // Another instance (an empty cache) bets the thread is new, loses, and reloads.
+    let b = cached(counting.clone());
+    let out = ok(&b, RunConfig::new(&t), say("3")).await;
+    assert!(reads() >= 1, "the lost bet is followed by a read");
+    assert_eq!(contents(&out.state.messages), vec!["1", "2", "3"]);
+    assert_eq!(out.state.log, vec!["a", "b", "a", "b", "a", "b"]);
+    // `a`'s cached head is stale now: its bet loses too, and it sees b's turn.
+    let before = reads();
+    let out = ok(&a, RunConfig::new(&t), say("4")).await;
+    assert!(reads() > before);
+    assert_eq!(contents(&out.state.messages), vec!["1", "2", "3", "4"]);
+    assert_eq!(out.state.log.len(), 8, "every turn ran a and b once");
+    let history = counting.list(&t, &ListOptions::default()).await.unwrap();
+    assert_eq!(
+        history.len(),
+        4 * 3,
+        "each turn saved input, a, b; a lost bet saved nothing"
+    );
+}

@@ -10,6 +10,7 @@
 //! held to one executable contract.
 
 pub mod backends;
+pub mod counting;
 pub mod engine_cases;
 pub mod fixtures;
 pub mod storage_cases;
@@ -42,6 +43,7 @@ macro_rules! checkpointer_suite {
             engine_cases::new_turn_abandons_a_pending_interrupt,
             engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
+            engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
             storage_cases::every_reducer_round_trips_through_storage,
             storage_cases::history_is_newest_first_with_before_and_limit,
             storage_cases::history_filters_on_metadata,

@@ -3,11 +3,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use palgraph::checkpoint::{
+use crate::checkpoint::{
     CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint, PendingWrite,
     PruneStats, PruneStrategy, PutCheckpoint,
 };
+use async_trait::async_trait;
 
 /// Counts `put` / `put_writes` calls and payload bytes.
 pub struct Counting {

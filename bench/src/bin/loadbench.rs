@@ -1,0 +1,357 @@
+//! Server load benchmark: `palgraph serve` on loopback with Postgres and the offline LLM,
+//! N concurrent chats through `POST /chat` (each SSE stream read to its terminal event).
+//!
+//! ```text
+//! cargo build --release -p palgraph-server -p palgraph-bench
+//! target/release/palgraph-loadbench [--quick] [--out DIR] [--server PATH] [--watchers N]
+//! ```
+//!
+//! Reports turns/s, time to the first `status` event and turn latency (p50/p99) for
+//! N = 1, 8, 32 chats, and the server's resident memory at idle, after the load, and with
+//! `--watchers` (default 1,000) idle SSE watchers open (`GET /threads/{id}/stream` on threads
+//! with nothing running), plus the CPU the server burns while they wait. Postgres comes from
+//! `BENCH_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`); the server
+//! gets a fresh schema. Writes `palgraph-load.json` in the output directory.
+
+#![allow(unreachable_pub)]
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use futures_util::StreamExt;
+use palgraph::testkit::backends::PgSchema;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+struct Args {
+    quick: bool,
+    out: PathBuf,
+    server: PathBuf,
+    watchers: usize,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let exe = std::env::current_exe()?;
+    let mut a = Args {
+        quick: false,
+        out: PathBuf::from("target/bench"),
+        server: exe.with_file_name("palgraph"),
+        watchers: 1000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        match x.as_str() {
+            "--quick" => a.quick = true,
+            "--out" => a.out = it.next().context("--out needs a directory")?.into(),
+            "--server" => a.server = it.next().context("--server needs a path")?.into(),
+            "--watchers" => a.watchers = it.next().context("--watchers needs a number")?.parse()?,
+            other => bail!("unknown argument {other}; see the module docs"),
+        }
+    }
+    Ok(a)
+}
+
+/// The server under test.
+struct Server {
+    child: Child,
+    base: String,
+    pid: u32,
+}
+
+impl Server {
+    async fn start(path: &PathBuf, database_url: &str) -> anyhow::Result<Server> {
+        let mut child = Command::new(path)
+            .arg("serve")
+            .env("PALGRAPH_PORT", "0")
+            .env("DATABASE_URL", database_url)
+            .env("RUST_LOG", "warn")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("PALASSIST_OFFLINE_PACE_MS")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| {
+                format!(
+                    "start {} (build it with cargo build --release -p palgraph-server)",
+                    path.display()
+                )
+            })?;
+        let pid = child.id().context("server pid")?;
+        let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .context("the server did not print its address")??
+            .context("the server exited")?;
+        let base = line
+            .strip_prefix("palgraph listening on ")
+            .with_context(|| format!("unexpected first line {line}"))?
+            .trim()
+            .to_string();
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(Server { child, base, pid })
+    }
+
+    /// Resident memory, KiB.
+    fn rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    /// CPU time used so far (user + system), seconds.
+    fn cpu_s(&self) -> f64 {
+        let ticks = std::fs::read_to_string(format!("/proc/{}/stat", self.pid))
+            .ok()
+            .and_then(|s| {
+                let rest = s.rsplit_once(')')?.1;
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+            })
+            .unwrap_or(0);
+        ticks as f64 / 100.0
+    }
+}
+
+/// One chat turn's timings, microseconds.
+struct Turn {
+    first_status_us: f64,
+    total_us: f64,
+}
+
+/// Posts one message on a new thread and reads the SSE stream to its terminal event.
+async fn chat_turn(http: &reqwest::Client, base: &str, message: &str) -> anyhow::Result<Turn> {
+    let t0 = Instant::now();
+    let resp = http
+        .post(format!("{base}/chat"))
+        .json(&json!({ "message": message }))
+        .send()
+        .await?;
+    if !resp.status().is_success() {
+        bail!("POST /chat: {}", resp.status());
+    }
+    let mut body = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut first_status = None;
+    while let Some(chunk) = body.next().await {
+        buf.push_str(&String::from_utf8_lossy(&chunk?));
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            for line in frame.lines() {
+                let Some(data) = line.strip_prefix("data:") else {
+                    continue;
+                };
+                let v: Value = serde_json::from_str(data.trim()).unwrap_or(Value::Null);
+                match v["type"].as_str() {
+                    Some("status") if first_status.is_none() => {
+                        first_status = Some(t0.elapsed().as_secs_f64() * 1e6)
+                    }
+                    Some("response") => {
+                        return Ok(Turn {
+                            first_status_us: first_status.unwrap_or(f64::NAN),
+                            total_us: t0.elapsed().as_secs_f64() * 1e6,
+                        })
+                    }
+                    Some(other @ ("error" | "interrupt" | "cancelled")) => {
+                        bail!("turn ended with {other}: {v}")
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    bail!("the stream ended before the response")
+}
+
+fn pct(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+/// N clients chat back to back for `secs` (after `warm` seconds); turns/s and timings.
+async fn load(server: &Server, n: usize, warm: f64, secs: f64) -> anyhow::Result<Value> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let measuring = Arc::new(AtomicBool::new(false));
+    let cpu0 = Arc::new(std::sync::Mutex::new(0.0f64));
+    let mut tasks = Vec::new();
+    for _ in 0..n {
+        let (http, base, stop, measuring) = (
+            http.clone(),
+            server.base.clone(),
+            stop.clone(),
+            measuring.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut turns = Vec::new();
+            let mut errors = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                let counted = measuring.load(Ordering::Relaxed);
+                match chat_turn(&http, &base, "What are the capital requirements?").await {
+                    Ok(t) if counted && measuring.load(Ordering::Relaxed) => turns.push(t),
+                    Ok(_) => {}
+                    Err(e) => {
+                        errors += 1;
+                        if errors <= 3 {
+                            eprintln!("turn failed: {e:#}");
+                        }
+                    }
+                }
+            }
+            (turns, errors)
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs_f64(warm)).await;
+    *cpu0.lock().unwrap_or_else(|e| e.into_inner()) = server.cpu_s();
+    measuring.store(true, Ordering::Relaxed);
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_secs_f64(secs)).await;
+    measuring.store(false, Ordering::Relaxed);
+    let elapsed = t0.elapsed().as_secs_f64();
+    let cpu = server.cpu_s() - *cpu0.lock().unwrap_or_else(|e| e.into_inner());
+    stop.store(true, Ordering::Relaxed);
+    let (mut first, mut total, mut errors) = (Vec::new(), Vec::new(), 0);
+    for t in tasks {
+        let (turns, e) = t.await?;
+        errors += e;
+        for t in turns {
+            first.push(t.first_status_us);
+            total.push(t.total_us);
+        }
+    }
+    let tput = total.len() as f64 / elapsed;
+    let out = json!({
+        "n": n,
+        "turns": total.len(),
+        "errors": errors,
+        "turns_per_s": tput,
+        "first_status_us_p50": pct(&mut first, 0.5),
+        "first_status_us_p99": pct(&mut first, 0.99),
+        "turn_us_p50": pct(&mut total, 0.5),
+        "turn_us_p99": pct(&mut total, 0.99),
+        "server_cpu_cores": cpu / elapsed,
+        "server_cpu_ms_per_turn": if total.is_empty() { f64::NAN } else { cpu * 1e3 / total.len() as f64 },
+    });
+    println!("  N={n:<3} {tput:>8.1} turns/s  first status p50 {:>7.0} us p99 {:>7.0} us  turn p50 {:>7.0} us p99 {:>7.0} us  server {:.2} cores  errors {errors}",
+        out["first_status_us_p50"].as_f64().unwrap_or(f64::NAN),
+        out["first_status_us_p99"].as_f64().unwrap_or(f64::NAN),
+        out["turn_us_p50"].as_f64().unwrap_or(f64::NAN),
+        out["turn_us_p99"].as_f64().unwrap_or(f64::NAN),
+        cpu / elapsed);
+    Ok(out)
+}
+
+/// Opens `count` idle SSE watchers (thread streams on threads with nothing running);
+/// returns the memory and CPU the server spends while they wait.
+async fn idle_watchers(server: &Server, count: usize) -> anyhow::Result<Value> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()?;
+    let before = server.rss_kib();
+    let mut streams = Vec::with_capacity(count);
+    for i in 0..count {
+        let r = http
+            .post(format!("{}/threads", server.base))
+            .json(&json!({}))
+            .send()
+            .await?;
+        let t: Value = r.json().await?;
+        let id = t["thread_id"].as_str().context("thread_id")?.to_string();
+        let resp = http
+            .get(format!("{}/threads/{id}/stream", server.base))
+            .send()
+            .await?;
+        if !resp.status().is_success() {
+            bail!("watcher {i}: {}", resp.status());
+        }
+        streams.push(resp);
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let cpu0 = server.cpu_s();
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let cpu = (server.cpu_s() - cpu0) / t0.elapsed().as_secs_f64();
+    let with = server.rss_kib();
+    drop(streams);
+    let out = json!({
+        "watchers": count,
+        "rss_kib_before": before,
+        "rss_kib_with_watchers": with,
+        "kib_per_watcher": (with as f64 - before as f64) / count as f64,
+        "server_cpu_cores_while_idle": cpu,
+    });
+    println!(
+        "  {count} idle watchers: RSS {before} KiB -> {with} KiB ({:.1} KiB each), server CPU {cpu:.3} cores while they wait",
+        (with as f64 - before as f64) / count as f64
+    );
+    Ok(out)
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = args()?;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    if std::env::var("PALGRAPH_TEST_DATABASE_URL").is_err() {
+        if let Ok(url) = std::env::var("BENCH_DATABASE_URL") {
+            std::env::set_var("PALGRAPH_TEST_DATABASE_URL", url);
+        }
+    }
+    let schema = PgSchema::create().await;
+    let mut server = Server::start(&args.server, &schema.schema_url()).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let idle_rss = server.rss_kib();
+    println!("server idle: RSS {idle_rss} KiB");
+    let (warm, secs) = if args.quick { (1.0, 3.0) } else { (3.0, 15.0) };
+    let mut loads = Vec::new();
+    for n in [1, 8, 32] {
+        loads.push(load(&server, n, warm, secs).await?);
+    }
+    let after_rss = server.rss_kib();
+    println!("server after the load: RSS {after_rss} KiB");
+    let watchers = idle_watchers(&server, args.watchers).await?;
+    let _ = server.child.kill().await;
+    let pg: Value = {
+        let pool = schema.pool(1).await;
+        let v: String = sqlx::query_scalar("SHOW server_version")
+            .fetch_one(&pool)
+            .await?;
+        json!({ "server_version": v })
+    };
+    let out = json!({
+        "meta": {
+            "command": format!("palgraph-loadbench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" ")),
+            "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "postgres": pg,
+            "llm": "offline (no OPENAI_API_KEY)",
+        },
+        "idle_rss_kib": idle_rss,
+        "after_load_rss_kib": after_rss,
+        "load": loads,
+        "idle_watchers": watchers,
+    });
+    std::fs::create_dir_all(&args.out)?;
+    let path = args.out.join("palgraph-load.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&out)?)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
