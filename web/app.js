@@ -258,6 +258,12 @@
         if (!part) continue;
         if (part.startsWith('**') && part.endsWith('**') && part.length > 4) {
           parent.append(h('strong', { text: part.slice(2, -2) }));
+        } else if (part.includes('**') && !part.slice(part.indexOf('**') + 2).includes('*')) {
+          // Bold still streaming in (its closing ** has not arrived): bold already, so the
+          // text shown grows into the final one instead of flashing the asterisks.
+          const open = part.indexOf('**');
+          if (open > 0) parent.append(part.slice(0, open));
+          parent.append(h('strong', { text: part.slice(open + 2) }));
         } else if (/^\[\d+\]$/.test(part)) {
           const c = byMarker.get(part.slice(1, -1));
           parent.append(h('span', { class: 'cite', title: c ? `${c.title}: ${c.quote}` : null, text: part }));

@@ -65,7 +65,9 @@ impl OpenAiLlm {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .read_timeout(config.idle_timeout)
+            // A backstop for a socket gone silent: streams are timed by `with_idle_timeout`,
+            // which must fire first to end them with a typed timeout, not a transport error.
+            .read_timeout(config.idle_timeout * 2)
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
         let base = config
