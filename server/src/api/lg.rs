@@ -2578,10 +2578,16 @@ pub(crate) async fn thread_stream(
     tokio::spawn(async move {
         let mut done: HashSet<String> = HashSet::new();
         let mut first = true;
+        // Woken when a run is created on the thread (here or, via NOTIFY, by another
+        // replica); the slow re-check only covers a missed announcement.
+        let news = st.runs.threads.waiter(&id);
         loop {
             if tx.is_closed() || st.shutdown.is_cancelled() {
-                return;
+                break;
             }
+            let woken = news.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
             let mut candidates = st.store.active_runs(&id).await.unwrap_or_default();
             candidates.extend(
                 st.store
@@ -2595,7 +2601,12 @@ pub(crate) async fn thread_stream(
             candidates.sort_by(|a, b| a.run_id.cmp(&b.run_id));
             let Some(run) = candidates.into_iter().next() else {
                 first = false;
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                tokio::select! {
+                    _ = woken => {}
+                    _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+                    _ = tx.closed() => break,
+                    _ = st.shutdown.cancelled() => break,
+                }
                 continue;
             };
             done.insert(run.run_id.clone());
@@ -2626,10 +2637,12 @@ pub(crate) async fn thread_stream(
             ));
             while let Some(ev) = s.next().await {
                 if tx.send(ev).await.is_err() {
-                    return;
+                    break;
                 }
             }
         }
+        drop(news);
+        st.runs.threads.release(&id);
     });
     let events = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
     Ok(sse_response(&state, events, &[]))

@@ -11,6 +11,7 @@
 
 pub(crate) mod hub;
 pub mod spec;
+pub(crate) mod waiters;
 pub(crate) mod worker;
 pub(crate) mod writer;
 
@@ -26,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::graphs::Graphs;
 use crate::store::{CancelAction, CreatedRun, EventRow, NewRun, Run, RunState, Store, StoreError};
 use hub::Hub;
+use waiters::Waiters;
 use writer::EventWriter;
 
 /// A run executing in this process.
@@ -65,7 +67,9 @@ pub struct Runs {
     pub(crate) settings: RunSettings,
     running: Mutex<HashMap<String, Running>>,
     /// Watchers of runs executed by other processes wait here for their NOTIFY.
-    remote: Mutex<HashMap<String, Arc<Notify>>>,
+    pub(crate) remote: Waiters,
+    /// Watchers of a thread's next run (thread streams) wait here, by thread id.
+    pub(crate) threads: Waiters,
     pub(crate) wake: Notify,
     pub(crate) stop_claiming: CancellationToken,
 }
@@ -91,7 +95,8 @@ impl Runs {
             worker_id: format!("worker-{}", uuid::Uuid::new_v4().simple()),
             settings,
             running: Mutex::new(HashMap::new()),
-            remote: Mutex::new(HashMap::new()),
+            remote: Waiters::default(),
+            threads: Waiters::default(),
             wake: Notify::new(),
             stop_claiming: CancellationToken::new(),
         })
@@ -124,11 +129,7 @@ impl Runs {
     async fn on_notification(&self, n: crate::store::Notification) {
         use crate::store::Notification;
         match n {
-            Notification::Events(run_id) => {
-                if let Some(w) = self.remote_waiters().get(&run_id) {
-                    w.notify_waiters();
-                }
-            }
+            Notification::Events(run_id) => self.remote.wake(&run_id),
             Notification::Cancel(run_id) => {
                 if self.running().contains_key(&run_id) {
                     if let Ok(Some(run)) = self.store.get_run_any(&run_id).await {
@@ -136,33 +137,15 @@ impl Runs {
                     }
                 }
             }
-            Notification::Runs => self.wake.notify_one(),
-            Notification::Lost => {
-                for w in self.remote_waiters().values() {
-                    w.notify_waiters();
-                }
+            Notification::Runs(key) => {
+                self.threads.wake(&key);
                 self.wake.notify_one();
             }
-        }
-    }
-
-    fn remote_waiters(&self) -> MutexGuard<'_, HashMap<String, Arc<Notify>>> {
-        self.remote.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// What a watcher of a run executed elsewhere waits on.
-    pub(crate) fn remote_waiter(&self, run_id: &str) -> Arc<Notify> {
-        self.remote_waiters()
-            .entry(run_id.to_string())
-            .or_insert_with(|| Arc::new(Notify::new()))
-            .clone()
-    }
-
-    /// Forgets a run's waiter once no watcher holds it.
-    pub(crate) fn release_remote_waiter(&self, run_id: &str) {
-        let mut w = self.remote_waiters();
-        if w.get(run_id).is_some_and(|n| Arc::strong_count(n) <= 1) {
-            w.remove(run_id);
+            Notification::Lost => {
+                self.remote.wake_all();
+                self.threads.wake_all();
+                self.wake.notify_one();
+            }
         }
     }
 
@@ -178,6 +161,7 @@ impl Runs {
                 self.signal_cancel(c).await;
             }
             self.wake.notify_one();
+            self.threads.wake(&created.run.thread_id);
         }
         Ok(created)
     }

@@ -416,7 +416,7 @@ pub(crate) fn watch(
 ) -> impl Stream<Item = RunEvent> + Send + 'static {
     async_stream(move |tx| async move {
         let mut last = after;
-        let waiter = runs.remote_waiter(&run_id);
+        let waiter = runs.remote.waiter(&run_id);
         loop {
             // Executed in this process: read the hub's log and wait on it.
             if let Some(ch) = runs.hub.get(&run_id) {
@@ -432,7 +432,7 @@ pub(crate) fn watch(
             }
         }
         drop(waiter);
-        runs.release_remote_waiter(&run_id);
+        runs.remote.release(&run_id);
     })
 }
 

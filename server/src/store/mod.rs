@@ -249,8 +249,9 @@ pub enum Notification {
     Events(String),
     /// A cancel was asked of this run.
     Cancel(String),
-    /// A run became claimable.
-    Runs,
+    /// A run became claimable; the payload is its thread's id (a new run) or its own id
+    /// (a run handed back).
+    Runs(String),
     /// Announcements may have been missed (the listener reconnected): look again.
     Lost,
 }

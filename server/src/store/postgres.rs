@@ -128,7 +128,7 @@ impl Store for PgStore {
                     Ok(Some(n)) => match n.channel() {
                         "palgraph_events" => Notification::Events(n.payload().to_string()),
                         "palgraph_cancel" => Notification::Cancel(n.payload().to_string()),
-                        _ => Notification::Runs,
+                        _ => Notification::Runs(n.payload().to_string()),
                     },
                     // The connection dropped and was re-established: anything sent meanwhile
                     // is lost.

@@ -1,0 +1,76 @@
+//! Wake-ups keyed by id: a watcher waits on its run's or thread's [`Notify`], whoever learns
+//! of news (this process, or a NOTIFY from another one) wakes it. Entries exist only while
+//! someone waits.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Notify;
+
+/// A registry of [`Notify`]s by key.
+#[derive(Default)]
+pub(crate) struct Waiters {
+    by_key: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+impl Waiters {
+    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<Notify>>> {
+        self.by_key.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a watcher of `key` waits on; hand it back with [`Waiters::release`].
+    pub(crate) fn waiter(&self, key: &str) -> Arc<Notify> {
+        self.map()
+            .entry(key.to_string())
+            .or_insert_with(|| Arc::new(Notify::new()))
+            .clone()
+    }
+
+    /// Forgets `key`'s waiter once no watcher holds it (call after dropping yours).
+    pub(crate) fn release(&self, key: &str) {
+        let mut map = self.map();
+        if map.get(key).is_some_and(|n| Arc::strong_count(n) <= 1) {
+            map.remove(key);
+        }
+    }
+
+    /// Wakes every watcher of `key`.
+    pub(crate) fn wake(&self, key: &str) {
+        if let Some(n) = self.map().get(key) {
+            n.notify_waiters();
+        }
+    }
+
+    /// Wakes every watcher of every key.
+    pub(crate) fn wake_all(&self) {
+        for n in self.map().values() {
+            n.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn wakes_the_watchers_of_a_key_and_forgets_released_keys() {
+        let w = Waiters::default();
+        let a = w.waiter("a");
+        {
+            let woken = a.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            w.wake("b");
+            assert!(
+                futures_util::poll!(woken.as_mut()).is_pending(),
+                "another key's news does not wake"
+            );
+            w.wake("a");
+            assert!(futures_util::poll!(woken.as_mut()).is_ready());
+        }
+        drop(a);
+        w.release("a");
+        assert!(w.map().is_empty());
+    }
+}
