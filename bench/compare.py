@@ -192,6 +192,9 @@ def table(pal: dict, lg: dict) -> tuple[list[str], list[str]]:
     v = b_p / floor if b_p and floor else None
     target("Postgres: palgraph turn / palgraph floor (same commits, bare INSERTs)", v, "<= 1.2",
            None if v is None else v <= 1.2)
+    v = median(pal, "g_turn_over_floor_paired")
+    target("Postgres: the same, turn and floor measured in alternating pairs (median of ratios)", v, "<= 1.2",
+           None if v is None else v <= 1.2)
     b_l = median(lg, "b_pg_turn")
     v = b_l / b_p if b_p and b_l else None
     target("Postgres: LangGraph PostgresSaver turn / palgraph turn", v, "faster (> 1)", None if v is None else v > 1)
