@@ -228,6 +228,45 @@ async fn two_replicas_never_run_one_run_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_chat_through_either_replica_ends_with_its_response() {
+    // Many chats at once on two replicas: a run is often executed by the replica that did
+    // not take the POST, whose stream then follows it through the events table. The run's
+    // end is recorded before its terminal event is stored; the stream must wait for it.
+    let a = TestServer::start(Backend::Postgres).await;
+    let b = a.replica(&[]).await;
+    let chats = (0..24).map(|i| {
+        let s = if i % 2 == 0 { &a } else { &b };
+        async move {
+            let events = s
+                .sse(
+                    s.client
+                        .post(s.url("/chat"))
+                        .json(&json!({"message": "What are the capital requirements?"})),
+                )
+                .await
+                .all()
+                .await;
+            events
+                .iter()
+                .map(|e| e.data["type"].as_str().unwrap_or("?").to_string())
+                .collect::<Vec<_>>()
+        }
+    });
+    for types in futures_util::future::join_all(chats).await {
+        let terminal: Vec<&String> = types
+            .iter()
+            .filter(|t| matches!(t.as_str(), "response" | "interrupt" | "error" | "cancelled"))
+            .collect();
+        assert_eq!(terminal, ["response"], "{types:?}");
+        assert_eq!(
+            types.last().map(String::as_str),
+            Some("response"),
+            "{types:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_is_watched_resumed_and_cancelled_through_another_replica() {
     let a = TestServer::start(Backend::Postgres).await;
     let b = a.replica(&[]).await;

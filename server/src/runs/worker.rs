@@ -436,6 +436,9 @@ pub(crate) fn watch(
     })
 }
 
+/// How long a follower waits for the terminal event of a run recorded as finished.
+const TERMINAL_GRACE: Duration = Duration::from_secs(5);
+
 /// How following a run's events stopped.
 #[derive(PartialEq, Eq)]
 enum Follow {
@@ -505,6 +508,8 @@ async fn follow_stored(
     last: &mut u64,
 ) -> Follow {
     let mut idle = Duration::from_millis(10);
+    // When the run was first seen finished with its terminal event not stored yet.
+    let mut finished_at: Option<std::time::Instant> = None;
     loop {
         let notified = waiter.notified();
         tokio::pin!(notified);
@@ -541,15 +546,17 @@ async fn follow_stored(
         }
         match runs.store.get_run_any(run_id).await {
             Ok(Some(r)) if r.status.is_final() => {
-                // Finished without a stored terminal event (it was lost): nothing more comes.
-                let more = runs
-                    .store
-                    .events_after(run_id, *last as i64)
-                    .await
-                    .unwrap_or_default();
-                if more.is_empty() {
+                // The worker records the run's end first and stores the terminal event
+                // right after (so whoever sees it may start the next run at once): wait
+                // for it. Only a worker that died in between loses it; then nothing more
+                // comes.
+                let since = *finished_at.get_or_insert_with(std::time::Instant::now);
+                let left = TERMINAL_GRACE.saturating_sub(since.elapsed());
+                if left.is_zero() {
+                    tracing::warn!(run_id, "the run ended without a stored terminal event");
                     return Follow::Done;
                 }
+                let _ = tokio::time::timeout(left.min(Duration::from_millis(50)), notified).await;
                 continue;
             }
             Ok(None) => return Follow::Done,
