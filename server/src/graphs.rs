@@ -21,16 +21,16 @@ pub struct GraphEntry {
     pub description: String,
     /// The graph.
     pub graph: Arc<dyn DynGraph>,
-    /// JSON schema of its state (`values`).
-    pub state_schema: Value,
+    /// JSON schema of its state (`values`); shared, so an entry is cheap to clone.
+    pub state_schema: Arc<Value>,
     /// JSON schema of its input (the state's update).
-    pub input_schema: Value,
+    pub input_schema: Arc<Value>,
 }
 
-/// The registry.
+/// The registry (shared: cloning it, as every request's state does, copies a pointer).
 #[derive(Clone, Default)]
 pub struct Graphs {
-    entries: BTreeMap<String, GraphEntry>,
+    entries: Arc<BTreeMap<String, GraphEntry>>,
 }
 
 /// The namespace of assistant ids.
@@ -51,15 +51,15 @@ impl Graphs {
         state_schema: Value,
         input_schema: Value,
     ) {
-        self.entries.insert(
+        Arc::make_mut(&mut self.entries).insert(
             graph_id.to_string(),
             GraphEntry {
                 graph_id: graph_id.to_string(),
                 assistant_id: assistant_id(graph_id),
                 description: description.to_string(),
                 graph,
-                state_schema,
-                input_schema,
+                state_schema: Arc::new(state_schema),
+                input_schema: Arc::new(input_schema),
             },
         );
     }

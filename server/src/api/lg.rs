@@ -486,7 +486,7 @@ pub(crate) async fn assistant_subgraphs(
 /// state's fields (with their reducers).
 fn state_schema(e: &GraphEntry) -> Value {
     if e.state_schema.get("properties").is_some() {
-        return e.state_schema.clone();
+        return (*e.state_schema).clone();
     }
     let props: Map<String, Value> = e
         .graph
