@@ -9,7 +9,8 @@
 //! Reports turns/s, time to the first `status` event and turn latency (p50/p99) for
 //! N = 1, 8, 32 chats, and the server's resident memory at idle, after the load, and with
 //! `--watchers` (default 1,000) idle SSE watchers open (`GET /threads/{id}/stream` on threads
-//! with nothing running), plus the CPU the server burns while they wait. Postgres comes from
+//! with nothing running), plus the CPU the server burns while they wait; then N = 32 chats
+//! spread over two replicas on the same database. Postgres comes from
 //! `BENCH_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`); the server
 //! gets a fresh schema. Writes `palgraph-load.json` in the output directory.
 
@@ -143,6 +144,7 @@ async fn chat_turn(http: &reqwest::Client, base: &str, message: &str) -> anyhow:
     let mut body = resp.bytes_stream();
     let mut buf = String::new();
     let mut first_status = None;
+    let mut seen: Vec<String> = Vec::new();
     while let Some(chunk) = body.next().await {
         buf.push_str(&String::from_utf8_lossy(&chunk?));
         while let Some(end) = buf.find("\n\n") {
@@ -152,6 +154,7 @@ async fn chat_turn(http: &reqwest::Client, base: &str, message: &str) -> anyhow:
                     continue;
                 };
                 let v: Value = serde_json::from_str(data.trim()).unwrap_or(Value::Null);
+                seen.push(v["type"].as_str().unwrap_or("?").to_string());
                 match v["type"].as_str() {
                     Some("status") if first_status.is_none() => {
                         first_status = Some(t0.elapsed().as_secs_f64() * 1e6)
@@ -170,7 +173,11 @@ async fn chat_turn(http: &reqwest::Client, base: &str, message: &str) -> anyhow:
             }
         }
     }
-    bail!("the stream ended before the response")
+    seen.dedup();
+    bail!(
+        "the stream ended before the response (events: {})",
+        seen.join(" ")
+    )
 }
 
 fn pct(v: &mut [f64], q: f64) -> f64 {
@@ -181,8 +188,10 @@ fn pct(v: &mut [f64], q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
-/// N clients chat back to back for `secs` (after `warm` seconds); turns/s and timings.
-async fn load(server: &Server, n: usize, warm: f64, secs: f64) -> anyhow::Result<Value> {
+/// N clients chat back to back for `secs` (after `warm` seconds), client i on replica
+/// `i % servers.len()`; turns/s and timings (server CPU summed over the replicas).
+async fn load(servers: &[&Server], n: usize, warm: f64, secs: f64) -> anyhow::Result<Value> {
+    let cpu_s = || servers.iter().map(|s| s.cpu_s()).sum::<f64>();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(64)
         .build()?;
@@ -190,10 +199,10 @@ async fn load(server: &Server, n: usize, warm: f64, secs: f64) -> anyhow::Result
     let measuring = Arc::new(AtomicBool::new(false));
     let cpu0 = Arc::new(std::sync::Mutex::new(0.0f64));
     let mut tasks = Vec::new();
-    for _ in 0..n {
+    for i in 0..n {
         let (http, base, stop, measuring) = (
             http.clone(),
-            server.base.clone(),
+            servers[i % servers.len()].base.clone(),
             stop.clone(),
             measuring.clone(),
         );
@@ -217,13 +226,13 @@ async fn load(server: &Server, n: usize, warm: f64, secs: f64) -> anyhow::Result
         }));
     }
     tokio::time::sleep(Duration::from_secs_f64(warm)).await;
-    *cpu0.lock().unwrap_or_else(|e| e.into_inner()) = server.cpu_s();
+    *cpu0.lock().unwrap_or_else(|e| e.into_inner()) = cpu_s();
     measuring.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
     tokio::time::sleep(Duration::from_secs_f64(secs)).await;
     measuring.store(false, Ordering::Relaxed);
     let elapsed = t0.elapsed().as_secs_f64();
-    let cpu = server.cpu_s() - *cpu0.lock().unwrap_or_else(|e| e.into_inner());
+    let cpu = cpu_s() - *cpu0.lock().unwrap_or_else(|e| e.into_inner());
     stop.store(true, Ordering::Relaxed);
     let (mut first, mut total, mut errors) = (Vec::new(), Vec::new(), 0);
     for t in tasks {
@@ -237,6 +246,7 @@ async fn load(server: &Server, n: usize, warm: f64, secs: f64) -> anyhow::Result
     let tput = total.len() as f64 / elapsed;
     let out = json!({
         "n": n,
+        "replicas": servers.len(),
         "turns": total.len(),
         "errors": errors,
         "turns_per_s": tput,
@@ -247,12 +257,13 @@ async fn load(server: &Server, n: usize, warm: f64, secs: f64) -> anyhow::Result
         "server_cpu_cores": cpu / elapsed,
         "server_cpu_ms_per_turn": if total.is_empty() { f64::NAN } else { cpu * 1e3 / total.len() as f64 },
     });
-    println!("  N={n:<3} {tput:>8.1} turns/s  first status p50 {:>7.0} us p99 {:>7.0} us  turn p50 {:>7.0} us p99 {:>7.0} us  server {:.2} cores  errors {errors}",
+    println!("  N={n:<3} {tput:>8.1} turns/s  first status p50 {:>7.0} us p99 {:>7.0} us  turn p50 {:>7.0} us p99 {:>7.0} us  server {:.2} cores  errors {errors}  replicas {}",
         out["first_status_us_p50"].as_f64().unwrap_or(f64::NAN),
         out["first_status_us_p99"].as_f64().unwrap_or(f64::NAN),
         out["turn_us_p50"].as_f64().unwrap_or(f64::NAN),
         out["turn_us_p99"].as_f64().unwrap_or(f64::NAN),
-        cpu / elapsed);
+        cpu / elapsed,
+        servers.len());
     Ok(out)
 }
 
@@ -304,6 +315,8 @@ async fn idle_watchers(server: &Server, count: usize) -> anyhow::Result<Value> {
 
 fn main() -> anyhow::Result<()> {
     let args = args()?;
+    // reqwest is built without a bundled crypto provider (the workspace picks ring).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
@@ -324,11 +337,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let (warm, secs) = if args.quick { (1.0, 3.0) } else { (3.0, 15.0) };
     let mut loads = Vec::new();
     for n in [1, 8, 32] {
-        loads.push(load(&server, n, warm, secs).await?);
+        loads.push(load(&[&server], n, warm, secs).await?);
     }
     let after_rss = server.rss_kib();
     println!("server after the load: RSS {after_rss} KiB");
     let watchers = idle_watchers(&server, args.watchers).await?;
+    // A second replica on the same database: the same 32 chats spread over both.
+    let mut second = Server::start(&args.server, &schema.schema_url()).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    println!("two replicas:");
+    let two = load(&[&server, &second], 32, warm, secs).await?;
+    let _ = second.child.kill().await;
     let _ = server.child.kill().await;
     let pg: Value = {
         let pool = schema.pool(1).await;
@@ -348,6 +367,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "after_load_rss_kib": after_rss,
         "load": loads,
         "idle_watchers": watchers,
+        "two_replicas": two,
     });
     std::fs::create_dir_all(&args.out)?;
     let path = args.out.join("palgraph-load.json");
