@@ -2554,6 +2554,11 @@ pub(crate) async fn cancel_many(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// How often an idle thread stream looks for runs without being told: a safety net only,
+/// since a new run wakes it (in this process, or by NOTIFY from another, and every waiter
+/// when the listener reconnects).
+const THREAD_RECHECK: Duration = Duration::from_secs(30);
+
 /// `GET /threads/{id}/stream`: follows a thread's runs (`stream_mode` `run_modes`, each run
 /// with its own modes, or `state_update`, values only), until the client leaves.
 /// `Last-Event-ID: -` (or `-1`) includes the active run from its start.
@@ -2603,7 +2608,7 @@ pub(crate) async fn thread_stream(
                 first = false;
                 tokio::select! {
                     _ = woken => {}
-                    _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+                    _ = tokio::time::sleep(THREAD_RECHECK) => {}
                     _ = tx.closed() => break,
                     _ = st.shutdown.cancelled() => break,
                 }
