@@ -228,40 +228,50 @@ async fn two_replicas_never_run_one_run_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_chat_through_either_replica_ends_with_its_response() {
-    // Many chats at once on two replicas: a run is often executed by the replica that did
-    // not take the POST, whose stream then follows it through the events table. The run's
-    // end is recorded before its terminal event is stored; the stream must wait for it.
+async fn a_chat_followed_through_the_other_replica_ends_with_its_response() {
+    // Many chats at once on two replicas, each also followed through the replica that is
+    // not running it (`GET /chat/stream`), which reads the events table. The run's end is
+    // recorded before its terminal event is stored: the follower must wait for it.
     let a = TestServer::start(Backend::Postgres).await;
     let b = a.replica(&[]).await;
+    let kinds = |events: &[SseEvent]| {
+        events
+            .iter()
+            .map(|e| e.data["type"].as_str().unwrap_or("?").to_string())
+            .collect::<Vec<_>>()
+    };
     let chats = (0..24).map(|i| {
-        let s = if i % 2 == 0 { &a } else { &b };
+        let (here, there) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
         async move {
-            let events = s
+            let mut sse = here
                 .sse(
-                    s.client
-                        .post(s.url("/chat"))
+                    here.client
+                        .post(here.url("/chat"))
                         .json(&json!({"message": "What are the capital requirements?"})),
                 )
-                .await
-                .all()
                 .await;
-            events
-                .iter()
-                .map(|e| e.data["type"].as_str().unwrap_or("?").to_string())
-                .collect::<Vec<_>>()
+            let t = sse.headers["x-thread-id"].to_str().unwrap().to_string();
+            let first = sse.next().await.unwrap();
+            let (mut own, followed) = tokio::join!(sse.all(), async {
+                there
+                    .sse(there.client.get(there.url(&format!("/chat/stream/{t}"))))
+                    .await
+                    .all()
+                    .await
+            });
+            own.insert(0, first);
+            (kinds(&own), followed)
         }
     });
-    for types in futures_util::future::join_all(chats).await {
-        let terminal: Vec<&String> = types
-            .iter()
-            .filter(|t| matches!(t.as_str(), "response" | "interrupt" | "error" | "cancelled"))
-            .collect();
-        assert_eq!(terminal, ["response"], "{types:?}");
-        assert_eq!(
-            types.last().map(String::as_str),
-            Some("response"),
-            "{types:?}"
+    for (own, followed) in futures_util::future::join_all(chats).await {
+        assert_eq!(own.last().map(String::as_str), Some("response"), "{own:?}");
+        let types = kinds(&followed);
+        let finished_snapshot = followed.len() == 1
+            && followed[0].data["type"] == "snapshot"
+            && followed[0].data["result"]["type"] == "response";
+        assert!(
+            finished_snapshot || types.last().map(String::as_str) == Some("response"),
+            "the follower saw the answer: {types:?}"
         );
     }
 }

@@ -154,16 +154,43 @@ impl Runs {
     }
 
     /// Creates a run; cancels what its strategy supersedes.
-    pub async fn create(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
+    pub async fn create(self: &Arc<Self>, new: NewRun) -> Result<CreatedRun, StoreError> {
         let created = self.store.create_run(new).await?;
         if !created.existing {
             for c in &created.cancelled {
                 self.signal_cancel(c).await;
             }
-            self.wake.notify_one();
             self.threads.wake(&created.run.thread_id);
+            self.claim_created(&created.run).await;
         }
         Ok(created)
+    }
+
+    /// Runs a run made here in this process when there is room (its stream then follows it
+    /// live, not through the events table), before another replica's claim loop hears of
+    /// it; otherwise leaves it to whichever claim loop comes first.
+    async fn claim_created(self: &Arc<Self>, run: &Run) {
+        if run.status != RunState::Pending
+            || self.stop_claiming.is_cancelled()
+            || self.running_count() >= self.settings.max_concurrent
+        {
+            self.wake.notify_one();
+            return;
+        }
+        let lease = self.settings.lease.as_millis() as i64;
+        match self
+            .store
+            .claim_run(&self.worker_id, lease, Some(&run.run_id))
+            .await
+        {
+            Ok(Some(claimed)) => worker::start(self, claimed),
+            // Queued behind another run of its thread, or taken elsewhere already.
+            Ok(None) => self.wake.notify_one(),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not claim the new run; the claim loop will");
+                self.wake.notify_one();
+            }
+        }
     }
 
     /// Asks a run to stop. Idempotent; returns the run as it is afterwards.

@@ -74,7 +74,11 @@ pub(crate) async fn claim_loop(runs: Arc<Runs>) {
         {
             match runs
                 .store
-                .claim_run(&runs.worker_id, runs.settings.lease.as_millis() as i64)
+                .claim_run(
+                    &runs.worker_id,
+                    runs.settings.lease.as_millis() as i64,
+                    None,
+                )
                 .await
             {
                 Ok(Some(run)) => start(&runs, run),
@@ -120,7 +124,8 @@ pub(crate) async fn heartbeat_loop(runs: Arc<Runs>) {
     }
 }
 
-fn start(runs: &Arc<Runs>, run: Run) {
+/// Executes a claimed run in the background, registered as running here.
+pub(crate) fn start(runs: &Arc<Runs>, run: Run) {
     let cancel = Cancellation::new();
     if run.cancel_action.is_some() {
         cancel.cancel(reason(run.cancel_reason.as_deref()));

@@ -314,8 +314,14 @@ pub trait Store: Send + Sync {
     /// The thread's pending or running runs, oldest first.
     async fn active_runs(&self, thread_id: &str) -> Result<Vec<Run>, StoreError>;
     /// Claims the next runnable run: the oldest unfinished run of its thread that is pending
-    /// or whose worker's lease expired; marks it running under `worker`'s lease.
-    async fn claim_run(&self, worker: &str, lease_ms: i64) -> Result<Option<Run>, StoreError>;
+    /// or whose worker's lease expired; marks it running under `worker`'s lease. With
+    /// `only`, claims that run if it is runnable, and nothing else.
+    async fn claim_run(
+        &self,
+        worker: &str,
+        lease_ms: i64,
+        only: Option<&str>,
+    ) -> Result<Option<Run>, StoreError>;
     /// Extends the leases of the worker's runs; returns those with a cancel requested.
     async fn heartbeat(
         &self,

@@ -410,7 +410,12 @@ impl Store for PgStore {
         rows.iter().map(run_from_row).collect()
     }
 
-    async fn claim_run(&self, worker: &str, lease_ms: i64) -> Result<Option<Run>, StoreError> {
+    async fn claim_run(
+        &self,
+        worker: &str,
+        lease_ms: i64,
+        only: Option<&str>,
+    ) -> Result<Option<Run>, StoreError> {
         let now = now_ms();
         let row = sqlx::query(concat!(
             "UPDATE runs SET status = 'running', worker_id = $1, lease_until_ms = $2,
@@ -419,6 +424,7 @@ impl Store for PgStore {
                  SELECT r.run_id FROM runs r
                  WHERE r.status IN ('pending', 'running')
                    AND (r.status = 'pending' OR r.lease_until_ms < $3)
+                   AND ($4::text IS NULL OR r.run_id = $4)
                    AND NOT EXISTS (SELECT 1 FROM runs o
                                    WHERE o.thread_id = r.thread_id AND o.status IN ('pending', 'running')
                                      AND o.run_id < r.run_id)
@@ -431,6 +437,7 @@ impl Store for PgStore {
         .bind(worker)
         .bind(now + lease_ms)
         .bind(now)
+        .bind(only)
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(run_from_row).transpose()

@@ -391,19 +391,26 @@ impl Store for SqliteStore {
         rows.iter().map(run_from_row).collect()
     }
 
-    async fn claim_run(&self, worker: &str, lease_ms: i64) -> Result<Option<Run>, StoreError> {
+    async fn claim_run(
+        &self,
+        worker: &str,
+        lease_ms: i64,
+        only: Option<&str>,
+    ) -> Result<Option<Run>, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let id: Option<String> = sqlx::query_scalar(
             "SELECT r.run_id FROM runs r
              WHERE r.status IN ('pending', 'running')
                AND (r.status = 'pending' OR r.lease_until_ms < ?1)
+               AND (?2 IS NULL OR r.run_id = ?2)
                AND NOT EXISTS (SELECT 1 FROM runs o
                                WHERE o.thread_id = r.thread_id AND o.status IN ('pending', 'running')
                                  AND o.run_id < r.run_id)
              ORDER BY r.run_id LIMIT 1",
         )
         .bind(now)
+        .bind(only)
         .fetch_optional(&mut *tx)
         .await?;
         let Some(id) = id else {
