@@ -42,6 +42,25 @@ async fn wait_status(s: &TestServer, thread: &str, run: &str, want: &str) -> Val
     panic!("run {run} never reached {want}");
 }
 
+/// Waits until a run started with `stream_mode: messages-tuple` has streamed some text.
+async fn wait_streaming(s: &TestServer, thread: &str, run: &str) {
+    let mut watch = s
+        .sse(
+            s.client
+                .get(s.url(&format!("/threads/{thread}/runs/{run}/stream")))
+                .header("last-event-id", "-1"),
+        )
+        .await;
+    while watch
+        .next()
+        .await
+        .expect("the run streams")
+        .event
+        .as_deref()
+        != Some("messages")
+    {}
+}
+
 async fn streams_events_in_order(b: Backend) {
     let s = TestServer::start(b).await;
     let t = s.new_thread().await;
@@ -232,12 +251,11 @@ async fn cancel_mid_run_keeps_partial_text(b: Backend) {
     let (_, run) = s
         .post_json(
             &format!("/threads/{t}/runs"),
-            json!({"assistant_id": "streaming", "input": slow(1000, 10)}),
+            json!({"assistant_id": "streaming", "input": slow(1000, 10), "stream_mode": ["messages-tuple"]}),
         )
         .await;
     let rid = run["run_id"].as_str().unwrap().to_string();
-    wait_status(&s, &t, &rid, "running").await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    wait_streaming(&s, &t, &rid).await;
     let r = s
         .client
         .post(s.url(&format!("/threads/{t}/runs/{rid}/cancel")))
@@ -318,7 +336,7 @@ async fn busy_thread_and_multitask_strategies(b: Backend) {
     let s = TestServer::start(b).await;
     let t = s.new_thread().await;
     let start = |strategy: Option<&str>, words: usize| {
-        let mut body = json!({"assistant_id": "streaming", "input": slow(words, 10)});
+        let mut body = json!({"assistant_id": "streaming", "input": slow(words, 10), "stream_mode": ["messages-tuple"]});
         if let Some(st) = strategy {
             body["multitask_strategy"] = json!(st);
         }
@@ -328,7 +346,8 @@ async fn busy_thread_and_multitask_strategies(b: Backend) {
         .post_json(&format!("/threads/{t}/runs"), start(None, 1000))
         .await;
     let first_id = first["run_id"].as_str().unwrap().to_string();
-    wait_status(&s, &t, &first_id, "running").await;
+    // Until it has streamed text (which the interrupt below must keep).
+    wait_streaming(&s, &t, &first_id).await;
     // reject (default): 409 with a code, nothing created.
     let (code, err) = s
         .post_json(&format!("/threads/{t}/runs"), start(None, 3))
