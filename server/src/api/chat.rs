@@ -354,7 +354,13 @@ pub async fn chat(
         }
         None => uuid::Uuid::new_v4().to_string(),
     };
-    match state.store.get_thread_any(&thread_id).await? {
+    // A thread id made here is new: nothing to look up, no prompt to abandon.
+    let existing = match &req.thread_id {
+        Some(_) => state.store.get_thread_any(&thread_id).await?,
+        None => None,
+    };
+    let is_new = existing.is_none();
+    match existing {
         Some(t) if t.owner != user.id => {
             return Err(ApiError::NotFound(format!("thread `{thread_id}`")))
         }
@@ -380,7 +386,11 @@ pub async fn chat(
     let mut input = (chat.turn_input)(&req).map_err(ApiError::Invalid)?;
     // A message on a thread waiting at a prompt abandons the prompt (recorded as cancelled)
     // in the same checkpoint that starts the new turn.
-    if let Some(snap) = entry.graph.state(&thread_id, None).await? {
+    let snap = match is_new {
+        true => None,
+        false => entry.graph.state(&thread_id, None).await?,
+    };
+    if let Some(snap) = snap {
         if let Some(pending) = snap.interrupts.first() {
             if let Some(Value::Array(msgs)) = input.get_mut("messages") {
                 msgs.insert(0, abandoned_prompt(pending));
