@@ -13,7 +13,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command as StdCommand, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{Backend, TestServer};
 
@@ -63,37 +63,11 @@ async fn js_sdk_flow(b: Backend) {
     tokio::task::spawn_blocking(node_modules).await.unwrap();
     let origin = "http://localhost:3000";
     let s = TestServer::start_with(b, &[("PALGRAPH_CORS_ORIGINS", origin)]).await;
-    let started = Instant::now();
-    let child = tokio::process::Command::new("node")
-        .arg("sdk_flow.mjs")
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg("sdk_flow.mjs")
         .arg(&s.base)
         .arg(origin)
-        .current_dir(sdk_dir())
-        .env_remove("LANGGRAPH_API_KEY")
-        .env_remove("LANGSMITH_API_KEY")
-        .env_remove("LANGCHAIN_API_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run tests/sdk/sdk_flow.mjs with node");
-    let out = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
-        .await
-        .expect("the JS SDK flow finished within 150 s")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success(),
-        "the JS SDK flow failed ({}) after {:.1?}",
-        out.status,
-        started.elapsed()
-    );
-    assert!(
-        stdout.contains("checks passed"),
-        "the script ran to its end"
-    );
+        .current_dir(sdk_dir());
+    common::run_flow_script(cmd, "the JS SDK flow (tests/sdk/sdk_flow.mjs)").await;
 }
 both_backends!(js_sdk_flow_, js_sdk_flow);

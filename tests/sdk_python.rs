@@ -11,7 +11,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command as StdCommand, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{Backend, TestServer};
 
@@ -74,37 +74,11 @@ fn venv_python() -> PathBuf {
 async fn python_sdk_flow(b: Backend) {
     let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
     let s = TestServer::start(b).await;
-    let started = Instant::now();
-    let child = tokio::process::Command::new(&python)
-        .arg(sdk_dir().join("sdk_flow.py"))
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(sdk_dir().join("sdk_flow.py"))
         .arg(&s.base)
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONUNBUFFERED", "1")
-        .env_remove("LANGGRAPH_API_KEY")
-        .env_remove("LANGSMITH_API_KEY")
-        .env_remove("LANGCHAIN_API_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run tests/sdk/sdk_flow.py");
-    let out = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
-        .await
-        .expect("the Python SDK flow finished within 150 s")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success(),
-        "the Python SDK flow failed ({}) after {:.1?}",
-        out.status,
-        started.elapsed()
-    );
-    assert!(
-        stdout.contains("checks passed"),
-        "the script ran to its end"
-    );
+        .env("PYTHONUNBUFFERED", "1");
+    common::run_flow_script(cmd, "the Python SDK flow (tests/sdk/sdk_flow.py)").await;
 }
 both_backends!(python_sdk_flow_, python_sdk_flow);

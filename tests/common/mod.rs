@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path, PgSchema};
@@ -322,4 +322,34 @@ macro_rules! both_backends {
             }
         }
     };
+}
+
+/// Runs an SDK flow script (its command ready but for stdio) against a server: it must
+/// exit successfully within 150 s and print its `checks passed` line. Its output is shown.
+pub async fn run_flow_script(mut cmd: Command, what: &str) {
+    let started = Instant::now();
+    let child = cmd
+        .env_remove("LANGGRAPH_API_KEY")
+        .env_remove("LANGSMITH_API_KEY")
+        .env_remove("LANGCHAIN_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("could not run {what}: {e}"));
+    let out = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within 150 s"))
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}) after {:.1?}",
+        out.status,
+        started.elapsed()
+    );
+    assert!(stdout.contains("checks passed"), "{what} ran to its end");
 }
