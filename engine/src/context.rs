@@ -10,7 +10,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
 
 use crate::cancel::{CancelReason, Cancellation};
-use crate::checkpoint::{json, Checkpointer, Json, PendingWrite};
+use crate::checkpoint::{json, CheckpointError, Checkpointer, Fence, Json, PendingWrite};
 use crate::node::{ErrorKind, NodeError};
 use crate::stream::{Emitter, Event};
 
@@ -44,9 +44,14 @@ pub(crate) struct TaskShared {
     /// Resume values by interrupt index.
     pub(crate) resumes: BTreeMap<i64, Value>,
     pub(crate) context: Arc<serde_json::Map<String, Value>>,
+    /// The run's fence, carried by every write the task makes.
+    pub(crate) fence: Option<Fence>,
     /// Durable step results recorded so far: (channel, idx) -> JSON.
     recorded: Mutex<HashMap<(String, i64), Json>>,
     attempt: Mutex<Attempt>,
+    /// A storage error that stopped the task (a durable step could not be recorded): the
+    /// run stops with it rather than the node failing.
+    storage_failure: Mutex<Option<CheckpointError>>,
 }
 
 impl TaskShared {
@@ -64,6 +69,7 @@ impl TaskShared {
         resumes: BTreeMap<i64, Value>,
         recorded: HashMap<(String, i64), Json>,
         context: Arc<serde_json::Map<String, Value>>,
+        fence: Option<Fence>,
     ) -> Self {
         TaskShared {
             thread_id,
@@ -77,9 +83,27 @@ impl TaskShared {
             cancel,
             resumes,
             context,
+            fence,
             recorded: Mutex::new(recorded),
             attempt: Mutex::new(Attempt::default()),
+            storage_failure: Mutex::new(None),
         }
+    }
+
+    /// Whether a storage error stopped the task.
+    pub(crate) fn has_storage_failure(&self) -> bool {
+        self.storage_failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// The storage error that stopped the task, if one did.
+    pub(crate) fn take_storage_failure(&self) -> Option<CheckpointError> {
+        self.storage_failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     fn attempt(&self) -> MutexGuard<'_, Attempt> {
@@ -176,7 +200,10 @@ impl NodeContext {
     /// Steps are matched by name and by how many steps of that name ran before in this node.
     ///
     /// # Errors
-    /// The body's error (nothing is recorded, so a retry runs it again), or a storage error.
+    /// The body's error (nothing is recorded, so a retry runs it again). When the result
+    /// cannot be recorded (storage unavailable, or another writer took the thread), an
+    /// [`ErrorKind::Unavailable`] error: the node must return it, and the run stops with the
+    /// storage error instead of failing.
     pub async fn step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
     where
         T: Serialize + DeserializeOwned,
@@ -210,7 +237,8 @@ impl NodeContext {
             NodeError::fatal(format!("result of step `{name}` does not serialize: {e}"))
         })?;
         let raw = json(text).map_err(|e| NodeError::from_error(ErrorKind::Fatal, e))?;
-        self.inner
+        let stored = self
+            .inner
             .checkpointer
             .put_writes(
                 &self.inner.thread_id,
@@ -221,9 +249,20 @@ impl NodeContext {
                     idx,
                     value: raw.clone(),
                 }],
+                self.inner.fence.as_ref(),
             )
-            .await
-            .map_err(|e| NodeError::from_error(ErrorKind::Retryable, e))?;
+            .await;
+        if let Err(e) = stored {
+            let err = NodeError::unavailable(format!(
+                "the result of step `{name}` could not be recorded: {e}"
+            ));
+            *self
+                .inner
+                .storage_failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(e);
+            return Err(err);
+        }
         self.inner
             .recorded
             .lock()

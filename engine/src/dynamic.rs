@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use crate::checkpoint::{Checkpointer, ListOptions};
+use crate::checkpoint::{Checkpointer, Fence, ListOptions};
 use crate::graph::CompiledGraph;
 use crate::history::{StateSnapshot, TaskState};
 use crate::interrupt::{InterruptInfo, Resume};
@@ -110,6 +110,15 @@ pub trait DynGraph: Send + Sync {
     ) -> Result<String, RunError>;
     /// Forgets a thread's cached state (after deleting or rewriting its storage).
     fn forget(&self, thread_id: &str);
+    /// Records a run's failure on its thread (see [`CompiledGraph::record_failure`]).
+    async fn record_failure(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        node: Option<&str>,
+        message: &str,
+        fence: Option<&Fence>,
+    ) -> Result<bool, RunError>;
 }
 
 fn decode<S: State>(v: Value) -> Result<S::Update, RunError> {
@@ -211,5 +220,16 @@ impl<S: State> DynGraph for CompiledGraph<S> {
 
     fn forget(&self, thread_id: &str) {
         self.forget_cached(thread_id);
+    }
+
+    async fn record_failure(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        node: Option<&str>,
+        message: &str,
+        fence: Option<&Fence>,
+    ) -> Result<bool, RunError> {
+        CompiledGraph::record_failure(self, thread_id, run_id, node, message, fence).await
     }
 }

@@ -71,6 +71,11 @@ pub enum ErrorKind {
     Interrupt,
     /// Not an error: the run was cancelled while the node ran.
     Cancelled,
+    /// A service the node depends on (its database, say) is unavailable for now. The node
+    /// is not retried in place and nothing is recorded as a failure: the run stops with
+    /// [`crate::RunError::Unavailable`], and whoever runs it continues from its last
+    /// checkpoint once the service is back.
+    Unavailable,
 }
 
 /// An error returned by a node. Any `std::error::Error` converts into a fatal one with `?`.
@@ -94,6 +99,15 @@ impl NodeError {
     pub fn retryable(message: impl Into<String>) -> Self {
         NodeError {
             kind: ErrorKind::Retryable,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A dependency is unavailable for now (see [`ErrorKind::Unavailable`]).
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        NodeError {
+            kind: ErrorKind::Unavailable,
             message: message.into(),
             source: None,
         }

@@ -31,6 +31,7 @@ async fn a_bad_row_in_a_group_commit_fails_alone() {
             },
             blobs: vec![],
             expected_head: None,
+            fence: None,
         })
     });
     let outcomes = futures_util::future::join_all(puts).await;

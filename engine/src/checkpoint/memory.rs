@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 
 use super::{
-    CheckpointError, CheckpointRecord, Checkpointer, FieldBlob, FieldChain, ListOptions,
+    CheckpointError, CheckpointRecord, Checkpointer, Fence, FieldBlob, FieldChain, ListOptions,
     LoadedCheckpoint, PendingWrite, PruneStats, PruneStrategy, PutCheckpoint, REPLACING_CHANNEL,
 };
 
@@ -19,6 +19,21 @@ struct ThreadData {
     checkpoints: BTreeMap<String, CheckpointRecord>,
     blobs: HashMap<(String, String), FieldBlob>,
     writes: BTreeMap<WriteKey, PendingWrite>,
+    /// The epoch of the thread's fence (0: never advanced).
+    fence: i64,
+}
+
+/// Refuses a fenced write whose epoch is not the thread's current one.
+fn check_fence(data: Option<&ThreadData>, fence: Option<&Fence>) -> Result<(), CheckpointError> {
+    let current = data.map_or(0, |d| d.fence);
+    match fence {
+        Some(f) if f.epoch != current => Err(CheckpointError::Fenced {
+            key: f.key.clone(),
+            epoch: f.epoch,
+            current,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Checkpoints in process memory.
@@ -119,6 +134,7 @@ fn remove_checkpoints(data: &mut ThreadData, doomed: &HashSet<String>) -> PruneS
 impl Checkpointer for MemoryCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let mut threads = self.lock();
+        check_fence(threads.get(&put.record.thread_id), put.fence.as_ref())?;
         let data = threads.entry(put.record.thread_id.clone()).or_default();
         let head_seq = data
             .head
@@ -152,8 +168,10 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &str,
         checkpoint_id: &str,
         writes: Vec<PendingWrite>,
+        fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
         let mut threads = self.lock();
+        check_fence(threads.get(thread_id), fence)?;
         let data = threads.entry(thread_id.to_string()).or_default();
         for w in writes {
             let key = (
@@ -169,6 +187,13 @@ impl Checkpointer for MemoryCheckpointer {
             }
         }
         Ok(())
+    }
+
+    async fn advance_fence(&self, key: &str, epoch: i64) -> Result<i64, CheckpointError> {
+        let mut threads = self.lock();
+        let data = threads.entry(key.to_string()).or_default();
+        data.fence = data.fence.max(epoch);
+        Ok(data.fence)
     }
 
     async fn get(
@@ -286,6 +311,7 @@ impl Checkpointer for MemoryCheckpointer {
             return Ok(());
         };
         let mut copy = src;
+        copy.fence = 0;
         for rec in copy.checkpoints.values_mut() {
             rec.thread_id = to.to_string();
         }

@@ -116,6 +116,34 @@ pub struct PendingWrite {
 /// channel keeps the first write (so a recorded durable step result never changes).
 pub const REPLACING_CHANNEL: &str = "__error__";
 
+/// A fencing token: the right of one writer (a worker holding a run's lease) to write a
+/// thread, at an epoch that only grows.
+///
+/// Whoever hands the thread to a new writer calls [`Checkpointer::advance_fence`] with a
+/// higher epoch *before* the new writer reads the thread. A fenced write is stored only
+/// while its epoch is the thread's current one (checked in the same statement that stores
+/// it, and ordered against the advance by a row lock); any other is refused with
+/// [`CheckpointError::Fenced`], so a writer that lost its lease (a paused process, a network
+/// partition, a database outage longer than the lease) can never write over its successor.
+/// Writes without a fence (`update_state` from an operator, tests) are not checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fence {
+    /// What is fenced: the thread's id.
+    pub key: String,
+    /// The writer's epoch.
+    pub epoch: i64,
+}
+
+impl Fence {
+    /// The fence of `key` at `epoch`.
+    pub fn new(key: impl Into<String>, epoch: i64) -> Self {
+        Fence {
+            key: key.into(),
+            epoch,
+        }
+    }
+}
+
 /// A checkpoint to store, with the field versions it introduces.
 #[derive(Clone, Debug)]
 pub struct PutCheckpoint {
@@ -126,6 +154,9 @@ pub struct PutCheckpoint {
     /// The thread's head this checkpoint was computed from; if another writer moved the
     /// head in the meantime the put fails with [`CheckpointError::Conflict`].
     pub expected_head: Option<String>,
+    /// The writer's fence, if it holds one: the put fails with [`CheckpointError::Fenced`]
+    /// once a newer epoch was handed out.
+    pub fence: Option<Fence>,
 }
 
 /// A field's value as stored: the nearest full value and the deltas written after it.
@@ -239,7 +270,21 @@ pub enum CheckpointError {
         /// The newest version this binary knows.
         supported: i64,
     },
-    /// The database could not be reached or failed.
+    /// A writer whose fence was superseded: another writer owns the thread now.
+    #[error("thread `{key}` belongs to another writer now (epoch {current}, this writer's {epoch}); this writer must stop")]
+    Fenced {
+        /// The fenced key (the thread).
+        key: String,
+        /// The refused writer's epoch.
+        epoch: i64,
+        /// The epoch that holds now.
+        current: i64,
+    },
+    /// The database is unreachable for now (connection lost, restarting, a deadlock or
+    /// serialization failure): the same operation may succeed when retried.
+    #[error("checkpoint storage is unavailable for now: {0}")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The database failed.
     #[error("checkpoint storage failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -249,6 +294,12 @@ impl CheckpointError {
     pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         CheckpointError::Backend(Box::new(e))
     }
+
+    /// Whether retrying the same operation later may succeed (the storage was unreachable,
+    /// or a transaction lost a deadlock or serialization race).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, CheckpointError::Unavailable(_))
+    }
 }
 
 /// Durable storage of checkpoints. See the module docs for the model.
@@ -257,17 +308,27 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// Stores a checkpoint and its field versions atomically and makes it the thread's head.
     ///
     /// # Errors
-    /// [`CheckpointError::Conflict`] when the head is not `expected_head`; nothing is written.
+    /// [`CheckpointError::Conflict`] when the head is not `expected_head`,
+    /// [`CheckpointError::Fenced`] when the put's fence was superseded; nothing is written.
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError>;
 
     /// Stores pending writes against a checkpoint. A write whose (task, channel, idx) exists
     /// is ignored, except on [`REPLACING_CHANNEL`] where it replaces the old one.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Fenced`] when `fence` was superseded; nothing is written.
     async fn put_writes(
         &self,
         thread_id: &str,
         checkpoint_id: &str,
         writes: Vec<PendingWrite>,
+        fence: Option<&Fence>,
     ) -> Result<(), CheckpointError>;
+
+    /// Hands thread `key` to the writer holding `epoch`: from now on fenced writes with a
+    /// lower epoch are refused (a lower `epoch` than the current one changes nothing).
+    /// Returns the epoch in force afterwards.
+    async fn advance_fence(&self, key: &str, epoch: i64) -> Result<i64, CheckpointError>;
 
     /// The thread's latest checkpoint (`checkpoint_id: None`) or a given one, with its field
     /// chains and pending writes; `None` when it does not exist.
@@ -301,7 +362,8 @@ pub trait Checkpointer: Send + Sync + 'static {
         options: &ListOptions,
     ) -> Result<Vec<CheckpointRecord>, CheckpointError>;
 
-    /// Deletes everything stored for a thread (a missing thread is not an error).
+    /// Deletes everything stored for a thread, its fence included (a missing thread is not
+    /// an error).
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError>;
 
     /// Copies every checkpoint, field version and pending write of `from` to the new thread

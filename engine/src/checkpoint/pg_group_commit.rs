@@ -28,7 +28,9 @@ use super::CheckpointError;
 
 /// Inserts one checkpoint unless its thread's head is no longer `$10` at seq `$3 - 1` (NULL:
 /// the thread must have no checkpoint yet): one index probe. The `(thread_id, seq)` key
-/// catches a concurrent writer that passed the same check.
+/// catches a concurrent writer that passed the same check. A fenced put (`$11` key, `$12`
+/// epoch) also needs the fence to be at its epoch; `FOR SHARE` makes a concurrent
+/// `advance_fence` wait for this insert, or this insert see the advanced epoch.
 const PUT: &str = r#"
 INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
@@ -38,6 +40,8 @@ WHERE CASE WHEN $10::text IS NULL
     ELSE COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
                    WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
 END
+AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
+                                  WHERE f.key = $11::text AND f.epoch = $12 FOR SHARE))
 ON CONFLICT DO NOTHING
 "#;
 
@@ -46,10 +50,11 @@ const PUT_BATCH: &str = r#"
 WITH input AS (
     SELECT x.thread_id COLLATE "C" AS thread_id, x.checkpoint_id COLLATE "C" AS checkpoint_id,
            x.seq, x.parent_id COLLATE "C" AS parent_id, x.created_at_ms, x.metadata, x.versions,
-           x.plan, COALESCE(x.vals, '{}') AS vals, x.expected COLLATE "C" AS expected
+           x.plan, COALESCE(x.vals, '{}') AS vals, x.expected COLLATE "C" AS expected,
+           x.fence_key COLLATE "C" AS fence_key, x.fence_epoch
     FROM jsonb_to_recordset($1::jsonb) AS x(thread_id text, checkpoint_id text, seq bigint,
         parent_id text, created_at_ms bigint, metadata jsonb, versions jsonb, plan jsonb,
-        vals jsonb, expected text)
+        vals jsonb, expected text, fence_key text, fence_epoch bigint)
 ), ok AS (
     SELECT i.* FROM input i
     WHERE CASE WHEN i.expected IS NULL
@@ -58,6 +63,9 @@ WITH input AS (
                        FROM checkpoints c WHERE c.thread_id = i.thread_id
                        ORDER BY c.seq DESC LIMIT 1), false)
     END
+    AND (i.fence_key IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
+                                        WHERE f.key = i.fence_key AND f.epoch = i.fence_epoch
+                                        FOR SHARE))
 )
 INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
@@ -91,6 +99,8 @@ pub(crate) struct NewRow {
     pub vals: String,
     /// The head this checkpoint must follow; `None` for a thread's first checkpoint.
     pub expected: Option<String>,
+    /// The writer's fence (key, epoch), if any.
+    pub fence: Option<(String, i64)>,
 }
 
 impl NewRow {
@@ -117,6 +127,11 @@ impl NewRow {
         out.push_str(&without_nul(&self.vals));
         out.push_str(",\"expected\":");
         out.push_str(&opt(&self.expected).map_err(encode)?);
+        if let Some((key, epoch)) = &self.fence {
+            out.push_str(",\"fence_key\":");
+            out.push_str(&text(key).map_err(encode)?);
+            out.push_str(&format!(",\"fence_epoch\":{epoch}"));
+        }
         out.push('}');
         Ok(())
     }
@@ -136,6 +151,8 @@ async fn insert_one(conns: &OwnConnections, r: &NewRow) -> Result<bool, Checkpoi
         .bind(without_nul(&r.plan).as_ref())
         .bind(without_nul(&r.vals).as_ref())
         .bind(r.expected.as_deref())
+        .bind(r.fence.as_ref().map(|f| f.0.as_str()))
+        .bind(r.fence.as_ref().map(|f| f.1))
         .execute(&mut *conn)
         .await?
         .rows_affected()
@@ -203,7 +220,7 @@ impl GroupCommit {
     }
 
     /// Inserts a checkpoint row; resolves once it is committed (`true`) or refused because
-    /// its thread's head moved (`false`).
+    /// its thread's head moved or its fence was superseded (`false`).
     pub(crate) async fn put(&self, row: NewRow) -> Result<bool, CheckpointError> {
         if self
             .inflight

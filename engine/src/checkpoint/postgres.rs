@@ -19,8 +19,8 @@ use sqlx::{PgPool, Row};
 use super::pg_group_commit::{GroupCommit, NewRow};
 use super::sql::{self, without_nul, RowLinks};
 use super::{
-    CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint, PendingWrite,
-    PruneStats, PruneStrategy, PutCheckpoint,
+    CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
+    PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 
 /// Checkpoints in Postgres.
@@ -58,13 +58,19 @@ const HEAD: &str = r#"
 SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1
 "#;
 
+/// Pending writes; a fenced call (`$4` key, `$5` epoch) writes only while its fence holds
+/// (see [`super::pg_group_commit`]'s `PUT` for the `FOR SHARE`).
 const PUT_WRITES: &str = r#"
 INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
 SELECT $1, $2, w.task_id, w.channel, w.idx, COALESCE(w.value, 'null'::jsonb)
 FROM jsonb_to_recordset($3::jsonb) AS w(task_id text, channel text, idx bigint, value jsonb)
+WHERE $4::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
+                                  WHERE f.key = $4::text AND f.epoch = $5 FOR SHARE)
 ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
 DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
 "#;
+
+const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = $1";
 
 /// The checkpoint asked for ($2), or the head; hidden (pruned) rows are not checkpoints.
 macro_rules! the_checkpoint {
@@ -262,7 +268,31 @@ impl PostgresCheckpointer {
         Ok(stats)
     }
 
+    /// Why a fenced write was not stored, if its fence is the reason.
+    async fn fenced(&self, fence: Option<&Fence>) -> Result<(), CheckpointError> {
+        let Some(f) = fence else {
+            return Ok(());
+        };
+        let current: i64 = sqlx::query_scalar(FENCE_EPOCH)
+            .bind(&f.key)
+            .fetch_optional(&self.pool)
+            .await?
+            .unwrap_or(0);
+        if current == f.epoch {
+            Ok(())
+        } else {
+            Err(CheckpointError::Fenced {
+                key: f.key.clone(),
+                epoch: f.epoch,
+                current,
+            })
+        }
+    }
+
     async fn conflict(&self, put: &PutCheckpoint) -> CheckpointError {
+        if let Err(e) = self.fenced(put.fence.as_ref()).await {
+            return e;
+        }
         let actual = sqlx::query_scalar(HEAD)
             .bind(&put.record.thread_id)
             .fetch_optional(&self.pool)
@@ -292,6 +322,7 @@ impl Checkpointer for PostgresCheckpointer {
             plan: r.plan.get().to_string(),
             vals: sql::vals_json(&put.blobs)?,
             expected: put.expected_head.clone(),
+            fence: put.fence.as_ref().map(|f| (f.key.clone(), f.epoch)),
         };
         if self.writer.put(row).await? {
             Ok(())
@@ -305,18 +336,38 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         checkpoint_id: &str,
         writes: Vec<PendingWrite>,
+        fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
         if writes.is_empty() {
             return Ok(());
         }
         let json = sql::writes_json(&writes)?;
-        sqlx::query(PUT_WRITES)
+        let stored = sqlx::query(PUT_WRITES)
             .bind(thread_id)
             .bind(checkpoint_id)
             .bind(without_nul(&json).as_ref())
+            .bind(fence.map(|f| f.key.as_str()))
+            .bind(fence.map(|f| f.epoch))
             .execute(&self.pool)
-            .await?;
+            .await?
+            .rows_affected();
+        if stored == 0 {
+            // Every write existed already, or the fence refused them.
+            self.fenced(fence).await?;
+        }
         Ok(())
+    }
+
+    async fn advance_fence(&self, key: &str, epoch: i64) -> Result<i64, CheckpointError> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO checkpoint_fences (key, epoch) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET epoch = GREATEST(checkpoint_fences.epoch, EXCLUDED.epoch)
+             RETURNING epoch",
+        )
+        .bind(key)
+        .bind(epoch)
+        .fetch_one(&self.pool)
+        .await?)
     }
 
     async fn get(
@@ -395,7 +446,8 @@ impl Checkpointer for PostgresCheckpointer {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         sqlx::query(
-            "WITH w AS (DELETE FROM checkpoint_writes WHERE thread_id = $1)
+            "WITH w AS (DELETE FROM checkpoint_writes WHERE thread_id = $1),
+                  f AS (DELETE FROM checkpoint_fences WHERE key = $1)
              DELETE FROM checkpoints WHERE thread_id = $1",
         )
         .bind(thread_id)

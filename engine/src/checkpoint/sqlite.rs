@@ -12,7 +12,7 @@ use sqlx::{Row, SqlitePool};
 
 use super::sql::{self, RowLinks};
 use super::{
-    json, CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint,
+    json, CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
     PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 
@@ -123,6 +123,28 @@ async fn head_in(
     .bind(thread_id)
     .fetch_optional(&mut **tx)
     .await?)
+}
+
+/// Refuses a fenced write whose epoch is not the thread's current one (inside the write's
+/// `BEGIN IMMEDIATE` transaction: no other writer runs until it commits).
+async fn check_fence(tx: &mut Tx<'_>, fence: Option<&Fence>) -> Result<(), CheckpointError> {
+    let Some(f) = fence else {
+        return Ok(());
+    };
+    let current: i64 = sqlx::query_scalar("SELECT epoch FROM checkpoint_fences WHERE key = ?1")
+        .bind(&f.key)
+        .fetch_optional(&mut **tx)
+        .await?
+        .unwrap_or(0);
+    if current == f.epoch {
+        Ok(())
+    } else {
+        Err(CheckpointError::Fenced {
+            key: f.key.clone(),
+            epoch: f.epoch,
+            current,
+        })
+    }
 }
 
 impl SqliteCheckpointer {
@@ -287,6 +309,10 @@ impl Checkpointer for SqliteCheckpointer {
         let versions = to_json(&r.versions)?;
         let vals = sql::vals_json(&put.blobs)?;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        if let Err(e) = check_fence(&mut tx, put.fence.as_ref()).await {
+            tx.rollback().await?;
+            return Err(e);
+        }
         let head = head_in(&mut tx, &r.thread_id).await?;
         let head_ok = match (&head, &put.expected_head) {
             (None, None) => r.seq == 1,
@@ -331,11 +357,16 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         checkpoint_id: &str,
         writes: Vec<PendingWrite>,
+        fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
         if writes.is_empty() {
             return Ok(());
         }
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        if let Err(e) = check_fence(&mut tx, fence).await {
+            tx.rollback().await?;
+            return Err(e);
+        }
         for w in &writes {
             sqlx::query(
                 "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
@@ -400,11 +431,24 @@ impl Checkpointer for SqliteCheckpointer {
         for stmt in [
             "DELETE FROM checkpoint_writes WHERE thread_id = ?1",
             "DELETE FROM checkpoints WHERE thread_id = ?1",
+            "DELETE FROM checkpoint_fences WHERE key = ?1",
         ] {
             sqlx::query(stmt).bind(thread_id).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn advance_fence(&self, key: &str, epoch: i64) -> Result<i64, CheckpointError> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO checkpoint_fences (key, epoch) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET epoch = max(epoch, excluded.epoch)
+             RETURNING epoch",
+        )
+        .bind(key)
+        .bind(epoch)
+        .fetch_one(&self.pool)
+        .await?)
     }
 
     async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError> {

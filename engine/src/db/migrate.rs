@@ -35,6 +35,11 @@ pub const POSTGRES: &[Migration] = &[
         name: "runs",
         sql: include_str!("../../../migrations/postgres/0003_runs.sql"),
     },
+    Migration {
+        version: 4,
+        name: "fences",
+        sql: include_str!("../../../migrations/postgres/0004_fences.sql"),
+    },
 ];
 
 /// The SQLite migrations, in order.
@@ -53,6 +58,11 @@ pub const SQLITE: &[Migration] = &[
         version: 3,
         name: "runs",
         sql: include_str!("../../../migrations/sqlite/0003_runs.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "fences",
+        sql: include_str!("../../../migrations/sqlite/0004_fences.sql"),
     },
 ];
 

@@ -21,8 +21,53 @@ pub use sqlx::PgPool;
 
 impl From<sqlx::Error> for CheckpointError {
     fn from(e: sqlx::Error) -> Self {
-        CheckpointError::Backend(Box::new(e))
+        if is_transient(&e) {
+            CheckpointError::Unavailable(Box::new(e))
+        } else {
+            CheckpointError::Backend(Box::new(e))
+        }
     }
+}
+
+/// Whether a database error may go away when the same work is tried again: the connection
+/// was lost or refused, the server is shutting down or starting, the pool timed out, or the
+/// transaction lost a deadlock or a serialization race. Constraint violations, syntax and
+/// decode errors are not.
+pub fn is_transient(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => transient_database_error(db.as_ref()),
+        _ => false,
+    }
+}
+
+fn transient_database_error(db: &dyn sqlx::error::DatabaseError) -> bool {
+    #[cfg(feature = "postgres")]
+    if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+        // Class 08 connection exception; 57P01 admin_shutdown, 57P02 crash_shutdown,
+        // 57P03 cannot_connect_now; 40001 serialization_failure, 40P01 deadlock_detected;
+        // 53300 too_many_connections; 55P03 lock_not_available.
+        let code = pg.code();
+        return code.starts_with("08")
+            || matches!(
+                code,
+                "57P01" | "57P02" | "57P03" | "40001" | "40P01" | "53300" | "55P03"
+            );
+    }
+    #[cfg(feature = "sqlite")]
+    if let Some(lite) = db.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+        use sqlx::error::DatabaseError as _;
+        // SQLITE_BUSY (5) and SQLITE_LOCKED (6), with their extended codes.
+        return lite
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .is_some_and(|c| matches!(c & 0xff, 5 | 6));
+    }
+    false
 }
 
 /// Opens (creating if needed) a SQLite database file for palgraph and applies migrations.

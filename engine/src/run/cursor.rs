@@ -300,6 +300,7 @@ pub(crate) struct NextCheckpoint<'a> {
     pub(crate) expected_head: Option<(String, i64)>,
     pub(crate) plan: Plan,
     pub(crate) metadata: Map<String, Value>,
+    pub(crate) fence: Option<crate::checkpoint::Fence>,
 }
 
 impl NextCheckpoint<'_> {
@@ -398,6 +399,7 @@ impl NextCheckpoint<'_> {
                 },
                 blobs,
                 expected_head: self.expected_head.map(|h| h.0),
+                fence: self.fence,
             },
             plan,
         ))

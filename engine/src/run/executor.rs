@@ -15,7 +15,7 @@ use crate::checkpoint::{CheckpointError, Checkpointer, PendingWrite};
 use crate::context::TaskShared;
 use crate::graph::CompiledGraph;
 use crate::interrupt::Resume;
-use crate::node::{Command, ErrorKind, NodeError};
+use crate::node::{Command, NodeError};
 use crate::state::{Lifetime, State, StateUpdate};
 use crate::stream::{Emitter, Event, EventSink, StreamMode};
 
@@ -216,6 +216,7 @@ impl<S: State> Executor<'_, S> {
             expected_head: self.head.clone(),
             plan,
             metadata,
+            fence: self.cfg.fence.clone(),
         }
         .build(&*cur.state, writes)?;
         let record = put.record.clone();
@@ -378,7 +379,9 @@ impl<S: State> Executor<'_, S> {
             writes.push(write(&p.task_id, RESUME, p.index, v)?);
         }
         let cid = cur.id().unwrap_or_default().to_string();
-        self.cp().put_writes(self.thread(), &cid, writes).await?;
+        self.cp()
+            .put_writes(self.thread(), &cid, writes, self.cfg.fence.as_ref())
+            .await?;
         for (pos, v) in answers {
             let p = &pending[pos];
             cur.writes
@@ -510,6 +513,8 @@ impl<S: State> Executor<'_, S> {
             let step = cur.step() + 1;
             let mut done: HashMap<String, Command<S>> = HashMap::new();
             let mut failure: Option<(String, NodeError)> = None;
+            let mut unavailable: Option<(String, NodeError)> = None;
+            let mut storage: Option<CheckpointError> = None;
             let mut stopped = false;
             for (task, outcome) in self.run_step(&cur, &runnable, step).await {
                 match outcome {
@@ -531,11 +536,24 @@ impl<S: State> Executor<'_, S> {
                             failure = Some((task.node.clone(), e));
                         }
                     }
+                    TaskOutcome::Unavailable(e) => {
+                        unavailable.get_or_insert((task.node.clone(), e));
+                    }
+                    TaskOutcome::Storage(e) => {
+                        storage.get_or_insert(e);
+                    }
                     TaskOutcome::Cancelled => stopped = true,
                 }
             }
+            // Storage first: what the step recorded is uncertain, so nothing else is.
+            if let Some(e) = storage {
+                return Err(RunError::Checkpoint(e));
+            }
             if let Some((node, error)) = failure {
                 return Err(RunError::Node { node, error });
+            }
+            if let Some((node, error)) = unavailable {
+                return Err(RunError::Unavailable { node, error });
             }
             let waiting = cur.pending_interrupts();
             if !waiting.is_empty() {
@@ -668,6 +686,7 @@ impl<S: State> Executor<'_, S> {
                 tw.map(|w| w.resumes.clone()).unwrap_or_default(),
                 tw.map(|w| w.steps.clone()).unwrap_or_default(),
                 self.cfg.context.clone(),
+                self.cfg.fence.clone(),
             ));
             self.emitter.emit_with(|| Event::NodeStarted {
                 node: t.node.clone(),
@@ -755,6 +774,7 @@ async fn run_and_record<S: State>(
     let checkpoint_id = shared.checkpoint_id.clone();
     let task_id = shared.task_id.clone();
     let node = shared.node.clone();
+    let fence = shared.fence.clone();
     let outcome = AssertUnwindSafe(run_task(graph, idx, shared, state))
         .catch_unwind()
         .await
@@ -794,7 +814,7 @@ async fn run_and_record<S: State>(
     };
     let stored = match write_result {
         Ok(Some(w)) => cp
-            .put_writes(&thread_id, &checkpoint_id, vec![w])
+            .put_writes(&thread_id, &checkpoint_id, vec![w], fence.as_ref())
             .await
             .map_err(RunError::from),
         Ok(None) => Ok(()),
@@ -802,12 +822,14 @@ async fn run_and_record<S: State>(
     };
     match stored {
         Ok(()) => outcome,
+        // What the task did could not be recorded: the run stops on the storage error (a
+        // failure that could not be recorded is not a failure of the turn yet).
+        Err(RunError::Checkpoint(e)) => TaskOutcome::Storage(e),
         Err(e) => match outcome {
             TaskOutcome::Failed(orig) => TaskOutcome::Failed(orig),
-            _ => TaskOutcome::Failed(
-                NodeError::fatal(format!("could not record the task's result: {e}"))
-                    .with_kind(ErrorKind::Retryable),
-            ),
+            _ => TaskOutcome::Failed(NodeError::fatal(format!(
+                "could not encode the task's result: {e}"
+            ))),
         },
     }
 }

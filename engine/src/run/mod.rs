@@ -9,6 +9,7 @@ pub(crate) mod cache;
 pub(crate) mod cursor;
 pub(crate) use executor::update_state;
 mod executor;
+mod failure;
 pub(crate) mod plan;
 mod task;
 
@@ -18,7 +19,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::{Map, Value};
 
 use crate::cancel::{CancelReason, Cancellation};
-use crate::checkpoint::CheckpointError;
+use crate::checkpoint::{CheckpointError, Fence};
 use crate::graph::CompiledGraph;
 use crate::interrupt::{InterruptInfo, Resume};
 use crate::node::{Command, NodeError};
@@ -74,6 +75,10 @@ pub struct RunConfig {
     pub stream_modes: StreamModes,
     /// Cancels the run.
     pub cancel: Cancellation,
+    /// The writer's fence: every checkpoint and pending write of the run carries it, and
+    /// the run fails with [`CheckpointError::Fenced`] as soon as another writer was handed
+    /// the thread (see [`Fence`]).
+    pub fence: Option<Fence>,
 }
 
 impl RunConfig {
@@ -88,6 +93,7 @@ impl RunConfig {
             context: Arc::new(Map::new()),
             stream_modes: StreamModes::default(),
             cancel: Cancellation::new(),
+            fence: None,
         }
     }
 
@@ -123,6 +129,13 @@ impl RunConfig {
     #[must_use]
     pub fn cancel(mut self, cancel: Cancellation) -> Self {
         self.cancel = cancel;
+        self
+    }
+
+    /// Writing under a fence (see [`RunConfig::fence`]).
+    #[must_use]
+    pub fn fence(mut self, fence: Fence) -> Self {
+        self.fence = Some(fence);
         self
     }
 
@@ -230,6 +243,16 @@ pub enum RunError {
         /// Its error.
         error: NodeError,
     },
+    /// A node stopped because a service it depends on is unavailable for now
+    /// ([`crate::ErrorKind::Unavailable`]): nothing failed for good, and running on from the
+    /// last checkpoint later may succeed. Nothing is recorded as a failure.
+    #[error("node `{node}` could not run: {error}")]
+    Unavailable {
+        /// The node.
+        node: String,
+        /// Its error.
+        error: NodeError,
+    },
     /// Two tasks of one step wrote the same overwrite field.
     #[error("field `{field}` was written by {} in the same step; give it an accumulating reducer or write it from one node", nodes.join(" and "))]
     ConflictingWrites {
@@ -264,6 +287,22 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// Whether running on from the thread's last checkpoint later may succeed: storage was
+    /// unreachable, or a node's dependency was ([`RunError::Unavailable`]). What completed
+    /// is checkpointed; nothing was recorded as a failure.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            RunError::Unavailable { .. } => true,
+            RunError::Checkpoint(e) => e.is_transient(),
+            _ => false,
+        }
+    }
+
+    /// Whether the run stopped because another writer was handed its thread.
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, RunError::Checkpoint(CheckpointError::Fenced { .. }))
+    }
+
     /// Whether the run was refused before it changed anything.
     pub fn is_refusal(&self) -> bool {
         matches!(

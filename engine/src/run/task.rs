@@ -18,6 +18,10 @@ pub(crate) enum TaskOutcome<S: State> {
     Interrupted(Raised),
     /// It failed after its retries.
     Failed(NodeError),
+    /// It stopped because a dependency is unavailable ([`ErrorKind::Unavailable`]).
+    Unavailable(NodeError),
+    /// It stopped because storage failed (a write it needed could not be made).
+    Storage(crate::checkpoint::CheckpointError),
     /// It stopped (or was dropped) because the run was cancelled.
     Cancelled,
 }
@@ -71,6 +75,13 @@ pub(crate) async fn run_task<S: State>(
                     ))
                 }
                 (ErrorKind::Cancelled, _) => return TaskOutcome::Cancelled,
+                _ if shared.has_storage_failure() => {
+                    return match shared.take_storage_failure() {
+                        Some(s) => TaskOutcome::Storage(s),
+                        None => TaskOutcome::Unavailable(e),
+                    }
+                }
+                (ErrorKind::Unavailable, _) => return TaskOutcome::Unavailable(e),
                 _ => {
                     let policy = &spec.retry;
                     if attempt < policy.max_attempts

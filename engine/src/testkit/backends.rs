@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::checkpoint::{
-    CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint, PendingWrite,
-    PruneStats, PruneStrategy, PutCheckpoint,
+    CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
+    PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 
 type Cleanup = Box<dyn FnOnce() + Send>;
@@ -50,8 +50,9 @@ impl Checkpointer for WithCleanup {
         t: &str,
         c: &str,
         w: Vec<PendingWrite>,
+        f: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
-        self.inner.put_writes(t, c, w).await
+        self.inner.put_writes(t, c, w, f).await
     }
     async fn get(
         &self,
@@ -76,6 +77,9 @@ impl Checkpointer for WithCleanup {
         o: &ListOptions,
     ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
         self.inner.list(t, o).await
+    }
+    async fn advance_fence(&self, k: &str, e: i64) -> Result<i64, CheckpointError> {
+        self.inner.advance_fence(k, e).await
     }
     async fn delete_thread(&self, t: &str) -> Result<(), CheckpointError> {
         self.inner.delete_thread(t).await

@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::checkpoint::{
-    CheckpointError, CheckpointRecord, Checkpointer, ListOptions, LoadedCheckpoint, PendingWrite,
-    PruneStats, PruneStrategy, PutCheckpoint,
+    CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
+    PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 use async_trait::async_trait;
 
@@ -73,6 +73,7 @@ impl Checkpointer for Counting {
         t: &str,
         c: &str,
         w: Vec<PendingWrite>,
+        f: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
         self.put_writes.fetch_add(1, Ordering::Relaxed);
         let bytes: u64 = w
@@ -80,7 +81,7 @@ impl Checkpointer for Counting {
             .map(|w| (w.value.get().len() + w.channel.len() + w.task_id.len()) as u64)
             .sum();
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.inner.put_writes(t, c, w).await
+        self.inner.put_writes(t, c, w, f).await
     }
     async fn get(
         &self,
@@ -108,6 +109,9 @@ impl Checkpointer for Counting {
         o: &ListOptions,
     ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
         self.inner.list(t, o).await
+    }
+    async fn advance_fence(&self, k: &str, e: i64) -> Result<i64, CheckpointError> {
+        self.inner.advance_fence(k, e).await
     }
     async fn delete_thread(&self, t: &str) -> Result<(), CheckpointError> {
         self.inner.delete_thread(t).await

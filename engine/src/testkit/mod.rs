@@ -12,6 +12,7 @@
 pub mod backends;
 pub mod counting;
 pub mod engine_cases;
+pub mod fencing_cases;
 pub mod fixtures;
 pub mod storage_cases;
 
@@ -44,6 +45,10 @@ macro_rules! checkpointer_suite {
             engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
+            fencing_cases::a_superseded_fence_refuses_puts_and_pending_writes,
+            fencing_cases::a_run_whose_thread_was_handed_on_stops_and_writes_nothing_more,
+            fencing_cases::an_unavailable_dependency_stops_the_run_without_a_failure,
+            fencing_cases::a_failure_recorded_after_the_fact_is_not_carried_forward,
             storage_cases::every_reducer_round_trips_through_storage,
             storage_cases::history_is_newest_first_with_before_and_limit,
             storage_cases::history_filters_on_metadata,

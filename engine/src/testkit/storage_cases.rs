@@ -246,6 +246,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
         record: record(&t, &a, None),
         blobs: vec![],
         expected_head: None,
+        fence: None,
     })
     .await
     .unwrap();
@@ -256,6 +257,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
             w("t1", "__step__:x", 0, json!("first")),
             w("t1", "__error__", 0, json!({"node": "n", "message": "one"})),
         ],
+        None,
     )
     .await
     .unwrap();
@@ -266,6 +268,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
             w("t1", "__step__:x", 0, json!("second")),
             w("t1", "__error__", 0, json!({"node": "n", "message": "two"})),
         ],
+        None,
     )
     .await
     .unwrap();
@@ -276,6 +279,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
             w("t0", "__result__", 0, json!({"update": null})),
             w("t1", "__step__:x", 1, json!("again")),
         ],
+        None,
     )
     .await
     .unwrap();
@@ -312,6 +316,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
         record: record(&t, &b, Some(&a)),
         blobs: vec![],
         expected_head: Some(a.clone()),
+        fence: None,
     })
     .await
     .unwrap();
@@ -384,6 +389,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
         record: record(&t, &a, None),
         blobs: vec![],
         expected_head: None,
+        fence: None,
     })
     .await
     .unwrap();
@@ -392,6 +398,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
             record: record(&t, &b, None),
             blobs: vec![],
             expected_head: None,
+            fence: None,
         })
         .await
         .unwrap_err();
@@ -404,6 +411,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
             record: record(&t, &b, Some(&a)),
             blobs: vec![],
             expected_head: Some("not-the-head".into()),
+            fence: None,
         })
         .await
         .unwrap_err();
@@ -429,6 +437,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
             record: rec,
             blobs: vec![blob],
             expected_head: None,
+            fence: None,
         })
         .await
         .unwrap_err();
@@ -501,6 +510,7 @@ pub async fn simultaneous_puts_are_each_durable_or_a_conflict(cp: Arc<dyn Checkp
             record: record(t, root, None),
             blobs: vec![],
             expected_head: None,
+            fence: None,
         })
     });
     for r in futures_util::future::join_all(puts).await {
@@ -528,6 +538,7 @@ pub async fn simultaneous_puts_are_each_durable_or_a_conflict(cp: Arc<dyn Checkp
             record: rec.clone(),
             blobs: vec![blob.clone()],
             expected_head: Some(root.clone()),
+            fence: None,
         })
     }))
     .await;
