@@ -80,6 +80,16 @@ pub enum Event {
         /// The new text.
         delta: String,
     },
+    /// The text streamed so far for a message is void: it is being written again from the
+    /// start, by a node that runs again after its run was taken over (a crash, a lost lease,
+    /// a storage outage). A consumer replaces the message's partial text with the deltas
+    /// that follow. The engine never emits it; whoever resumes runs across processes does.
+    MessageReset {
+        /// The node.
+        node: String,
+        /// The id of the message being written again.
+        message_id: String,
+    },
     /// A node finished and its step is checkpointed.
     NodeFinished {
         /// The node.
@@ -157,7 +167,7 @@ impl Event {
             Event::NodeFinished { .. } => Some(StreamMode::Updates),
             Event::Values { .. } => Some(StreamMode::Values),
             Event::Status { .. } | Event::Custom { .. } => Some(StreamMode::Custom),
-            Event::MessageDelta { .. } => Some(StreamMode::Messages),
+            Event::MessageDelta { .. } | Event::MessageReset { .. } => Some(StreamMode::Messages),
             _ => None,
         }
     }

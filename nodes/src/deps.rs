@@ -54,9 +54,14 @@ pub fn user_id(ctx: &NodeContext) -> Result<String, NodeError> {
         })
 }
 
-/// The node error for a document-store failure (storage errors may be retried).
+/// The node error for a document-store failure: the database being unreachable for now
+/// stops the run without failing it (whoever runs it continues once the database is back);
+/// other storage errors may be retried by the node's policy.
 pub(crate) fn store_error(e: DocumentError) -> NodeError {
-    let kind = match e {
+    let kind = match &e {
+        DocumentError::Storage(s) if palgraph::db::is_transient(s) => {
+            palgraph::ErrorKind::Unavailable
+        }
         DocumentError::Storage(_) => palgraph::ErrorKind::Retryable,
         _ => palgraph::ErrorKind::Fatal,
     };

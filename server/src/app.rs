@@ -60,6 +60,13 @@ pub struct ServeConfig {
     /// Postgres connections of this process.
     #[arg(long, env = "PALGRAPH_DB_CONNECTIONS", default_value_t = 32)]
     pub db_connections: u32,
+    /// Seconds a run keeps retrying after storage errors (connection lost, database
+    /// restarting, deadlocks) before it fails; it continues from its last checkpoint.
+    #[arg(long, env = "PALGRAPH_STORAGE_RETRY_SECS", default_value_t = 60)]
+    pub storage_retry_secs: u64,
+    /// Claims of one run before it fails (a run that takes its process down every time).
+    #[arg(long, env = "PALGRAPH_MAX_ATTEMPTS", default_value_t = 20)]
+    pub max_attempts: i64,
 }
 
 impl ServeConfig {
@@ -92,9 +99,20 @@ impl Database {
     /// # Errors
     /// When it cannot be opened or its schema is newer than this binary.
     pub async fn open(cfg: &ServeConfig) -> anyhow::Result<Self> {
+        Self::open_as(cfg, None).await
+    }
+
+    /// Opens the database with every Postgres connection announcing `worker_id` (so other
+    /// processes can tell this one is alive and take its runs over at once when it is not).
+    ///
+    /// # Errors
+    /// When it cannot be opened or its schema is newer than this binary.
+    pub async fn open_as(cfg: &ServeConfig, worker_id: Option<&str>) -> anyhow::Result<Self> {
+        let app_name =
+            worker_id.map(|w| format!("{}{w}", crate::store::postgres::APPLICATION_PREFIX));
         Ok(match &cfg.database_url {
             Some(url) => Database::Postgres(
-                palgraph::db::open_postgres(url, cfg.db_connections)
+                palgraph::db::open_postgres_as(url, cfg.db_connections, app_name.as_deref())
                     .await
                     .with_context(|| "opening the Postgres database (DATABASE_URL)".to_string())?,
             ),
@@ -209,7 +227,8 @@ impl Server {
                 cfg.host
             );
         }
-        let db = Database::open(cfg).await?;
+        let worker_id = crate::runs::new_worker_id();
+        let db = Database::open_as(cfg, Some(&worker_id)).await?;
         let store = db.store();
         let docs = db.documents();
         if !auth.enabled() {
@@ -234,14 +253,17 @@ impl Server {
                 serde_json::json!({"type": "object"}),
             );
         }
-        let runs = Runs::new(
+        let runs = Runs::with_worker_id(
             store.clone(),
             graphs.clone(),
             RunSettings {
                 lease: Duration::from_secs(cfg.lease_secs.max(1)),
                 max_concurrent: cfg.max_runs.max(1),
+                storage_retry: Duration::from_secs(cfg.storage_retry_secs),
+                max_attempts: cfg.max_attempts.max(1),
                 ..Default::default()
             },
+            worker_id,
         );
         runs.start();
         let shutdown = CancellationToken::new();

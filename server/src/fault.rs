@@ -78,7 +78,13 @@ async fn record(db: &Database, ctx: &NodeContext, step: &str, exec: &str) -> Res
             .await
             .map(|_| ()),
     };
-    res.map_err(|e| NodeError::retryable(e.to_string()))
+    res.map_err(|e| {
+        if palgraph::db::is_transient(&e) {
+            NodeError::unavailable(e.to_string())
+        } else {
+            NodeError::retryable(e.to_string())
+        }
+    })
 }
 
 fn node(

@@ -19,6 +19,9 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub mod ledger;
+pub mod pg_cluster;
+
 /// Which database the server uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -66,6 +69,27 @@ impl TestServer {
             schema,
             db,
             owns_db: true,
+            env,
+            database_url,
+        }
+    }
+
+    /// A server on a Postgres database of the test's own (e.g. a [`pg_cluster::PgCluster`]).
+    pub async fn start_on(database_url: &str, env: &[(&str, &str)]) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let database_url = Some(database_url.to_string());
+        let (child, base) = spawn(&None, &database_url, &env).await;
+        TestServer {
+            base,
+            client: reqwest::Client::builder().build().unwrap(),
+            child,
+            schema: None,
+            db: None,
+            owns_db: false,
             env,
             database_url,
         }
@@ -167,9 +191,16 @@ impl TestServer {
 
     /// A connection pool on the server's database (to inspect it).
     pub async fn pg_pool(&self) -> Option<sqlx::PgPool> {
-        match &self.schema {
-            Some(s) => Some(s.pool(2).await),
-            None => None,
+        match (&self.schema, &self.database_url) {
+            (Some(s), _) => Some(s.pool(2).await),
+            (None, Some(url)) => Some(
+                sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(2)
+                    .connect(url)
+                    .await
+                    .expect("connect to the server's database"),
+            ),
+            _ => None,
         }
     }
 
@@ -254,6 +285,16 @@ impl Sse {
         Sse {
             headers: resp.headers().clone(),
             body: Box::pin(resp.bytes_stream()),
+            buf: String::new(),
+            comments: 0,
+        }
+    }
+
+    /// A stream that has ended already (a reconnect that failed).
+    pub fn empty() -> Self {
+        Sse {
+            headers: reqwest::header::HeaderMap::new(),
+            body: Box::pin(futures_util::stream::empty()),
             buf: String::new(),
             comments: 0,
         }

@@ -40,6 +40,11 @@ pub const POSTGRES: &[Migration] = &[
         name: "fences",
         sql: include_str!("../../../migrations/postgres/0004_fences.sql"),
     },
+    Migration {
+        version: 5,
+        name: "run_order",
+        sql: include_str!("../../../migrations/postgres/0005_run_order.sql"),
+    },
 ];
 
 /// The SQLite migrations, in order.
@@ -63,6 +68,11 @@ pub const SQLITE: &[Migration] = &[
         version: 4,
         name: "fences",
         sql: include_str!("../../../migrations/sqlite/0004_fences.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "run_order",
+        sql: include_str!("../../../migrations/sqlite/0005_run_order.sql"),
     },
 ];
 

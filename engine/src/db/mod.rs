@@ -103,8 +103,25 @@ pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlitePool, Checkpoin
 /// When the database cannot be reached, or its schema is newer than this binary.
 #[cfg(feature = "postgres")]
 pub async fn open_postgres(url: &str, max_connections: u32) -> Result<PgPool, CheckpointError> {
+    open_postgres_as(url, max_connections, None).await
+}
+
+/// [`open_postgres`], with every connection announcing `application_name` (a server
+/// process uses its worker id, so other processes can see it is alive).
+///
+/// # Errors
+/// When the database cannot be reached, or its schema is newer than this binary.
+#[cfg(feature = "postgres")]
+pub async fn open_postgres_as(
+    url: &str,
+    max_connections: u32,
+    application_name: Option<&str>,
+) -> Result<PgPool, CheckpointError> {
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-    let options: PgConnectOptions = url.parse()?;
+    let mut options: PgConnectOptions = url.parse()?;
+    if let Some(name) = application_name {
+        options = options.application_name(name);
+    }
     let pool = PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(std::time::Duration::from_secs(10))

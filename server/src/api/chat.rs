@@ -224,6 +224,13 @@ async fn chat_events(state: &AppState, run: &Run, e: &RunEvent) -> Vec<Value> {
         } => {
             vec![json!({"type": "token", "node": node, "message_id": message_id, "content": delta})]
         }
+        // The message is streamed again from its start (its node ran again after a
+        // takeover): the client replaces the partial text instead of appending to it.
+        Event::MessageReset { node, message_id } => {
+            vec![
+                json!({"type": "token", "node": node, "message_id": message_id, "content": "", "reset": true}),
+            ]
+        }
         Event::Completed { checkpoint_id } => {
             let values = match state.graphs.find(&run.graph_id) {
                 Some(g) => g
@@ -606,7 +613,7 @@ async fn snapshot(state: &AppState, run: &Run) -> ApiResult<(Value, u64)> {
             match v.get("type").and_then(Value::as_str) {
                 Some("status") => statuses.push(v),
                 Some("token") => {
-                    if v.get("message_id") != Some(&message_id) {
+                    if v.get("message_id") != Some(&message_id) || v["reset"] == true {
                         partial.clear();
                         message_id = v.get("message_id").cloned().unwrap_or(Value::Null);
                     }

@@ -1744,6 +1744,10 @@ struct Translator {
     graph_id: String,
     modes: Vec<String>,
     partial: HashMap<String, String>,
+    /// Text sent in `messages-tuple` chunks, per message; after a reset, the text sent
+    /// before it, which the replayed deltas must get past before anything is sent again.
+    tuple_sent: HashMap<String, String>,
+    tuple_replay: HashMap<String, (String, String)>,
     streamed: HashSet<String>,
     node_step: HashMap<String, i64>,
     values: Option<Value>,
@@ -1758,6 +1762,8 @@ impl Translator {
             graph_id: run.graph_id.clone(),
             modes,
             partial: HashMap::new(),
+            tuple_sent: HashMap::new(),
+            tuple_replay: HashMap::new(),
             streamed: HashSet::new(),
             node_step: HashMap::new(),
             values: None,
@@ -1767,6 +1773,34 @@ impl Translator {
 
     fn want(&self, m: &str) -> bool {
         self.modes.iter().any(|x| x == m)
+    }
+
+    /// The `messages-tuple` chunk to send for a delta: after a reset, nothing while the
+    /// replayed text is still a beginning of what this client has, then only what goes
+    /// beyond it (a replay that says something else is sent as it comes).
+    fn tuple_chunk(&mut self, message_id: &str, delta: &str) -> Option<String> {
+        let chunk = match self.tuple_replay.get_mut(message_id) {
+            Some((had, again)) => {
+                again.push_str(delta);
+                if had.starts_with(again.as_str()) {
+                    return None;
+                }
+                let chunk = match again.strip_prefix(had.as_str()) {
+                    Some(beyond) => beyond.to_string(),
+                    None => delta.to_string(),
+                };
+                let again = std::mem::take(again);
+                self.tuple_replay.remove(message_id);
+                self.tuple_sent.insert(message_id.to_string(), again);
+                return Some(chunk);
+            }
+            None => delta.to_string(),
+        };
+        self.tuple_sent
+            .entry(message_id.to_string())
+            .or_default()
+            .push_str(delta);
+        Some(chunk)
     }
 
     fn meta(&self, node: &str) -> Value {
@@ -1915,10 +1949,12 @@ impl Translator {
             } => {
                 self.streamed.insert(message_id.clone());
                 if self.want("messages-tuple") {
-                    out.push((
-                        "messages".into(),
-                        json!([ai_chunk(message_id, delta), self.meta(node)]),
-                    ));
+                    if let Some(chunk) = self.tuple_chunk(message_id, delta) {
+                        out.push((
+                            "messages".into(),
+                            json!([ai_chunk(message_id, &chunk), self.meta(node)]),
+                        ));
+                    }
                 }
                 if self.want("messages") {
                     let first = !self.partial.contains_key(message_id);
@@ -1946,6 +1982,16 @@ impl Translator {
                             json!({"chunk": ai_chunk(message_id, delta)}),
                         ),
                     ));
+                }
+            }
+            Event::MessageReset { message_id, .. } => {
+                // `messages` sends the whole text so far: start it again. Chunks of
+                // `messages-tuple` are concatenated by clients: hold back the replayed text
+                // until it goes beyond what this client has.
+                self.partial.remove(message_id);
+                if let Some(sent) = self.tuple_sent.remove(message_id) {
+                    self.tuple_replay
+                        .insert(message_id.clone(), (sent, String::new()));
                 }
             }
             Event::Custom { node, value } => {

@@ -3,37 +3,66 @@
 //!
 //! - [`Runs::create`] inserts the run (applying the thread's multitask strategy and the
 //!   client's idempotency key in one transaction) and wakes the worker;
-//! - the worker ([`worker`]) claims runs under a lease, executes them with the graph, and
-//!   sends every event to the live [`hub`] and to the [`writer`] that stores it;
-//! - [`Runs::watch`] streams a run's events from any position: from the hub when the run
-//!   lives in this process, from the `run_events` table otherwise;
+//! - the worker ([`worker`]) claims runs under a lease and keeps the leases alive;
+//!   [`execute`] runs one claim: it hands the thread to the claim (a fencing token the
+//!   checkpointer checks on every write), executes the graph, rides out storage outages by
+//!   continuing from the last checkpoint, and records the end with its terminal event;
+//!   [`sink`] numbers and publishes the events, the [`hub`] fans them out live and the
+//!   [`writer`] stores them;
+//! - [`Runs::watch`] streams a run's events from any position ([`watch`]): from the hub when
+//!   the run lives in this process, from the `run_events` table otherwise;
 //! - [`Runs::cancel`] stops a run cooperatively wherever it runs.
+//!
+//! **Claims are fenced.** A claim is a run's `attempt` number: heartbeats, events, the
+//! run's end and its checkpoints are all written under it, and refused once the run was
+//! claimed again. A worker that cannot renew its lease in time (a paused process, a
+//! database outage longer than the lease) stops the run at once and writes nothing more.
 
+mod execute;
 pub(crate) mod hub;
+mod sink;
 pub mod spec;
 pub(crate) mod waiters;
+mod watch;
 pub(crate) mod worker;
 pub(crate) mod writer;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::Stream;
-use palgraph::{CancelReason, Cancellation, Event, RunEvent};
+use palgraph::{CancelReason, Cancellation, RunEvent};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::graphs::Graphs;
-use crate::store::{CancelAction, CreatedRun, EventRow, NewRun, Run, RunState, Store, StoreError};
+use crate::store::{CancelAction, Claim, CreatedRun, NewRun, Run, RunState, Store, StoreError};
 use hub::Hub;
 use waiters::Waiters;
 use writer::EventWriter;
 
-/// A run executing in this process.
+/// A claim executing in this process.
 pub(crate) struct Running {
+    /// The claim's epoch (the run's attempt).
+    pub(crate) attempt: i64,
     pub(crate) cancel: Cancellation,
+    /// Set when the lease was lost: the run stops and writes nothing more.
+    pub(crate) lost: Arc<AtomicBool>,
+    /// Until when the lease surely holds, by this process's clock.
+    pub(crate) deadline: Instant,
     pub(crate) abort: Option<tokio::task::AbortHandle>,
+    /// Cancelled when the claim's task has ended.
+    pub(crate) done: CancellationToken,
+}
+
+impl Running {
+    /// Gives the run up: it stops at once and writes nothing more.
+    pub(crate) fn lose(&self) {
+        self.lost.store(true, Ordering::Release);
+        self.cancel.cancel(CancelReason::Shutdown);
+    }
 }
 
 /// Settings of the run machinery.
@@ -45,6 +74,15 @@ pub struct RunSettings {
     pub max_concurrent: usize,
     /// How often the worker looks for runs when nothing woke it.
     pub poll: Duration,
+    /// How long a claim keeps retrying after storage errors (connection lost, database
+    /// restarting, deadlock) before the run fails; the run continues from its last
+    /// checkpoint on each retry.
+    pub storage_retry: Duration,
+    /// Claims of one run before it fails (a run that kills its process every time).
+    pub max_attempts: i64,
+    /// How long another process must have been gone from the database before its runs are
+    /// taken over without waiting for their leases (Postgres).
+    pub orphan_grace: Duration,
 }
 
 impl Default for RunSettings {
@@ -53,6 +91,9 @@ impl Default for RunSettings {
             lease: Duration::from_secs(30),
             max_concurrent: 256,
             poll: Duration::from_millis(250),
+            storage_retry: Duration::from_secs(60),
+            max_attempts: 20,
+            orphan_grace: Duration::from_secs(2),
         }
     }
 }
@@ -66,6 +107,8 @@ pub struct Runs {
     pub(crate) worker_id: String,
     pub(crate) settings: RunSettings,
     running: Mutex<HashMap<String, Running>>,
+    /// Woken whenever a claim ends here.
+    pub(crate) ended: Notify,
     /// Watchers of runs executed by other processes wait here for their NOTIFY.
     pub(crate) remote: Waiters,
     /// Watchers of a thread's next run (thread streams) wait here, by thread id.
@@ -84,17 +127,34 @@ pub(crate) fn reason(s: Option<&str>) -> CancelReason {
     }
 }
 
+/// A new worker id: its connections carry it, so other processes can tell it is alive.
+pub fn new_worker_id() -> String {
+    format!("worker-{}", uuid::Uuid::new_v4().simple())
+}
+
 impl Runs {
-    /// The machinery on a store; call [`Runs::start`] to run the worker.
+    /// The machinery on a store, with a fresh worker id; call [`Runs::start`] to run the
+    /// worker.
     pub fn new(store: Arc<dyn Store>, graphs: Graphs, settings: RunSettings) -> Arc<Self> {
+        Self::with_worker_id(store, graphs, settings, new_worker_id())
+    }
+
+    /// The machinery under a given worker id (the one its database connections announce).
+    pub fn with_worker_id(
+        store: Arc<dyn Store>,
+        graphs: Graphs,
+        settings: RunSettings,
+        worker_id: String,
+    ) -> Arc<Self> {
         Arc::new(Runs {
-            writer: EventWriter::start(store.clone()),
+            writer: EventWriter::start(store.clone(), settings.storage_retry),
             store,
             graphs,
             hub: Hub::default(),
-            worker_id: format!("worker-{}", uuid::Uuid::new_v4().simple()),
+            worker_id,
             settings,
             running: Mutex::new(HashMap::new()),
+            ended: Notify::new(),
             remote: Waiters::default(),
             threads: Waiters::default(),
             wake: Notify::new(),
@@ -116,6 +176,7 @@ impl Runs {
             worker::claim_loop(runs).await;
         });
         tokio::spawn(worker::heartbeat_loop(self.clone()));
+        tokio::spawn(worker::watchdog_loop(self.clone()));
         let runs = self.clone();
         tokio::spawn(async move {
             if let Some(mut rx) = runs.store.notifications().await {
@@ -133,7 +194,7 @@ impl Runs {
             Notification::Cancel(run_id) => {
                 if self.running().contains_key(&run_id) {
                     if let Ok(Some(run)) = self.store.get_run_any(&run_id).await {
-                        self.signal_cancel(&run).await;
+                        self.signal_cancel(&run);
                     }
                 }
             }
@@ -153,12 +214,24 @@ impl Runs {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether the process is shutting down (it takes no new runs).
+    pub fn is_draining(&self) -> bool {
+        self.stop_claiming.is_cancelled()
+    }
+
     /// Creates a run; cancels what its strategy supersedes.
+    ///
+    /// # Errors
+    /// [`StoreError::ShuttingDown`] once shutdown began, [`StoreError::Busy`] for a busy
+    /// thread under `reject`, storage errors.
     pub async fn create(self: &Arc<Self>, new: NewRun) -> Result<CreatedRun, StoreError> {
+        if self.is_draining() {
+            return Err(StoreError::ShuttingDown);
+        }
         let created = self.store.create_run(new).await?;
         if !created.existing {
             for c in &created.cancelled {
-                self.signal_cancel(c).await;
+                self.signal_cancel(c);
             }
             self.threads.wake(&created.run.thread_id);
             self.claim_created(&created.run).await;
@@ -178,12 +251,13 @@ impl Runs {
             return;
         }
         let lease = self.settings.lease.as_millis() as i64;
+        let sent = Instant::now();
         match self
             .store
             .claim_run(&self.worker_id, lease, Some(&run.run_id))
             .await
         {
-            Ok(Some(claimed)) => worker::start(self, claimed),
+            Ok(Some(claimed)) => worker::start(self, claimed, sent),
             // Queued behind another run of its thread, or taken elsewhere already.
             Ok(None) => self.wake.notify_one(),
             Err(e) => {
@@ -205,33 +279,18 @@ impl Runs {
             .request_cancel(run_id, action, why.as_str())
             .await?;
         if let Some(r) = &run {
-            self.signal_cancel(r).await;
+            self.signal_cancel(r);
         }
         Ok(run)
     }
 
-    /// Makes a cancel take effect: a run running here is told at once (other replicas see
-    /// the flag at their next heartbeat); a run cancelled before it started gets its
-    /// terminal event.
-    async fn signal_cancel(&self, run: &Run) {
+    /// Makes a cancel take effect: a run running here is told at once (other replicas hear
+    /// of it by NOTIFY or at their next heartbeat); watchers of a run cancelled before it
+    /// started read its stored terminal event.
+    fn signal_cancel(&self, run: &Run) {
         if run.status == RunState::Cancelled {
-            let ch = self.hub.open(&run.run_id);
-            let event = RunEvent {
-                seq: 1,
-                event: Event::Cancelled {
-                    reason: reason(run.cancel_reason.as_deref()),
-                },
-            };
-            ch.push(event.clone());
-            self.writer.push(EventRow {
-                run_id: run.run_id.clone(),
-                seq: 1,
-                thread_id: run.thread_id.clone(),
-                event: serde_json::to_value(&event.event).unwrap_or_default(),
-            });
-            self.writer.flush().await;
-            self.hub.remove(&run.run_id);
-            worker::settle_thread(self, &run.thread_id, None).await;
+            self.remote.wake(&run.run_id);
+            self.threads.wake(&run.thread_id);
             return;
         }
         if let Some(r) = self.running().get(&run.run_id) {
@@ -245,7 +304,7 @@ impl Runs {
         run_id: &str,
         after_seq: u64,
     ) -> impl Stream<Item = RunEvent> + Send + 'static {
-        worker::watch(self.clone(), run_id.to_string(), after_seq)
+        watch::watch(self.clone(), run_id.to_string(), after_seq)
     }
 
     /// Stops claiming, lets running runs finish within `grace`, then gives the rest back to
@@ -253,22 +312,39 @@ impl Runs {
     pub async fn shutdown(&self, grace: Duration) {
         self.stop_claiming.cancel();
         let deadline = tokio::time::Instant::now() + grace;
-        while !self.running().is_empty() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            if self.running().is_empty() {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, ended).await.is_err() {
+                break;
+            }
         }
-        let left: Vec<(String, Option<tokio::task::AbortHandle>)> = self
+        let left: Vec<(String, i64, Option<tokio::task::AbortHandle>)> = self
             .running()
             .iter()
-            .map(|(id, r)| (id.clone(), r.abort.clone()))
+            .map(|(id, r)| {
+                r.lose();
+                (id.clone(), r.attempt, r.abort.clone())
+            })
             .collect();
-        for (id, abort) in left {
+        for (id, attempt, abort) in left {
             if let Some(a) = abort {
                 a.abort();
             }
-            if let Err(e) = self.store.release_run(&id, &self.worker_id).await {
+            let claim = Claim {
+                run_id: &id,
+                worker: &self.worker_id,
+                attempt,
+            };
+            if let Err(e) = self.store.release_run(claim).await {
                 tracing::warn!(run_id = %id, error = %e, "could not release run at shutdown");
             }
             self.running().remove(&id);
+            self.hub.remove(&id);
         }
         self.writer.flush().await;
     }

@@ -3,7 +3,9 @@
 //! Runs hand their events to one writer task, which inserts whatever has queued up in one
 //! statement (without waiting for fsync on Postgres: checkpoints, not events, are the
 //! durable truth). A run flushes its events before it is marked finished, so a watcher that
-//! sees a finished run finds every event in the table.
+//! sees a finished run finds every event in the table. While the database is unreachable
+//! the writer retries (a batch is dropped only after the storage retry budget); rows of a
+//! claim that lost its run are refused by the store.
 
 use std::sync::Arc;
 
@@ -26,7 +28,7 @@ const MAX_BATCH: usize = 1024;
 
 impl EventWriter {
     /// Starts the writer task.
-    pub(crate) fn start(store: Arc<dyn Store>) -> Self {
+    pub(crate) fn start(store: Arc<dyn Store>, retry_for: std::time::Duration) -> Self {
         let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
         tokio::spawn(async move {
             let mut batch = Vec::new();
@@ -44,18 +46,21 @@ impl EventWriter {
                     next = rx.try_recv().ok();
                 }
                 if !batch.is_empty() {
-                    let mut attempt = 0;
+                    let started = std::time::Instant::now();
+                    let mut attempt = 0u64;
                     while let Err(e) = store.append_events(&batch).await {
                         attempt += 1;
-                        tracing::warn!(error = %e, attempt, "could not store run events; retrying");
-                        if attempt >= 5 {
+                        if !e.is_transient() || started.elapsed() >= retry_for {
                             tracing::error!(
+                                error = %e,
                                 dropped = batch.len(),
                                 "giving up on storing run events"
                             );
                             break;
                         }
-                        tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
+                        tracing::warn!(error = %e, attempt, "could not store run events; retrying");
+                        let wait = (100 * attempt).min(1000);
+                        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
                     }
                     batch.clear();
                 }

@@ -1,7 +1,7 @@
 //! The server's own tables: threads, runs (the work queue, with worker leases) and run
 //! events (what watchers replay). One trait, a SQLite and a Postgres implementation.
 
-pub(crate) mod postgres;
+pub mod postgres;
 pub(crate) mod sqlite;
 
 use async_trait::async_trait;
@@ -14,9 +14,15 @@ pub enum StoreError {
     /// A thread or run id that exists already.
     #[error("{0} already exists")]
     Exists(String),
+    /// A thread or run that does not exist.
+    #[error("{0} not found")]
+    NotFound(String),
     /// A second run on a busy thread under the `reject` strategy.
     #[error("thread `{0}` is already running a task; wait for it to finish, cancel it, or choose another multitask strategy")]
     Busy(String),
+    /// The server is shutting down and takes no new runs.
+    #[error("the server is shutting down; retry on another replica")]
+    ShuttingDown,
     /// The database failed.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
@@ -128,13 +134,24 @@ pub enum CancelAction {
     Rollback,
 }
 
+impl StoreError {
+    /// Whether the same operation may succeed when retried (the database was unreachable,
+    /// or the transaction lost a deadlock or a serialization race).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Database(e) if palgraph::db::is_transient(e))
+    }
+}
+
 /// A run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Run {
-    /// Its id (a UUIDv7: ids sort by creation).
+    /// Its id (a UUIDv7).
     pub run_id: String,
     /// Its thread.
     pub thread_id: String,
+    /// Its place among its thread's runs (1, 2, ...), assigned under the thread's lock: a
+    /// thread's runs execute in this order.
+    pub thread_seq: i64,
     /// The user.
     pub owner: String,
     /// The assistant it runs.
@@ -159,7 +176,8 @@ pub struct Run {
     pub worker_id: Option<String>,
     /// Until when the worker's lease holds (ms since the epoch).
     pub lease_until_ms: Option<i64>,
-    /// How many times a worker claimed it.
+    /// How many times a worker claimed it: the claim's epoch, which fences every write the
+    /// worker makes for the run.
     pub attempt: i64,
     /// The error of a failed run.
     pub error: Option<String>,
@@ -208,12 +226,50 @@ pub struct CreatedRun {
 pub struct EventRow {
     /// The run.
     pub run_id: String,
-    /// Its position in the run (1, 2, ...).
+    /// Its position in the run: increasing, never reused (see `runs::worker`).
     pub seq: i64,
     /// The thread.
     pub thread_id: String,
     /// The event (the engine's `Event` as JSON).
     pub event: Value,
+    /// The claim that produced it: it is stored only while that claim holds the run.
+    pub attempt: i64,
+}
+
+/// A worker's claim on a run: every write made under it is refused once the run has been
+/// claimed again (by another worker, or by this one after it lost the lease).
+#[derive(Clone, Copy, Debug)]
+pub struct Claim<'a> {
+    /// The run.
+    pub run_id: &'a str,
+    /// The worker.
+    pub worker: &'a str,
+    /// The claim's epoch (the run's `attempt` when it was claimed).
+    pub attempt: i64,
+}
+
+/// How a claimed run ends, as [`Store::finish_run`] records it.
+#[derive(Clone, Debug)]
+pub struct Finish {
+    /// Its final status.
+    pub status: RunState,
+    /// The error of a failed run.
+    pub error: Option<String>,
+    /// The terminal event and its seq, stored in the same transaction.
+    pub terminal: (i64, Value),
+    /// Delete the run and its events instead (a rollback).
+    pub delete: bool,
+}
+
+/// A held run a heartbeat renewed, with the cancel asked of it, if any.
+#[derive(Clone, Debug)]
+pub struct Renewed {
+    /// The run.
+    pub run_id: String,
+    /// A requested cancel.
+    pub cancel_action: Option<CancelAction>,
+    /// Why.
+    pub cancel_reason: Option<String>,
 }
 
 /// Search filters for threads.
@@ -289,11 +345,10 @@ pub trait Store: Send + Sync {
     ) -> Result<Option<Thread>, StoreError>;
     /// Deletes a thread with its runs and events (not its checkpoints).
     async fn delete_thread(&self, owner: &str, thread_id: &str) -> Result<bool, StoreError>;
-    /// Sets a thread's status.
-    async fn set_thread_status(&self, thread_id: &str, status: &str) -> Result<(), StoreError>;
 
     /// Creates a run under the thread's lock, applying the multitask strategy and the
-    /// idempotency key atomically.
+    /// idempotency key atomically; it is given the thread's next `thread_seq`. A pending run
+    /// the strategy cancels gets its terminal event in the same transaction.
     async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError>;
     /// A run of the owner's thread.
     async fn get_run(
@@ -311,47 +366,56 @@ pub trait Store: Send + Sync {
         limit: i64,
         offset: i64,
     ) -> Result<Vec<Run>, StoreError>;
-    /// The thread's pending or running runs, oldest first.
+    /// The thread's pending or running runs, in `thread_seq` order.
     async fn active_runs(&self, thread_id: &str) -> Result<Vec<Run>, StoreError>;
-    /// Claims the next runnable run: the oldest unfinished run of its thread that is pending
-    /// or whose worker's lease expired; marks it running under `worker`'s lease. With
-    /// `only`, claims that run if it is runnable, and nothing else.
+    /// Claims the next runnable run: the first unfinished run (by `thread_seq`) of its
+    /// thread that is pending or whose worker's lease expired; marks it running under
+    /// `worker`'s lease with `attempt + 1`. With `only`, claims that run if it is runnable,
+    /// and nothing else.
     async fn claim_run(
         &self,
         worker: &str,
         lease_ms: i64,
         only: Option<&str>,
     ) -> Result<Option<Run>, StoreError>;
-    /// Extends the leases of the worker's runs; returns those with a cancel requested.
+    /// Extends the leases of the runs `worker` holds under the given claims (run id,
+    /// attempt); returns those it still holds. A claim missing from the answer was lost.
     async fn heartbeat(
         &self,
         worker: &str,
-        run_ids: &[String],
+        held: &[(String, i64)],
         lease_ms: i64,
-    ) -> Result<Vec<Run>, StoreError>;
-    /// Records a run's end (only if `worker` still holds it) and, in the same transaction,
-    /// its thread's status; returns whether it did.
-    async fn finish_run(
-        &self,
-        run_id: &str,
-        worker: &str,
-        status: RunState,
-        error: Option<&str>,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Vec<Renewed>, StoreError>;
+    /// Records a run's end under `claim`, with its terminal event and its thread's status, in
+    /// one transaction; `false` (and nothing written) when the claim no longer holds.
+    async fn finish_run(&self, claim: Claim<'_>, finish: &Finish) -> Result<bool, StoreError>;
     /// Gives a run back to the queue (graceful shutdown of its worker).
-    async fn release_run(&self, run_id: &str, worker: &str) -> Result<(), StoreError>;
-    /// Asks a run to stop: a pending run is cancelled at once (returned as cancelled), a
-    /// running one is flagged for its worker.
+    async fn release_run(&self, claim: Claim<'_>) -> Result<(), StoreError>;
+    /// Asks a run to stop: a pending run is cancelled at once with its terminal event (or
+    /// deleted, for a rollback) and returned as cancelled; a running one is flagged for its
+    /// worker.
     async fn request_cancel(
         &self,
         run_id: &str,
         action: CancelAction,
         reason: &str,
     ) -> Result<Option<Run>, StoreError>;
-    /// Deletes a run and its events.
+    /// Deletes a finished run and its events.
     async fn delete_run(&self, run_id: &str) -> Result<(), StoreError>;
+    /// Another process's claims whose process is gone (it has no session on the database):
+    /// their leases are ended so they can be claimed at once. Only where many processes
+    /// share the database; `debounce` is how long a worker must have been gone.
+    async fn sweep_orphans(
+        &self,
+        _worker: &str,
+        _gone: &mut std::collections::HashMap<String, std::time::Instant>,
+        _debounce: std::time::Duration,
+    ) -> Result<u64, StoreError> {
+        Ok(0)
+    }
 
-    /// Appends events (idempotent on (run, seq)).
+    /// Appends events (idempotent on (run, seq)); a row whose claim no longer holds its run
+    /// is not stored.
     async fn append_events(&self, rows: &[EventRow]) -> Result<(), StoreError>;
     /// A run's events after `after_seq`, in order.
     async fn events_after(&self, run_id: &str, after_seq: i64)
@@ -361,6 +425,14 @@ pub trait Store: Send + Sync {
 /// Milliseconds since the epoch.
 pub fn now_ms() -> i64 {
     palgraph::checkpoint::now_ms()
+}
+
+/// The terminal event of a run cancelled before it started.
+pub(crate) fn cancelled_event(reason: &str) -> Value {
+    serde_json::to_value(palgraph::Event::Cancelled {
+        reason: crate::runs::reason(Some(reason)),
+    })
+    .unwrap_or(Value::Null)
 }
 
 /// A thread's status once its last run ended this way (and no other run is active).

@@ -7,9 +7,12 @@ use serde_json::Value;
 use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Row};
 
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
 use super::{
-    decide, now_ms, CancelAction, CreatedRun, EventRow, IfExists, MultitaskStrategy, NewRun, Run,
-    RunState, Store, StoreError, Thread, ThreadQuery,
+    decide, now_ms, CancelAction, Claim, CreatedRun, EventRow, Finish, IfExists, MultitaskStrategy,
+    NewRun, Renewed, Run, RunState, Store, StoreError, Thread, ThreadQuery,
 };
 
 /// The store on Postgres.
@@ -26,7 +29,7 @@ impl PgStore {
 
 macro_rules! run_columns {
     () => {
-        "run_id, thread_id, owner, assistant_id, graph_id, status, kwargs::text AS kwargs, \
+        "run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status, kwargs::text AS kwargs, \
          metadata::text AS metadata, multitask_strategy, idempotency_key, cancel_action, cancel_reason, \
          worker_id, lease_until_ms, attempt, error, created_at_ms, updated_at_ms"
     };
@@ -78,6 +81,7 @@ fn run_from_row(r: &PgRow) -> Result<Run, StoreError> {
     Ok(Run {
         run_id: r.try_get("run_id")?,
         thread_id: r.try_get("thread_id")?,
+        thread_seq: r.try_get("thread_seq")?,
         owner: r.try_get("owner")?,
         assistant_id: r.try_get("assistant_id")?,
         graph_id: r.try_get("graph_id")?,
@@ -96,6 +100,65 @@ fn run_from_row(r: &PgRow) -> Result<Run, StoreError> {
         created_at_ms: r.try_get("created_at_ms")?,
         updated_at_ms: r.try_get("updated_at_ms")?,
     })
+}
+
+/// The prefix of the `application_name` of every connection a server process opens: the
+/// process's worker id follows, so other processes can tell it is alive.
+pub const APPLICATION_PREFIX: &str = "palgraph:";
+
+/// Cancels an active run inside a transaction that holds its thread's lock: a pending run
+/// ends at once with its terminal event (a rollback deletes it); a running one is flagged
+/// for its worker. Returns the run as it is afterwards (`None` if it was not active).
+async fn cancel_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    run_id: &str,
+    action: CancelAction,
+    reason: &str,
+    now: i64,
+) -> Result<Option<Run>, StoreError> {
+    let row = sqlx::query(concat!(
+        "UPDATE runs SET cancel_action = COALESCE(cancel_action, $2),
+             cancel_reason = COALESCE(cancel_reason, $3), updated_at_ms = $4,
+             status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
+         WHERE run_id = $1 AND status IN ('pending', 'running')
+         RETURNING ",
+        run_columns!()
+    ))
+    .bind(run_id)
+    .bind(action_str(action))
+    .bind(reason)
+    .bind(now)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(run) = row.as_ref().map(run_from_row).transpose()? else {
+        return Ok(None);
+    };
+    if run.status == RunState::Cancelled {
+        // It never started: it ends here, with its terminal event, or goes entirely.
+        let rollback = run.cancel_action == Some(CancelAction::Rollback);
+        sqlx::query(
+            "WITH ev AS (INSERT INTO run_events (run_id, seq, thread_id, event)
+                         SELECT $1, 1, $2, $3::jsonb WHERE NOT $4 ON CONFLICT DO NOTHING),
+                  gone AS (DELETE FROM runs WHERE $4 AND run_id = $1),
+                  n AS (SELECT pg_notify('palgraph_events', $1))
+             UPDATE threads SET status = CASE WHEN EXISTS (SELECT 1 FROM runs o
+                     WHERE o.thread_id = $2 AND o.status IN ('pending', 'running') AND o.run_id <> $1)
+                 THEN 'busy' ELSE 'idle' END
+             FROM n WHERE thread_id = $2",
+        )
+        .bind(run_id)
+        .bind(&run.thread_id)
+        .bind(super::cancelled_event(run.cancel_reason.as_deref().unwrap_or(reason)).to_string())
+        .bind(rollback)
+        .execute(&mut **tx)
+        .await?;
+    } else {
+        sqlx::query("SELECT pg_notify('palgraph_cancel', $1)")
+            .bind(run_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(Some(run))
 }
 
 const THREAD_COLUMNS: &str =
@@ -233,36 +296,42 @@ impl Store for PgStore {
     }
 
     async fn delete_thread(&self, owner: &str, thread_id: &str) -> Result<bool, StoreError> {
-        let deleted = sqlx::query(
-            "WITH e AS (DELETE FROM run_events WHERE thread_id = $1 AND EXISTS
-                        (SELECT 1 FROM threads WHERE thread_id = $1 AND owner = $2)),
-                  r AS (DELETE FROM runs WHERE thread_id = $1 AND owner = $2)
-             DELETE FROM threads WHERE thread_id = $1 AND owner = $2",
+        let mut tx = self.pool.begin().await?;
+        let mine: Option<i32> = sqlx::query_scalar(
+            "SELECT 1 FROM threads WHERE thread_id = $1 AND owner = $2 FOR UPDATE",
         )
         .bind(thread_id)
         .bind(owner)
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        Ok(deleted > 0)
-    }
-
-    async fn set_thread_status(&self, thread_id: &str, status: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE threads SET status = $2, updated_at_ms = $3 WHERE thread_id = $1")
-            .bind(thread_id)
-            .bind(status)
-            .bind(now_ms())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        .fetch_optional(&mut *tx)
+        .await?;
+        if mine.is_none() {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(
+            "WITH e AS (DELETE FROM run_events WHERE thread_id = $1),
+                  r AS (DELETE FROM runs WHERE thread_id = $1)
+             DELETE FROM threads WHERE thread_id = $1",
+        )
+        .bind(thread_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE")
-            .bind(&new.thread_id)
-            .execute(&mut *tx)
-            .await?;
+        // The thread first, always: one lock order for everything that touches a thread
+        // and its runs.
+        let run_seq: Option<i64> =
+            sqlx::query_scalar("SELECT run_seq FROM threads WHERE thread_id = $1 FOR UPDATE")
+                .bind(&new.thread_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(run_seq) = run_seq else {
+            return Err(StoreError::NotFound(format!("thread `{}`", new.thread_id)));
+        };
         if let Some(key) = &new.idempotency_key {
             let existing = sqlx::query(concat!(
                 "SELECT ",
@@ -285,7 +354,7 @@ impl Store for PgStore {
         let active: Vec<Run> = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY run_id"
+            " FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY thread_seq"
         ))
         .bind(&new.thread_id)
         .fetch_all(&mut *tx)
@@ -296,30 +365,12 @@ impl Store for PgStore {
         let now = now_ms();
         let mut cancelled = Vec::new();
         for (run, action) in decide(&new.thread_id, &active, new.multitask_strategy)? {
-            if run.status == RunState::Pending && action == CancelAction::Rollback {
-                sqlx::query("DELETE FROM runs WHERE run_id = $1")
-                    .bind(&run.run_id)
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
-            }
-            let row = sqlx::query(concat!(
-                "UPDATE runs SET cancel_action = $2, cancel_reason = 'superseded', updated_at_ms = $3,
-                     status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
-                 WHERE run_id = $1 RETURNING ",
-                run_columns!()
-            ))
-            .bind(&run.run_id)
-            .bind(action_str(action))
-            .bind(now)
-            .fetch_one(&mut *tx)
-            .await?;
-            cancelled.push(run_from_row(&row)?);
+            cancelled.push(cancel_in(&mut tx, &run.run_id, action, "superseded", now).await?);
         }
         let row = sqlx::query(concat!(
-            "INSERT INTO runs (run_id, thread_id, owner, assistant_id, graph_id, status, kwargs, metadata,
-                 multitask_strategy, idempotency_key, created_at_ms, updated_at_ms)
-             VALUES ($1, $2, $3, $4, $5, 'pending', $6::jsonb, $7::jsonb, $8, $9, $10, $10)
+            "INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status,
+                 kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms)
+             VALUES ($1, $2, $11, $3, $4, $5, 'pending', $6::jsonb, $7::jsonb, $8, $9, $10, $10)
              RETURNING ",
             run_columns!()
         ))
@@ -333,11 +384,12 @@ impl Store for PgStore {
         .bind(new.multitask_strategy.as_str())
         .bind(new.idempotency_key.as_deref())
         .bind(now)
+        .bind(run_seq + 1)
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query(
             "WITH n AS (SELECT pg_notify('palgraph_runs', $1))
-             UPDATE threads SET status = 'busy', updated_at_ms = $2,
+             UPDATE threads SET status = 'busy', updated_at_ms = $2, run_seq = run_seq + 1,
                  metadata = metadata || jsonb_build_object('graph_id', $3::text, 'assistant_id', $4::text)
              FROM n WHERE thread_id = $1",
         )
@@ -351,7 +403,7 @@ impl Store for PgStore {
         Ok(CreatedRun {
             run: run_from_row(&row)?,
             existing: false,
-            cancelled,
+            cancelled: cancelled.into_iter().flatten().collect(),
         })
     }
 
@@ -388,7 +440,7 @@ impl Store for PgStore {
         let rows = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs WHERE thread_id = $1 ORDER BY run_id DESC LIMIT $2 OFFSET $3"
+            " FROM runs WHERE thread_id = $1 ORDER BY thread_seq DESC LIMIT $2 OFFSET $3"
         ))
         .bind(thread_id)
         .bind(limit)
@@ -402,7 +454,7 @@ impl Store for PgStore {
         let rows = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY run_id"
+            " FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY thread_seq"
         ))
         .bind(thread_id)
         .fetch_all(&self.pool)
@@ -427,7 +479,7 @@ impl Store for PgStore {
                    AND ($4::text IS NULL OR r.run_id = $4)
                    AND NOT EXISTS (SELECT 1 FROM runs o
                                    WHERE o.thread_id = r.thread_id AND o.status IN ('pending', 'running')
-                                     AND o.run_id < r.run_id)
+                                     AND o.thread_seq < r.thread_seq)
                  ORDER BY r.run_id
                  LIMIT 1
                  FOR UPDATE SKIP LOCKED)
@@ -446,73 +498,99 @@ impl Store for PgStore {
     async fn heartbeat(
         &self,
         worker: &str,
-        run_ids: &[String],
+        held: &[(String, i64)],
         lease_ms: i64,
-    ) -> Result<Vec<Run>, StoreError> {
-        if run_ids.is_empty() {
+    ) -> Result<Vec<Renewed>, StoreError> {
+        if held.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(concat!(
-            "UPDATE runs SET lease_until_ms = $3
-             WHERE worker_id = $1 AND run_id = ANY($2) AND status = 'running'
-             RETURNING ",
-            run_columns!()
-        ))
+        let (ids, attempts): (Vec<&str>, Vec<i64>) =
+            held.iter().map(|(r, a)| (r.as_str(), *a)).unzip();
+        let rows = sqlx::query(
+            "UPDATE runs r SET lease_until_ms = $4
+             FROM unnest($2::text[], $3::bigint[]) AS h(run_id, attempt)
+             WHERE r.run_id = h.run_id AND r.attempt = h.attempt
+               AND r.worker_id = $1 AND r.status = 'running'
+             RETURNING r.run_id, r.cancel_action, r.cancel_reason",
+        )
         .bind(worker)
-        .bind(run_ids)
+        .bind(&ids)
+        .bind(&attempts)
         .bind(now_ms() + lease_ms)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(run_from_row)
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .filter(|r| r.cancel_action.is_some())
-            .collect())
+        rows.iter()
+            .map(|r| {
+                Ok(Renewed {
+                    run_id: r.try_get("run_id")?,
+                    cancel_action: parse_action(r.try_get("cancel_action")?),
+                    cancel_reason: r.try_get("cancel_reason")?,
+                })
+            })
+            .collect()
     }
 
-    async fn finish_run(
-        &self,
-        run_id: &str,
-        worker: &str,
-        status: RunState,
-        error: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        // The run's end and its thread's status change together, so a client that sees the
-        // run finished can start the next one at once.
-        let n = sqlx::query(
-            "WITH r AS (
-                UPDATE runs SET status = $3, error = $4, updated_at_ms = $5, lease_until_ms = NULL
-                WHERE run_id = $1 AND worker_id = $2 AND status = 'running'
-                RETURNING thread_id
-             )
-             UPDATE threads SET updated_at_ms = $5,
-                 status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = threads.thread_id
-                                            AND o.status IN ('pending', 'running') AND o.run_id <> $1)
-                               THEN 'busy' ELSE $6 END
-             WHERE thread_id = (SELECT thread_id FROM r)",
+    async fn finish_run(&self, claim: Claim<'_>, finish: &Finish) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        // The thread's lock, then the run's: the order every writer of runs takes.
+        let thread_id: Option<String> = sqlx::query_scalar(
+            "WITH t AS (SELECT thread_id FROM threads
+                        WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+                        FOR UPDATE)
+             SELECT r.thread_id FROM runs r JOIN t ON t.thread_id = r.thread_id
+             WHERE r.run_id = $1 AND r.worker_id = $2 AND r.attempt = $3 AND r.status = 'running'
+             FOR UPDATE OF r",
         )
-        .bind(run_id)
-        .bind(worker)
-        .bind(status.as_str())
-        .bind(error)
+        .bind(claim.run_id)
+        .bind(claim.worker)
+        .bind(claim.attempt)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(thread_id) = thread_id else {
+            tx.rollback().await?;
+            return Ok(false);
+        };
+        let (seq, event) = &finish.terminal;
+        sqlx::query(
+            "WITH ev AS (INSERT INTO run_events (run_id, seq, thread_id, event)
+                         SELECT $1, $2, $3, $4::jsonb WHERE NOT $5
+                         ON CONFLICT DO NOTHING),
+                  gone_ev AS (DELETE FROM run_events WHERE $5 AND run_id = $1),
+                  upd AS (UPDATE runs SET status = $6, error = $7, updated_at_ms = $8,
+                              lease_until_ms = NULL
+                          WHERE run_id = $1 AND NOT $5),
+                  gone AS (DELETE FROM runs WHERE run_id = $1 AND $5),
+                  n AS (SELECT pg_notify('palgraph_events', $1))
+             UPDATE threads SET updated_at_ms = $8,
+                 status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = $3
+                                            AND o.status IN ('pending', 'running') AND o.run_id <> $1)
+                               THEN 'busy' ELSE $9 END
+             FROM n WHERE thread_id = $3",
+        )
+        .bind(claim.run_id)
+        .bind(seq)
+        .bind(&thread_id)
+        .bind(json_without_nul(&event.to_string()).as_ref())
+        .bind(finish.delete)
+        .bind(finish.status.as_str())
+        .bind(finish.error.as_deref().map(|e| e.replace('\0', "")))
         .bind(now_ms())
-        .bind(super::thread_status_after(status))
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        Ok(n == 1)
+        .bind(super::thread_status_after(finish.status))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
-    async fn release_run(&self, run_id: &str, worker: &str) -> Result<(), StoreError> {
+    async fn release_run(&self, claim: Claim<'_>) -> Result<(), StoreError> {
         sqlx::query(
             "WITH n AS (SELECT pg_notify('palgraph_runs', $1))
-             UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL, updated_at_ms = $3
-             FROM n WHERE run_id = $1 AND worker_id = $2 AND status = 'running'",
+             UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL, updated_at_ms = $4
+             FROM n WHERE run_id = $1 AND worker_id = $2 AND attempt = $3 AND status = 'running'",
         )
-        .bind(run_id)
-        .bind(worker)
+        .bind(claim.run_id)
+        .bind(claim.worker)
+        .bind(claim.attempt)
         .bind(now_ms())
         .execute(&self.pool)
         .await?;
@@ -525,25 +603,31 @@ impl Store for PgStore {
         action: CancelAction,
         reason: &str,
     ) -> Result<Option<Run>, StoreError> {
-        let row = sqlx::query(concat!(
-            "WITH n AS (SELECT pg_notify('palgraph_cancel', $1))
-             UPDATE runs SET cancel_action = COALESCE(cancel_action, $2),
-                 cancel_reason = COALESCE(cancel_reason, $3), updated_at_ms = $4,
-                 status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
-             FROM n WHERE run_id = $1 AND status IN ('pending', 'running')
-             RETURNING ",
-            run_columns!()
-        ))
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "SELECT 1 FROM threads WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1)
+             FOR UPDATE",
+        )
         .bind(run_id)
-        .bind(action_str(action))
-        .bind(reason)
-        .bind(now_ms())
-        .fetch_optional(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        match row {
-            Some(r) => Ok(Some(run_from_row(&r)?)),
-            None => self.get_run_any(run_id).await,
-        }
+        let cancelled = cancel_in(&mut tx, run_id, action, reason, now_ms()).await?;
+        let run = match cancelled {
+            Some(r) => Some(r),
+            None => {
+                let row = sqlx::query(concat!(
+                    "SELECT ",
+                    run_columns!(),
+                    " FROM runs WHERE run_id = $1"
+                ))
+                .bind(run_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                row.as_ref().map(run_from_row).transpose()?
+            }
+        };
+        tx.commit().await?;
+        Ok(run)
     }
 
     async fn delete_run(&self, run_id: &str) -> Result<(), StoreError> {
@@ -554,24 +638,75 @@ impl Store for PgStore {
         Ok(())
     }
 
+    async fn sweep_orphans(
+        &self,
+        worker: &str,
+        gone: &mut HashMap<String, Instant>,
+        debounce: Duration,
+    ) -> Result<u64, StoreError> {
+        // Workers holding runs with no session on the database: their process died (its
+        // connections closed with it). Each process's connections carry its worker id as
+        // their application_name.
+        let absent: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT r.worker_id FROM runs r
+             WHERE r.status = 'running' AND r.worker_id IS NOT NULL AND r.worker_id <> $1
+               AND r.lease_until_ms > 0
+               AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                               WHERE a.application_name = $2 || r.worker_id)",
+        )
+        .bind(worker)
+        .bind(APPLICATION_PREFIX)
+        .fetch_all(&self.pool)
+        .await?;
+        let now = Instant::now();
+        gone.retain(|w, _| absent.contains(w));
+        let mut dead = Vec::new();
+        for w in absent {
+            let since = *gone.entry(w.clone()).or_insert(now);
+            if now.duration_since(since) >= debounce {
+                dead.push(w);
+            }
+        }
+        if dead.is_empty() {
+            return Ok(0);
+        }
+        let n = sqlx::query(
+            "WITH n AS (SELECT pg_notify('palgraph_runs', 'orphans'))
+             UPDATE runs SET lease_until_ms = 0 FROM n
+             WHERE status = 'running' AND worker_id = ANY($1)",
+        )
+        .bind(&dead)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        for w in &dead {
+            gone.remove(w);
+        }
+        Ok(n)
+    }
+
     async fn append_events(&self, rows: &[EventRow]) -> Result<(), StoreError> {
         if rows.is_empty() {
             return Ok(());
         }
         let batch: Vec<Value> = rows
             .iter()
-            .map(|r| serde_json::json!({"run_id": r.run_id, "seq": r.seq, "thread_id": r.thread_id, "event": r.event}))
+            .map(|r| serde_json::json!({"run_id": r.run_id, "seq": r.seq, "thread_id": r.thread_id, "event": r.event, "attempt": r.attempt}))
             .collect();
         let text = Value::Array(batch).to_string();
         // One statement: events are a replay log, not the source of truth (checkpoints
         // are), so their commit does not wait for fsync; other replicas' watchers are told
-        // which runs have new events (NOTIFY is delivered at commit).
+        // which runs have new events (NOTIFY is delivered at commit). A row is stored only
+        // while its claim holds the run.
         sqlx::query(
             "WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
                   ins AS (
                     INSERT INTO run_events (run_id, seq, thread_id, event)
                     SELECT e.run_id, e.seq, e.thread_id, e.event
-                    FROM jsonb_to_recordset($1::jsonb) AS e(run_id text, seq bigint, thread_id text, event jsonb)
+                    FROM jsonb_to_recordset($1::jsonb)
+                         AS e(run_id text, seq bigint, thread_id text, event jsonb, attempt bigint)
+                    JOIN runs r ON r.run_id = e.run_id AND r.attempt = e.attempt
+                               AND r.status = 'running'
                     ON CONFLICT DO NOTHING
                     RETURNING run_id)
              SELECT pg_notify('palgraph_events', r.run_id)
@@ -602,6 +737,7 @@ impl Store for PgStore {
                     seq: r.try_get("seq")?,
                     thread_id: r.try_get("thread_id")?,
                     event: json(r.try_get::<&str, _>("event")?)?,
+                    attempt: 0,
                 })
             })
             .collect()

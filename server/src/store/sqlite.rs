@@ -8,8 +8,8 @@ use sqlx::{Row, SqlitePool};
 
 use super::postgres::{action_str, parse_action, parse_strategy};
 use super::{
-    decide, merge_metadata, now_ms, CancelAction, CreatedRun, EventRow, IfExists, NewRun, Run,
-    RunState, Store, StoreError, Thread, ThreadQuery,
+    decide, merge_metadata, now_ms, CancelAction, Claim, CreatedRun, EventRow, Finish, IfExists,
+    NewRun, Renewed, Run, RunState, Store, StoreError, Thread, ThreadQuery,
 };
 
 /// The store on SQLite.
@@ -26,7 +26,7 @@ impl SqliteStore {
 
 macro_rules! run_columns {
     () => {
-        "run_id, thread_id, owner, assistant_id, graph_id, status, kwargs, metadata, multitask_strategy, \
+        "run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status, kwargs, metadata, multitask_strategy, \
          idempotency_key, cancel_action, cancel_reason, worker_id, lease_until_ms, attempt, error, \
          created_at_ms, updated_at_ms"
     };
@@ -54,6 +54,7 @@ fn run_from_row(r: &SqliteRow) -> Result<Run, StoreError> {
     Ok(Run {
         run_id: r.try_get("run_id")?,
         thread_id: r.try_get("thread_id")?,
+        thread_seq: r.try_get("thread_seq")?,
         owner: r.try_get("owner")?,
         assistant_id: r.try_get("assistant_id")?,
         graph_id: r.try_get("graph_id")?,
@@ -75,6 +76,79 @@ fn run_from_row(r: &SqliteRow) -> Result<Run, StoreError> {
 }
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Sqlite>;
+
+/// Sets a thread's status once one of its runs ended: busy while another is active.
+async fn settle_thread_in(
+    tx: &mut Tx<'_>,
+    thread_id: &str,
+    status: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE threads SET updated_at_ms = ?2,
+             status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = threads.thread_id
+                                        AND o.status IN ('pending', 'running'))
+                           THEN 'busy' ELSE ?3 END
+         WHERE thread_id = ?1",
+    )
+    .bind(thread_id)
+    .bind(now)
+    .bind(status)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Cancels an active run inside a write transaction (see the Postgres store's `cancel_in`).
+async fn cancel_in(
+    tx: &mut Tx<'_>,
+    run_id: &str,
+    action: CancelAction,
+    reason: &str,
+    now: i64,
+) -> Result<Option<Run>, StoreError> {
+    let n = sqlx::query(
+        "UPDATE runs SET cancel_action = COALESCE(cancel_action, ?2),
+             cancel_reason = COALESCE(cancel_reason, ?3), updated_at_ms = ?4,
+             status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
+         WHERE run_id = ?1 AND status IN ('pending', 'running')",
+    )
+    .bind(run_id)
+    .bind(action_str(action))
+    .bind(reason)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    if n == 0 {
+        return Ok(None);
+    }
+    let Some(run) = get_run_in(tx, run_id).await? else {
+        return Ok(None);
+    };
+    if run.status == RunState::Cancelled {
+        if run.cancel_action == Some(CancelAction::Rollback) {
+            sqlx::query("DELETE FROM runs WHERE run_id = ?1")
+                .bind(run_id)
+                .execute(&mut **tx)
+                .await?;
+        } else {
+            sqlx::query(
+                "INSERT INTO run_events (run_id, seq, thread_id, event) VALUES (?1, 1, ?2, ?3)
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(run_id)
+            .bind(&run.thread_id)
+            .bind(
+                super::cancelled_event(run.cancel_reason.as_deref().unwrap_or(reason)).to_string(),
+            )
+            .execute(&mut **tx)
+            .await?;
+        }
+        settle_thread_in(tx, &run.thread_id, "idle", now).await?;
+    }
+    Ok(Some(run))
+}
 
 async fn get_run_in(tx: &mut Tx<'_>, run_id: &str) -> Result<Option<Run>, StoreError> {
     let row = sqlx::query(concat!(
@@ -224,18 +298,17 @@ impl Store for SqliteStore {
         Ok(n == 1)
     }
 
-    async fn set_thread_status(&self, thread_id: &str, status: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE threads SET status = ?2, updated_at_ms = ?3 WHERE thread_id = ?1")
-            .bind(thread_id)
-            .bind(status)
-            .bind(now_ms())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
     async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let run_seq: Option<i64> =
+            sqlx::query_scalar("SELECT run_seq FROM threads WHERE thread_id = ?1")
+                .bind(&new.thread_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(run_seq) = run_seq else {
+            tx.rollback().await?;
+            return Err(StoreError::NotFound(format!("thread `{}`", new.thread_id)));
+        };
         if let Some(key) = &new.idempotency_key {
             let existing = sqlx::query(concat!(
                 "SELECT ",
@@ -258,7 +331,7 @@ impl Store for SqliteStore {
         let active: Vec<Run> = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs WHERE thread_id = ?1 AND status IN ('pending', 'running') ORDER BY run_id"
+            " FROM runs WHERE thread_id = ?1 AND status IN ('pending', 'running') ORDER BY thread_seq"
         ))
         .bind(&new.thread_id)
         .fetch_all(&mut *tx)
@@ -276,31 +349,14 @@ impl Store for SqliteStore {
         let now = now_ms();
         let mut cancelled = Vec::new();
         for (run, action) in decision {
-            if run.status == RunState::Pending && action == CancelAction::Rollback {
-                sqlx::query("DELETE FROM runs WHERE run_id = ?1")
-                    .bind(&run.run_id)
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
-            }
-            sqlx::query(
-                "UPDATE runs SET cancel_action = ?2, cancel_reason = 'superseded', updated_at_ms = ?3,
-                     status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
-                 WHERE run_id = ?1",
-            )
-            .bind(&run.run_id)
-            .bind(action_str(action))
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            if let Some(r) = get_run_in(&mut tx, &run.run_id).await? {
+            if let Some(r) = cancel_in(&mut tx, &run.run_id, action, "superseded", now).await? {
                 cancelled.push(r);
             }
         }
         sqlx::query(
-            "INSERT INTO runs (run_id, thread_id, owner, assistant_id, graph_id, status, kwargs, metadata,
-                 multitask_strategy, idempotency_key, created_at_ms, updated_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?10)",
+            "INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status,
+                 kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms)
+             VALUES (?1, ?2, ?11, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?10)",
         )
         .bind(&new.run_id)
         .bind(&new.thread_id)
@@ -312,10 +368,11 @@ impl Store for SqliteStore {
         .bind(new.multitask_strategy.as_str())
         .bind(new.idempotency_key.as_deref())
         .bind(now)
+        .bind(run_seq + 1)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "UPDATE threads SET status = 'busy', updated_at_ms = ?2,
+            "UPDATE threads SET status = 'busy', updated_at_ms = ?2, run_seq = run_seq + 1,
                  metadata = json_set(metadata, '$.graph_id', ?3, '$.assistant_id', ?4)
              WHERE thread_id = ?1",
         )
@@ -369,7 +426,7 @@ impl Store for SqliteStore {
         let rows = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs WHERE thread_id = ?1 ORDER BY run_id DESC LIMIT ?2 OFFSET ?3"
+            " FROM runs WHERE thread_id = ?1 ORDER BY thread_seq DESC LIMIT ?2 OFFSET ?3"
         ))
         .bind(thread_id)
         .bind(limit)
@@ -383,7 +440,7 @@ impl Store for SqliteStore {
         let rows = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs WHERE thread_id = ?1 AND status IN ('pending', 'running') ORDER BY run_id"
+            " FROM runs WHERE thread_id = ?1 AND status IN ('pending', 'running') ORDER BY thread_seq"
         ))
         .bind(thread_id)
         .fetch_all(&self.pool)
@@ -406,7 +463,7 @@ impl Store for SqliteStore {
                AND (?2 IS NULL OR r.run_id = ?2)
                AND NOT EXISTS (SELECT 1 FROM runs o
                                WHERE o.thread_id = r.thread_id AND o.status IN ('pending', 'running')
-                                 AND o.run_id < r.run_id)
+                                 AND o.thread_seq < r.thread_seq)
              ORDER BY r.run_id LIMIT 1",
         )
         .bind(now)
@@ -436,81 +493,105 @@ impl Store for SqliteStore {
     async fn heartbeat(
         &self,
         worker: &str,
-        run_ids: &[String],
+        held: &[(String, i64)],
         lease_ms: i64,
-    ) -> Result<Vec<Run>, StoreError> {
-        if run_ids.is_empty() {
+    ) -> Result<Vec<Renewed>, StoreError> {
+        if held.is_empty() {
             return Ok(Vec::new());
         }
-        let ids = serde_json::to_string(run_ids).map_err(|e| StoreError::Decode(e.to_string()))?;
-        sqlx::query(
+        let claims = serde_json::to_string(held).map_err(|e| StoreError::Decode(e.to_string()))?;
+        let rows = sqlx::query(
             "UPDATE runs SET lease_until_ms = ?3
-             WHERE worker_id = ?1 AND status = 'running' AND run_id IN (SELECT value FROM json_each(?2))",
+             WHERE worker_id = ?1 AND status = 'running'
+               AND EXISTS (SELECT 1 FROM json_each(?2) h
+                           WHERE json_extract(h.value, '$[0]') = runs.run_id
+                             AND json_extract(h.value, '$[1]') = runs.attempt)
+             RETURNING run_id, cancel_action, cancel_reason",
         )
         .bind(worker)
-        .bind(&ids)
+        .bind(&claims)
         .bind(now_ms() + lease_ms)
-        .execute(&self.pool)
-        .await?;
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs WHERE worker_id = ?1 AND status = 'running' AND cancel_action IS NOT NULL
-               AND run_id IN (SELECT value FROM json_each(?2))"
-        ))
-        .bind(worker)
-        .bind(&ids)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(run_from_row).collect()
+        rows.iter()
+            .map(|r| {
+                Ok(Renewed {
+                    run_id: r.try_get("run_id")?,
+                    cancel_action: parse_action(r.try_get("cancel_action")?),
+                    cancel_reason: r.try_get("cancel_reason")?,
+                })
+            })
+            .collect()
     }
 
-    async fn finish_run(
-        &self,
-        run_id: &str,
-        worker: &str,
-        status: RunState,
-        error: Option<&str>,
-    ) -> Result<bool, StoreError> {
+    async fn finish_run(&self, claim: Claim<'_>, finish: &Finish) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let now = now_ms();
-        let n = sqlx::query(
-            "UPDATE runs SET status = ?3, error = ?4, updated_at_ms = ?5, lease_until_ms = NULL
-             WHERE run_id = ?1 AND worker_id = ?2 AND status = 'running'",
+        let thread_id: Option<String> = sqlx::query_scalar(
+            "SELECT thread_id FROM runs
+             WHERE run_id = ?1 AND worker_id = ?2 AND attempt = ?3 AND status = 'running'",
         )
-        .bind(run_id)
-        .bind(worker)
-        .bind(status.as_str())
-        .bind(error)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if n == 1 {
+        .bind(claim.run_id)
+        .bind(claim.worker)
+        .bind(claim.attempt)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(thread_id) = thread_id else {
+            tx.rollback().await?;
+            return Ok(false);
+        };
+        let now = now_ms();
+        if finish.delete {
+            for stmt in [
+                "DELETE FROM run_events WHERE run_id = ?1",
+                "DELETE FROM runs WHERE run_id = ?1",
+            ] {
+                sqlx::query(stmt)
+                    .bind(claim.run_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        } else {
+            let (seq, event) = &finish.terminal;
             sqlx::query(
-                "UPDATE threads SET updated_at_ms = ?2,
-                     status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = threads.thread_id
-                                                AND o.status IN ('pending', 'running'))
-                                   THEN 'busy' ELSE ?3 END
-                 WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = ?1)",
+                "INSERT INTO run_events (run_id, seq, thread_id, event) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT DO NOTHING",
             )
-            .bind(run_id)
+            .bind(claim.run_id)
+            .bind(seq)
+            .bind(&thread_id)
+            .bind(event.to_string())
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE runs SET status = ?2, error = ?3, updated_at_ms = ?4, lease_until_ms = NULL
+                 WHERE run_id = ?1",
+            )
+            .bind(claim.run_id)
+            .bind(finish.status.as_str())
+            .bind(finish.error.as_deref())
             .bind(now)
-            .bind(super::thread_status_after(status))
             .execute(&mut *tx)
             .await?;
         }
+        settle_thread_in(
+            &mut tx,
+            &thread_id,
+            super::thread_status_after(finish.status),
+            now,
+        )
+        .await?;
         tx.commit().await?;
-        Ok(n == 1)
+        Ok(true)
     }
 
-    async fn release_run(&self, run_id: &str, worker: &str) -> Result<(), StoreError> {
+    async fn release_run(&self, claim: Claim<'_>) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL, updated_at_ms = ?3
-             WHERE run_id = ?1 AND worker_id = ?2 AND status = 'running'",
+            "UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL, updated_at_ms = ?4
+             WHERE run_id = ?1 AND worker_id = ?2 AND attempt = ?3 AND status = 'running'",
         )
-        .bind(run_id)
-        .bind(worker)
+        .bind(claim.run_id)
+        .bind(claim.worker)
+        .bind(claim.attempt)
         .bind(now_ms())
         .execute(&self.pool)
         .await?;
@@ -524,19 +605,10 @@ impl Store for SqliteStore {
         reason: &str,
     ) -> Result<Option<Run>, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query(
-            "UPDATE runs SET cancel_action = COALESCE(cancel_action, ?2),
-                 cancel_reason = COALESCE(cancel_reason, ?3), updated_at_ms = ?4,
-                 status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
-             WHERE run_id = ?1 AND status IN ('pending', 'running')",
-        )
-        .bind(run_id)
-        .bind(action_str(action))
-        .bind(reason)
-        .bind(now_ms())
-        .execute(&mut *tx)
-        .await?;
-        let run = get_run_in(&mut tx, run_id).await?;
+        let run = match cancel_in(&mut tx, run_id, action, reason, now_ms()).await? {
+            Some(r) => Some(r),
+            None => get_run_in(&mut tx, run_id).await?,
+        };
         tx.commit().await?;
         Ok(run)
     }
@@ -562,13 +634,16 @@ impl Store for SqliteStore {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         for r in rows {
             sqlx::query(
-                "INSERT INTO run_events (run_id, seq, thread_id, event) VALUES (?1, ?2, ?3, ?4)
+                "INSERT INTO run_events (run_id, seq, thread_id, event)
+                 SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM runs
+                     WHERE run_id = ?1 AND attempt = ?5 AND status = 'running')
                  ON CONFLICT DO NOTHING",
             )
             .bind(&r.run_id)
             .bind(r.seq)
             .bind(&r.thread_id)
             .bind(r.event.to_string())
+            .bind(r.attempt)
             .execute(&mut *tx)
             .await?;
         }
@@ -595,6 +670,7 @@ impl Store for SqliteStore {
                     seq: r.try_get("seq")?,
                     thread_id: r.try_get("thread_id")?,
                     event: json(r.try_get::<&str, _>("event")?)?,
+                    attempt: 0,
                 })
             })
             .collect()

@@ -1,0 +1,530 @@
+//! Executing one claim of a run, from the fence to the recorded end.
+//!
+//! 1. **Fence.** The thread is handed to this claim ([`palgraph::Checkpointer::advance_fence`])
+//!    before anything is read: from then on every checkpoint and pending write of an earlier
+//!    claim is refused.
+//! 2. **Run.** The graph runs from the run's input, or, when an earlier claim or try already
+//!    wrote a checkpoint for this run, continues from the thread's last checkpoint.
+//! 3. **Storage outages are ridden out.** A transient storage error (connection lost, the
+//!    database restarting, a deadlock) or a node's unavailable dependency does not fail the
+//!    run: the claim backs off and runs on from the last checkpoint, for as long as
+//!    [`RunSettings::storage_retry`](super::RunSettings::storage_retry) allows and the lease
+//!    holds. A node that was cut off runs again (its durable steps are not repeated), and
+//!    its streamed message starts over with a reset.
+//! 4. **End.** The run's status, its terminal event and its thread's status are recorded in
+//!    one transaction under the claim; a failure is first recorded on the thread, so the
+//!    next turn starts from the state before the failed one. A claim that was lost (the
+//!    lease passed to another worker, or the fence was superseded) writes nothing more.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use palgraph::checkpoint::{CheckpointError, Fence};
+use palgraph::dynamic::{DynGraph, DynInput};
+use palgraph::{
+    Cancellation, Event, EventSink, ListOptions, Resume, RunConfig, RunError, RunEvent, RunStatus,
+    StreamModes,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::sink::RunSink;
+use super::spec::RunSpec;
+use super::Runs;
+use crate::graphs::GraphEntry;
+use crate::store::{CancelAction, Claim, Finish, Run, RunState};
+
+/// The fencing epoch of a claim: later runs of a thread and later claims of a run always
+/// have higher epochs.
+fn epoch(run: &Run) -> i64 {
+    (run.thread_seq << 20) | run.attempt.clamp(0, (1 << 20) - 1)
+}
+
+/// The wait before the `n`th retry after a storage error (n from 1): 100 ms doubling to 2 s,
+/// with up to 25% jitter.
+fn backoff(n: u32) -> Duration {
+    let base = 100u64
+        .saturating_mul(1 << n.min(5).saturating_sub(1))
+        .min(2000);
+    let jitter = (uuid::Uuid::new_v4().as_u128() % 250) as u64 * base / 1000;
+    Duration::from_millis(base + jitter)
+}
+
+/// Cancels `done` when dropped (the claim's task ended, or was aborted).
+struct Done(CancellationToken);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// One claim of a run, executing here.
+struct Attempt {
+    runs: Arc<Runs>,
+    run: Run,
+    cancel: Cancellation,
+    lost: Arc<AtomicBool>,
+    fence: Fence,
+    sink: Arc<RunSink>,
+}
+
+impl Attempt {
+    fn claim(&self) -> Claim<'_> {
+        Claim {
+            run_id: &self.run.run_id,
+            worker: &self.runs.worker_id,
+            attempt: self.run.attempt,
+        }
+    }
+
+    fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Waits `wait`, or less if the claim is lost meanwhile; false when it was.
+    async fn pause(&self, wait: Duration) -> bool {
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if self.is_lost() {
+                return false;
+            }
+            tokio::time::sleep((deadline - Instant::now()).min(Duration::from_millis(50))).await;
+        }
+        !self.is_lost()
+    }
+
+    /// Runs a storage operation until it succeeds, fails for good, or the claim is lost
+    /// (`None`) or the retry budget is spent (the last error).
+    async fn persist<T, E, F, Fut>(&self, what: &str, mut op: F) -> Option<Result<T, E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, E>>,
+        E: std::fmt::Display + Transient,
+    {
+        let started = Instant::now();
+        let mut n = 0;
+        loop {
+            if self.is_lost() {
+                return None;
+            }
+            match op().await {
+                Err(e)
+                    if e.is_transient() && started.elapsed() < self.runs.settings.storage_retry =>
+                {
+                    n += 1;
+                    tracing::warn!(error = %e, retry = n, "{what} failed; retrying");
+                    if !self.pause(backoff(n)).await {
+                        return None;
+                    }
+                }
+                other => return Some(other),
+            }
+        }
+    }
+}
+
+/// What a storage error is, for [`Attempt::persist`].
+trait Transient {
+    fn is_transient(&self) -> bool;
+}
+
+impl Transient for crate::store::StoreError {
+    fn is_transient(&self) -> bool {
+        crate::store::StoreError::is_transient(self)
+    }
+}
+
+impl Transient for CheckpointError {
+    fn is_transient(&self) -> bool {
+        CheckpointError::is_transient(self)
+    }
+}
+
+impl Transient for RunError {
+    fn is_transient(&self) -> bool {
+        RunError::is_transient(self)
+    }
+}
+
+/// Executes a claim (see the module docs).
+pub(crate) async fn execute(
+    runs: Arc<Runs>,
+    run: Run,
+    cancel: Cancellation,
+    lost: Arc<AtomicBool>,
+    done: CancellationToken,
+) {
+    let _done = Done(done);
+    let channel = runs.hub.open(&run.run_id);
+    let sink = Arc::new(RunSink::new(
+        &run.run_id,
+        &run.thread_id,
+        run.attempt,
+        channel,
+        runs.writer.clone(),
+    ));
+    let attempt = Attempt {
+        fence: Fence::new(&run.thread_id, epoch(&run)),
+        runs: runs.clone(),
+        run,
+        cancel,
+        lost,
+        sink,
+    };
+    match attempt.execute().await {
+        Some(terminal) => attempt.sink.channel.push(terminal),
+        None => attempt.sink.stop(),
+    }
+    let id = &attempt.run.run_id;
+    {
+        let mut running = runs.running();
+        if running
+            .get(id)
+            .is_some_and(|r| r.attempt == attempt.run.attempt)
+        {
+            running.remove(id);
+            runs.hub.remove(id);
+        }
+    }
+    runs.ended.notify_waiters();
+    runs.wake.notify_one();
+}
+
+impl Attempt {
+    /// Runs the claim; the terminal event once the end is recorded, `None` when the claim
+    /// was lost (nothing was recorded).
+    async fn execute(&self) -> Option<RunEvent> {
+        let Some(entry) = self.runs.graphs.find(&self.run.graph_id).cloned() else {
+            return self
+                .fail(None, None, format!("unknown graph `{}`", self.run.graph_id))
+                .await;
+        };
+        let cp = entry.graph.checkpointer();
+        match self
+            .persist("handing the thread to this worker", || {
+                cp.advance_fence(&self.fence.key, self.fence.epoch)
+            })
+            .await?
+        {
+            Ok(e) if e == self.fence.epoch => {}
+            Ok(newer) => {
+                tracing::warn!(
+                    epoch = self.fence.epoch,
+                    newer,
+                    "a newer claim holds the thread"
+                );
+                return None;
+            }
+            Err(e) => return self.fail(Some(&entry), None, e.to_string()).await,
+        }
+        if self.run.attempt > self.runs.settings.max_attempts {
+            let msg = format!(
+                "gave up after {} attempts (each was cut off before the run ended)",
+                self.runs.settings.max_attempts
+            );
+            return self.fail(Some(&entry), None, msg).await;
+        }
+        let spec: RunSpec = match serde_json::from_value(self.run.kwargs.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                return self
+                    .fail(Some(&entry), None, format!("bad run spec: {e}"))
+                    .await
+            }
+        };
+        let started = Instant::now();
+        let mut retries = 0u32;
+        let outcome = loop {
+            let result = self.run_graph(&entry, &spec, retries).await;
+            if self.is_lost() {
+                return None;
+            }
+            match result {
+                Err(e) if e.is_fenced() => {
+                    tracing::warn!(error = %e, "another worker took the thread over; stopping");
+                    return None;
+                }
+                Err(e)
+                    if retryable(&e)
+                        && started.elapsed() < self.runs.settings.storage_retry
+                        && !self.cancel.is_cancelled() =>
+                {
+                    retries += 1;
+                    tracing::warn!(error = %e, retry = retries, "storage unavailable; the run continues from its last checkpoint");
+                    if !self.pause(backoff(retries)).await {
+                        return None;
+                    }
+                    self.sink.begin_retry();
+                }
+                other => break other,
+            }
+        };
+        match outcome {
+            Ok(status) => self.succeed(&entry, status).await,
+            Err(e) => {
+                let node = match &e {
+                    RunError::Node { node, .. } | RunError::Unavailable { node, .. } => {
+                        Some(node.clone())
+                    }
+                    _ => None,
+                };
+                self.fail(Some(&entry), node, e.to_string()).await
+            }
+        }
+    }
+
+    /// One try at running the graph.
+    async fn run_graph(
+        &self,
+        entry: &GraphEntry,
+        spec: &RunSpec,
+        retries: u32,
+    ) -> Result<RunStatus, RunError> {
+        let again = self.run.attempt > 1 || retries > 0;
+        let input = self.input(spec, &entry.graph, again).await?;
+        let mut cfg = RunConfig::new(&self.run.thread_id)
+            .run_id(&self.run.run_id)
+            .stream_modes(modes(spec))
+            .cancel(self.cancel.clone())
+            .fence(self.fence.clone());
+        cfg.context = Arc::new(spec.context.clone());
+        cfg.recursion_limit = spec.recursion_limit;
+        if !matches!(input, DynInput::Continue) || !again {
+            cfg.checkpoint_id = spec.checkpoint_id.clone();
+        }
+        if let Value::Object(meta) = &self.run.metadata {
+            cfg.metadata = meta.clone();
+        }
+        let sink: Arc<dyn EventSink> = self.sink.clone();
+        let is_resume = matches!(input, DynInput::Resume(_));
+        match entry.graph.run(cfg.clone(), input, sink.clone()).await {
+            // A resume recorded by a try that stopped before its first checkpoint.
+            Err(RunError::NothingToResume { .. }) if is_resume && again => {
+                let _ = self.sink.take_terminal();
+                cfg.checkpoint_id = None;
+                entry
+                    .graph
+                    .run(cfg, DynInput::Continue, sink)
+                    .await
+                    .map(|o| o.status)
+            }
+            other => other.map(|o| o.status),
+        }
+    }
+
+    /// The input of a try: the spec's, unless an earlier claim or try of this run already
+    /// wrote a checkpoint, in which case the run continues from the thread's last one
+    /// (applying the input twice would repeat the turn).
+    async fn input(
+        &self,
+        spec: &RunSpec,
+        graph: &Arc<dyn DynGraph>,
+        again: bool,
+    ) -> Result<DynInput, RunError> {
+        if again {
+            let filter = serde_json::Map::from_iter([(
+                "run_id".to_string(),
+                Value::String(self.run.run_id.clone()),
+            )]);
+            let progress = graph
+                .checkpointer()
+                .list(
+                    &self.run.thread_id,
+                    &ListOptions {
+                        filter: Some(filter),
+                        limit: Some(1),
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            if !progress.is_empty() {
+                return Ok(DynInput::Continue);
+            }
+        }
+        Ok(match &spec.command {
+            Some(cmd) if cmd.resume.is_some() => {
+                let value = cmd
+                    .resume
+                    .as_ref()
+                    .map(|r| r.value.clone())
+                    .unwrap_or(Value::Null);
+                DynInput::Resume(resume_for(value, &self.run.thread_id, graph).await?)
+            }
+            Some(cmd) if cmd.update.is_some() || !cmd.goto.is_empty() => DynInput::Command {
+                update: cmd.update.clone(),
+                goto: cmd.goto.clone(),
+            },
+            _ => match &spec.input {
+                Some(v) if !v.is_null() => DynInput::Turn(v.clone()),
+                _ => DynInput::Continue,
+            },
+        })
+    }
+
+    /// Records a run that ended (completed, interrupted, cancelled).
+    async fn succeed(&self, entry: &GraphEntry, status: RunStatus) -> Option<RunEvent> {
+        let (state, mut delete) = match &status {
+            RunStatus::Completed => (RunState::Success, false),
+            RunStatus::Interrupted(_) => (RunState::Interrupted, false),
+            RunStatus::Cancelled(_) => (RunState::Cancelled, self.rolls_back().await?),
+        };
+        if delete {
+            // A rollback deletes the run and everything it wrote.
+            let cp = entry.graph.checkpointer();
+            let ids = [self.run.run_id.clone()];
+            match self
+                .persist("rolling the run back", || {
+                    cp.delete_for_runs(&self.run.thread_id, &ids)
+                })
+                .await?
+            {
+                Ok(_) => entry.graph.forget(&self.run.thread_id),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not roll back the run's checkpoints");
+                    delete = false;
+                }
+            }
+        }
+        let terminal = self.sink.take_terminal().unwrap_or_else(|| {
+            self.sink.terminal(match &status {
+                RunStatus::Completed => Event::Completed {
+                    checkpoint_id: None,
+                },
+                RunStatus::Interrupted(i) => Event::Interrupted {
+                    interrupts: i.clone(),
+                },
+                RunStatus::Cancelled(r) => Event::Cancelled { reason: r.clone() },
+            })
+        });
+        self.finish(state, None, terminal, delete).await
+    }
+
+    /// Whether the run was cancelled with `rollback` (read from the store).
+    async fn rolls_back(&self) -> Option<bool> {
+        let run = match self
+            .persist("reading the run", || {
+                self.runs.store.get_run_any(&self.run.run_id)
+            })
+            .await?
+        {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the run's cancel action");
+                None
+            }
+        };
+        Some(run.and_then(|r| r.cancel_action) == Some(CancelAction::Rollback))
+    }
+
+    /// Records a failed run: first on its thread (the next turn starts before it), then
+    /// the run's end.
+    async fn fail(
+        &self,
+        entry: Option<&GraphEntry>,
+        node: Option<String>,
+        message: String,
+    ) -> Option<RunEvent> {
+        if let Some(entry) = entry {
+            let recorded = self
+                .persist("recording the failure on the thread", || {
+                    entry.graph.record_failure(
+                        &self.run.thread_id,
+                        &self.run.run_id,
+                        node.as_deref(),
+                        &message,
+                        Some(&self.fence),
+                    )
+                })
+                .await?;
+            if let Err(e) = recorded {
+                if e.is_fenced() {
+                    return None;
+                }
+                tracing::warn!(error = %e, "could not record the failure on the thread");
+            }
+        }
+        // The terminal event says what the run's status says, whatever the engine sent.
+        let _ = self.sink.take_terminal();
+        let terminal = self.sink.terminal(Event::Failed {
+            node,
+            error: message.clone(),
+        });
+        self.finish(RunState::Error, Some(message), terminal, false)
+            .await
+    }
+
+    /// Records the run's end with its terminal event, once every earlier event is stored.
+    async fn finish(
+        &self,
+        status: RunState,
+        error: Option<String>,
+        terminal: RunEvent,
+        delete: bool,
+    ) -> Option<RunEvent> {
+        self.runs.writer.flush().await;
+        let finish = Finish {
+            status,
+            error,
+            terminal: (
+                terminal.seq as i64,
+                serde_json::to_value(&terminal.event).unwrap_or_default(),
+            ),
+            delete,
+        };
+        match self
+            .persist("recording the run's end", || {
+                self.runs.store.finish_run(self.claim(), &finish)
+            })
+            .await?
+        {
+            Ok(true) => Some(terminal),
+            Ok(false) => {
+                tracing::warn!("lost the run's lease before it finished; another worker owns it");
+                None
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "could not record the run's end; its lease will run out and another claim will finish it");
+                None
+            }
+        }
+    }
+}
+
+/// Errors after which running on from the last checkpoint may succeed: storage or a
+/// dependency unavailable, or a conflict with a writer that slipped in before this claim's
+/// fence (the next try reads its checkpoint).
+fn retryable(e: &RunError) -> bool {
+    e.is_transient() || matches!(e, RunError::Checkpoint(CheckpointError::Conflict { .. }))
+}
+
+/// An object whose keys are all pending interrupt ids answers them by id; anything else is
+/// one value.
+async fn resume_for(
+    value: Value,
+    thread_id: &str,
+    graph: &Arc<dyn DynGraph>,
+) -> Result<Resume, RunError> {
+    if let Value::Object(map) = &value {
+        if !map.is_empty() {
+            if let Some(snap) = graph.state(thread_id, None).await? {
+                if map
+                    .keys()
+                    .all(|k| snap.interrupts.iter().any(|i| &i.id == k))
+                {
+                    return Ok(Resume::ById(map.clone().into_iter().collect()));
+                }
+            }
+        }
+    }
+    Ok(Resume::Value(value))
+}
+
+fn modes(spec: &RunSpec) -> StreamModes {
+    spec.stream_modes
+        .iter()
+        .copied()
+        .collect::<StreamModes>()
+        .with(palgraph::StreamMode::Debug)
+}

@@ -1,0 +1,185 @@
+//! Watching a run: its events from any position, live until its terminal event, whether it
+//! runs in this process (read from the hub), elsewhere, or not yet (read from the events
+//! table, woken by other processes' NOTIFY).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use palgraph::{CancelReason, Event, RunEvent};
+use tokio::sync::mpsc::Sender;
+
+use super::hub::RunChannel;
+use super::Runs;
+
+/// Streams a run's events after `after`, ending after its terminal event.
+pub(crate) fn watch(
+    runs: Arc<Runs>,
+    run_id: String,
+    after: u64,
+) -> impl Stream<Item = RunEvent> + Send + 'static {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut last = after;
+        let waiter = runs.remote.waiter(&run_id);
+        loop {
+            // Executed in this process: read the hub's log and wait on it.
+            if let Some(ch) = runs.hub.get(&run_id) {
+                if follow_channel(&runs, &run_id, &ch, &tx, &mut last).await == Follow::Done {
+                    break;
+                }
+            }
+            // Elsewhere (another replica), not started yet, or finished: read the table,
+            // waking on the other process's NOTIFY (and polling now and then in case one is
+            // lost), until the terminal event or until the run starts here.
+            if follow_stored(&runs, &run_id, &waiter, &tx, &mut last).await == Follow::Done {
+                break;
+            }
+        }
+        drop(waiter);
+        runs.remote.release(&run_id);
+    });
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// How following a run's events stopped.
+#[derive(PartialEq, Eq)]
+enum Follow {
+    /// The terminal event was sent, or the client left.
+    Done,
+    /// Go on from the other source.
+    Switch,
+}
+
+async fn send(tx: &Sender<RunEvent>, e: RunEvent, last: &mut u64) -> Follow {
+    *last = e.seq;
+    let terminal = e.event.is_terminal();
+    if tx.send(e).await.is_err() || terminal {
+        Follow::Done
+    } else {
+        Follow::Switch
+    }
+}
+
+async fn follow_channel(
+    runs: &Arc<Runs>,
+    run_id: &str,
+    ch: &Arc<RunChannel>,
+    tx: &Sender<RunEvent>,
+    last: &mut u64,
+) -> Follow {
+    let mut rx = ch.subscribe();
+    // Events stored by an earlier claim (or before this process took the run) that the
+    // channel does not hold.
+    let (first, _) = ch.after(*last);
+    if first.first().is_some_and(|e| e.seq > *last + 1) {
+        if let Ok(rows) = runs.store.events_after(run_id, *last as i64).await {
+            for r in rows {
+                if first.first().is_some_and(|e| r.seq as u64 >= e.seq) {
+                    break;
+                }
+                if let Ok(event) = serde_json::from_value(r.event) {
+                    let ev = RunEvent {
+                        seq: r.seq as u64,
+                        event,
+                    };
+                    if send(tx, ev, last).await == Follow::Done {
+                        return Follow::Done;
+                    }
+                }
+            }
+        }
+    }
+    loop {
+        let (events, done) = ch.after(*last);
+        for e in events {
+            if send(tx, e, last).await == Follow::Done {
+                return Follow::Done;
+            }
+        }
+        if done || rx.changed().await.is_err() {
+            return Follow::Switch;
+        }
+    }
+}
+
+async fn follow_stored(
+    runs: &Arc<Runs>,
+    run_id: &str,
+    waiter: &tokio::sync::Notify,
+    tx: &Sender<RunEvent>,
+    last: &mut u64,
+) -> Follow {
+    let mut idle = Duration::from_millis(10);
+    // The run's end was seen: one more read finds its terminal event (stored with it).
+    let mut ended = false;
+    // Why it was cancelled, if it was: said when it disappears (a rollback deletes it).
+    let mut cancel_reason: Option<String> = None;
+    loop {
+        if tx.is_closed() {
+            return Follow::Done;
+        }
+        let notified = waiter.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let rows = match runs.store.events_after(run_id, *last as i64).await {
+            Ok(r) => r,
+            Err(e) => {
+                // The database is away: keep the client, look again soon.
+                tracing::debug!(error = %e, "could not read run events; retrying");
+                let _ = tokio::time::timeout(Duration::from_millis(500), notified).await;
+                continue;
+            }
+        };
+        let got = !rows.is_empty();
+        for r in rows {
+            let Ok(event) = serde_json::from_value::<Event>(r.event) else {
+                continue;
+            };
+            let ev = RunEvent {
+                seq: r.seq as u64,
+                event,
+            };
+            if send(tx, ev, last).await == Follow::Done {
+                return Follow::Done;
+            }
+        }
+        if got {
+            idle = Duration::from_millis(10);
+            continue;
+        }
+        if ended {
+            tracing::warn!(run_id, "the run ended without a stored terminal event");
+            return Follow::Done;
+        }
+        match runs.store.get_run_any(run_id).await {
+            Ok(Some(r)) if r.status.is_final() => {
+                ended = true;
+                continue;
+            }
+            Ok(Some(r)) => cancel_reason = r.cancel_reason.or(cancel_reason),
+            Ok(None) => {
+                // Rolled back (deleted) before it could say so here, or never existed.
+                if *last > 0 || cancel_reason.is_some() {
+                    let reason = match cancel_reason.as_deref() {
+                        Some(r) => super::reason(Some(r)),
+                        None => CancelReason::Superseded,
+                    };
+                    let ev = RunEvent {
+                        seq: *last + 1,
+                        event: Event::Cancelled { reason },
+                    };
+                    let _ = send(tx, ev, last).await;
+                }
+                return Follow::Done;
+            }
+            Err(e) => tracing::debug!(error = %e, "could not read the run; retrying"),
+        }
+        if runs.hub.get(run_id).is_some() {
+            // The run started in this process: follow it live.
+            return Follow::Switch;
+        }
+        let _ = tokio::time::timeout(idle, notified).await;
+        idle = (idle * 2).min(Duration::from_millis(250));
+    }
+}
