@@ -11,7 +11,7 @@ use palgraph::checkpoint::{Checkpointer, PostgresCheckpointer, SqliteCheckpointe
 use palgraph::CompiledGraph;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::auth::{AuthConfig, LOCAL_USER};
+use crate::api::auth::{AuthConfig, JwtSettings, LOCAL_USER};
 use crate::api::chat::{ChatBinding, ChatRequest};
 use crate::api::{router, AppState};
 use crate::graphs::Graphs;
@@ -39,11 +39,24 @@ pub struct ServeConfig {
     /// The SQLite file (embedded mode).
     #[arg(long, env = "PALGRAPH_DB", default_value = "palgraph.db")]
     pub sqlite_path: PathBuf,
-    /// HS256 secret of bearer JWTs (`sub` = user); Supabase's JWT secret works.
-    #[arg(long, env = "PALGRAPH_JWT_SECRET")]
+    /// HS256 secret of bearer JWTs (`sub` = user), at least 32 bytes; Supabase's JWT
+    /// secret works.
+    #[arg(long, env = "PALGRAPH_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
+    /// Refuse JWTs without `exp`.
+    #[arg(long, env = "PALGRAPH_JWT_REQUIRE_EXP", default_value_t = true, action = clap::ArgAction::Set)]
+    pub jwt_require_exp: bool,
+    /// Leeway for a JWT's `exp` and `nbf`, in seconds.
+    #[arg(long, env = "PALGRAPH_JWT_LEEWAY_SECS", default_value_t = 60)]
+    pub jwt_leeway_secs: u64,
+    /// Accepted JWT audiences (`aud`), comma-separated; unset: `aud` is not checked.
+    #[arg(long, env = "PALGRAPH_JWT_AUDIENCE", value_delimiter = ',')]
+    pub jwt_audience: Vec<String>,
+    /// Accepted JWT issuers (`iss`), comma-separated; unset: `iss` is not checked.
+    #[arg(long, env = "PALGRAPH_JWT_ISSUER", value_delimiter = ',')]
+    pub jwt_issuer: Vec<String>,
     /// API keys: `key=user,key2=user2`.
-    #[arg(long, env = "PALGRAPH_API_KEYS")]
+    #[arg(long, env = "PALGRAPH_API_KEYS", hide_env_values = true)]
     pub api_keys: Option<String>,
     /// Trust this request header as the user id (only behind a proxy that sets it).
     #[arg(long, env = "PALGRAPH_TRUSTED_USER_HEADER")]
@@ -67,21 +80,43 @@ pub struct ServeConfig {
     /// Claims of one run before it fails (a run that takes its process down every time).
     #[arg(long, env = "PALGRAPH_MAX_ATTEMPTS", default_value_t = 20)]
     pub max_attempts: i64,
+    /// Seconds a connection has to send a request head, and may sit idle between requests.
+    #[arg(long, env = "PALGRAPH_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// Connections served at once (at most the process's open-file limit less a reserve);
+    /// more wait in the listen backlog.
+    #[arg(long, env = "PALGRAPH_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
 }
 
 impl ServeConfig {
-    /// The authentication settings.
-    pub fn auth(&self) -> AuthConfig {
-        AuthConfig {
-            jwt_secret: self.jwt_secret.as_ref().map(|s| s.as_bytes().to_vec()),
-            api_keys: self
-                .api_keys
-                .as_deref()
-                .map(AuthConfig::parse_api_keys)
-                .unwrap_or_default(),
-            trusted_header: self.trusted_user_header.clone(),
-        }
+    /// The authentication settings, checked: an empty or short secret, an empty API key or
+    /// user, or an empty header name is an error, never authentication quietly off.
+    ///
+    /// # Errors
+    /// See [`crate::api::auth::AuthSettingError`].
+    pub fn auth(&self) -> Result<AuthConfig, crate::api::auth::AuthSettingError> {
+        let jwt = self.jwt_secret.as_ref().map(|s| JwtSettings {
+            secret: s.as_bytes().to_vec(),
+            require_exp: self.jwt_require_exp,
+            leeway_secs: self.jwt_leeway_secs,
+            audience: non_empty(&self.jwt_audience),
+            issuer: non_empty(&self.jwt_issuer),
+        });
+        AuthConfig::new(
+            jwt,
+            self.api_keys.as_deref(),
+            self.trusted_user_header.as_deref(),
+        )
     }
+}
+
+fn non_empty(items: &[String]) -> Vec<String> {
+    items
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// The opened database.
@@ -211,6 +246,7 @@ pub struct Server {
     pub state: AppState,
     shutdown: CancellationToken,
     grace: Duration,
+    limits: crate::listen::HttpLimits,
 }
 
 impl Server {
@@ -219,7 +255,7 @@ impl Server {
     /// # Errors
     /// Configuration, database or bind errors.
     pub async fn bind(cfg: &ServeConfig) -> anyhow::Result<(Self, tokio::net::TcpListener)> {
-        let auth = cfg.auth();
+        let auth = cfg.auth()?;
         if !auth.enabled() && !cfg.host.is_loopback() {
             anyhow::bail!(
                 "refusing to listen on {} without authentication: configure PALGRAPH_JWT_SECRET, \
@@ -280,12 +316,24 @@ impl Server {
             .await
             .with_context(|| format!("binding {}:{}", cfg.host, cfg.port))?;
         let addr = listener.local_addr()?;
+        let ceiling = crate::listen::connection_ceiling().unwrap_or(cfg.max_connections);
+        if cfg.max_connections > ceiling {
+            tracing::warn!(
+                asked = cfg.max_connections,
+                serving = ceiling,
+                "PALGRAPH_MAX_CONNECTIONS is above what the open-file limit allows"
+            );
+        }
         Ok((
             Server {
                 addr,
                 state,
                 shutdown,
                 grace: Duration::from_secs(cfg.grace_secs),
+                limits: crate::listen::HttpLimits {
+                    header_timeout: Duration::from_secs(cfg.header_timeout_secs.max(1)),
+                    max_connections: cfg.max_connections.min(ceiling).max(1),
+                },
             },
             listener,
         ))
@@ -304,24 +352,18 @@ impl Server {
         let runs = self.state.runs.clone();
         let token = self.shutdown.clone();
         let grace = self.grace;
+        // The router is made once (served as it is, axum would rebuild it per connection).
         let app = router(self.state.clone());
-        // SSE writes many small frames: without TCP_NODELAY, Nagle's algorithm holds each
-        // behind the client's delayed ACK (about 40 ms a status event).
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(error = %e, "could not set TCP_NODELAY");
-            }
-        });
-        // `into_make_service`: the router is made once; served as it is, axum rebuilds it
-        // for every connection (about 3.6 MB of routes per open connection).
-        axum::serve(listener, app.into_make_service())
-            .with_graceful_shutdown(async move {
-                stop.await;
-                tracing::info!("shutting down: no new runs; waiting for running ones");
-                runs.shutdown(grace).await;
-                token.cancel();
-            })
-            .await?;
+        // On stop: readiness turns 503 and new runs are refused at once (the process is
+        // draining), running runs get the grace period, the rest are handed back, then open
+        // streams end and the listener closes.
+        let drained = async move {
+            stop.await;
+            tracing::info!("shutting down: no new runs; waiting for running ones");
+            runs.shutdown(grace).await;
+            token.cancel();
+        };
+        crate::listen::serve(listener, app, self.limits, drained, Duration::from_secs(5)).await?;
         Ok(())
     }
 }

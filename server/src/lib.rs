@@ -11,5 +11,7 @@ pub mod api;
 pub mod app;
 pub mod fault;
 pub mod graphs;
+pub mod listen;
+mod retry;
 pub mod runs;
 pub mod store;

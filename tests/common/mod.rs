@@ -22,6 +22,11 @@ use tokio::process::{Child, Command};
 pub mod ledger;
 pub mod pg_cluster;
 
+/// A fresh SQLite file path (not created yet).
+pub fn temp_sqlite_path() -> PathBuf {
+    temp_db_path()
+}
+
 /// Which database the server uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {

@@ -23,7 +23,7 @@ pub use sqlite::SqliteDocumentStore;
 /// The longest title accepted, in characters.
 pub const MAX_TITLE_CHARS: usize = 300;
 /// The largest content accepted, in bytes.
-pub const MAX_CONTENT_BYTES: usize = 2 * 1024 * 1024;
+pub const MAX_CONTENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// A stored document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

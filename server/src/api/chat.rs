@@ -34,6 +34,10 @@ use crate::runs::spec::{CommandSpec, Resumed, RunSpec};
 use crate::runs::Runs;
 use crate::store::{CancelAction, MultitaskStrategy, NewRun, Run, RunState, Thread};
 
+/// The longest chat message accepted, in bytes (its TipTap JSON counts apart, within the
+/// request's 1 MiB).
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
+
 /// What a client may do when it disconnects from a run's stream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -232,18 +236,26 @@ async fn chat_events(state: &AppState, run: &Run, e: &RunEvent) -> Vec<Value> {
             ]
         }
         Event::Completed { checkpoint_id } => {
-            let values = match state.graphs.find(&run.graph_id) {
-                Some(g) => g
-                    .graph
-                    .state(&run.thread_id, checkpoint_id.as_deref())
-                    .await
-                    .ok()
-                    .flatten()
-                    .map(|s| s.values)
-                    .unwrap_or(Value::Null),
-                None => Value::Null,
+            let Some(g) = state.graphs.find(&run.graph_id) else {
+                return vec![json!({"type": "error", "message": "the run's graph is not served"})];
             };
-            vec![response_event(&values)]
+            // The answer is in the final checkpoint: read it even if the database is away
+            // for a moment (a restart), rather than send an empty answer.
+            let read = crate::retry::transient(
+                "reading the final state",
+                std::time::Duration::from_secs(60),
+                || true,
+                || g.graph.state(&run.thread_id, checkpoint_id.as_deref()),
+            )
+            .await;
+            match read {
+                Ok(snap) => vec![response_event(
+                    &snap.map(|s| s.values).unwrap_or(Value::Null),
+                )],
+                Err(e) => vec![
+                    json!({"type": "error", "message": format!("the answer was saved but could not be read: {e}")}),
+                ],
+            }
         }
         Event::Interrupted { interrupts } => match interrupts.first() {
             Some(i) => vec![prompt_event(i)],
@@ -353,6 +365,12 @@ pub async fn chat(
     })?;
     if req.message.trim().is_empty() && req.tiptap_json.is_none() {
         return Err(ApiError::Invalid("message is empty".into()));
+    }
+    if req.message.len() > MAX_MESSAGE_BYTES {
+        return Err(ApiError::Invalid(format!(
+            "message is {} bytes long; the most a chat message may hold is {MAX_MESSAGE_BYTES} bytes (upload long texts as a document)",
+            req.message.len()
+        )));
     }
     let thread_id = match &req.thread_id {
         Some(t) => {

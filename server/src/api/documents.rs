@@ -79,12 +79,20 @@ async fn uploads(mut form: Multipart) -> ApiResult<Vec<NewDocument>> {
                 "`{file_name}`: only .txt and .md files can be uploaded"
             )));
         }
-        let bytes = field
-            .bytes()
-            .await
-            .map_err(|e| ApiError::BadRequest(format!("could not read `{file_name}`: {e}")))?;
-        let content = String::from_utf8(bytes.to_vec())
+        let bytes = field.bytes().await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::TooLarge
+            } else {
+                ApiError::BadRequest(format!("could not read `{file_name}`: {e}"))
+            }
+        })?;
+        let content = String::from_utf8(Vec::from(bytes))
             .map_err(|_| ApiError::Invalid(format!("`{file_name}` is not UTF-8 text")))?;
+        if content.contains('\0') {
+            return Err(ApiError::Invalid(format!(
+                "`{file_name}` holds NUL characters; upload plain text"
+            )));
+        }
         let stem = file_name
             .rsplit_once('.')
             .map(|(s, _)| s.to_string())
@@ -127,14 +135,18 @@ pub async fn create(
             super::extract::ApiJson::<NewDocument>::from_request(req, &state).await?;
         vec![d]
     };
+    // The answer describes what was stored without echoing the content back (a large
+    // upload would cost its size again); `GET /documents/{id}` returns the text.
     let mut created = Vec::new();
     for d in docs {
-        created.push(store.create(&user.id, &d.title, &d.content).await?);
+        let doc = store.create(&user.id, &d.title, &d.content).await?;
+        drop(d);
+        created.push(summary(&doc));
     }
     let body = if created.len() == 1 {
-        full(&created[0])
+        created.swap_remove(0)
     } else {
-        Value::Array(created.iter().map(full).collect())
+        Value::Array(created)
     };
     Ok((StatusCode::CREATED, Json(body)))
 }

@@ -36,6 +36,10 @@ pub enum ApiError {
     /// Body too large (413).
     #[error("request body too large")]
     TooLarge,
+    /// Not now (503, with `Retry-After`): the server is shutting down or its database is
+    /// unreachable for the moment.
+    #[error("{0}")]
+    Unavailable(String),
     /// A failure on our side (500); the message is logged, not shown.
     #[error("internal error: {0}")]
     Internal(String),
@@ -50,6 +54,7 @@ impl ApiError {
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
             ApiError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -65,7 +70,14 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        (status, Json(json!({"detail": detail, "code": code}))).into_response()
+        let mut resp = (status, Json(json!({"detail": detail, "code": code}))).into_response();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("2"),
+            );
+        }
+        resp
     }
 }
 
@@ -80,6 +92,11 @@ impl From<StoreError> for ApiError {
                 code: "exists",
                 message: format!("{what} already exists"),
             },
+            StoreError::NotFound(what) => ApiError::NotFound(what),
+            StoreError::ShuttingDown => ApiError::Unavailable(StoreError::ShuttingDown.to_string()),
+            e if e.is_transient() => ApiError::Unavailable(format!(
+                "the database is unreachable for the moment; retry shortly ({e})"
+            )),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -97,6 +114,7 @@ impl From<palgraph::RunError> for ApiError {
             E::UnknownNode(_) | E::InvalidInput(_) | E::Reduce(_) => {
                 ApiError::Invalid(e.to_string())
             }
+            E::Checkpoint(c) => c.into(),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -104,7 +122,13 @@ impl From<palgraph::RunError> for ApiError {
 
 impl From<palgraph::checkpoint::CheckpointError> for ApiError {
     fn from(e: palgraph::checkpoint::CheckpointError) -> Self {
-        ApiError::Internal(e.to_string())
+        if e.is_transient() {
+            ApiError::Unavailable(format!(
+                "the database is unreachable for the moment; retry shortly ({e})"
+            ))
+        } else {
+            ApiError::Internal(e.to_string())
+        }
     }
 }
 

@@ -46,14 +46,31 @@ pub struct AppState {
     pub shutdown: tokio_util::sync::CancellationToken,
 }
 
-/// Largest request body accepted (document uploads included).
+/// Largest request body of the LangGraph API's runs and state updates (a run's input or a
+/// state update can carry a whole document).
 pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// Largest body of every other request (threads, search, commands).
+pub const SMALL_BODY_LIMIT: usize = 1024 * 1024;
+
+/// Largest body of a chat turn or a prompt's answer (see [`chat::MAX_MESSAGE_BYTES`]).
+pub const CHAT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// Largest document upload (multipart or JSON): the content limit of the document store
+/// and room for the form.
+pub const DOCUMENT_BODY_LIMIT: usize = palgraph_nodes::documents::MAX_CONTENT_BYTES + 64 * 1024;
 
 async fn healthz() -> impl IntoResponse {
     Json(json!({"ok": true}))
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    if state.runs.is_draining() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"ready": false, "detail": "shutting down"})),
+        );
+    }
     match state.store.get_thread_any("readiness-probe").await {
         Ok(_) => (StatusCode::OK, Json(json!({"ready": true}))),
         Err(e) => (
@@ -74,11 +91,22 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(readyz))
         .route("/info", get(lg::info))
         .route("/openapi.json", get(openapi::openapi))
-        .route("/chat", post(chat::chat))
-        .route("/chat/resume", post(chat::resume))
+        .route(
+            "/chat",
+            post(chat::chat).layer(DefaultBodyLimit::max(CHAT_BODY_LIMIT)),
+        )
+        .route(
+            "/chat/resume",
+            post(chat::resume).layer(DefaultBodyLimit::max(CHAT_BODY_LIMIT)),
+        )
         .route("/chat/history/{thread_id}", get(chat::history))
         .route("/chat/stream/{thread_id}", get(chat::stream))
-        .route("/documents", post(documents::create).get(documents::list))
+        .route(
+            "/documents",
+            post(documents::create)
+                .layer(DefaultBodyLimit::max(DOCUMENT_BODY_LIMIT))
+                .get(documents::list),
+        )
         .route(
             "/documents/{id}",
             get(documents::get).delete(documents::delete),
@@ -117,6 +145,7 @@ pub fn router(state: AppState) -> Router {
             "/threads/{thread_id}/state",
             get(lg::get_state)
                 .post(lg::update_state)
+                .layer(DefaultBodyLimit::max(BODY_LIMIT))
                 .patch(lg::patch_state),
         )
         .route(
@@ -133,10 +162,18 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             "/threads/{thread_id}/runs",
-            get(lg::list_runs).post(lg::create_run),
+            get(lg::list_runs)
+                .post(lg::create_run)
+                .layer(DefaultBodyLimit::max(BODY_LIMIT)),
         )
-        .route("/threads/{thread_id}/runs/stream", post(lg::stream_run))
-        .route("/threads/{thread_id}/runs/wait", post(lg::wait_run))
+        .route(
+            "/threads/{thread_id}/runs/stream",
+            post(lg::stream_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
+        )
+        .route(
+            "/threads/{thread_id}/runs/wait",
+            post(lg::wait_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
+        )
         .route("/threads/{thread_id}/runs/crons", post(lg::crons))
         .route(
             "/threads/{thread_id}/runs/{run_id}",
@@ -151,16 +188,29 @@ pub fn router(state: AppState) -> Router {
             "/threads/{thread_id}/runs/{run_id}/cancel",
             post(lg::cancel_run),
         )
-        .route("/runs", post(lg::create_stateless_run))
-        .route("/runs/stream", post(lg::stream_stateless_run))
-        .route("/runs/wait", post(lg::wait_stateless_run))
-        .route("/runs/batch", post(lg::create_batch))
+        .route(
+            "/runs",
+            post(lg::create_stateless_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
+        )
+        .route(
+            "/runs/stream",
+            post(lg::stream_stateless_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
+        )
+        .route(
+            "/runs/wait",
+            post(lg::wait_stateless_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
+        )
+        .route(
+            "/runs/batch",
+            post(lg::create_batch).layer(DefaultBodyLimit::max(BODY_LIMIT)),
+        )
         .route("/runs/cancel", post(lg::cancel_many))
         .route("/runs/{run_id}/stream", get(lg::join_stream_by_run))
         .route("/runs/crons", post(lg::crons))
         .route("/runs/crons/{*rest}", axum::routing::any(lg::crons))
         .route("/store/{*rest}", axum::routing::any(lg::long_term_store))
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(SMALL_BODY_LIMIT))
+        .layer(axum::middleware::from_fn(extract::reject_nul))
         .layer(axum::middleware::from_fn(lg::cors))
         .with_state(state)
 }

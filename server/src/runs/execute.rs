@@ -33,6 +33,7 @@ use super::sink::RunSink;
 use super::spec::RunSpec;
 use super::Runs;
 use crate::graphs::GraphEntry;
+use crate::retry::Transient;
 use crate::store::{CancelAction, Claim, Finish, Run, RunState};
 
 /// The fencing epoch of a claim: later runs of a thread and later claims of a run always
@@ -95,56 +96,22 @@ impl Attempt {
         !self.is_lost()
     }
 
-    /// Runs a storage operation until it succeeds, fails for good, or the claim is lost
-    /// (`None`) or the retry budget is spent (the last error).
-    async fn persist<T, E, F, Fut>(&self, what: &str, mut op: F) -> Option<Result<T, E>>
+    /// Runs a storage operation until it succeeds, fails for good, or the retry budget is
+    /// spent (its last result), or the claim is lost (`None`).
+    async fn persist<T, E, F, Fut>(&self, what: &str, op: F) -> Option<Result<T, E>>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, E>>,
         E: std::fmt::Display + Transient,
     {
-        let started = Instant::now();
-        let mut n = 0;
-        loop {
-            if self.is_lost() {
-                return None;
-            }
-            match op().await {
-                Err(e)
-                    if e.is_transient() && started.elapsed() < self.runs.settings.storage_retry =>
-                {
-                    n += 1;
-                    tracing::warn!(error = %e, retry = n, "{what} failed; retrying");
-                    if !self.pause(backoff(n)).await {
-                        return None;
-                    }
-                }
-                other => return Some(other),
-            }
-        }
-    }
-}
-
-/// What a storage error is, for [`Attempt::persist`].
-trait Transient {
-    fn is_transient(&self) -> bool;
-}
-
-impl Transient for crate::store::StoreError {
-    fn is_transient(&self) -> bool {
-        crate::store::StoreError::is_transient(self)
-    }
-}
-
-impl Transient for CheckpointError {
-    fn is_transient(&self) -> bool {
-        CheckpointError::is_transient(self)
-    }
-}
-
-impl Transient for RunError {
-    fn is_transient(&self) -> bool {
-        RunError::is_transient(self)
+        let result = crate::retry::transient(
+            what,
+            self.runs.settings.storage_retry,
+            || !self.is_lost(),
+            op,
+        )
+        .await;
+        (!self.is_lost()).then_some(result)
     }
 }
 

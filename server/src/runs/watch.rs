@@ -159,18 +159,17 @@ async fn follow_stored(
             }
             Ok(Some(r)) => cancel_reason = r.cancel_reason.or(cancel_reason),
             Ok(None) => {
-                // Rolled back (deleted) before it could say so here, or never existed.
-                if *last > 0 || cancel_reason.is_some() {
-                    let reason = match cancel_reason.as_deref() {
-                        Some(r) => super::reason(Some(r)),
-                        None => CancelReason::Superseded,
-                    };
-                    let ev = RunEvent {
-                        seq: *last + 1,
-                        event: Event::Cancelled { reason },
-                    };
-                    let _ = send(tx, ev, last).await;
-                }
+                // Rolled back: deleted with its events (callers only watch runs they saw
+                // exist). It ended cancelled.
+                let reason = match cancel_reason.as_deref() {
+                    Some(r) => super::reason(Some(r)),
+                    None => CancelReason::Superseded,
+                };
+                let ev = RunEvent {
+                    seq: *last + 1,
+                    event: Event::Cancelled { reason },
+                };
+                let _ = send(tx, ev, last).await;
                 return Follow::Done;
             }
             Err(e) => tracing::debug!(error = %e, "could not read the run; retrying"),

@@ -46,21 +46,19 @@ impl EventWriter {
                     next = rx.try_recv().ok();
                 }
                 if !batch.is_empty() {
-                    let started = std::time::Instant::now();
-                    let mut attempt = 0u64;
-                    while let Err(e) = store.append_events(&batch).await {
-                        attempt += 1;
-                        if !e.is_transient() || started.elapsed() >= retry_for {
-                            tracing::error!(
-                                error = %e,
-                                dropped = batch.len(),
-                                "giving up on storing run events"
-                            );
-                            break;
-                        }
-                        tracing::warn!(error = %e, attempt, "could not store run events; retrying");
-                        let wait = (100 * attempt).min(1000);
-                        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                    let stored = crate::retry::transient(
+                        "storing run events",
+                        retry_for,
+                        || true,
+                        || store.append_events(&batch),
+                    )
+                    .await;
+                    if let Err(e) = stored {
+                        tracing::error!(
+                            error = %e,
+                            dropped = batch.len(),
+                            "giving up on storing run events"
+                        );
                     }
                     batch.clear();
                 }

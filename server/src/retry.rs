@@ -1,0 +1,64 @@
+//! One retry policy for storage work: exponential backoff with jitter (100 ms doubling to
+//! 2 s) for as long as a budget allows, and only while the error is transient (the database
+//! unreachable, restarting, or a transaction that lost a deadlock).
+
+use std::future::Future;
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+
+/// Whether an error may go away when the same operation is tried again.
+pub(crate) trait Transient {
+    fn is_transient(&self) -> bool;
+}
+
+impl Transient for crate::store::StoreError {
+    fn is_transient(&self) -> bool {
+        crate::store::StoreError::is_transient(self)
+    }
+}
+
+impl Transient for palgraph::checkpoint::CheckpointError {
+    fn is_transient(&self) -> bool {
+        palgraph::checkpoint::CheckpointError::is_transient(self)
+    }
+}
+
+impl Transient for palgraph::RunError {
+    fn is_transient(&self) -> bool {
+        palgraph::RunError::is_transient(self)
+    }
+}
+
+/// The backoff of storage retries, spending at most `budget` waiting.
+pub(crate) fn storage_backoff(budget: Duration) -> ExponentialBuilder {
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(100))
+        .with_max_delay(Duration::from_secs(2))
+        .with_jitter()
+        .with_jitter_seed(uuid::Uuid::new_v4().as_u64_pair().0)
+        .without_max_times()
+        .with_total_delay(Some(budget))
+}
+
+/// Runs `op` until it succeeds, fails for good, `keep_going` says stop, or `budget` is
+/// spent; returns its last result.
+pub(crate) async fn transient<T, E, F, Fut>(
+    what: &str,
+    budget: Duration,
+    keep_going: impl Fn() -> bool,
+    op: F,
+) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Transient + std::fmt::Display,
+{
+    op.retry(storage_backoff(budget))
+        .sleep(tokio::time::sleep)
+        .when(|e: &E| e.is_transient() && keep_going())
+        .notify(|e: &E, wait: Duration| {
+            tracing::warn!(error = %e, ?wait, "{what} failed; retrying");
+        })
+        .await
+}
