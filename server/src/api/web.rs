@@ -1,21 +1,71 @@
-//! The web chat page: `/`, `/app.js`, `/app.css`.
+//! The web chat page: `/`, `/app.css` and its JavaScript modules under `/js/{file}`.
 //!
 //! The files live in the top-level `web/` folder and are embedded in the binary, so
-//! `palgraph serve` is self-contained. The page is plain HTML, CSS and JavaScript (no
-//! framework, no build step); it talks to the chat contract ([`super::chat`]) with `fetch`
-//! and reads the event streams itself.
+//! `palgraph serve` is self-contained. The page is plain HTML, CSS and native JavaScript
+//! modules (no framework, no build step); it talks to the chat contract ([`super::chat`])
+//! with `fetch` and reads the event streams itself.
+//!
+//! A new file in `web/js/` is served once it is listed in [`JS`] (a test checks that every
+//! file of the folder is).
 
+use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use super::error::ApiError;
 
 const INDEX_HTML: &str = include_str!("../../../web/index.html");
-const APP_JS: &str = include_str!("../../../web/app.js");
 const APP_CSS: &str = include_str!("../../../web/app.css");
+
+/// `(name, content)` of each embedded file of `web/<dir>/`.
+macro_rules! embed {
+    ($dir:literal: $($name:literal),+ $(,)?) => {
+        &[$(($name, include_str!(concat!("../../../web/", $dir, "/", $name)))),+]
+    };
+}
+
+/// The page's modules, `web/js/*.js`, served at `/js/{name}`.
+const JS: &[(&str, &str)] = embed!("js":
+    "answer.js",
+    "api.js",
+    "composer.js",
+    "config.js",
+    "conversation.js",
+    "documents.js",
+    "dom.js",
+    "editor.js",
+    "errors.js",
+    "events.js",
+    "live.js",
+    "main.js",
+    "mentions.js",
+    "messages.js",
+    "prompt.js",
+    "reasoning.js",
+    "richtext.js",
+    "runs.js",
+    "sse.js",
+    "state.js",
+    "stop.js",
+    "stream.js",
+    "threads.js",
+    "turn.js",
+);
 
 /// What the page may load and call: only this origin.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
                    img-src 'self' data:; connect-src 'self'; object-src 'none'; \
                    base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+/// The routes of the page and its files (merged into the API router).
+pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new()
+        .route("/", get(index))
+        .route("/app.css", get(app_css))
+        .route("/js/{file}", get(js))
+}
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {
     let mut resp = body.into_response();
@@ -30,8 +80,17 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
     resp
 }
 
+/// The embedded file `name` of `table`, or 404.
+fn lookup(table: &[(&str, &'static str)], dir: &str, name: &str) -> Result<&'static str, ApiError> {
+    table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, body)| *body)
+        .ok_or_else(|| ApiError::NotFound(format!("`/{dir}/{name}`")))
+}
+
 /// `GET /`: the chat page.
-pub async fn index() -> Response {
+async fn index() -> Response {
     let mut resp = asset(INDEX_HTML, "text/html; charset=utf-8");
     let h = resp.headers_mut();
     h.insert(
@@ -45,12 +104,52 @@ pub async fn index() -> Response {
     resp
 }
 
-/// `GET /app.js`: the page's script.
-pub async fn app_js() -> Response {
-    asset(APP_JS, "text/javascript; charset=utf-8")
+/// `GET /app.css`: the page's styles.
+async fn app_css() -> Response {
+    asset(APP_CSS, "text/css; charset=utf-8")
 }
 
-/// `GET /app.css`: the page's styles.
-pub async fn app_css() -> Response {
-    asset(APP_CSS, "text/css; charset=utf-8")
+/// `GET /js/{file}`: one of the page's modules.
+async fn js(Path(file): Path<String>) -> Result<Response, ApiError> {
+    let body = lookup(JS, "js", &file)?;
+    Ok(asset(body, "text/javascript; charset=utf-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files_of(dir: &str) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../web")
+            .join(dir);
+        let mut names: Vec<String> = std::fs::read_dir(&path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn every_module_of_web_js_is_embedded() {
+        let mut embedded: Vec<String> = JS.iter().map(|(n, _)| n.to_string()).collect();
+        embedded.sort();
+        assert_eq!(embedded, files_of("js"), "list each file of web/js in `JS`");
+    }
+
+    #[test]
+    fn every_relative_import_names_an_embedded_module() {
+        for (name, body) in JS {
+            for (at, from) in body.match_indices("from './") {
+                let rest = &body[at + from.len()..];
+                let target = rest.split_once('\'').map_or(rest, |(t, _)| t);
+                assert!(
+                    JS.iter().any(|(n, _)| *n == target),
+                    "{name} imports ./{target}, which is not embedded"
+                );
+            }
+        }
+    }
 }
