@@ -1,4 +1,5 @@
-//! The web chat page: `/`, `/app.css` and its JavaScript modules under `/js/{file}`.
+//! The web chat page: `/`, `/app.css`, its JavaScript modules under `/js/{file}` and the
+//! libraries it vendors (Markdown rendering, HTML sanitizing) under `/vendor/{file}`.
 //!
 //! The files live in the top-level `web/` folder and are embedded in the binary, so
 //! `palgraph serve` is self-contained. The page is plain HTML, CSS and native JavaScript
@@ -54,6 +55,17 @@ const JS: &[(&str, &str)] = embed!("js":
     "turn.js",
 );
 
+/// Third-party files the page imports (`web/vendor/`, see its README: versions, licenses),
+/// served at `/vendor/{name}` with their license files.
+const VENDOR: &[(&str, &str)] = embed!("vendor":
+    "DOMPurify.LICENSE",
+    "DOMPurify.LICENSE-MPL",
+    "README.md",
+    "marked.LICENSE.md",
+    "marked.esm.js",
+    "purify.es.mjs",
+);
+
 /// What the page may load and call: only this origin.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
                    img-src 'self' data:; connect-src 'self'; object-src 'none'; \
@@ -65,6 +77,7 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/", get(index))
         .route("/app.css", get(app_css))
         .route("/js/{file}", get(js))
+        .route("/vendor/{file}", get(vendor))
 }
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {
@@ -115,6 +128,19 @@ async fn js(Path(file): Path<String>) -> Result<Response, ApiError> {
     Ok(asset(body, "text/javascript; charset=utf-8"))
 }
 
+/// `GET /vendor/{file}`: a vendored library or its license.
+async fn vendor(Path(file): Path<String>) -> Result<Response, ApiError> {
+    let body = lookup(VENDOR, "vendor", &file)?;
+    let content_type = if file.ends_with(".js") || file.ends_with(".mjs") {
+        "text/javascript; charset=utf-8"
+    } else if file.ends_with(".md") {
+        "text/markdown; charset=utf-8"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    Ok(asset(body, content_type))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,23 +158,39 @@ mod tests {
         names
     }
 
+    fn names(table: &[(&str, &str)]) -> Vec<String> {
+        let mut names: Vec<String> = table.iter().map(|(n, _)| n.to_string()).collect();
+        names.sort();
+        names
+    }
+
     #[test]
-    fn every_module_of_web_js_is_embedded() {
-        let mut embedded: Vec<String> = JS.iter().map(|(n, _)| n.to_string()).collect();
-        embedded.sort();
-        assert_eq!(embedded, files_of("js"), "list each file of web/js in `JS`");
+    fn every_file_of_web_js_and_web_vendor_is_embedded() {
+        assert_eq!(
+            names(JS),
+            files_of("js"),
+            "list each file of web/js in `JS`"
+        );
+        assert_eq!(
+            names(VENDOR),
+            files_of("vendor"),
+            "list each file of web/vendor in `VENDOR`"
+        );
     }
 
     #[test]
     fn every_relative_import_names_an_embedded_module() {
         for (name, body) in JS {
-            for (at, from) in body.match_indices("from './") {
-                let rest = &body[at + from.len()..];
-                let target = rest.split_once('\'').map_or(rest, |(t, _)| t);
-                assert!(
-                    JS.iter().any(|(n, _)| *n == target),
-                    "{name} imports ./{target}, which is not embedded"
-                );
+            for (dir, table) in [("./", JS), ("../vendor/", VENDOR)] {
+                let from = format!("from '{dir}");
+                for (at, _) in body.match_indices(&from) {
+                    let rest = &body[at + from.len()..];
+                    let target = rest.split_once('\'').map_or(rest, |(t, _)| t);
+                    assert!(
+                        table.iter().any(|(n, _)| *n == target),
+                        "{name} imports {dir}{target}, which is not embedded"
+                    );
+                }
             }
         }
     }
