@@ -6,8 +6,11 @@
 //! `.ci/run` installs it). `npm ci` runs in `tests/browser` when its `node_modules` is
 //! missing (playwright-core only; it never downloads a browser).
 //!
-//! Screenshots of the main states are written to `artifacts/screenshots/` at the top of
-//! the repository (listed and described at the top of `tests/browser/chat.test.mjs`).
+//! The files of steps (`TEST_FILES`) share the servers and one helper module
+//! (`tests/browser/lib.mjs`): `chat.test.mjs` covers the chat contract (statuses,
+//! streaming, prompts, stops, reloads, reconnects, errors). Screenshots of the main states
+//! are written to `artifacts/screenshots/` at the top of the repository (listed and
+//! described at the top of each file).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -22,7 +25,10 @@ use tokio::process::Command;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// The whole browser run; it normally takes well under a minute.
+/// The test files of `tests/browser`, run one after the other against the same servers.
+const TEST_FILES: [&str; 1] = ["chat.test.mjs"];
+
+/// The whole browser run; it normally takes well under a minute and a half.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn repo_root() -> PathBuf {
@@ -85,36 +91,44 @@ async fn chat_page_in_chromium() {
     .await;
     eprintln!("browser test: node {node}, server {}", server.base);
     let started = Instant::now();
-    let mut child = Command::new("node")
-        .arg("chat.test.mjs")
-        .current_dir(&dir)
-        .env("PALGRAPH_URL", &server.base)
-        .env("PALGRAPH_AUTH_URL", &auth_server.base)
-        .env("PALGRAPH_SCREENSHOTS", &shots)
-        .env("CHROMIUM", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let status = match tokio::time::timeout(BROWSER_TIMEOUT, child.wait()).await {
-        Ok(status) => status.expect("wait for node"),
-        Err(_) => {
-            let _ = child.kill().await;
-            panic!(
-                "the browser test did not finish within {} s",
-                BROWSER_TIMEOUT.as_secs()
-            );
+    let mut failed = Vec::new();
+    for file in TEST_FILES {
+        let mut child = Command::new("node")
+            .arg(file)
+            .current_dir(&dir)
+            .env("PALGRAPH_URL", &server.base)
+            .env("PALGRAPH_AUTH_URL", &auth_server.base)
+            .env("PALGRAPH_SCREENSHOTS", &shots)
+            .env("CHROMIUM", CHROMIUM)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start node");
+        let left = BROWSER_TIMEOUT.saturating_sub(started.elapsed());
+        let status = match tokio::time::timeout(left, child.wait()).await {
+            Ok(status) => status.expect("wait for node"),
+            Err(_) => {
+                let _ = child.kill().await;
+                panic!(
+                    "the browser test did not finish within {} s (in {file})",
+                    BROWSER_TIMEOUT.as_secs()
+                );
+            }
+        };
+        if !status.success() {
+            failed.push(format!("{file} ({status})"));
         }
-    };
+    }
     eprintln!(
         "browser test: {:.1} s; screenshots in {}",
         started.elapsed().as_secs_f64(),
         shots.display()
     );
     assert!(
-        status.success(),
-        "the browser test failed ({status}): see its output above and the failure-*.png \
+        failed.is_empty(),
+        "the browser test failed: {}: see its output above and the failure-*.png \
          screenshots in {}",
+        failed.join(", "),
         shots.display()
     );
 }
