@@ -6,11 +6,12 @@
 //! `.ci/run` installs it). `npm ci` runs in `tests/browser` when its `node_modules` is
 //! missing (playwright-core only; it never downloads a browser).
 //!
-//! The files of steps (`TEST_FILES`) share the servers and one helper module
-//! (`tests/browser/lib.mjs`): `chat.test.mjs` covers the chat contract (statuses,
-//! streaming, prompts, stops, reloads, reconnects, errors). Screenshots of the main states
-//! are written to `artifacts/screenshots/` at the top of the repository (listed and
-//! described at the top of each file).
+//! Two files of steps share the servers and one helper module (`tests/browser/lib.mjs`):
+//! `chat.test.mjs` (the chat contract: statuses, streaming, prompts, stops, reloads,
+//! reconnects, errors) and `daily.test.mjs` (the page a team uses daily: layout, Markdown,
+//! notices, Retry, conversations and documents, citations, another tab, dark mode,
+//! keyboard). Screenshots of the main states are written to `artifacts/screenshots/` at
+//! the top of the repository (listed and described at the top of each file).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,10 +27,10 @@ use tokio::process::Command;
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The test files of `tests/browser`, run one after the other against the same servers.
-const TEST_FILES: [&str; 1] = ["chat.test.mjs"];
+const TEST_FILES: [&str; 2] = ["chat.test.mjs", "daily.test.mjs"];
 
-/// The whole browser run; it normally takes well under a minute and a half.
-const BROWSER_TIMEOUT: Duration = Duration::from_secs(300);
+/// The whole browser run; it normally takes about two minutes.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(420);
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -83,7 +84,8 @@ async fn chat_page_in_chromium() {
 
     let server =
         TestServer::start_with(Backend::Sqlite, &[("PALASSIST_OFFLINE_PACE_MS", "40")]).await;
-    // A second server with authentication, for the step that signs in with a token.
+    // A second server with authentication, for the step that signs in with a token and for
+    // the layout step (its user gets dozens of conversations and documents).
     let auth_server = TestServer::start_with(
         Backend::Sqlite,
         &[("PALGRAPH_API_KEYS", "browser-key=browser-user")],

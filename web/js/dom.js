@@ -4,8 +4,10 @@ const $ = (id) => document.getElementById(id);
 
 /** The static elements of index.html, by role. */
 export const ui = {
+  threadSearch: $('thread-search'),
   threadList: $('thread-list'),
   threadsEmpty: $('threads-empty'),
+  threadsNoMatch: $('threads-nomatch'),
   docList: $('doc-list'),
   docsEmpty: $('docs-empty'),
   upload: $('upload-input'),
@@ -13,8 +15,12 @@ export const ui = {
   newChat: $('new-chat'),
   title: $('chat-title'),
   messages: $('messages'),
+  notice: $('notice'),
+  noticeText: $('notice-text'),
+  noticeDismiss: $('notice-dismiss'),
   error: $('error'),
   errorText: $('error-text'),
+  errorRetry: $('error-retry'),
   errorDismiss: $('error-dismiss'),
   tokenForm: $('token-form'),
   tokenInput: $('token-input'),
@@ -24,12 +30,22 @@ export const ui = {
   promptHint: $('prompt-hint'),
   promptCancel: $('prompt-cancel'),
   composer: $('composer'),
+  composerHint: $('composer-hint'),
   editor: $('editor'),
   mentionList: $('mention-list'),
   action: $('action'),
   web: $('web-search'),
   send: $('send'),
   stop: $('stop'),
+  viewer: $('viewer'),
+  viewerTitle: $('viewer-title'),
+  viewerClose: $('viewer-close'),
+  viewerNote: $('viewer-note'),
+  viewerBody: $('viewer-body'),
+  confirm: $('confirm'),
+  confirmTitle: $('confirm-title'),
+  confirmText: $('confirm-text'),
+  confirmOk: $('confirm-ok'),
 };
 
 /** The message box's placeholder when no prompt is open. */

@@ -61,7 +61,14 @@ export const editor = {
       type: 'doc',
       content: paragraphs.map((c) => (c.length ? { type: 'paragraph', content: c } : { type: 'paragraph' })),
     };
-    return { text: text.replace(/\s+$/, ''), doc, mentions, nodes: Array.from(ui.editor.childNodes, (n) => n.cloneNode(true)) };
+    return {
+      text: text.replace(/\s+$/, ''),
+      doc,
+      mentions,
+      nodes: Array.from(ui.editor.childNodes, (n) => n.cloneNode(true)),
+      action: ui.action.value || null,
+      webSearch: ui.web.checked,
+    };
   },
 
   isEmpty() {

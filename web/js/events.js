@@ -4,10 +4,12 @@
 import { api } from './api.js';
 import { Answer } from './answer.js';
 import { updateComposer } from './composer.js';
-import { reloadThread } from './conversation.js';
+import { reloadThread, showMissingMessages } from './conversation.js';
 import { scrollToEnd, ui } from './dom.js';
 import { end } from './live.js';
+import { readable } from './errors.js';
 import { addErrorLine } from './messages.js';
+import { showNotice } from './notice.js';
 import { showPrompt } from './prompt.js';
 import { state } from './state.js';
 
@@ -22,10 +24,15 @@ export function onEvent(live, ev) {
       applySnapshot(live, d);
       break;
     case 'status':
+      if (live.catchUp) {
+        // The joined run has started: its user message is in the history now.
+        live.catchUp = false;
+        showMissingMessages(live);
+      }
       live.turn.reasoning.push(d);
       break;
     case 'token':
-      live.turn.token(d.message_id, d.content || '');
+      live.turn.token(d.message_id, d.content || '', d.node, d.reset === true);
       break;
     case 'response':
       finishResponse(live, d);
@@ -34,10 +41,10 @@ export function onEvent(live, ev) {
       finishInterrupt(live, d);
       break;
     case 'error':
-      fail(live, d.message || 'The run failed.');
+      fail(live, `PalAssist could not finish this answer. ${readable(d.detail || d.message || 'The run failed.')}`, true);
       break;
     case 'cancelled':
-      finishCancelled(live);
+      finishCancelled(live, d.reason);
       break;
     default:
       break;
@@ -47,6 +54,12 @@ export function onEvent(live, ev) {
 function applySnapshot(live, s) {
   if (s.status === 'running' || s.status === 'pending') {
     live.probing = false;
+    if (!live.historyEndsWithUser && live.kind === 'join') {
+      // The history was read before this run's user message was written (the run was
+      // queued, e.g. just sent by another tab): show it once the run has started.
+      if ((s.statuses || []).length) showMissingMessages(live);
+      else live.catchUp = true;
+    }
     if (s.run_id) live.runId = s.run_id;
     live.turn.reasoning.restore(s.statuses || []);
     live.turn.partial(s.message_id, s.partial_text);
@@ -64,7 +77,7 @@ function applySnapshot(live, s) {
       else showPrompt(s.pending_interrupt);
     }
   } else if (s.status === 'error') {
-    addErrorLine(ui.messages, `The last run failed: ${s.error || 'unknown error'}`);
+    addErrorLine(ui.messages, `The last answer failed. ${readable(s.error || 'Unknown error.')}`);
   } else if (live.historyEndsWithUser && !(s.result && s.result.response) && s.run_id) {
     // The last turn left no answer: stopped before any text (the history keeps no trace
     // of that; its run does).
@@ -115,17 +128,27 @@ function finishInterrupt(live, p) {
   });
 }
 
-function finishCancelled(live) {
+function finishCancelled(live, reason) {
   live.done = true;
-  live.turn.interrupted();
+  live.turn.interrupted(reason);
   end(live);
+  if (reason === 'superseded') {
+    // Another tab or client sent a message on this conversation: say so, and show the
+    // conversation as it is now (the new message and its answer, joined live).
+    showNotice('Another tab or client sent a new message in this conversation, so the answer you were watching stopped. The new message and its answer are shown now.');
+    reloadThread(live.threadId);
+  }
 }
 
-/** The run of `live` failed (or its stream cannot go on): a message in the turn. */
-export function fail(live, message) {
+/**
+ * The run of `live` failed (or its stream cannot go on): a message in the turn, with a
+ * Retry button when `retryable` and the run knows how to start again.
+ */
+export function fail(live, message, retryable) {
   live.done = true;
   live.turn.reasoning.clear();
-  if (live.turn.answer) live.turn.answer.markInterrupted();
-  addErrorLine(live.turn.root, message);
+  if (live.turn.answer) live.turn.answer.markInterrupted('failed');
+  const retry = retryable && live.resend ? () => live.resend() : null;
+  addErrorLine(live.turn.root, message, retry);
   end(live);
 }

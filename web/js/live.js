@@ -24,6 +24,8 @@ export class Live {
     this.cancelSent = false;
     this.reloads = 0;
     this.historyEndsWithUser = false;
+    this.catchUp = false; // a joined run that was queued: show its user message once it starts
+    this.resend = null; // starts the same turn again (a failed run of a message)
   }
 
   get active() {

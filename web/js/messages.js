@@ -2,11 +2,31 @@
 // kept as muted lines, error lines.
 
 import { h, scrollToEnd, ui } from './dom.js';
-import { renderUserText } from './richtext.js';
 import { state } from './state.js';
 
-export function addUser(text) {
-  const e = h('article', { class: 'msg user', 'aria-label': 'You' });
+// A user's text with "@Document title" shown as mention chips.
+function renderUserText(target, text) {
+  const titles = state.docs.map((d) => d.title).sort((a, b) => b.length - a.length);
+  let rest = String(text);
+  while (rest) {
+    let best = null;
+    for (const t of titles) {
+      const i = rest.indexOf(`@${t}`);
+      if (i >= 0 && (best === null || i < best.i)) best = { i, t };
+    }
+    if (!best) {
+      target.append(rest);
+      break;
+    }
+    if (best.i > 0) target.append(rest.slice(0, best.i));
+    target.append(h('span', { class: 'mention', text: `@${best.t}` }));
+    rest = rest.slice(best.i + best.t.length + 1);
+  }
+}
+
+/** A message of the user (`id`: its id in the history, when known). */
+export function addUser(text, id) {
+  const e = h('article', { class: 'msg user', 'aria-label': 'You', dataset: id ? { messageId: id } : null });
   renderUserText(e, text);
   ui.messages.append(e);
   scrollToEnd();
@@ -48,8 +68,10 @@ export function addPromptRecord(message, answer) {
   return e;
 }
 
-export function addErrorLine(parent, message) {
-  const e = h('div', { class: 'msg error-line', role: 'alert', text: message });
+/** An error in the conversation; with `retry`, a Retry button that runs it. */
+export function addErrorLine(parent, message, retry) {
+  const e = h('div', { class: 'msg error-line', role: 'alert' }, h('p', { text: message }));
+  if (retry) e.append(h('button', { type: 'button', class: 'button small', text: 'Retry', onclick: retry }));
   parent.append(e);
   scrollToEnd();
   return e;

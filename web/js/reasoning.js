@@ -92,6 +92,31 @@ export class Reasoning {
     scrollToEnd();
   }
 
+  /**
+   * The answer of `node` started streaming: its status line shows at once, and the lines
+   * queued before it are dropped (their documents and web query are kept).
+   */
+  follow(node) {
+    if (this.current && this.current.node === node && !this.queue.length) return;
+    let at = -1;
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      if (this.queue[i].node === node) {
+        at = i;
+        break;
+      }
+    }
+    if (at < 0 && this.current && this.current.node === node) return;
+    if (at < 0) at = this.queue.length - 1;
+    if (at < 0) return;
+    const it = this.queue[at];
+    for (const skipped of this.queue.slice(0, at)) {
+      for (const d of skipped.docs) this.addPill(d);
+      it.webQuery = it.webQuery || skipped.webQuery;
+    }
+    this.queue = this.queue.slice(at + 1);
+    this.show(it);
+  }
+
   /** Runs `fn` once every queued line had its time on screen. */
   whenDrained(fn) {
     if (!this.timer && !this.queue.length) fn();

@@ -9,6 +9,7 @@ import { hideError, showError } from './errors.js';
 import { Live, detach, end } from './live.js';
 import { closeMentions } from './mentions.js';
 import { addPromptRecord, addUser } from './messages.js';
+import { hideNotice } from './notice.js';
 import { hidePrompt, showPrompt } from './prompt.js';
 import { state, uuid } from './state.js';
 import { drive, jsonPost, reconnectRequest } from './stream.js';
@@ -16,7 +17,7 @@ import { setThread, setTitle } from './threads.js';
 import { Turn } from './turn.js';
 
 /** Sends what the message box holds: a new turn, or the answer to an open text prompt. */
-export async function send() {
+export function send() {
   closeMentions();
   const draft = editor.read();
   const p = state.prompt;
@@ -28,6 +29,14 @@ export async function send() {
     return;
   }
   if (!draft.text.trim()) return;
+  editor.clear();
+  submit(draft);
+}
+
+// Starts a turn with `draft` (what `editor.read()` returned): the user's message, then the
+// run's statuses and answer. A start that fails gives the draft back.
+async function submit(draft) {
+  const p = state.prompt;
   let strategy = null;
   const current = state.live;
   if (current) {
@@ -49,12 +58,19 @@ export async function send() {
   if (!state.threadId) setThread(uuid());
   const threadId = state.threadId;
   hideError();
-  editor.clear();
+  hideNotice();
   for (const w of ui.messages.querySelectorAll('.welcome')) w.remove();
   const userEl = addUser(draft.text);
   if (ui.messages.querySelectorAll('.msg.user').length === 1) setTitle(draft.text);
   const turn = new Turn();
   const live = new Live(threadId, turn, 'chat');
+  // A failed run can be sent again: the thread kept nothing of it.
+  live.resend = () => {
+    if (state.threadId !== threadId || (state.live && state.live.active)) return;
+    userEl.remove();
+    turn.remove();
+    submit(draft);
+  };
   state.live = live;
   updateComposer();
   const body = {
@@ -63,8 +79,8 @@ export async function send() {
     thread_id: threadId,
     tagged_doc_ids: draft.mentions.map((m) => m.id),
     tagged_set_ids: [],
-    action: ui.action.value || null,
-    enable_web_search: ui.web.checked,
+    action: draft.action,
+    enable_web_search: draft.webSearch,
     client_turn_id: uuid(),
     multitask_strategy: strategy,
     on_disconnect: 'continue',
@@ -76,7 +92,8 @@ export async function send() {
     live.done = true;
     end(live);
     if (editor.isEmpty()) editor.restore(draft);
-    showError(err);
+    const retry = err.status === 409 || err.status === 401 ? null : () => send();
+    showError(err, { retry, context: err.status === 409 || err.status === 0 ? '' : 'Your message was not sent.' });
     // Show what is going on in the conversation: its history and the running answer.
     if (err.status === 409) reloadThread(threadId);
   });
@@ -104,8 +121,9 @@ export function answerPrompt(value, label) {
     record.remove();
     live.done = true;
     end(live);
-    showError(err);
-    if (err.status === 400 || err.status === 409) reloadThread(live.threadId);
+    const again = err.status === 400 || err.status === 409;
+    showError(err, { retry: again ? null : () => answerPrompt(value, label), context: 'Your answer was not sent.' });
+    if (again) reloadThread(live.threadId);
     else showPrompt(p);
   });
 }

@@ -1,10 +1,11 @@
-// The conversations in the sidebar (POST /threads/search), the open one, the title.
+// The conversations (POST /threads/search; PATCH and DELETE /threads/{id}), the open one
+// (in the URL: `#/c/<id>`), its title.
 
 import { api } from './api.js';
-import { openThread } from './conversation.js';
-import { h, ui } from './dom.js';
+import { ui } from './dom.js';
 import { showError } from './errors.js';
 import { state } from './state.js';
+import { renderThreads } from './threadlist.js';
 
 /** The conversation's title in the header and the window title. */
 export function setTitle(text) {
@@ -13,40 +14,20 @@ export function setTitle(text) {
   document.title = t ? `${ui.title.textContent} · PalAssist` : 'PalAssist · palgraph';
 }
 
-function threadTitle(t) {
+/** A conversation's title given by its user (metadata.title), if any. */
+export function customTitle(t) {
+  const v = t && t.metadata && t.metadata.title;
+  return typeof v === 'string' && v.trim() ? v.trim() : null;
+}
+
+/** How a conversation is listed: its title, else its first message. */
+export function threadTitle(t) {
+  const custom = customTitle(t);
+  if (custom) return custom;
   const msgs = (t.values && t.values.messages) || [];
   const first = msgs.find((m) => m.type === 'human' || m.role === 'user');
   const text = first && typeof first.content === 'string' ? first.content : '';
   return text.trim() || 'New conversation';
-}
-
-export function renderThreads() {
-  ui.threadList.replaceChildren();
-  for (const t of state.threads) {
-    const badge = t.status === 'busy' ? 'answering' : t.status === 'interrupted' ? 'waiting for you' : t.status === 'error' ? 'failed' : '';
-    let title = threadTitle(t);
-    if (t.thread_id === state.threadId && title === 'New conversation') title = ui.title.textContent;
-    ui.threadList.append(
-      h(
-        'li',
-        null,
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'thread-item',
-            'aria-current': t.thread_id === state.threadId ? 'true' : null,
-            dataset: { threadId: t.thread_id },
-            title,
-            onclick: () => openThread(t.thread_id),
-          },
-          h('span', { class: 'thread-title', text: title }),
-          badge ? h('span', { class: 'thread-badge', text: badge }) : null,
-        ),
-      ),
-    );
-  }
-  ui.threadsEmpty.hidden = state.threads.length > 0;
 }
 
 let threadsPending = null;
@@ -68,7 +49,7 @@ export function refreshThreads() {
   return threadsPending;
 }
 
-/** Makes `id` the open conversation (in the URL too: `#/c/<id>`). */
+/** Makes `id` the open conversation (in the URL too). */
 export function setThread(id) {
   state.threadId = id;
   const want = id ? `#/c/${id}` : '#/';
@@ -80,4 +61,24 @@ export function setThread(id) {
 export function threadFromHash() {
   const m = /^#\/c\/([0-9a-fA-F-]{36})$/.exec(location.hash);
   return m ? m[1] : null;
+}
+
+/** Gives conversation `id` the title `title` (empty: back to its first message). */
+export async function renameThread(id, title) {
+  const clean = String(title || '').trim();
+  const t = await api('PATCH', `/threads/${encodeURIComponent(id)}`, { metadata: { title: clean || null } });
+  const i = state.threads.findIndex((x) => x.thread_id === id);
+  if (i >= 0) state.threads[i].metadata = (t && t.metadata) || { ...state.threads[i].metadata, title: clean || null };
+  renderThreads();
+  if (state.threadId === id) {
+    const firstUser = ui.messages.querySelector('.msg.user');
+    setTitle(clean || (firstUser ? firstUser.textContent : ''));
+  }
+}
+
+/** Deletes conversation `id` (its runs and checkpoints too). */
+export async function deleteThread(id) {
+  await api('DELETE', `/threads/${encodeURIComponent(id)}`);
+  state.threads = state.threads.filter((x) => x.thread_id !== id);
+  renderThreads();
 }

@@ -23,13 +23,18 @@ export class Turn {
     return this.answer;
   }
 
-  /** A `token` event: text appended to the answer `messageId`. */
-  token(messageId, content) {
+  /**
+   * A `token` event: `content` appended to the answer `messageId` (or, with `reset`, its
+   * text so far replaced by `content`). The status line follows: it shows the node
+   * writing the answer from its first token on.
+   */
+  token(messageId, content, node, reset) {
     if (messageId !== this.messageId) {
       this.messageId = messageId;
       this.text = '';
+      this.reasoning.follow(node);
     }
-    this.text += content;
+    this.text = reset ? content : this.text + content;
     this.ensureAnswer().setText(this.text, true);
     scrollToEnd();
   }
@@ -46,9 +51,10 @@ export class Turn {
     this.answer = null;
   }
 
-  interrupted() {
+  /** The run stopped (`reason`: user_cancelled, superseded, ...): the answer so far is kept. */
+  interrupted(reason) {
     this.reasoning.clear();
-    this.ensureAnswer().markInterrupted();
+    this.ensureAnswer().markInterrupted(reason);
     scrollToEnd();
   }
 
