@@ -6,8 +6,12 @@
 //! `.ci/run` installs it). `npm ci` runs in `tests/browser` when its `node_modules` is
 //! missing (playwright-core only; it never downloads a browser).
 //!
-//! Screenshots of the main states are written to `artifacts/screenshots/` at the top of
-//! the repository (listed and described at the top of `tests/browser/chat.test.mjs`).
+//! Two files of steps share the servers and one helper module (`tests/browser/lib.mjs`):
+//! `chat.test.mjs` (the chat contract: statuses, streaming, prompts, stops, reloads,
+//! reconnects, errors) and `daily.test.mjs` (the page a team uses daily: layout, Markdown,
+//! notices, Retry, conversations and documents, citations, another tab, dark mode,
+//! keyboard). Screenshots of the main states are written to `artifacts/screenshots/` at
+//! the top of the repository (listed and described at the top of each file).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -22,8 +26,11 @@ use tokio::process::Command;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// The whole browser run; it normally takes well under a minute.
-const BROWSER_TIMEOUT: Duration = Duration::from_secs(300);
+/// The test files of `tests/browser`, run one after the other against the same servers.
+const TEST_FILES: [&str; 2] = ["chat.test.mjs", "daily.test.mjs"];
+
+/// The whole browser run; it normally takes about two minutes.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(420);
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -77,7 +84,8 @@ async fn chat_page_in_chromium() {
 
     let server =
         TestServer::start_with(Backend::Sqlite, &[("PALASSIST_OFFLINE_PACE_MS", "40")]).await;
-    // A second server with authentication, for the step that signs in with a token.
+    // A second server with authentication, for the step that signs in with a token and for
+    // the layout step (its user gets dozens of conversations and documents).
     let auth_server = TestServer::start_with(
         Backend::Sqlite,
         &[("PALGRAPH_API_KEYS", "browser-key=browser-user")],
@@ -85,36 +93,44 @@ async fn chat_page_in_chromium() {
     .await;
     eprintln!("browser test: node {node}, server {}", server.base);
     let started = Instant::now();
-    let mut child = Command::new("node")
-        .arg("chat.test.mjs")
-        .current_dir(&dir)
-        .env("PALGRAPH_URL", &server.base)
-        .env("PALGRAPH_AUTH_URL", &auth_server.base)
-        .env("PALGRAPH_SCREENSHOTS", &shots)
-        .env("CHROMIUM", CHROMIUM)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
-    let status = match tokio::time::timeout(BROWSER_TIMEOUT, child.wait()).await {
-        Ok(status) => status.expect("wait for node"),
-        Err(_) => {
-            let _ = child.kill().await;
-            panic!(
-                "the browser test did not finish within {} s",
-                BROWSER_TIMEOUT.as_secs()
-            );
+    let mut failed = Vec::new();
+    for file in TEST_FILES {
+        let mut child = Command::new("node")
+            .arg(file)
+            .current_dir(&dir)
+            .env("PALGRAPH_URL", &server.base)
+            .env("PALGRAPH_AUTH_URL", &auth_server.base)
+            .env("PALGRAPH_SCREENSHOTS", &shots)
+            .env("CHROMIUM", CHROMIUM)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start node");
+        let left = BROWSER_TIMEOUT.saturating_sub(started.elapsed());
+        let status = match tokio::time::timeout(left, child.wait()).await {
+            Ok(status) => status.expect("wait for node"),
+            Err(_) => {
+                let _ = child.kill().await;
+                panic!(
+                    "the browser test did not finish within {} s (in {file})",
+                    BROWSER_TIMEOUT.as_secs()
+                );
+            }
+        };
+        if !status.success() {
+            failed.push(format!("{file} ({status})"));
         }
-    };
+    }
     eprintln!(
         "browser test: {:.1} s; screenshots in {}",
         started.elapsed().as_secs_f64(),
         shots.display()
     );
     assert!(
-        status.success(),
-        "the browser test failed ({status}): see its output above and the failure-*.png \
+        failed.is_empty(),
+        "the browser test failed: {}: see its output above and the failure-*.png \
          screenshots in {}",
+        failed.join(", "),
         shots.display()
     );
 }

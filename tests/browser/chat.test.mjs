@@ -5,17 +5,16 @@
 //   cargo test -p palgraph-server --test browser      # starts the server, runs this file
 //   node tests/browser/chat.test.mjs http://127.0.0.1:8123   # against a server you started
 //
-// Environment: PALGRAPH_URL (or the first argument), PALGRAPH_SCREENSHOTS (default
-// <repo>/artifacts/screenshots), CHROMIUM (default /usr/bin/chromium), PALGRAPH_AUTH_URL (a
-// second server started with PALGRAPH_API_KEYS=browser-key=<user>, for the auth step; the
-// step is skipped without it), PALGRAPH_BROWSER_ONLY (run only the steps whose name has it).
+// Environment (see lib.mjs): PALGRAPH_URL (or the first argument), PALGRAPH_SCREENSHOTS,
+// CHROMIUM, PALGRAPH_AUTH_URL (a second server started with PALGRAPH_API_KEYS=browser-key=<user>,
+// for the auth step; the step is skipped without it), PALGRAPH_BROWSER_ONLY.
 //
 // Screenshots (artifacts/screenshots/, kept by CI as artifacts):
 //   01-statuses-and-streaming-answer.png  PalReasoning (status line, document pills) while the answer streams
 //   02-answer-with-sources.png            the finished answer, its sources, the conversation in the sidebar
 //   03-mention-picker.png                 typing "@reten": the document picker
 //   03a-web-search-query.png              explicit action + web search: the web query under the status line
-//   04-doc-choice-prompt.png              PalAssist doc_choice prompt with "All of these"
+//   04-doc-choice-prompt.png              PalAssist doc_choice prompt: document pills, "All of these" apart, the composer hint
 //   05-text-input-prompt.png              PalAssist text_input prompt, the message box answers it
 //   06-cancelled-prompt.png               a prompt cancelled: kept as a muted line, no cancel answer
 //   07-stopped-response-interrupted.png   Stop mid-answer: the partial answer marked "Response interrupted"
@@ -26,163 +25,32 @@
 //   12-error-server-down.png              the server cannot be reached: a message, no spinner
 //   13-error-thread-busy.png              409 thread_busy: a message, and the running answer joined
 //   14-error-timeout.png                  no event for the idle timeout: a message, no spinner
-//   failure-<step>.png                    the page when a step failed
+//   failure-chat-<step>.png               the page when a step failed
+// (tests/browser/daily.test.mjs takes the 15-… to 27-… screenshots)
 
-import { chromium } from 'playwright-core';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const BASE = (process.env.PALGRAPH_URL || process.argv[2] || '').replace(/\/$/, '');
-const SHOTS = process.env.PALGRAPH_SCREENSHOTS || path.resolve(here, '../../artifacts/screenshots');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const STEP_TIMEOUT_MS = 40_000;
-
-if (!BASE) {
-  console.error('usage: node chat.test.mjs <server url>   (or set PALGRAPH_URL)');
-  process.exit(2);
-}
-if (!fs.existsSync(CHROMIUM)) {
-  console.error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
-  process.exit(2);
-}
-fs.mkdirSync(SHOTS, { recursive: true });
-for (const f of fs.readdirSync(SHOTS)) if (f.startsWith('failure-')) fs.rmSync(path.join(SHOTS, f));
-
-const DOC_Q = 'What is the data retention period for customer records?';
-const AMBIGUOUS = 'Summarize the data retention policy';
-const COMPARE_ONE = 'compare the capital requirements regulation';
-const LONG = 'Summarize the AML policy'; // ~140 streamed words: several seconds at 40 ms a word
-
-// ------------------------------------------------------------------ helpers
-
-class Failure extends Error {}
-
-function check(cond, msg) {
-  if (!cond) throw new Failure(msg);
-}
-
-function eq(actual, expected, msg) {
-  if (JSON.stringify(actual) !== JSON.stringify(expected)) {
-    throw new Failure(`${msg}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
-  }
-}
-
-async function api(method, p, body) {
-  const r = await fetch(BASE + p, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch (_) {
-    json = text;
-  }
-  return { status: r.status, json };
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(SHOTS, name) });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Every text the streaming answer bubble showed, and every PalReasoning line with its time.
-async function record(page) {
-  await page.evaluate(() => {
-    const log = { statuses: [], answers: [], t0: performance.now() };
-    window.__rec = log;
-    let lastStatus = null;
-    const look = () => {
-      const reasoning = [...document.querySelectorAll('.turn .reasoning')].filter((r) => !r.hidden);
-      const s = reasoning.length ? reasoning[reasoning.length - 1].querySelector('.status-text').textContent : '<cleared>';
-      if (s !== lastStatus) {
-        log.statuses.push({ text: s, t: performance.now() });
-        lastStatus = s;
-      }
-      for (const a of document.querySelectorAll('.turn .msg.assistant .content')) {
-        const t = a.textContent;
-        if (log.answers[log.answers.length - 1] !== t) log.answers.push(t);
-      }
-    };
-    new MutationObserver(look).observe(document.getElementById('messages'), {
-      subtree: true,
-      childList: true,
-      characterData: true,
-      attributes: true,
-      attributeFilter: ['hidden'],
-    });
-    look();
-  });
-}
-
-async function recorded(page) {
-  return page.evaluate(() => window.__rec);
-}
-
-async function open(ctx, hash = '') {
-  const page = await ctx.newPage();
-  page.__errors = [];
-  page.on('pageerror', (e) => page.__errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource|ERR_/.test(m.text())) page.__errors.push(m.text());
-  });
-  await page.goto(`${BASE}/${hash}`);
-  await page.waitForSelector('body[data-ready="true"]');
-  return page;
-}
-
-async function type(page, text) {
-  await page.locator('#editor').click();
-  await page.keyboard.type(text);
-}
-
-async function send(page, text) {
-  await type(page, text);
-  await page.keyboard.press('Enter');
-}
-
-// Waits until no run is followed: no Stop button, nothing streams, PalReasoning is cleared.
-async function settled(page) {
-  await page.waitForFunction(
-    () =>
-      document.getElementById('stop').hidden &&
-      !document.querySelector('.msg.streaming') &&
-      !document.querySelector('.reasoning:not([hidden])'),
-    null,
-    { timeout: 20_000 },
-  );
-}
-
-async function finalAnswer(page) {
-  const a = page.locator('.msg.assistant:not(.streaming)').last();
-  await a.waitFor();
-  return a;
-}
-
-function threadOf(page) {
-  const m = /#\/c\/([0-9a-f-]{36})$/.exec(page.url());
-  check(m, `the page URL names its conversation: ${page.url()}`);
-  return m[1];
-}
-
-async function history(thread) {
-  const r = await api('GET', `/chat/history/${thread}`);
-  eq(r.status, 200, 'history status');
-  return r.json;
-}
-
-async function noSpinner(page) {
-  const spinning = await page.evaluate(
-    () => [...document.querySelectorAll('.reasoning')].filter((r) => !r.hidden && r.isConnected).length,
-  );
-  eq(spinning, 0, 'visible PalReasoning spinners');
-}
+import {
+  AMBIGUOUS,
+  BASE,
+  COMPARE_ONE,
+  DOC_Q,
+  LONG,
+  api,
+  check,
+  eq,
+  finalAnswer,
+  history,
+  noSpinner,
+  open,
+  record,
+  recorded,
+  run,
+  send,
+  settled,
+  shot,
+  sleep,
+  threadOf,
+  type,
+} from './lib.mjs';
 
 // ------------------------------------------------------------------ the steps
 
@@ -203,14 +71,23 @@ step('statuses then the streamed answer', async (ctx) => {
   const text = await answer.locator('.content').innerText();
   check(text.includes('retained for 5 years') && text.includes('retained for 7 years'), `answer text: ${text}`);
   check(await answer.locator('.citations summary').innerText() === 'Sources (3)', 'three sources listed');
-  // The statuses came in order, none dropped, each on screen for at least 300 ms.
+  // The statuses came in order; each stayed on screen for at least 300 ms until the answer
+  // started streaming; then the line showed the node writing the answer at once.
   const rec = await recorded(page);
   const lines = rec.statuses.filter((s) => s.text !== '<cleared>').map((s) => s.text);
   const want = ['Clarifying intent...', 'Finding documents...', 'Validating request...', 'Researching your question...', 'Formatting response...'];
-  eq(lines, want, 'status lines shown');
+  let k = 0;
+  for (const l of lines) {
+    const i = want.indexOf(l, k);
+    check(i >= 0, `status lines in order, none twice: ${JSON.stringify(lines)}`);
+    k = i + 1;
+  }
+  eq(lines[0], want[0], 'the first status line');
+  eq(rec.statusAtFirstText, 'Researching your question...', 'the status line when the answer text starts');
   for (let i = 0; i + 1 < rec.statuses.length; i++) {
-    const shown = rec.statuses[i + 1].t - rec.statuses[i].t;
-    if (rec.statuses[i].text !== '<cleared>') check(shown >= 290, `"${rec.statuses[i].text}" was shown ${shown.toFixed(0)} ms`);
+    const end = rec.statuses[i + 1].t;
+    const shown = end - rec.statuses[i].t;
+    if (rec.statuses[i].text !== '<cleared>' && end < rec.firstTextAt - 5) check(shown >= 290, `"${rec.statuses[i].text}" was shown ${shown.toFixed(0)} ms`);
   }
   // Tokens appeared as they came: many intermediate texts, each a prefix of the next.
   check(rec.answers.length > 10, `the answer streamed (${rec.answers.length} renders)`);
@@ -283,21 +160,29 @@ step('explicit action and web search: sent, and the web query shown', async (ctx
   await page.close();
 });
 
-step('upload a document, then mention it', async (ctx) => {
+step('upload: the title is the first "# heading" (dropped from the text), else the file name; then mention it', async (ctx) => {
   const page = await open(ctx);
   const title = `Travel Policy ${Date.now()}`;
-  await page.locator('#upload-input').setInputFiles({
-    name: `${title}.md`,
-    mimeType: 'text/markdown',
-    buffer: Buffer.from('# Travel\n\nEmployees must book economy class for flights under six hours.\n'),
-  });
-  await page.locator('#upload-status', { hasText: 'Uploaded 1 document.' }).waitFor();
+  const plain = `meeting-notes-${Date.now()}`;
+  await page.locator('#upload-input').setInputFiles([
+    {
+      name: 'travel.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from(`# ${title}\n\nEmployees must book economy class for flights under six hours.\n`),
+    },
+    { name: `${plain}.txt`, mimeType: 'text/plain', buffer: Buffer.from('Notes without a heading.\n') },
+  ]);
+  await page.locator('#upload-status', { hasText: 'Uploaded 2 documents.' }).waitFor();
   await page.locator('.doc-item', { hasText: title }).waitFor();
+  await page.locator('.doc-item', { hasText: plain }).waitFor();
   // A click on a document in the list mentions it in the message box.
   await page.locator('.doc-item', { hasText: title }).click();
   const id = await page.locator('#editor .mention').getAttribute('data-id');
   const doc = (await api('GET', `/documents/${id}`)).json;
-  eq(doc.title, title, 'the mentioned document');
+  eq(doc.title, title, 'the title, from the heading');
+  eq(doc.content.trim(), 'Employees must book economy class for flights under six hours.', 'the text, without its heading');
+  const other = (await api('GET', '/documents')).json.find((d) => d.title === plain);
+  check(other, `the file without a heading is titled by its name (${plain})`);
   await page.close();
 });
 
@@ -309,6 +194,10 @@ step('doc_choice: click an option', async (ctx) => {
   check((await page.locator('#prompt-message').innerText()).includes('could be several of your documents'), 'doc_choice message');
   const labels = await page.locator('#prompt-options button').allInnerTexts();
   eq(labels, ['Data Retention Policy 2023', 'Data Retention Policy 2024', 'All of these'], 'options');
+  // Documents as pills; "All of these" set apart; the composer says a choice is awaited.
+  eq(await page.locator('#prompt-options .option-pill.doc').allInnerTexts(), labels.slice(0, 2), 'document pills');
+  eq(await page.locator('#prompt-options .option-all').allInnerTexts(), ['All of these'], '"All of these", styled apart');
+  await page.locator('#composer-hint', { hasText: 'waiting for your choice' }).waitFor();
   await noSpinner(page);
   await shot(page, '04-doc-choice-prompt.png');
   const req = page.waitForRequest((r) => r.url() === `${BASE}/chat/resume`);
@@ -317,6 +206,7 @@ step('doc_choice: click an option', async (ctx) => {
   const d2024 = (await api('GET', '/documents')).json.find((d) => d.title === 'Data Retention Policy 2024');
   eq(body.resume_value, { type: 'doc_choice', value: d2024.id }, 'resume value');
   await prompt.waitFor({ state: 'hidden' });
+  check(await page.locator('#composer-hint').isHidden(), 'no hint once the prompt is answered');
   await page.locator('.prompt-record', { hasText: 'answered: Data Retention Policy 2024' }).waitFor();
   const answer = await finalAnswer(page);
   check((await answer.innerText()).includes('Data Retention Policy 2024'), 'the answer summarizes the chosen document');
@@ -645,56 +535,4 @@ step('keyboard: every control is a reachable button', async (ctx) => {
   await page.close();
 });
 
-// ------------------------------------------------------------------ runner
-
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'palgraph-chromium-'));
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-  viewport: { width: 1280, height: 860 },
-});
-
-let passed = 0;
-let failed = 0;
-const started = Date.now();
-const only = process.env.PALGRAPH_BROWSER_ONLY; // run only the steps whose name has this
-for (const s of steps.filter((x) => !only || x.name.includes(only))) {
-  const t0 = Date.now();
-  const before = new Set(browser.pages());
-  try {
-    let timer;
-    await Promise.race([
-      s.fn(browser),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Failure(`timed out after ${STEP_TIMEOUT_MS / 1000} s`)), STEP_TIMEOUT_MS);
-      }),
-    ]).finally(() => clearTimeout(timer));
-    const errors = browser.pages().flatMap((p) => p.__errors || []);
-    check(errors.length === 0, `errors in the page: ${errors.join(' | ')}`);
-    passed += 1;
-    console.log(`ok   ${s.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  } catch (e) {
-    failed += 1;
-    console.log(`FAIL ${s.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n     ${e.stack || e}`);
-    const open = browser.pages().filter((p) => !before.has(p));
-    const slug = s.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50);
-    if (open.length) await open[open.length - 1].screenshot({ path: path.join(SHOTS, `failure-${slug}.png`) }).catch(() => {});
-  } finally {
-    for (const p of browser.pages()) if (!before.has(p)) await p.close().catch(() => {});
-  }
-}
-await browser.close();
-fs.rmSync(profile, { recursive: true, force: true });
-console.log(`browser: ${((Date.now() - started) / 1000).toFixed(1)} s, screenshots in ${SHOTS}`);
-console.log(failed ? `browser steps: ${failed} FAILED, ${passed} ok` : `browser steps: all ${passed} ok`);
-process.exit(failed ? 1 : 0);
+await run('chat', steps);

@@ -83,9 +83,7 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 /// The router with every endpoint.
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/", get(web::index))
-        .route("/app.js", get(web::app_js))
-        .route("/app.css", get(web::app_css))
+        .merge(web::routes())
         .route("/healthz", get(healthz))
         .route("/ok", get(healthz))
         .route("/readyz", get(readyz))

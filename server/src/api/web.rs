@@ -1,21 +1,93 @@
-//! The web chat page: `/`, `/app.js`, `/app.css`.
+//! The web chat page: `/`, `/app.css`, its JavaScript modules under `/js/{file}` and the
+//! libraries it vendors (Markdown rendering, HTML sanitizing) under `/vendor/{file}`.
 //!
 //! The files live in the top-level `web/` folder and are embedded in the binary, so
-//! `palgraph serve` is self-contained. The page is plain HTML, CSS and JavaScript (no
-//! framework, no build step); it talks to the chat contract ([`super::chat`]) with `fetch`
-//! and reads the event streams itself.
+//! `palgraph serve` is self-contained. The page is plain HTML, CSS and native JavaScript
+//! modules (no framework, no build step); it talks to the chat contract ([`super::chat`])
+//! with `fetch` and reads the event streams itself.
+//!
+//! A new file in `web/js/` is served once it is listed in [`JS`] (a test checks that every
+//! file of the folder is).
 
+use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use super::error::ApiError;
 
 const INDEX_HTML: &str = include_str!("../../../web/index.html");
-const APP_JS: &str = include_str!("../../../web/app.js");
 const APP_CSS: &str = include_str!("../../../web/app.css");
+
+/// `(name, content)` of each embedded file of `web/<dir>/`.
+macro_rules! embed {
+    ($dir:literal: $($name:literal),+ $(,)?) => {
+        &[$(($name, include_str!(concat!("../../../web/", $dir, "/", $name)))),+]
+    };
+}
+
+/// The page's modules, `web/js/*.js`, served at `/js/{name}`.
+const JS: &[(&str, &str)] = embed!("js":
+    "answer.js",
+    "api.js",
+    "clipboard.js",
+    "composer.js",
+    "config.js",
+    "contract.js",
+    "conversation.js",
+    "dialogs.js",
+    "documents.js",
+    "dom.js",
+    "editor.js",
+    "errors.js",
+    "events.js",
+    "highlight.js",
+    "live.js",
+    "main.js",
+    "markdown.js",
+    "mentions.js",
+    "messages.js",
+    "notice.js",
+    "notices.js",
+    "prompt.js",
+    "reasoning.js",
+    "runs.js",
+    "sse.js",
+    "state.js",
+    "stop.js",
+    "stream.js",
+    "threadlist.js",
+    "threads.js",
+    "turn.js",
+    "upload.js",
+    "viewer.js",
+);
+
+/// Third-party files the page imports (`web/vendor/`, see its README: versions, licenses),
+/// served at `/vendor/{name}` with their license files.
+const VENDOR: &[(&str, &str)] = embed!("vendor":
+    "DOMPurify.LICENSE",
+    "DOMPurify.LICENSE-MPL",
+    "README.md",
+    "marked.LICENSE.md",
+    "marked.esm.js",
+    "purify.es.mjs",
+);
 
 /// What the page may load and call: only this origin.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
                    img-src 'self' data:; connect-src 'self'; object-src 'none'; \
                    base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+/// The routes of the page and its files (merged into the API router).
+pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new()
+        .route("/", get(index))
+        .route("/app.css", get(app_css))
+        .route("/js/{file}", get(js))
+        .route("/vendor/{file}", get(vendor))
+}
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {
     let mut resp = body.into_response();
@@ -30,8 +102,17 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
     resp
 }
 
+/// The embedded file `name` of `table`, or 404.
+fn lookup(table: &[(&str, &'static str)], dir: &str, name: &str) -> Result<&'static str, ApiError> {
+    table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, body)| *body)
+        .ok_or_else(|| ApiError::NotFound(format!("`/{dir}/{name}`")))
+}
+
 /// `GET /`: the chat page.
-pub async fn index() -> Response {
+async fn index() -> Response {
     let mut resp = asset(INDEX_HTML, "text/html; charset=utf-8");
     let h = resp.headers_mut();
     h.insert(
@@ -45,12 +126,81 @@ pub async fn index() -> Response {
     resp
 }
 
-/// `GET /app.js`: the page's script.
-pub async fn app_js() -> Response {
-    asset(APP_JS, "text/javascript; charset=utf-8")
+/// `GET /app.css`: the page's styles.
+async fn app_css() -> Response {
+    asset(APP_CSS, "text/css; charset=utf-8")
 }
 
-/// `GET /app.css`: the page's styles.
-pub async fn app_css() -> Response {
-    asset(APP_CSS, "text/css; charset=utf-8")
+/// `GET /js/{file}`: one of the page's modules.
+async fn js(Path(file): Path<String>) -> Result<Response, ApiError> {
+    let body = lookup(JS, "js", &file)?;
+    Ok(asset(body, "text/javascript; charset=utf-8"))
+}
+
+/// `GET /vendor/{file}`: a vendored library or its license.
+async fn vendor(Path(file): Path<String>) -> Result<Response, ApiError> {
+    let body = lookup(VENDOR, "vendor", &file)?;
+    let content_type = if file.ends_with(".js") || file.ends_with(".mjs") {
+        "text/javascript; charset=utf-8"
+    } else if file.ends_with(".md") {
+        "text/markdown; charset=utf-8"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    Ok(asset(body, content_type))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files_of(dir: &str) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../web")
+            .join(dir);
+        let mut names: Vec<String> = std::fs::read_dir(&path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn names(table: &[(&str, &str)]) -> Vec<String> {
+        let mut names: Vec<String> = table.iter().map(|(n, _)| n.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn every_file_of_web_js_and_web_vendor_is_embedded() {
+        assert_eq!(
+            names(JS),
+            files_of("js"),
+            "list each file of web/js in `JS`"
+        );
+        assert_eq!(
+            names(VENDOR),
+            files_of("vendor"),
+            "list each file of web/vendor in `VENDOR`"
+        );
+    }
+
+    #[test]
+    fn every_relative_import_names_an_embedded_module() {
+        for (name, body) in JS {
+            for (dir, table) in [("./", JS), ("../vendor/", VENDOR)] {
+                let from = format!("from '{dir}");
+                for (at, _) in body.match_indices(&from) {
+                    let rest = &body[at + from.len()..];
+                    let target = rest.split_once('\'').map_or(rest, |(t, _)| t);
+                    assert!(
+                        table.iter().any(|(n, _)| *n == target),
+                        "{name} imports {dir}{target}, which is not embedded"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,22 @@
+// Settings of the page: timings, storage keys, the welcome examples.
+
+function positive(v) {
+  const n = Number(v);
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** Each PalReasoning status line stays on screen at least this long (queued, never dropped). */
+export const MIN_STATUS_MS = 300;
+/** A dropped stream reconnects after 1 s, doubling to 30 s. */
+export const BACKOFF_START_MS = 1000;
+export const BACKOFF_MAX_MS = 30000;
+/** localStorage key of the access token (sent as `Authorization: Bearer <token>`). */
+export const TOKEN_KEY = 'palgraph_token';
+/** No byte for this long counts as a dropped stream (localStorage `palgraph_idle_timeout_ms`). */
+export const IDLE_TIMEOUT_MS = positive(localStorage.getItem('palgraph_idle_timeout_ms')) || 30000;
+/** The welcome screen's examples: each answers as written with the sample documents. */
+export const EXAMPLES = [
+  'What is the data retention period for customer records?',
+  'Summarize the AML policy',
+  'Compare the Data Retention Policy 2023 with the Data Retention Policy 2024',
+];

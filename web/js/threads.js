@@ -1,0 +1,84 @@
+// The conversations (POST /threads/search; PATCH and DELETE /threads/{id}), the open one
+// (in the URL: `#/c/<id>`), its title.
+
+import { api } from './api.js';
+import { ui } from './dom.js';
+import { showError } from './errors.js';
+import { state } from './state.js';
+import { renderThreads } from './threadlist.js';
+
+/** The conversation's title in the header and the window title. */
+export function setTitle(text) {
+  const t = String(text || '').trim();
+  ui.title.textContent = t ? (t.length > 80 ? `${t.slice(0, 80)}…` : t) : 'New conversation';
+  document.title = t ? `${ui.title.textContent} · PalAssist` : 'PalAssist · palgraph';
+}
+
+/** A conversation's title given by its user (metadata.title), if any. */
+export function customTitle(t) {
+  const v = t && t.metadata && t.metadata.title;
+  return typeof v === 'string' && v.trim() ? v.trim() : null;
+}
+
+/** How a conversation is listed: its title, else its first message. */
+export function threadTitle(t) {
+  const custom = customTitle(t);
+  if (custom) return custom;
+  const msgs = (t.values && t.values.messages) || [];
+  const first = msgs.find((m) => m.type === 'human' || m.role === 'user');
+  const text = first && typeof first.content === 'string' ? first.content : '';
+  return text.trim() || 'New conversation';
+}
+
+let threadsPending = null;
+
+/** Reloads the list of conversations (one request at a time). */
+export function refreshThreads() {
+  if (threadsPending) return threadsPending;
+  threadsPending = api('POST', '/threads/search', { limit: 100, metadata: { graph_id: 'palassist' } })
+    .then((list) => {
+      state.threads = (Array.isArray(list) ? list : []).sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
+      renderThreads();
+    })
+    .catch((e) => {
+      if (e.status === 401) showError(e);
+    })
+    .finally(() => {
+      threadsPending = null;
+    });
+  return threadsPending;
+}
+
+/** Makes `id` the open conversation (in the URL too). */
+export function setThread(id) {
+  state.threadId = id;
+  const want = id ? `#/c/${id}` : '#/';
+  if (location.hash !== want) history.pushState(null, '', want);
+  renderThreads();
+}
+
+/** The conversation the URL names, if any. */
+export function threadFromHash() {
+  const m = /^#\/c\/([0-9a-fA-F-]{36})$/.exec(location.hash);
+  return m ? m[1] : null;
+}
+
+/** Gives conversation `id` the title `title` (empty: back to its first message). */
+export async function renameThread(id, title) {
+  const clean = String(title || '').trim();
+  const t = await api('PATCH', `/threads/${encodeURIComponent(id)}`, { metadata: { title: clean || null } });
+  const i = state.threads.findIndex((x) => x.thread_id === id);
+  if (i >= 0) state.threads[i].metadata = (t && t.metadata) || { ...state.threads[i].metadata, title: clean || null };
+  renderThreads();
+  if (state.threadId === id) {
+    const firstUser = ui.messages.querySelector('.msg.user');
+    setTitle(clean || (firstUser ? firstUser.textContent : ''));
+  }
+}
+
+/** Deletes conversation `id` (its runs and checkpoints too). */
+export async function deleteThread(id) {
+  await api('DELETE', `/threads/${encodeURIComponent(id)}`);
+  state.threads = state.threads.filter((x) => x.thread_id !== id);
+  renderThreads();
+}
