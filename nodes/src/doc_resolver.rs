@@ -113,7 +113,7 @@ fn names_several(name: &str) -> bool {
             w.trim_matches(|c: char| !c.is_alphanumeric())
                 .to_lowercase()
         })
-        .is_some_and(|w| w.len() > 3 && crate::text::stem(&w) != w)
+        .is_some_and(|w| w.len() > 3 && crate::text::singular(&w) != w)
 }
 
 /// Whether every reference in the rest of a message is covered by the mentioned documents.

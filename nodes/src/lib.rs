@@ -56,6 +56,7 @@ mod text;
 pub mod tiptap;
 mod title_match;
 pub mod validate_inputs;
+mod vocabulary;
 
 pub use deps::{user_id, PalAssistDeps, USER_ID};
 pub use documents::{

@@ -3,7 +3,7 @@
 //! pronoun ("it", "this", "both"). The offline resolver and the doc resolver's stage 3 use
 //! these; an LLM does the same job when one is configured.
 
-use crate::text::{is_stopword, stem};
+use crate::text::{is_stopword, singular};
 
 /// One way a message refers to a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,10 +87,10 @@ const PRONOUN_FOLLOWERS: [&str; 24] = [
 /// Whether `word` (any case) is a document noun, and its singular.
 fn doc_noun(word: &str) -> Option<(String, bool)> {
     let lower = word.to_lowercase();
-    let singular = stem(&lower);
-    let plural = singular != lower;
-    if DOC_NOUNS.contains(&singular.as_str()) || GENERIC_NOUNS.contains(&singular.as_str()) {
-        Some((singular, plural))
+    let one = singular(&lower);
+    let plural = one != lower;
+    if DOC_NOUNS.contains(&one.as_str()) || GENERIC_NOUNS.contains(&one.as_str()) {
+        Some((one, plural))
     } else {
         None
     }
