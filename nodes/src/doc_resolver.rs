@@ -30,18 +30,20 @@ use serde_json::json;
 
 use crate::conversation::{mentions, recent_lines, request_text};
 use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::documents::Document;
 use crate::durable::{library, llm_call};
 use crate::llm::{DocRequest, DocResolution, Reply, Usage};
 use crate::passages::rank_documents;
 use crate::prompt::{Asker, Prompt, ALL, CANCELLED_RESPONSE};
 use crate::references::{self, Reference};
 use crate::state::{Action, AgentState, AgentStateUpdate, DocRef, InferenceSource};
-use crate::text::{terms, topic_terms};
+use crate::text::{asks_for_library, terms, topic_terms};
 use crate::tiptap::MentionKind;
 use crate::title_match::{
     match_answer, match_name, name_score, title_has_word, title_in_text_score, titles_in_text,
     Scored, SIMILARITY,
 };
+use crate::versions::replacements;
 
 /// A registry guess at least this sure is taken.
 pub const RESOLVED: f64 = 0.8;
@@ -123,7 +125,9 @@ fn only_refers_to(refs: &[Reference], docs: &[DocRef]) -> bool {
             .iter()
             .any(|d| name_score(name, &d.title) >= SIMILARITY),
         Reference::Kind { noun, .. } => docs.iter().any(|d| title_has_word(&d.title, noun)),
-        Reference::Named { strong: false, .. } | Reference::Pronoun { .. } => true,
+        Reference::Named { strong: false, .. }
+        | Reference::Pronoun { .. }
+        | Reference::Version { .. } => true,
     })
 }
 
@@ -343,21 +347,16 @@ pub async fn doc_resolver(
             .unresolved_names(unresolved));
     }
 
-    // Nothing named at all: retrieval, for the actions that work from a request's content.
+    // Nothing named at all: retrieval, for the actions that work from a request's content;
+    // a question about the library itself is about every document.
     if found.docs.is_empty() && matches!(action, Action::Inquire | Action::Audit) {
-        let docs = deps.docs.list(&owner).await.map_err(store_error)?;
-        let mut query = topic_terms(&text);
-        if query.is_empty() {
-            query = terms(&text);
-        }
-        let ranked = rank_documents(&docs, &query);
-        let best = ranked.first().map(|r| r.1).unwrap_or(0.0);
-        for (doc, score) in ranked
-            .iter()
-            .filter(|(_, s)| *s >= RETRIEVAL_MIN && *s >= best * 0.5)
-            .take(RETRIEVAL_MAX)
-        {
-            found.add(doc, *score, InferenceSource::Retrieval);
+        if action == Action::Inquire && asks_for_library(&text) {
+            for d in &library {
+                found.add(d, 1.0, InferenceSource::Retrieval);
+            }
+        } else {
+            let docs = deps.docs.list(&owner).await.map_err(store_error)?;
+            retrieve(&docs, &text, &mut found);
         }
     }
 
@@ -376,6 +375,28 @@ pub async fn doc_resolver(
         .with_usage(&usage)
         .with_notices(notices)
         .with_messages(asker.into_records()))
+}
+
+/// The documents whose content best matches `text`; a newer version of a document found
+/// (one that says it replaces it) comes with it, first.
+fn retrieve(docs: &[Document], text: &str, found: &mut Found) {
+    let mut query = topic_terms(text);
+    if query.is_empty() {
+        query = terms(text);
+    }
+    let ranked = rank_documents(docs, &query);
+    let best = ranked.first().map(|r| r.1).unwrap_or(0.0);
+    let versions = replacements(docs);
+    for (doc, score) in ranked
+        .iter()
+        .filter(|(_, s)| *s >= RETRIEVAL_MIN && *s >= best * 0.5)
+        .take(RETRIEVAL_MAX)
+    {
+        if let Some(r) = versions.iter().find(|r| r.older.id == doc.id) {
+            found.add(&r.newer, *score, InferenceSource::Retrieval);
+        }
+        found.add(doc, *score, InferenceSource::Retrieval);
+    }
 }
 
 /// Reads a typed answer to a document prompt: one match is taken, several are asked

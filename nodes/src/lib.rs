@@ -56,6 +56,7 @@ mod text;
 pub mod tiptap;
 mod title_match;
 pub mod validate_inputs;
+mod versions;
 mod vocabulary;
 
 pub use deps::{user_id, PalAssistDeps, USER_ID};
@@ -69,3 +70,4 @@ pub use prompt::{Prompt, PromptKind, PromptOption};
 pub use state::{
     turn_input, Action, AgentState, AgentStateUpdate, ChatTurn, Citation, DocRef, InferenceSource,
 };
+pub use versions::Replacement;

@@ -15,6 +15,8 @@ use crate::text::{self, sentences, shorten, squash, strip_list_marker};
 const LONG_PARAGRAPH: usize = 700;
 /// The size of those groups.
 const GROUP: usize = 400;
+/// How much of a passage's score depends on keeping the query's neighbouring terms together.
+const PHRASE_WEIGHT: f64 = 0.15;
 /// The longest quote a citation carries.
 pub(crate) const QUOTE_CHARS: usize = 280;
 
@@ -125,9 +127,17 @@ pub(crate) fn passage_terms(p: &Passage) -> HashSet<String> {
     t
 }
 
+/// The terms of a passage in reading order (heading first), for phrase matching.
+fn passage_sequence(p: &Passage) -> Vec<String> {
+    let mut t = p.heading.as_deref().map(text::terms).unwrap_or_default();
+    t.extend(text::terms(&p.text));
+    t
+}
+
 /// Scores every passage against `query` terms: the share of the query's weight (each term
-/// weighted by its rarity among these passages) that the passage contains. 0 when the
-/// query has no terms.
+/// weighted by its rarity among these passages) that the passage contains, lowered by up
+/// to [`PHRASE_WEIGHT`] when it does not keep the query's neighbouring terms together
+/// ("transaction records" beats "transaction ... record"). 0 when the query has no terms.
 pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     let query: Vec<&String> = {
         let mut seen = HashSet::new();
@@ -144,8 +154,9 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     }
     let weight = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
     let total: f64 = query.iter().map(|t| weight(t)).sum();
+    let pairs: Vec<(&String, &String)> = query.windows(2).map(|w| (w[0], w[1])).collect();
     for (p, set) in passages.iter_mut().zip(&sets) {
-        p.score = if total > 0.0 {
+        let coverage = if total > 0.0 {
             query
                 .iter()
                 .filter(|t| set.contains(t.as_str()))
@@ -155,6 +166,17 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
         } else {
             0.0
         };
+        let phrase = if pairs.is_empty() {
+            1.0
+        } else {
+            let seq = passage_sequence(p);
+            let kept = pairs
+                .iter()
+                .filter(|(a, b)| seq.windows(2).any(|w| &w[0] == *a && &w[1] == *b))
+                .count();
+            kept as f64 / pairs.len() as f64
+        };
+        p.score = coverage * (1.0 - PHRASE_WEIGHT * (1.0 - phrase));
     }
 }
 

@@ -73,7 +73,8 @@ pub(crate) fn name_terms(s: &str) -> Vec<String> {
 const INSTRUCTION_WORDS: &str =
     "summarize summarise summary summaries overview compare comparison \
 contrast difference differ versus vs audit check explain describe find list document doc file \
-question answer change changed new old latest recent version against";
+question answer change changed new old latest recent version against still current currently \
+enforced valid";
 
 /// The terms of a request that say what it is about, not what to do with it
 /// (`"Summarize the retention periods"` -> `retention period`).
@@ -91,6 +92,41 @@ pub(crate) fn topic_terms(s: &str) -> Vec<String> {
         .filter(|t| !set.contains(t))
         .filter(|t| seen.insert(t.clone()))
         .collect()
+}
+
+/// Words a question about the user's library may use besides document nouns.
+const LIBRARY_WORDS: &str =
+    "have got own upload uploaded available access library stored saved added there all";
+
+/// Nouns that stand for the user's documents in a library question.
+const LIBRARY_NOUNS: [&str; 12] = [
+    "documents",
+    "docs",
+    "files",
+    "policies",
+    "regulations",
+    "procedures",
+    "standards",
+    "memos",
+    "texts",
+    "uploads",
+    "document",
+    "file",
+];
+
+/// Whether `question` asks which documents the user has ("Which documents do I have?",
+/// "List my files") rather than what they say.
+pub(crate) fn asks_for_library(question: &str) -> bool {
+    let words = tokens(question);
+    if !words.iter().any(|w| LIBRARY_NOUNS.contains(&w.as_str())) {
+        return false;
+    }
+    let allowed: HashSet<String> = LIBRARY_WORDS
+        .split_whitespace()
+        .chain(LIBRARY_NOUNS)
+        .map(crate::vocabulary::term)
+        .collect();
+    topic_terms(question).iter().all(|t| allowed.contains(t))
 }
 
 /// The sentences of a text, one list item or line at a time; Markdown headings are left
@@ -240,6 +276,17 @@ mod tests {
             topic_terms("Summarize the retention periods of the document"),
             terms("retention periods")
         );
+    }
+
+    #[test]
+    fn library_questions_are_about_documents_not_their_content() {
+        assert!(asks_for_library("Which documents do I have?"));
+        assert!(asks_for_library("List my files"));
+        assert!(asks_for_library("What policies are available?"));
+        assert!(!asks_for_library(
+            "Which documents say how long emails are kept?"
+        ));
+        assert!(!asks_for_library("How long are emails kept?"));
     }
 
     #[test]

@@ -209,6 +209,7 @@ fn answer_request() -> AnswerRequest {
             id: "d1".into(),
             title: "Policy".into(),
         }],
+        versions: vec![],
         passages: vec![Passage {
             number: 1,
             doc_id: "d1".into(),

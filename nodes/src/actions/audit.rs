@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 
-use super::{run, Prepared};
+use super::{run, Inputs, Prepared};
 use crate::deps::PalAssistDeps;
-use crate::documents::Document;
 use crate::passages::{number, rank, split, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
 use crate::text::{sentences, terms};
@@ -17,8 +16,9 @@ const PER_SENTENCE: usize = 2;
 /// A passage must cover this share of a sentence's meaning to be given.
 const MIN_SCORE: f64 = 0.2;
 
-fn prepare(docs: &[Document], state: &AgentState, question: &str) -> Prepared {
-    let text = state.audit_text.as_deref().unwrap_or(question);
+fn prepare(input: &Inputs<'_>) -> Prepared {
+    let docs = input.docs;
+    let text = input.state.audit_text.as_deref().unwrap_or(input.question);
     let all: Vec<Passage> = docs.iter().flat_map(split).collect();
     let mut chosen: Vec<Passage> = Vec::new();
     let mut best_scores = Vec::new();

@@ -24,6 +24,7 @@ use crate::documents::Document;
 use crate::llm::{AnswerChunk, AnswerRequest, Llm, LlmError, Usage};
 use crate::passages::{cited, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
+use crate::versions::{self, Replacement};
 
 pub use audit::audit;
 pub use compare::compare;
@@ -32,6 +33,18 @@ pub use summarize::summarize;
 
 /// How many earlier messages an answer sees.
 const HISTORY: usize = 4;
+
+/// What an action chooses its passages from.
+pub(crate) struct Inputs<'a> {
+    /// The resolved documents, in order.
+    pub(crate) docs: &'a [Document],
+    /// The turn's state.
+    pub(crate) state: &'a AgentState,
+    /// The request, mentions removed.
+    pub(crate) question: &'a str,
+    /// Replacements concerning the documents (a newer version replaces an older one).
+    pub(crate) versions: &'a [Replacement],
+}
 
 /// The passages an action gives the LLM, and how well they match the request.
 pub(crate) struct Prepared {
@@ -105,25 +118,34 @@ pub(crate) async fn run(
     deps: &PalAssistDeps,
     state: &AgentState,
     ctx: &NodeContext,
-    prepare: fn(&[Document], &AgentState, &str) -> Prepared,
+    prepare: fn(&Inputs<'_>) -> Prepared,
 ) -> Result<AgentStateUpdate, NodeError> {
     let owner = user_id(ctx)?;
     let mut notices = state.notices.clone();
+    let library = deps.docs.list(&owner).await.map_err(store_error)?;
     let mut docs = Vec::new();
     for id in &state.resolved_doc_ids {
-        match deps.docs.get(&owner, id).await.map_err(store_error)? {
-            Some(d) => docs.push(d),
+        match library.iter().find(|d| &d.id == id) {
+            Some(d) => docs.push(d.clone()),
             None => notices
                 .push("A document of this request no longer exists, so I left it out.".to_string()),
         }
     }
     let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
     let question = request_text(state, &labels);
-    let prepared = prepare(&docs, state, &question);
+    let documents: Vec<_> = docs.iter().map(Document::doc_ref).collect();
+    let versions = versions::concerning(&versions::replacements(&library), &documents);
+    let prepared = prepare(&Inputs {
+        docs: &docs,
+        state,
+        question: &question,
+        versions: &versions,
+    });
     let request = AnswerRequest {
         action,
         question,
-        documents: docs.iter().map(Document::doc_ref).collect(),
+        documents,
+        versions,
         passages: prepared.passages,
         audit_text: state.audit_text.clone(),
         web_search_query: state

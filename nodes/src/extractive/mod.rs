@@ -35,6 +35,33 @@ pub(crate) fn answer(request: &AnswerRequest) -> String {
     out.trim_end().to_string()
 }
 
+/// Notes on versions the answer's documents do not show together: an older document in
+/// play whose newer version is not ("X, also among your documents, replaces it"), and, with
+/// `newer_too`, a newer document in play whose older version is not. Empty when there is
+/// nothing to say; otherwise starts with a blank line.
+pub(crate) fn versions_note(request: &AnswerRequest, newer_too: bool) -> String {
+    let in_play = |id: &str| request.documents.iter().any(|d| d.id == id);
+    let mut out = String::new();
+    for r in &request.versions {
+        match (in_play(&r.newer.id), in_play(&r.older.id)) {
+            (false, true) => {
+                out.push_str(&format!(
+                    "\n\nNote: {} has been replaced: {}, also among your documents, says \"{}\"",
+                    r.older.title, r.newer.title, r.statement
+                ));
+            }
+            (true, false) if newer_too => {
+                out.push_str(&format!(
+                    "\n\n{} replaces {}: \"{}\"",
+                    r.newer.title, r.older.title, r.statement
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// "A", "A and B", "A, B and C".
 pub(crate) fn join_titles(docs: &[DocRef]) -> String {
     let titles: Vec<&str> = docs.iter().map(|d| d.title.as_str()).collect();
@@ -54,6 +81,7 @@ mod tests {
             action,
             question: "What is the retention period?".into(),
             documents: vec![],
+            versions: vec![],
             passages: vec![],
             audit_text: None,
             web_search_query: None,
@@ -63,7 +91,7 @@ mod tests {
 
     #[test]
     fn with_no_documents_every_action_says_so() {
-        assert!(answer(&request(Action::Inquire)).contains("no document"));
+        assert!(answer(&request(Action::Inquire)).contains("found nothing"));
         assert!(answer(&request(Action::Compare)).contains("no documents"));
         assert!(answer(&request(Action::Audit)).contains("no requirements"));
         assert!(answer(&request(Action::Summarize)).contains("no text"));

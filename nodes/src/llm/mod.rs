@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::passages::Passage;
 use crate::state::{Action, DocRef};
+use crate::versions::Replacement;
 
 pub use config::{OpenAiConfig, RetrySettings, TaskModels, DEFAULT_MODEL};
 pub use counting::{CountingLlm, LlmCalls};
@@ -191,6 +192,9 @@ pub struct AnswerRequest {
     pub question: String,
     /// The documents in play, in order.
     pub documents: Vec<DocRef>,
+    /// Versions among the user's documents that concern these: a newer document that
+    /// says it replaces an older one (answers prefer the newer and say so).
+    pub versions: Vec<Replacement>,
     /// Their passages the answer may use, numbered for citation (`[n]`); for inquire and
     /// audit, ranked best first.
     pub passages: Vec<Passage>,

@@ -243,6 +243,24 @@ fn resolve(request: &DocRequest) -> DocResolution {
                     _ => add(&docs, 0.55, &mut ids, &mut confidence),
                 }
             }
+            Reference::Version { newest } => {
+                let dated: Vec<(u32, &DocRef)> = registry
+                    .iter()
+                    .filter_map(|d| title_year(&d.title).map(|y| (y, d)))
+                    .collect();
+                let pick = if newest {
+                    dated.iter().max_by_key(|(y, _)| *y)
+                } else {
+                    dated.iter().min_by_key(|(y, _)| *y)
+                };
+                match pick {
+                    Some((_, d)) if dated.len() >= 2 => {
+                        add(&[(*d).clone()], 0.85, &mut ids, &mut confidence);
+                    }
+                    _ if !registry.is_empty() => add(registry, 0.55, &mut ids, &mut confidence),
+                    _ => {}
+                }
+            }
             Reference::Pronoun { plural } => {
                 if registry.is_empty() {
                     continue;
@@ -284,6 +302,15 @@ fn resolve(request: &DocRequest) -> DocResolution {
         unresolved_names: unresolved,
         reasoning,
     }
+}
+
+/// The year a title carries ("Data Retention Policy 2024" -> 2024), if any.
+fn title_year(title: &str) -> Option<u32> {
+    tokens(title)
+        .iter()
+        .filter(|w| w.len() == 4)
+        .filter_map(|w| w.parse::<u32>().ok())
+        .find(|y| (1900..=2100).contains(y))
 }
 
 /// Splits a text into about `parts` pieces at word boundaries (their concatenation is the
