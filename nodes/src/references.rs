@@ -102,6 +102,15 @@ const PRONOUN_FOLLOWERS: [&str; 24] = [
     "and", "with", "against", "to",
 ];
 
+/// Whether a retrieval term (see [`crate::text::terms`]) is that of a document noun
+/// ("standard", "policies", "document").
+pub(crate) fn is_doc_noun_term(term: &str) -> bool {
+    DOC_NOUNS
+        .iter()
+        .chain(GENERIC_NOUNS.iter())
+        .any(|n| crate::vocabulary::term(n) == term)
+}
+
 /// Whether `word` (any case) is a document noun, and its singular.
 fn doc_noun(word: &str) -> Option<(String, bool)> {
     let lower = word.to_lowercase();

@@ -15,8 +15,12 @@ mod inquire;
 mod quantities;
 mod summarize;
 
+use std::collections::HashSet;
+
 use crate::llm::AnswerRequest;
+use crate::references;
 use crate::state::{Action, DocRef};
+use crate::text::{terms, topic_terms};
 
 /// The extractive answer to `request`.
 pub(crate) fn answer(request: &AnswerRequest) -> String {
@@ -60,6 +64,26 @@ pub(crate) fn versions_note(request: &AnswerRequest, newer_too: bool) -> String 
         }
     }
     out
+}
+
+/// The topic a request narrows the answer to: its topic terms without the words of the
+/// documents' titles, of the names it gives them, and document nouns ("standard").
+pub(crate) fn focus_terms(request: &AnswerRequest) -> Vec<String> {
+    let mut naming: HashSet<String> = request
+        .documents
+        .iter()
+        .flat_map(|d| terms(&d.title))
+        .collect();
+    for r in references::find(&request.question) {
+        if let references::Reference::Named { name, .. } = r {
+            naming.extend(terms(&name));
+        }
+    }
+    topic_terms(&request.question)
+        .into_iter()
+        .filter(|t| !naming.contains(t))
+        .filter(|t| !references::is_doc_noun_term(t))
+        .collect()
 }
 
 /// "A", "A and B", "A, B and C".

@@ -13,6 +13,44 @@ pub(crate) struct Quantity {
     pub(crate) unit: &'static str,
 }
 
+impl Quantity {
+    /// The quantity in days, for durations (a working day counts as a day, a month as
+    /// 365/12 days): "12 months" and "1 year" are the same.
+    pub(crate) fn days(&self) -> Option<f64> {
+        let per = match self.unit {
+            "year" => 365.0,
+            "month" => 365.0 / 12.0,
+            "week" => 7.0,
+            "day" | "working day" => 1.0,
+            "hour" => 1.0 / 24.0,
+            "minute" => 1.0 / 1440.0,
+            _ => return None,
+        };
+        Some(self.value * per)
+    }
+
+    /// Whether the two can be compared (both durations, or the same unit).
+    pub(crate) fn comparable(&self, other: &Quantity) -> bool {
+        self.unit == other.unit || (self.days().is_some() && other.days().is_some())
+    }
+
+    /// How this compares with `other` (durations across units); `None` when they cannot
+    /// be compared.
+    pub(crate) fn compare(&self, other: &Quantity) -> Option<std::cmp::Ordering> {
+        match (self.days(), other.days()) {
+            (Some(a), Some(b)) => {
+                if (a - b).abs() < 1e-6 * a.abs().max(b.abs()).max(1.0) {
+                    Some(std::cmp::Ordering::Equal)
+                } else {
+                    a.partial_cmp(&b)
+                }
+            }
+            _ if self.unit == other.unit => self.value.partial_cmp(&other.value),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Quantity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = if self.value.fract() == 0.0 {
@@ -118,14 +156,14 @@ pub(crate) fn quantities(text: &str) -> Vec<Quantity> {
     out
 }
 
-/// The quantities of `b` that differ from the quantity of the same unit in `a`, as
-/// "old → new" pairs (units present on both sides only).
+/// The quantities of `b` that differ from the comparable quantity at the same place in
+/// `a`, as "old → new" pairs ("12 months → 5 years": durations compare across units).
 pub(crate) fn changes(a: &str, b: &str) -> Vec<(Quantity, Quantity)> {
     let qa = quantities(a);
     let qb = quantities(b);
     let mut out = Vec::new();
     for (x, y) in qa.iter().zip(qb.iter()) {
-        if x.unit == y.unit && x.value != y.value {
+        if x.comparable(y) && x.compare(y) != Some(std::cmp::Ordering::Equal) {
             out.push((*x, *y));
         }
     }
@@ -155,5 +193,8 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(format!("{} → {}", c[0].0, c[0].1), "5 years → 7 years");
         assert!(changes("within 90 days", "within 90 days").is_empty());
+        let c = changes("kept for 12 months", "kept for 5 years");
+        assert_eq!(format!("{} → {}", c[0].0, c[0].1), "12 months → 5 years");
+        assert!(changes("kept for 12 months", "kept for 1 year").is_empty());
     }
 }
