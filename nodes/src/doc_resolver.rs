@@ -43,6 +43,7 @@ use crate::title_match::{
     match_answer, match_name, name_score, title_has_word, title_in_text_score, titles_in_text,
     Scored, SIMILARITY,
 };
+use crate::validate_inputs::instruction;
 use crate::versions::replacements;
 
 /// A registry guess at least this sure is taken.
@@ -197,7 +198,13 @@ pub async fn doc_resolver(
         }
     }
     let text = request_text(&state, &labels);
-    let refs = references::find(&text);
+    // Documents are named in the request, not in a text pasted to be audited.
+    let named_in = if action == Action::Audit {
+        instruction(&text)
+    } else {
+        text.clone()
+    };
+    let refs = references::find(&named_in);
 
     let mut ambiguous: VecDeque<Ambiguity> = VecDeque::new();
     let mut unknown: Vec<String> = Vec::new();
@@ -211,7 +218,7 @@ pub async fn doc_resolver(
             .collect();
         let names_registry = registry
             .iter()
-            .any(|d| title_in_text_score(&d.title, &text) >= SIMILARITY);
+            .any(|d| title_in_text_score(&d.title, &named_in) >= SIMILARITY);
         let history = if names_registry {
             Vec::new()
         } else {
@@ -221,7 +228,7 @@ pub async fn doc_resolver(
             &ctx,
             "resolve_documents",
             deps.llm.resolve_documents(&DocRequest {
-                message: text.clone(),
+                message: named_in.clone(),
                 registry: registry.clone(),
                 history,
             }),
@@ -247,7 +254,7 @@ pub async fn doc_resolver(
         }
 
         // Stage 3: names and written-out titles against all the user's documents.
-        for s in titles_in_text(&text, &library) {
+        for s in titles_in_text(&named_in, &library) {
             found.add(&s.doc, s.score, InferenceSource::Fuzzy);
         }
         for name in reply.value.unresolved_names {

@@ -154,7 +154,7 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     }
     let weight = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
     let total: f64 = query.iter().map(|t| weight(t)).sum();
-    let pairs: Vec<(&String, &String)> = query.windows(2).map(|w| (w[0], w[1])).collect();
+    let ordered: Vec<String> = query.iter().map(|t| (*t).clone()).collect();
     for (p, set) in passages.iter_mut().zip(&sets) {
         let coverage = if total > 0.0 {
             query
@@ -166,17 +166,67 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
         } else {
             0.0
         };
-        let phrase = if pairs.is_empty() {
-            1.0
-        } else {
-            let seq = passage_sequence(p);
-            let kept = pairs
-                .iter()
-                .filter(|(a, b)| seq.windows(2).any(|w| &w[0] == *a && &w[1] == *b))
-                .count();
-            kept as f64 / pairs.len() as f64
-        };
-        p.score = coverage * (1.0 - PHRASE_WEIGHT * (1.0 - phrase));
+        p.score = coverage * phrase_factor(p, &ordered);
+    }
+}
+
+/// 1 when the passage keeps every pair of neighbouring query terms together, down to
+/// `1 - PHRASE_WEIGHT` when it keeps none.
+fn phrase_factor(p: &Passage, query: &[String]) -> f64 {
+    let pairs: Vec<(&String, &String)> = query.windows(2).map(|w| (&w[0], &w[1])).collect();
+    if pairs.is_empty() {
+        return 1.0;
+    }
+    let seq = passage_sequence(p);
+    let kept = pairs
+        .iter()
+        .filter(|(a, b)| seq.windows(2).any(|w| &w[0] == *a && &w[1] == *b))
+        .count();
+    1.0 - PHRASE_WEIGHT * (1.0 - kept as f64 / pairs.len() as f64)
+}
+
+/// Scores passages against a statement being audited: like [`rank`], except that a term
+/// of the statement that no passage contains weighs like the commonest term (it says
+/// nothing about which requirement applies, and should not make every requirement look
+/// unrelated), and the statement's first two terms, usually its subject ("Deletion of
+/// records ..."), weigh double.
+pub(crate) fn rank_statement(passages: &mut [Passage], statement: &str) {
+    let query: Vec<String> = {
+        let mut seen = HashSet::new();
+        text::terms(statement)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .collect()
+    };
+    let sets: Vec<HashSet<String>> = passages.iter().map(passage_terms).collect();
+    let n = sets.len() as f64;
+    let weights: Vec<f64> = query
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let df = sets.iter().filter(|s| s.contains(t.as_str())).count() as f64;
+            let idf = if df == 0.0 {
+                (1.0 + n / (1.0 + n)).ln()
+            } else {
+                (1.0 + n / (1.0 + df)).ln()
+            };
+            if i < 2 {
+                idf * 2.0
+            } else {
+                idf
+            }
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    for (p, set) in passages.iter_mut().zip(&sets) {
+        let covered: f64 = query
+            .iter()
+            .zip(&weights)
+            .filter(|(t, _)| set.contains(t.as_str()))
+            .map(|(_, w)| w)
+            .sum();
+        let coverage = if total > 0.0 { covered / total } else { 0.0 };
+        p.score = coverage * phrase_factor(p, &query);
     }
 }
 

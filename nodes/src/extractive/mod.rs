@@ -6,14 +6,22 @@
 //! - [`inquire`](inquire::inquire): the sentences of the best-matching passages;
 //! - [`compare`](compare::compare): passages aligned side by side: changed (with the
 //!   figures that moved), only in one, unchanged;
-//! - [`audit`](audit::audit): each sentence of the audited text checked against its
-//!   best-matching requirement; differing figures and optional wording are flagged.
+//! - [`audit`](audit::audit): each clause of the audited text compared with its
+//!   best-matching requirement (figures, approvers, timing, modality): a possible gap,
+//!   consistent, not verified, or not covered.
 
 mod audit;
 mod compare;
 mod inquire;
+mod obligations;
 mod quantities;
 mod summarize;
+
+/// Matching audited clauses with requirements (shared with the `audit` node, which
+/// chooses the passages the same way).
+pub(crate) mod audit_match {
+    pub(crate) use super::audit::{ranked_for, statements};
+}
 
 use std::collections::HashSet;
 

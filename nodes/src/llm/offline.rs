@@ -148,7 +148,7 @@ pub(crate) fn asks_for_current_status(text: &str) -> bool {
 
 fn classify(request: &IntentRequest) -> IntentDecision {
     let requested = requested_actions(&request.message);
-    let web = asks_for_current_status(&request.message);
+    let web = asks_for_current_status(&crate::validate_inputs::instruction(&request.message));
     let decide = |action, requested: Vec<Action>, confidence, reasoning: &str| IntentDecision {
         action,
         multi_action_detected: requested.len() > 1,
