@@ -38,6 +38,7 @@
 //! ```
 
 pub mod actions;
+mod citations;
 mod conversation;
 pub mod deps;
 pub mod doc_resolver;
@@ -68,6 +69,7 @@ pub use llm::Llm;
 pub use passages::Passage;
 pub use prompt::{Prompt, PromptKind, PromptOption};
 pub use state::{
-    turn_input, Action, AgentState, AgentStateUpdate, ChatTurn, Citation, DocRef, InferenceSource,
+    turn_input, Action, AgentState, AgentStateUpdate, AnswerKind, AnsweredBy, ChatTurn, Citation,
+    DocRef, InferenceSource,
 };
 pub use versions::Replacement;

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::documents::Document;
 use crate::state::{Citation, DocRef};
+
+pub(crate) use crate::citations::{cited, strip_unknown_markers};
 use crate::text::{self, sentences, shorten, squash, strip_list_marker};
 
 /// Paragraphs longer than this are cut into groups of sentences.
@@ -263,34 +265,6 @@ pub(crate) fn rank_documents(docs: &[Document], query: &[String]) -> Vec<(DocRef
     best
 }
 
-/// The citations an answer's `[n]` markers point to, in order of first use, each once.
-pub(crate) fn cited(answer: &str, passages: &[Passage]) -> Vec<Citation> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    let bytes = answer.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'[' {
-            let digits: String = answer[i + 1..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            let close = i + 1 + digits.len();
-            if !digits.is_empty() && bytes.get(close) == Some(&b']') {
-                if let Ok(n) = digits.parse::<u32>() {
-                    if let Some(p) = passages.iter().find(|p| p.number == n) {
-                        if seen.insert(n) {
-                            out.push(p.citation());
-                        }
-                    }
-                }
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,15 +306,5 @@ mod tests {
         rank(&mut p, &text::terms("leverage ratio"));
         assert!(p[1].score > 0.99);
         assert!(p[0].score > 0.0 && p[0].score < 0.5);
-    }
-
-    #[test]
-    fn cited_follows_markers_in_order_once_each() {
-        let mut p = split(&doc("One.\n\nTwo.\n\nThree."));
-        number(&mut p);
-        let c = cited("See [2] and [1], again [2]; not [9] nor [x].", &p);
-        let markers: Vec<u32> = c.iter().map(|c| c.marker).collect();
-        assert_eq!(markers, [2, 1]);
-        assert_eq!(c[0].quote, "Two.");
     }
 }

@@ -218,6 +218,7 @@ fn answer_request() -> AnswerRequest {
             text: "Records must be kept for 5 years.".into(),
             score: 0.0,
         }],
+        retrieval_confidence: 1.0,
         audit_text: None,
         web_search_query: None,
         history: vec![],

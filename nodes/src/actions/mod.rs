@@ -2,7 +2,8 @@
 //! they share: load the resolved documents (the caller's only), choose the passages the
 //! answer may use (each action its own way), stream the LLM's answer to the run's event
 //! stream as `message_delta`s of the assistant message it appends, and cite the passages
-//! the answer's `[n]` markers point to.
+//! the answer's `[n]` markers point to (markers of passages it was not given are dropped),
+//! and record what made the answer (`answered_by`).
 //!
 //! The answer is produced inside the durable step `answer`, so a re-entered node never
 //! asks again. When the run is cancelled mid-answer, the action stops and keeps the
@@ -22,7 +23,7 @@ use crate::conversation::{recent_lines, request_text};
 use crate::deps::{store_error, user_id, PalAssistDeps};
 use crate::documents::Document;
 use crate::llm::{AnswerChunk, AnswerRequest, Llm, LlmError, Usage};
-use crate::passages::{cited, Passage};
+use crate::passages::{cited, strip_unknown_markers, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
 use crate::versions::{self, Replacement};
 
@@ -147,6 +148,7 @@ pub(crate) async fn run(
         documents,
         versions,
         passages: prepared.passages,
+        retrieval_confidence: prepared.retrieval_confidence,
         audit_text: state.audit_text.clone(),
         web_search_query: state
             .web_search_query
@@ -171,10 +173,15 @@ pub(crate) async fn run(
             crate::extractive::join_titles(&request.documents)
         );
     }
+    // A model may cite a passage it was not given: such markers are dropped from the
+    // answer (the streamed text had them; the response and the message do not).
+    generated.text = strip_unknown_markers(&generated.text, &request.passages);
     let citations = cited(&generated.text, &request.passages);
+    let answered_by = deps.llm.answered_by(&request);
     let mut message = Message::ai(generated.text.clone())
         .with_id(message_id)
         .with_metadata("action", action.as_str())
+        .with_metadata("answered_by", json!(answered_by))
         .with_metadata("citations", json!(citations))
         .with_metadata(
             "doc_ids",
@@ -188,6 +195,7 @@ pub(crate) async fn run(
     Ok(AgentStateUpdate::default()
         .response(generated.text)
         .citations(citations)
+        .answered_by(Some(answered_by))
         .retrieval_confidence(prepared.retrieval_confidence)
         .with_usage(&generated.usage)
         .messages(vec![message]))

@@ -384,6 +384,7 @@ mod tests {
             documents: vec![doc.doc_ref()],
             versions: vec![],
             passages,
+            retrieval_confidence: 1.0,
             audit_text: Some(text.into()),
             web_search_query: None,
             history: vec![],

@@ -115,6 +115,7 @@ mod tests {
             documents: vec![],
             versions: vec![],
             passages: vec![],
+            retrieval_confidence: 0.0,
             audit_text: None,
             web_search_query: None,
             history: vec![],

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::extractive;
 use crate::references::{self, Reference};
-use crate::state::{Action, DocRef};
+use crate::state::{Action, AnsweredBy, DocRef};
 use crate::text::tokens;
 use crate::title_match::{match_name, title_has_word, titles_in_text};
 
@@ -355,6 +355,10 @@ impl Llm for OfflineLlm {
             value: resolve(request),
             usage: free(),
         })
+    }
+
+    fn answered_by(&self, _: &AnswerRequest) -> AnsweredBy {
+        AnsweredBy::offline()
     }
 
     async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError> {
