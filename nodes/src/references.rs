@@ -49,7 +49,7 @@ fn recency(word: &str) -> Option<bool> {
 const VERB_FOLLOWERS: [&str; 9] = ["a", "an", "it", "them", "to", "this", "that", "on", "any"];
 
 /// Nouns that name a kind of document (singular).
-const DOC_NOUNS: [&str; 22] = [
+const DOC_NOUNS: [&str; 21] = [
     "policy",
     "regulation",
     "directive",
@@ -61,7 +61,6 @@ const DOC_NOUNS: [&str; 22] = [
     "report",
     "manual",
     "handbook",
-    "rule",
     "rulebook",
     "law",
     "charter",

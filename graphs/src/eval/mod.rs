@@ -90,11 +90,13 @@ pub async fn run_matching(
         let mut said = Vec::new();
         let mut checks = Vec::new();
         let mut answers = Vec::new();
+        let mut answered_by = Vec::new();
         for (turn, result) in case.turns.iter().zip(&turns) {
             said.push(result.message.clone());
             if let Some(expect) = &turn.expect {
                 checks.extend(score_turn(expect, result, &said, runner.library()));
                 answers.push(result.response.clone());
+                answered_by.push(result.answered_by.clone().unwrap_or_default());
             }
         }
         cases.push(CaseReport {
@@ -102,6 +104,7 @@ pub async fn run_matching(
             category: case.category,
             checks: checks.into_iter().map(CheckReport::from).collect(),
             answers,
+            answered_by,
         });
     }
     Ok(Report { model, cases })

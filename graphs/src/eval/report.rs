@@ -19,6 +19,8 @@ pub struct CaseReport {
     pub checks: Vec<CheckReport>,
     /// The answer of each turn that had expectations.
     pub answers: Vec<String>,
+    /// How each of those answers was made (the state's `answered_by`; null when unset).
+    pub answered_by: Vec<serde_json::Value>,
 }
 
 /// A check as reported.

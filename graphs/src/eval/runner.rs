@@ -26,8 +26,10 @@ const MAX_PROMPTS: usize = 6;
 /// How a turn ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TurnEnd {
-    /// An answer (or a polite stop after a cancelled prompt).
+    /// An answer.
     Answered,
+    /// Stopped without an action: a prompt the case gave no answer to was cancelled.
+    Stopped,
     /// Still waiting at a prompt after every answer the case gave.
     Asking,
     /// The run failed.
@@ -181,10 +183,15 @@ impl Runner {
             });
         }
         let state = serde_json::to_value(out.state.as_ref()).unwrap_or(Value::Null);
+        let end = if out.state.cancelled {
+            TurnEnd::Stopped
+        } else {
+            TurnEnd::Answered
+        };
         Ok(TurnResult {
             message,
             asked,
-            end: TurnEnd::Answered,
+            end,
             response: out.state.response.clone(),
             citations: out.state.citations.clone(),
             answered_by: state.get("answered_by").filter(|v| !v.is_null()).cloned(),

@@ -84,7 +84,10 @@ pub(crate) fn focus_terms(request: &AnswerRequest) -> Vec<String> {
         .collect();
     for r in references::find(&request.question) {
         if let references::Reference::Named { name, .. } = r {
-            naming.extend(terms(&name));
+            // Only a name that names one of the documents says where, not what.
+            if !crate::title_match::match_name(&name, &request.documents).is_empty() {
+                naming.extend(terms(&name));
+            }
         }
     }
     topic_terms(&request.question)
