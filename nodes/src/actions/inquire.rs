@@ -12,8 +12,11 @@ use super::{run, Inputs, Prepared};
 use crate::deps::PalAssistDeps;
 use crate::documents::Document;
 use crate::passages::{best, number, split, Passage};
+use crate::references::{self, Reference};
+use crate::state::DocRef;
 use crate::state::{Action, AgentState, AgentStateUpdate};
 use crate::text::{asks_for_library, terms, topic_terms};
+use crate::title_match::match_name;
 use crate::versions::newer_among;
 
 /// At most this many passages answer a question.
@@ -21,15 +24,24 @@ const PASSAGES: usize = 8;
 /// A replaced document's passages count for this share of their match.
 const REPLACED: f64 = 0.5;
 
-/// The question's topic terms, without the words of the documents' titles when others
-/// remain (naming "the data retention policy 2023" says where to look, not what to find).
-/// Empty for a question about the documents themselves ("Is it still in force?").
+/// The question's topic terms, without the words that name one of the documents when
+/// others remain ("under the data retention policy 2023, how long are calls kept?" asks
+/// about calls; "what is the data retention period?" asks about retention). Empty for a
+/// question about the documents themselves ("Is it still in force?").
 pub(crate) fn query_terms(question: &str, docs: &[Document]) -> Vec<String> {
     let query = topic_terms(question);
-    let titles: HashSet<String> = docs.iter().flat_map(|d| terms(&d.title)).collect();
+    let titles: Vec<DocRef> = docs.iter().map(Document::doc_ref).collect();
+    let mut naming: HashSet<String> = HashSet::new();
+    for r in references::find(question) {
+        if let Reference::Named { name, .. } = r {
+            if !match_name(&name, &titles).is_empty() {
+                naming.extend(terms(&name));
+            }
+        }
+    }
     let topical: Vec<String> = query
         .iter()
-        .filter(|t| !titles.contains(*t))
+        .filter(|t| !naming.contains(*t))
         .cloned()
         .collect();
     if topical.is_empty() {
