@@ -719,7 +719,7 @@ async fn bad_chat_requests_are_clear_errors(b: Backend) {
         .unwrap();
     assert_eq!(r.status(), 201);
     let up: Value = r.json().await.unwrap();
-    assert_eq!(up["title"], "review");
+    assert_eq!(up["title"], "Policy", "the first heading is the title");
     let form = reqwest::multipart::Form::new().part(
         "file",
         reqwest::multipart::Part::bytes(vec![0u8, 1, 2]).file_name("x.pdf"),

@@ -318,3 +318,40 @@ async fn runs_of_a_dead_replica_continue_elsewhere_after_the_lease() {
     assert_eq!(tally.lost, 0, "{statuses:?}");
     assert_eq!(tally.reran_after_recorded, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_single_postgres_replica_takes_its_runs_back_in_seconds() {
+    // The default 30 s lease: the restarted process must not wait for it, because the
+    // killed process's connections are gone from the database.
+    let mut s = TestServer::start_with(Backend::Postgres, &[FAULT]).await;
+    let mut runs = Vec::new();
+    for _ in 0..6 {
+        runs.push(start_ledger_run(&s, 1500).await);
+    }
+    let pool = s.pg_pool().await.unwrap();
+    // Once every run is inside its first step.
+    loop {
+        let n: i64 = sqlx::query_scalar("SELECT count(DISTINCT run_id) FROM ledger_effects")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        if n as usize >= runs.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let killed = Instant::now();
+    s.restart().await;
+    let statuses = wait_all_final(&s, &runs, Duration::from_secs(25)).await;
+    let took = killed.elapsed();
+    println!("single Postgres replica killed and restarted: its runs finished {took:?} later");
+    assert!(statuses.iter().all(|st| st == "success"), "{statuses:?}");
+    assert!(
+        took < Duration::from_secs(15),
+        "recovered well within the 30 s lease ({took:?})"
+    );
+    let ledger = ledger_rows_pg(&pool).await;
+    let tally = check(&s, &runs, &ledger, &statuses).await;
+    assert_eq!(tally.reran_after_recorded, 0);
+    assert_eq!(tally.duplicated_messages, 0);
+}

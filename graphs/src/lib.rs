@@ -5,12 +5,14 @@
 //! - [`streaming`]: a node that streams its answer word by word and honours cancellation;
 //! - [`palassist`]: PalAssist, the compliance document assistant (its nodes live in
 //!   `palgraph_nodes`);
+//! - [`eval`]: PalAssist's evaluation set, its runner and its scores (`palassist-eval`);
 //! - [`registry`]: the names of the registered graphs, and building one by name.
 //!
 //! Each module exposes its state type and a `graph()` builder; read them as the shortest
 //! complete examples of the engine's API.
 
 pub mod approval;
+pub mod eval;
 pub mod fanout;
 pub mod palassist;
 pub mod registry;

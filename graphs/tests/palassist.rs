@@ -289,13 +289,15 @@ async fn two_actions_ask_which_then_audit_and_never_repeat_the_llm_call() {
         Some("Customer account records are kept for three years after the account is closed.")
     );
     assert!(
-        out.state.response.contains("1 of 1 statement flagged"),
+        out.state.response.contains("Possible gaps:\n1. "),
         "{}",
         out.state.response
     );
     assert!(
-        out.state.response.contains("states 3 years"),
-        "{}",
+        out.state
+            .response
+            .contains("states 3 years where the requirement says 7 years"),
+        "the 2024 policy replaces the 2023 one, so its 7 years is the requirement: {}",
         out.state.response
     );
 

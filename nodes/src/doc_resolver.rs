@@ -30,18 +30,21 @@ use serde_json::json;
 
 use crate::conversation::{mentions, recent_lines, request_text};
 use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::documents::Document;
 use crate::durable::{library, llm_call};
 use crate::llm::{DocRequest, DocResolution, Reply, Usage};
 use crate::passages::rank_documents;
 use crate::prompt::{Asker, Prompt, ALL, CANCELLED_RESPONSE};
 use crate::references::{self, Reference};
 use crate::state::{Action, AgentState, AgentStateUpdate, DocRef, InferenceSource};
-use crate::text::{terms, topic_terms};
+use crate::text::{asks_for_library, terms, topic_terms};
 use crate::tiptap::MentionKind;
 use crate::title_match::{
     match_answer, match_name, name_score, title_has_word, title_in_text_score, titles_in_text,
     Scored, SIMILARITY,
 };
+use crate::validate_inputs::instruction;
+use crate::versions::replacements;
 
 /// A registry guess at least this sure is taken.
 pub const RESOLVED: f64 = 0.8;
@@ -113,7 +116,7 @@ fn names_several(name: &str) -> bool {
             w.trim_matches(|c: char| !c.is_alphanumeric())
                 .to_lowercase()
         })
-        .is_some_and(|w| w.len() > 3 && crate::text::stem(&w) != w)
+        .is_some_and(|w| w.len() > 3 && crate::text::singular(&w) != w)
 }
 
 /// Whether every reference in the rest of a message is covered by the mentioned documents.
@@ -123,7 +126,9 @@ fn only_refers_to(refs: &[Reference], docs: &[DocRef]) -> bool {
             .iter()
             .any(|d| name_score(name, &d.title) >= SIMILARITY),
         Reference::Kind { noun, .. } => docs.iter().any(|d| title_has_word(&d.title, noun)),
-        Reference::Named { strong: false, .. } | Reference::Pronoun { .. } => true,
+        Reference::Named { strong: false, .. }
+        | Reference::Pronoun { .. }
+        | Reference::Version { .. } => true,
     })
 }
 
@@ -193,7 +198,13 @@ pub async fn doc_resolver(
         }
     }
     let text = request_text(&state, &labels);
-    let refs = references::find(&text);
+    // Documents are named in the request, not in a text pasted to be audited.
+    let named_in = if action == Action::Audit {
+        instruction(&text)
+    } else {
+        text.clone()
+    };
+    let refs = references::find(&named_in);
 
     let mut ambiguous: VecDeque<Ambiguity> = VecDeque::new();
     let mut unknown: Vec<String> = Vec::new();
@@ -207,7 +218,7 @@ pub async fn doc_resolver(
             .collect();
         let names_registry = registry
             .iter()
-            .any(|d| title_in_text_score(&d.title, &text) >= SIMILARITY);
+            .any(|d| title_in_text_score(&d.title, &named_in) >= SIMILARITY);
         let history = if names_registry {
             Vec::new()
         } else {
@@ -217,7 +228,7 @@ pub async fn doc_resolver(
             &ctx,
             "resolve_documents",
             deps.llm.resolve_documents(&DocRequest {
-                message: text.clone(),
+                message: named_in.clone(),
                 registry: registry.clone(),
                 history,
             }),
@@ -243,7 +254,7 @@ pub async fn doc_resolver(
         }
 
         // Stage 3: names and written-out titles against all the user's documents.
-        for s in titles_in_text(&text, &library) {
+        for s in titles_in_text(&named_in, &library) {
             found.add(&s.doc, s.score, InferenceSource::Fuzzy);
         }
         for name in reply.value.unresolved_names {
@@ -343,21 +354,16 @@ pub async fn doc_resolver(
             .unresolved_names(unresolved));
     }
 
-    // Nothing named at all: retrieval, for the actions that work from a request's content.
+    // Nothing named at all: retrieval, for the actions that work from a request's content;
+    // a question about the library itself is about every document.
     if found.docs.is_empty() && matches!(action, Action::Inquire | Action::Audit) {
-        let docs = deps.docs.list(&owner).await.map_err(store_error)?;
-        let mut query = topic_terms(&text);
-        if query.is_empty() {
-            query = terms(&text);
-        }
-        let ranked = rank_documents(&docs, &query);
-        let best = ranked.first().map(|r| r.1).unwrap_or(0.0);
-        for (doc, score) in ranked
-            .iter()
-            .filter(|(_, s)| *s >= RETRIEVAL_MIN && *s >= best * 0.5)
-            .take(RETRIEVAL_MAX)
-        {
-            found.add(doc, *score, InferenceSource::Retrieval);
+        if action == Action::Inquire && asks_for_library(&text) {
+            for d in &library {
+                found.add(d, 1.0, InferenceSource::Retrieval);
+            }
+        } else {
+            let docs = deps.docs.list(&owner).await.map_err(store_error)?;
+            retrieve(&docs, &text, &mut found);
         }
     }
 
@@ -376,6 +382,28 @@ pub async fn doc_resolver(
         .with_usage(&usage)
         .with_notices(notices)
         .with_messages(asker.into_records()))
+}
+
+/// The documents whose content best matches `text`; a newer version of a document found
+/// (one that says it replaces it) comes with it, first.
+fn retrieve(docs: &[Document], text: &str, found: &mut Found) {
+    let mut query = topic_terms(text);
+    if query.is_empty() {
+        query = terms(text);
+    }
+    let ranked = rank_documents(docs, &query);
+    let best = ranked.first().map(|r| r.1).unwrap_or(0.0);
+    let versions = replacements(docs);
+    for (doc, score) in ranked
+        .iter()
+        .filter(|(_, s)| *s >= RETRIEVAL_MIN && *s >= best * 0.5)
+        .take(RETRIEVAL_MAX)
+    {
+        if let Some(r) = versions.iter().find(|r| r.older.id == doc.id) {
+            found.add(&r.newer, *score, InferenceSource::Retrieval);
+        }
+        found.add(doc, *score, InferenceSource::Retrieval);
+    }
 }
 
 /// Reads a typed answer to a document prompt: one match is taken, several are asked

@@ -21,6 +21,7 @@ use crate::llm::{IntentDecision, IntentRequest, Reply, Usage};
 use crate::prompt::{Asker, Prompt};
 use crate::state::{Action, AgentState, AgentStateUpdate};
 use crate::temporal::{asks_about_present, current_year};
+use crate::validate_inputs::instruction;
 
 /// Below this confidence the resolver is unsure.
 pub const CONFIDENT: f64 = 0.7;
@@ -57,7 +58,8 @@ pub async fn intent_resolver(
 ) -> Result<AgentStateUpdate, NodeError> {
     user_id(&ctx)?;
     let message = request_text(&state, &[]);
-    let temporal = asks_about_present(&message, current_year());
+    // Words of a pasted text to audit ("still", "2025") do not ask for the web.
+    let temporal = asks_about_present(&instruction(&message), current_year());
     if let Some(action) = state.action {
         return Ok(AgentStateUpdate::default()
             .action(Some(action))

@@ -38,6 +38,7 @@
 //! ```
 
 pub mod actions;
+mod citations;
 mod conversation;
 pub mod deps;
 pub mod doc_resolver;
@@ -56,6 +57,8 @@ mod text;
 pub mod tiptap;
 mod title_match;
 pub mod validate_inputs;
+mod versions;
+mod vocabulary;
 
 pub use deps::{user_id, PalAssistDeps, USER_ID};
 pub use documents::{
@@ -66,5 +69,7 @@ pub use llm::Llm;
 pub use passages::Passage;
 pub use prompt::{Prompt, PromptKind, PromptOption};
 pub use state::{
-    turn_input, Action, AgentState, AgentStateUpdate, ChatTurn, Citation, DocRef, InferenceSource,
+    turn_input, Action, AgentState, AgentStateUpdate, AnswerKind, AnsweredBy, ChatTurn, Citation,
+    DocRef, InferenceSource,
 };
+pub use versions::Replacement;

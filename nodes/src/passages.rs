@@ -9,12 +9,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::documents::Document;
 use crate::state::{Citation, DocRef};
+
+pub(crate) use crate::citations::{cited, strip_unknown_markers};
 use crate::text::{self, sentences, shorten, squash, strip_list_marker};
 
 /// Paragraphs longer than this are cut into groups of sentences.
 const LONG_PARAGRAPH: usize = 700;
 /// The size of those groups.
 const GROUP: usize = 400;
+/// How much of a passage's score depends on keeping the query's neighbouring terms together.
+const PHRASE_WEIGHT: f64 = 0.15;
 /// The longest quote a citation carries.
 pub(crate) const QUOTE_CHARS: usize = 280;
 
@@ -125,9 +129,17 @@ pub(crate) fn passage_terms(p: &Passage) -> HashSet<String> {
     t
 }
 
+/// The terms of a passage in reading order (heading first), for phrase matching.
+fn passage_sequence(p: &Passage) -> Vec<String> {
+    let mut t = p.heading.as_deref().map(text::terms).unwrap_or_default();
+    t.extend(text::terms(&p.text));
+    t
+}
+
 /// Scores every passage against `query` terms: the share of the query's weight (each term
-/// weighted by its rarity among these passages) that the passage contains. 0 when the
-/// query has no terms.
+/// weighted by its rarity among these passages) that the passage contains, lowered by up
+/// to [`PHRASE_WEIGHT`] when it does not keep the query's neighbouring terms together
+/// ("transaction records" beats "transaction ... record"). 0 when the query has no terms.
 pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     let query: Vec<&String> = {
         let mut seen = HashSet::new();
@@ -144,8 +156,9 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     }
     let weight = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
     let total: f64 = query.iter().map(|t| weight(t)).sum();
+    let ordered: Vec<String> = query.iter().map(|t| (*t).clone()).collect();
     for (p, set) in passages.iter_mut().zip(&sets) {
-        p.score = if total > 0.0 {
+        let coverage = if total > 0.0 {
             query
                 .iter()
                 .filter(|t| set.contains(t.as_str()))
@@ -155,6 +168,67 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
         } else {
             0.0
         };
+        p.score = coverage * phrase_factor(p, &ordered);
+    }
+}
+
+/// 1 when the passage keeps every pair of neighbouring query terms together, down to
+/// `1 - PHRASE_WEIGHT` when it keeps none.
+fn phrase_factor(p: &Passage, query: &[String]) -> f64 {
+    let pairs: Vec<(&String, &String)> = query.windows(2).map(|w| (&w[0], &w[1])).collect();
+    if pairs.is_empty() {
+        return 1.0;
+    }
+    let seq = passage_sequence(p);
+    let kept = pairs
+        .iter()
+        .filter(|(a, b)| seq.windows(2).any(|w| &w[0] == *a && &w[1] == *b))
+        .count();
+    1.0 - PHRASE_WEIGHT * (1.0 - kept as f64 / pairs.len() as f64)
+}
+
+/// Scores passages against a statement being audited: like [`rank`], except that a term
+/// of the statement that no passage contains weighs like the commonest term (it says
+/// nothing about which requirement applies, and should not make every requirement look
+/// unrelated), and the statement's first two terms, usually its subject ("Deletion of
+/// records ..."), weigh double.
+pub(crate) fn rank_statement(passages: &mut [Passage], statement: &str) {
+    let query: Vec<String> = {
+        let mut seen = HashSet::new();
+        text::terms(statement)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .collect()
+    };
+    let sets: Vec<HashSet<String>> = passages.iter().map(passage_terms).collect();
+    let n = sets.len() as f64;
+    let weights: Vec<f64> = query
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let df = sets.iter().filter(|s| s.contains(t.as_str())).count() as f64;
+            let idf = if df == 0.0 {
+                (1.0 + n / (1.0 + n)).ln()
+            } else {
+                (1.0 + n / (1.0 + df)).ln()
+            };
+            if i < 2 {
+                idf * 2.0
+            } else {
+                idf
+            }
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    for (p, set) in passages.iter_mut().zip(&sets) {
+        let covered: f64 = query
+            .iter()
+            .zip(&weights)
+            .filter(|(t, _)| set.contains(t.as_str()))
+            .map(|(_, w)| w)
+            .sum();
+        let coverage = if total > 0.0 { covered / total } else { 0.0 };
+        p.score = coverage * phrase_factor(p, &query);
     }
 }
 
@@ -189,34 +263,6 @@ pub(crate) fn rank_documents(docs: &[Document], query: &[String]) -> Vec<(DocRef
         .collect();
     best.sort_by(|a, b| b.1.total_cmp(&a.1));
     best
-}
-
-/// The citations an answer's `[n]` markers point to, in order of first use, each once.
-pub(crate) fn cited(answer: &str, passages: &[Passage]) -> Vec<Citation> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    let bytes = answer.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'[' {
-            let digits: String = answer[i + 1..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            let close = i + 1 + digits.len();
-            if !digits.is_empty() && bytes.get(close) == Some(&b']') {
-                if let Ok(n) = digits.parse::<u32>() {
-                    if let Some(p) = passages.iter().find(|p| p.number == n) {
-                        if seen.insert(n) {
-                            out.push(p.citation());
-                        }
-                    }
-                }
-            }
-        }
-        i += 1;
-    }
-    out
 }
 
 #[cfg(test)]
@@ -260,15 +306,5 @@ mod tests {
         rank(&mut p, &text::terms("leverage ratio"));
         assert!(p[1].score > 0.99);
         assert!(p[0].score > 0.0 && p[0].score < 0.5);
-    }
-
-    #[test]
-    fn cited_follows_markers_in_order_once_each() {
-        let mut p = split(&doc("One.\n\nTwo.\n\nThree."));
-        number(&mut p);
-        let c = cited("See [2] and [1], again [2]; not [9] nor [x].", &p);
-        let markers: Vec<u32> = c.iter().map(|c| c.marker).collect();
-        assert_eq!(markers, [2, 1]);
-        assert_eq!(c[0].quote, "Two.");
     }
 }

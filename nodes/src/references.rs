@@ -1,9 +1,10 @@
 //! How a message refers to documents, read without an LLM: by name ("the data retention
-//! policy", a quoted title, an acronym like "CRR"), by kind ("that regulation"), or by a
-//! pronoun ("it", "this", "both"). The offline resolver and the doc resolver's stage 3 use
+//! policy", a quoted title, an acronym like "CRR"), by kind ("that regulation"), by a
+//! pronoun ("it", "its", "this", "both"), or by version ("the newer one", "the older
+//! policy"). The offline resolver and the doc resolver's stage 3 use
 //! these; an LLM does the same job when one is configured.
 
-use crate::text::{is_stopword, stem};
+use crate::text::{is_stopword, singular};
 
 /// One way a message refers to a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,10 +29,27 @@ pub(crate) enum Reference {
         /// "both", "them", "these": several.
         plural: bool,
     },
+    /// One version among the documents discussed: "the newer one", "the older policy".
+    Version {
+        /// The newest (else the oldest).
+        newest: bool,
+    },
 }
 
+/// Words that pick the newest version ("the newer one") or the oldest ("the older one").
+fn recency(word: &str) -> Option<bool> {
+    match word {
+        "newer" | "newest" | "latest" | "later" => Some(true),
+        "older" | "oldest" | "earlier" | "previous" | "former" | "prior" => Some(false),
+        _ => None,
+    }
+}
+
+/// Words after a document noun that show it is a verb ("report it", "file a report").
+const VERB_FOLLOWERS: [&str; 9] = ["a", "an", "it", "them", "to", "this", "that", "on", "any"];
+
 /// Nouns that name a kind of document (singular).
-const DOC_NOUNS: [&str; 22] = [
+const DOC_NOUNS: [&str; 21] = [
     "policy",
     "regulation",
     "directive",
@@ -43,7 +61,6 @@ const DOC_NOUNS: [&str; 22] = [
     "report",
     "manual",
     "handbook",
-    "rule",
     "rulebook",
     "law",
     "charter",
@@ -84,13 +101,22 @@ const PRONOUN_FOLLOWERS: [&str; 24] = [
     "and", "with", "against", "to",
 ];
 
+/// Whether a retrieval term (see [`crate::text::terms`]) is that of a document noun
+/// ("standard", "policies", "document").
+pub(crate) fn is_doc_noun_term(term: &str) -> bool {
+    DOC_NOUNS
+        .iter()
+        .chain(GENERIC_NOUNS.iter())
+        .any(|n| crate::vocabulary::term(n) == term)
+}
+
 /// Whether `word` (any case) is a document noun, and its singular.
 fn doc_noun(word: &str) -> Option<(String, bool)> {
     let lower = word.to_lowercase();
-    let singular = stem(&lower);
-    let plural = singular != lower;
-    if DOC_NOUNS.contains(&singular.as_str()) || GENERIC_NOUNS.contains(&singular.as_str()) {
-        Some((singular, plural))
+    let one = singular(&lower);
+    let plural = one != lower;
+    if DOC_NOUNS.contains(&one.as_str()) || GENERIC_NOUNS.contains(&one.as_str()) {
+        Some((one, plural))
     } else {
         None
     }
@@ -154,7 +180,25 @@ pub(crate) fn find(text: &str) -> Vec<Reference> {
     let w = words(text);
     for (i, word) in w.iter().enumerate() {
         let lower = word.text.to_lowercase();
-        if let Some((noun, plural)) = doc_noun(word.text) {
+        let prev = i
+            .checked_sub(1)
+            .and_then(|k| w.get(k))
+            .map(|p| p.text.to_lowercase());
+        let next = w.get(i + 1).map(|n| n.text.to_lowercase());
+        if let Some(newest) = recency(&lower) {
+            let names_one = next
+                .as_deref()
+                .is_some_and(|n| matches!(n, "one" | "ones") || doc_noun(n).is_some());
+            if names_one {
+                push(&mut out, Reference::Version { newest });
+            }
+            continue;
+        }
+        if prev.as_deref().and_then(recency).is_some() {
+            continue;
+        }
+        let used_as_verb = next.as_deref().is_some_and(|n| VERB_FOLLOWERS.contains(&n));
+        if let Some((noun, plural)) = doc_noun(word.text).filter(|_| !used_as_verb) {
             let mut j = i;
             while j > 0 && i - j < 5 {
                 let prev = w[j - 1].text.to_lowercase();
@@ -168,12 +212,14 @@ pub(crate) fn find(text: &str) -> Vec<Reference> {
             }
             let generic = GENERIC_NOUNS.contains(&noun.as_str());
             if j < i {
+                // "the vendor standard" must name a document; "customer documents" may
+                // just be documents of another kind.
                 let name: Vec<&str> = w[j..=i].iter().map(|w| w.text).collect();
                 push(
                     &mut out,
                     Reference::Named {
                         name: name.join(" "),
-                        strong: true,
+                        strong: !generic,
                     },
                 );
             } else if generic {
@@ -189,8 +235,8 @@ pub(crate) fn find(text: &str) -> Vec<Reference> {
                     strong: false,
                 },
             );
-        } else if matches!(lower.as_str(), "it" | "them" | "both") {
-            let plural = lower != "it";
+        } else if matches!(lower.as_str(), "it" | "its" | "them" | "both") {
+            let plural = !matches!(lower.as_str(), "it" | "its");
             push(&mut out, Reference::Pronoun { plural });
         } else if matches!(lower.as_str(), "this" | "that" | "these" | "those") {
             let next = w.get(i + 1).map(|n| n.text.to_lowercase());
@@ -287,6 +333,27 @@ mod tests {
     fn this_before_a_colon_is_pasted_text_not_a_document() {
         assert!(find("Summarize and audit this: we keep records for three years.").is_empty());
         assert!(find("What are the capital requirements?").is_empty());
+    }
+
+    #[test]
+    fn versions_verbs_and_generic_names() {
+        assert_eq!(
+            find("What does the newer one say about chat messages?"),
+            [Reference::Version { newest: true }]
+        );
+        assert_eq!(
+            find("Summarize the older policy"),
+            [Reference::Version { newest: false }]
+        );
+        assert!(find("When must employees report a suspected incident?").is_empty());
+        assert_eq!(
+            find("Can printed customer documents be taken home?"),
+            [named("printed customer documents", false)]
+        );
+        assert_eq!(
+            find("How long must its records be kept?"),
+            [Reference::Pronoun { plural: false }]
+        );
     }
 
     #[test]

@@ -123,6 +123,45 @@ pub struct Citation {
     pub marker: u32,
 }
 
+/// What made an answer: the offline extractive model (PalAssist's own, which quotes the
+/// documents and compares wording and figures, without a language model), or a language
+/// model, by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AnsweredBy {
+    /// `offline` or `model`.
+    pub kind: AnswerKind,
+    /// The model's name (`None` offline).
+    pub model: Option<String>,
+}
+
+impl AnsweredBy {
+    /// The offline extractive model.
+    pub fn offline() -> Self {
+        AnsweredBy {
+            kind: AnswerKind::Offline,
+            model: None,
+        }
+    }
+
+    /// The language model `name`.
+    pub fn model(name: impl Into<String>) -> Self {
+        AnsweredBy {
+            kind: AnswerKind::Model,
+            model: Some(name.into()),
+        }
+    }
+}
+
+/// The kind of [`AnsweredBy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerKind {
+    /// PalAssist's offline extractive model: quotes, no judgement.
+    Offline,
+    /// A language model.
+    Model,
+}
+
 /// How the documents of a turn were found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -209,6 +248,9 @@ pub struct AgentState {
     /// The passages it cites.
     #[state(transient)]
     pub citations: Vec<Citation>,
+    /// What made the answer (set by the action nodes; `None` when no action answered).
+    #[state(transient)]
+    pub answered_by: Option<AnsweredBy>,
     /// LLM tokens this turn used (each node adds its own).
     #[state(transient, reduce_with = add_tokens)]
     pub tokens_used: u64,

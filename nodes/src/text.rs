@@ -1,6 +1,7 @@
 //! Small text tools the resolvers and the offline answers share: words, terms (words
-//! without stop words, lightly stemmed), sentences, shortening, and removing mention labels
-//! from a message.
+//! without stop words: stemmed with synonyms folded for retrieval, see
+//! [`crate::vocabulary`], or only made singular for matching names to titles), sentences,
+//! shortening, and removing mention labels from a message.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -13,8 +14,10 @@ pub(crate) fn tokens(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// A light stemmer: folds plurals (`requirements` -> `requirement`, `policies` -> `policy`).
-pub(crate) fn stem(word: &str) -> String {
+/// Folds a plural to its singular (`requirements` -> `requirement`, `policies` ->
+/// `policy`): names and document nouns are compared this way, so a typo in a title still
+/// matches by similarity (a stemmer would cut the words too short for that).
+pub(crate) fn singular(word: &str) -> String {
     let n = word.chars().count();
     if n > 4 && word.ends_with("ies") {
         return format!("{}y", &word[..word.len() - 3]);
@@ -40,7 +43,7 @@ just let like may me might more most must my myself no nor not now of off on onc
 our ours out over own per please same shall she should so some such than that the their theirs them \
 then there these they this those through to too under until up upon us very was we were what when \
 where which while who whom why will with within would yes yet you your yours i'm it's tell say says \
-said give show know want need could would";
+said give show know want need could would long often quickly soon many much every";
 
 /// Whether `word` (lower case) carries no meaning on its own.
 pub(crate) fn is_stopword(word: &str) -> bool {
@@ -49,31 +52,81 @@ pub(crate) fn is_stopword(word: &str) -> bool {
         .contains(word)
 }
 
-/// The meaningful words of `s`: tokens without stop words, stemmed.
+/// The retrieval terms of `s`: tokens without stop words, synonyms folded, stemmed.
 pub(crate) fn terms(s: &str) -> Vec<String> {
     tokens(s)
         .into_iter()
         .filter(|w| !is_stopword(w))
-        .map(|w| stem(&w))
+        .map(|w| crate::vocabulary::term(&w))
+        .collect()
+}
+
+/// The words of a name or a title: tokens without stop words, made singular.
+pub(crate) fn name_terms(s: &str) -> Vec<String> {
+    tokens(s)
+        .into_iter()
+        .filter(|w| !is_stopword(w))
+        .map(|w| singular(&w))
         .collect()
 }
 
 const INSTRUCTION_WORDS: &str =
     "summarize summarise summary summaries overview compare comparison \
 contrast difference differ versus vs audit check explain describe find list document doc file \
-question answer change changed new old latest recent version against";
+question answer change changed new old latest recent version against still current currently \
+enforced valid";
 
 /// The terms of a request that say what it is about, not what to do with it
 /// (`"Summarize the retention periods"` -> `retention period`).
 pub(crate) fn topic_terms(s: &str) -> Vec<String> {
     static SET: OnceLock<HashSet<String>> = OnceLock::new();
-    let set = SET.get_or_init(|| INSTRUCTION_WORDS.split_whitespace().map(stem).collect());
+    let set = SET.get_or_init(|| {
+        INSTRUCTION_WORDS
+            .split_whitespace()
+            .map(crate::vocabulary::term)
+            .collect()
+    });
     let mut seen = HashSet::new();
     terms(s)
         .into_iter()
         .filter(|t| !set.contains(t))
         .filter(|t| seen.insert(t.clone()))
         .collect()
+}
+
+/// Words a question about the user's library may use besides document nouns.
+const LIBRARY_WORDS: &str =
+    "have got own upload uploaded available access library stored saved added there all";
+
+/// Nouns that stand for the user's documents in a library question.
+const LIBRARY_NOUNS: [&str; 12] = [
+    "documents",
+    "docs",
+    "files",
+    "policies",
+    "regulations",
+    "procedures",
+    "standards",
+    "memos",
+    "texts",
+    "uploads",
+    "document",
+    "file",
+];
+
+/// Whether `question` asks which documents the user has ("Which documents do I have?",
+/// "List my files") rather than what they say.
+pub(crate) fn asks_for_library(question: &str) -> bool {
+    let words = tokens(question);
+    if !words.iter().any(|w| LIBRARY_NOUNS.contains(&w.as_str())) {
+        return false;
+    }
+    let allowed: HashSet<String> = LIBRARY_WORDS
+        .split_whitespace()
+        .chain(LIBRARY_NOUNS)
+        .map(crate::vocabulary::term)
+        .collect();
+    topic_terms(question).iter().all(|t| allowed.contains(t))
 }
 
 /// The sentences of a text, one list item or line at a time; Markdown headings are left
@@ -161,29 +214,34 @@ pub(crate) fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The message without its mentions: every `@label`, then every bare `label`, removed
-/// (ASCII case-insensitively).
+/// The message without its mentions: every `@label` removed (ASCII case-insensitively,
+/// whole words only). Nothing else of the user's text is touched: a title word used in a
+/// sentence ("our vendors") stays.
 pub(crate) fn strip_mentions(message: &str, labels: &[String]) -> String {
     let mut text = message.to_string();
     let mut labels: Vec<&String> = labels.iter().filter(|l| !l.trim().is_empty()).collect();
     labels.sort_by_key(|l| std::cmp::Reverse(l.len()));
     for label in labels {
         text = remove_ci(&text, &format!("@{label}"));
-        text = remove_ci(&text, label);
     }
-    squash(&text.replace('@', " "))
+    squash(&text)
 }
 
+/// `haystack` with every whole-word, ASCII case-insensitive occurrence of `needle`
+/// replaced by a space.
 fn remove_ci(haystack: &str, needle: &str) -> String {
     if needle.is_empty() {
         return haystack.to_string();
     }
+    let word_char = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
     let mut out = String::with_capacity(haystack.len());
     let mut i = 0;
     while i < haystack.len() {
         let hit = haystack
             .get(i..i + needle.len())
-            .is_some_and(|s| s.eq_ignore_ascii_case(needle));
+            .is_some_and(|s| s.eq_ignore_ascii_case(needle))
+            && !word_char(haystack[..i].chars().next_back())
+            && !word_char(haystack[i + needle.len()..].chars().next());
         if hit {
             out.push(' ');
             i += needle.len();
@@ -205,9 +263,10 @@ mod tests {
     #[test]
     fn terms_drop_stopwords_and_fold_plurals() {
         assert_eq!(
-            terms("What are the capital requirements for policies?"),
+            name_terms("What are the capital requirements for policies?"),
             ["capital", "requirement", "policy"]
         );
+        assert_eq!(terms("emails kept"), terms("email retained"));
         assert_eq!(tokens("CET1 ratio: 4.5%"), ["cet1", "ratio", "4", "5"]);
     }
 
@@ -215,8 +274,19 @@ mod tests {
     fn topic_terms_leave_out_instructions() {
         assert_eq!(
             topic_terms("Summarize the retention periods of the document"),
-            ["retention", "period"]
+            terms("retention periods")
         );
+    }
+
+    #[test]
+    fn library_questions_are_about_documents_not_their_content() {
+        assert!(asks_for_library("Which documents do I have?"));
+        assert!(asks_for_library("List my files"));
+        assert!(asks_for_library("What policies are available?"));
+        assert!(!asks_for_library(
+            "Which documents say how long emails are kept?"
+        ));
+        assert!(!asks_for_library("How long are emails kept?"));
     }
 
     #[test]
@@ -249,5 +319,18 @@ mod tests {
             strip_mentions("Compare @crr with @AML policy please", &labels),
             "Compare with please"
         );
+    }
+
+    #[test]
+    fn strip_mentions_never_cuts_words_of_the_users_text() {
+        let labels = vec!["vendor".to_string()];
+        assert_eq!(
+            strip_mentions(
+                "Audit @vendor: Our critical vendors are reviewed; the vendor may keep our data.",
+                &labels
+            ),
+            "Audit : Our critical vendors are reviewed; the vendor may keep our data."
+        );
+        assert_eq!(strip_mentions("see @vendors", &labels), "see @vendors");
     }
 }

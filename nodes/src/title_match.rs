@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use crate::state::DocRef;
-use crate::text::{stem, terms, tokens};
+use crate::text::{name_terms as terms, singular, tokens};
 
 /// The similarity at or above which two words, or a name and a title, match.
 pub(crate) const SIMILARITY: f64 = 0.85;
@@ -217,8 +217,8 @@ pub(crate) fn split_names(text: &str) -> Vec<String> {
 
 /// Whether a title contains a word like `noun` (e.g. "regulation").
 pub(crate) fn title_has_word(title: &str, noun: &str) -> bool {
-    let noun = stem(&noun.to_lowercase());
-    tokens(title).iter().any(|w| stem(w) == noun)
+    let noun = singular(&noun.to_lowercase());
+    tokens(title).iter().any(|w| singular(w) == noun)
 }
 
 #[cfg(test)]

@@ -65,6 +65,18 @@ pub(crate) fn audit_text(message: &str) -> Option<String> {
     enough(&kept).then_some(kept)
 }
 
+/// The message without the text it asks to audit: what the user asks, not what they
+/// pasted. A message that asks for no audit, or has no text to audit, is returned whole.
+pub(crate) fn instruction(message: &str) -> String {
+    if !requested_actions(message).contains(&Action::Audit) {
+        return message.to_string();
+    }
+    match audit_text(message) {
+        Some(pasted) => message.replacen(&pasted, " ", 1),
+        None => message.to_string(),
+    }
+}
+
 /// The web query for a request about `docs`: the first document's short title, then the
 /// request's meaningful words.
 pub(crate) fn web_query(text: &str, docs: &[DocRef]) -> String {
@@ -242,6 +254,21 @@ mod tests {
         );
         assert_eq!(audit_text("Audit this policy"), None);
         assert_eq!(audit_text("Summarize and audit this"), None);
+    }
+
+    #[test]
+    fn the_instruction_leaves_out_the_pasted_text() {
+        assert_eq!(
+            instruction(
+                "Audit this against the AML policy: We report suspicious activity to the MLRO later."
+            )
+            .trim(),
+            "Audit this against the AML policy:"
+        );
+        assert_eq!(
+            instruction("How long are emails kept?"),
+            "How long are emails kept?"
+        );
     }
 
     #[test]

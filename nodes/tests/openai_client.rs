@@ -209,6 +209,7 @@ fn answer_request() -> AnswerRequest {
             id: "d1".into(),
             title: "Policy".into(),
         }],
+        versions: vec![],
         passages: vec![Passage {
             number: 1,
             doc_id: "d1".into(),
@@ -217,6 +218,7 @@ fn answer_request() -> AnswerRequest {
             text: "Records must be kept for 5 years.".into(),
             score: 0.0,
         }],
+        retrieval_confidence: 1.0,
         audit_text: None,
         web_search_query: None,
         history: vec![],

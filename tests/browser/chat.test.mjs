@@ -70,7 +70,8 @@ step('statuses then the streamed answer', async (ctx) => {
   await page.waitForFunction(() => !document.querySelector('.turn .reasoning:not([hidden])'));
   const text = await answer.locator('.content').innerText();
   check(text.includes('retained for 5 years') && text.includes('retained for 7 years'), `answer text: ${text}`);
-  check(await answer.locator('.citations summary').innerText() === 'Sources (3)', 'three sources listed');
+  // Three passages of the 2024 policy, and the line of the 2023 policy it replaces.
+  check(await answer.locator('.citations summary').innerText() === 'Sources (4)', 'four sources listed');
   // The statuses came in order; each stayed on screen for at least 300 ms until the answer
   // started streaming; then the line showed the node writing the answer at once.
   const rec = await recorded(page);

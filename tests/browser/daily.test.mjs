@@ -467,13 +467,13 @@ step('citations open the cited passage in the document viewer; documents can be 
   const answer = await finalAnswer(page);
   await settled(page);
   // The first marker: a button named after its source.
-  const cite = answer.getByRole('button', { name: 'Source 1: Data Retention Policy 2023' });
+  const cite = answer.getByRole('button', { name: 'Source 1: Data Retention Policy 2024' });
   await cite.click();
-  const viewer = page.getByRole('dialog', { name: 'Data Retention Policy 2023' });
+  const viewer = page.getByRole('dialog', { name: 'Data Retention Policy 2024' });
   await viewer.waitFor();
   await page.locator('#viewer-body[data-loaded="true"]').waitFor();
   const mark = page.locator('#viewer-body mark');
-  eq(await mark.allInnerTexts(), ['Customer account records must be retained for 5 years after the account is closed.'], 'the cited passage, highlighted');
+  eq(await mark.allInnerTexts(), ['Customer account records must be retained for 7 years after the account is closed.'], 'the cited passage, highlighted');
   const [markBox, bodyBox] = [await mark.first().boundingBox(), await page.locator('#viewer-body').boundingBox()];
   check(markBox.y >= bodyBox.y && markBox.y + markBox.height <= bodyBox.y + bodyBox.height, 'the passage is scrolled into view');
   await shot(page, '23-citation-document-viewer.png');
@@ -482,9 +482,10 @@ step('citations open the cited passage in the document viewer; documents can be 
   check(await cite.evaluate((e) => e === document.activeElement), 'the focus is back on the citation');
   // The sources list opens the passages too.
   await answer.locator('.citations summary').click();
-  await answer.getByRole('button', { name: /^Open source 3, Data Retention Policy 2024/ }).click();
-  await page.getByRole('dialog', { name: 'Data Retention Policy 2024' }).waitFor();
-  await page.locator('#viewer-body mark', { hasText: 'retained for 7 years' }).waitFor();
+  // (the older version the answer quotes as replaced)
+  await answer.getByRole('button', { name: /^Open source \d+, Data Retention Policy 2023/ }).click();
+  await page.getByRole('dialog', { name: 'Data Retention Policy 2023' }).waitFor();
+  await page.locator('#viewer-body mark', { hasText: 'retained for 5 years after the account is closed' }).waitFor();
   await page.getByRole('button', { name: 'Close the document' }).click();
 
   // A document's text from the sidebar, then deleted.
@@ -654,10 +655,10 @@ step('keyboard and screen reader: landmarks, names, focus order, visible focus, 
   check((await page.getByRole('button', { name: /^Source \d+: Data Retention Policy/ }).count()) >= 2, 'citation buttons named after their source');
   await page.getByRole('button', { name: /^Source 1:/ }).focus();
   await page.keyboard.press('Enter');
-  await page.getByRole('dialog', { name: 'Data Retention Policy 2023' }).waitFor();
+  await page.getByRole('dialog', { name: 'Data Retention Policy 2024' }).waitFor();
   eq(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Close the document', 'the viewer takes the focus');
   await page.keyboard.press('Escape');
-  eq(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Source 1: Data Retention Policy 2023', 'and gives it back');
+  eq(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Source 1: Data Retention Policy 2024', 'and gives it back');
   await page.close();
 });
 

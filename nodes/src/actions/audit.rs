@@ -1,35 +1,37 @@
-//! The `audit` node: for each sentence of the audited text, the requirement passages that
-//! best match it.
+//! The `audit` node: the requirement passages the audited text is checked against. Short
+//! documents are given whole (every requirement can be weighed against every clause);
+//! longer ones give, for each clause of the audited text, the passages that best match it
+//! (a replaced document's below its newer version's).
 
 use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 
-use super::{run, Prepared};
+use super::{run, Inputs, Prepared};
 use crate::deps::PalAssistDeps;
-use crate::documents::Document;
-use crate::passages::{number, rank, split, Passage};
+use crate::extractive::audit_match;
+use crate::passages::{number, split, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
-use crate::text::{sentences, terms};
 
-/// Passages per sentence.
-const PER_SENTENCE: usize = 2;
-/// A passage must cover this share of a sentence's meaning to be given.
+/// Documents with at most this many passages in all are given whole.
+const WHOLE: usize = 60;
+/// Passages per clause.
+const PER_CLAUSE: usize = 3;
+/// A passage must cover this share of a clause's meaning to be given.
 const MIN_SCORE: f64 = 0.2;
 
-fn prepare(docs: &[Document], state: &AgentState, question: &str) -> Prepared {
-    let text = state.audit_text.as_deref().unwrap_or(question);
-    let all: Vec<Passage> = docs.iter().flat_map(split).collect();
+fn prepare(input: &Inputs<'_>) -> Prepared {
+    let text = input.state.audit_text.as_deref().unwrap_or(input.question);
+    let all: Vec<Passage> = input.docs.iter().flat_map(split).collect();
+    let documents: Vec<_> = input.docs.iter().map(|d| d.doc_ref()).collect();
     let mut chosen: Vec<Passage> = Vec::new();
     let mut best_scores = Vec::new();
-    for sentence in sentences(text) {
-        let mut ranked = all.clone();
-        rank(&mut ranked, &terms(&sentence));
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    for clause in audit_match::statements(text) {
+        let ranked = audit_match::ranked_for(&clause, &all, input.versions, &documents);
         best_scores.push(ranked.first().map(|p| p.score).unwrap_or(0.0));
         for p in ranked
             .into_iter()
-            .take(PER_SENTENCE)
+            .take(PER_CLAUSE)
             .filter(|p| p.score >= MIN_SCORE)
         {
             if !chosen
@@ -39,6 +41,9 @@ fn prepare(docs: &[Document], state: &AgentState, question: &str) -> Prepared {
                 chosen.push(p);
             }
         }
+    }
+    if all.len() <= WHOLE {
+        chosen = all;
     }
     number(&mut chosen);
     let retrieval_confidence = if best_scores.is_empty() {

@@ -2,7 +2,8 @@
 //! they share: load the resolved documents (the caller's only), choose the passages the
 //! answer may use (each action its own way), stream the LLM's answer to the run's event
 //! stream as `message_delta`s of the assistant message it appends, and cite the passages
-//! the answer's `[n]` markers point to.
+//! the answer's `[n]` markers point to (markers of passages it was not given are dropped),
+//! and record what made the answer (`answered_by`).
 //!
 //! The answer is produced inside the durable step `answer`, so a re-entered node never
 //! asks again. When the run is cancelled mid-answer, the action stops and keeps the
@@ -22,8 +23,9 @@ use crate::conversation::{recent_lines, request_text};
 use crate::deps::{store_error, user_id, PalAssistDeps};
 use crate::documents::Document;
 use crate::llm::{AnswerChunk, AnswerRequest, Llm, LlmError, Usage};
-use crate::passages::{cited, Passage};
+use crate::passages::{cited, strip_unknown_markers, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
+use crate::versions::{self, Replacement};
 
 pub use audit::audit;
 pub use compare::compare;
@@ -32,6 +34,18 @@ pub use summarize::summarize;
 
 /// How many earlier messages an answer sees.
 const HISTORY: usize = 4;
+
+/// What an action chooses its passages from.
+pub(crate) struct Inputs<'a> {
+    /// The resolved documents, in order.
+    pub(crate) docs: &'a [Document],
+    /// The turn's state.
+    pub(crate) state: &'a AgentState,
+    /// The request, mentions removed.
+    pub(crate) question: &'a str,
+    /// Replacements concerning the documents (a newer version replaces an older one).
+    pub(crate) versions: &'a [Replacement],
+}
 
 /// The passages an action gives the LLM, and how well they match the request.
 pub(crate) struct Prepared {
@@ -105,26 +119,36 @@ pub(crate) async fn run(
     deps: &PalAssistDeps,
     state: &AgentState,
     ctx: &NodeContext,
-    prepare: fn(&[Document], &AgentState, &str) -> Prepared,
+    prepare: fn(&Inputs<'_>) -> Prepared,
 ) -> Result<AgentStateUpdate, NodeError> {
     let owner = user_id(ctx)?;
     let mut notices = state.notices.clone();
+    let library = deps.docs.list(&owner).await.map_err(store_error)?;
     let mut docs = Vec::new();
     for id in &state.resolved_doc_ids {
-        match deps.docs.get(&owner, id).await.map_err(store_error)? {
-            Some(d) => docs.push(d),
+        match library.iter().find(|d| &d.id == id) {
+            Some(d) => docs.push(d.clone()),
             None => notices
                 .push("A document of this request no longer exists, so I left it out.".to_string()),
         }
     }
     let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
     let question = request_text(state, &labels);
-    let prepared = prepare(&docs, state, &question);
+    let documents: Vec<_> = docs.iter().map(Document::doc_ref).collect();
+    let versions = versions::concerning(&versions::replacements(&library), &documents);
+    let prepared = prepare(&Inputs {
+        docs: &docs,
+        state,
+        question: &question,
+        versions: &versions,
+    });
     let request = AnswerRequest {
         action,
         question,
-        documents: docs.iter().map(Document::doc_ref).collect(),
+        documents,
+        versions,
         passages: prepared.passages,
+        retrieval_confidence: prepared.retrieval_confidence,
         audit_text: state.audit_text.clone(),
         web_search_query: state
             .web_search_query
@@ -149,10 +173,15 @@ pub(crate) async fn run(
             crate::extractive::join_titles(&request.documents)
         );
     }
+    // A model may cite a passage it was not given: such markers are dropped from the
+    // answer (the streamed text had them; the response and the message do not).
+    generated.text = strip_unknown_markers(&generated.text, &request.passages);
     let citations = cited(&generated.text, &request.passages);
+    let answered_by = deps.llm.answered_by(&request);
     let mut message = Message::ai(generated.text.clone())
         .with_id(message_id)
         .with_metadata("action", action.as_str())
+        .with_metadata("answered_by", json!(answered_by))
         .with_metadata("citations", json!(citations))
         .with_metadata(
             "doc_ids",
@@ -166,6 +195,7 @@ pub(crate) async fn run(
     Ok(AgentStateUpdate::default()
         .response(generated.text)
         .citations(citations)
+        .answered_by(Some(answered_by))
         .retrieval_confidence(prepared.retrieval_confidence)
         .with_usage(&generated.usage)
         .messages(vec![message]))

@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 
-use super::{run, Prepared};
+use super::{run, Inputs, Prepared};
 use crate::deps::PalAssistDeps;
-use crate::documents::Document;
 use crate::passages::{number, split};
 use crate::state::{Action, AgentState, AgentStateUpdate};
 
 /// At most this many passages of one document go into a summary.
 const PER_DOC: usize = 60;
 
-fn prepare(docs: &[Document], _state: &AgentState, _question: &str) -> Prepared {
+fn prepare(input: &Inputs<'_>) -> Prepared {
+    let docs = input.docs;
     let mut passages = Vec::new();
     for d in docs {
         passages.extend(split(d).into_iter().take(PER_DOC));

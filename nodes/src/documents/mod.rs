@@ -2,12 +2,14 @@
 //! a user never sees another's. One trait, [`DocumentStore`], and three implementations:
 //! [`MemoryDocumentStore`] (tests), [`SqliteDocumentStore`] and [`PostgresDocumentStore`]
 //! over the `documents` table of palgraph's migrations. [`seed_samples`] gives a new user
-//! the sample documents of [`samples`].
+//! the sample documents of [`samples`]; [`title_and_body`] reads an uploaded file's title
+//! (its first `#` heading, else its file name) and body.
 
 mod memory;
 mod postgres;
 pub mod samples;
 mod sqlite;
+mod title;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -19,6 +21,7 @@ pub use memory::MemoryDocumentStore;
 pub use postgres::PostgresDocumentStore;
 pub use samples::seed_samples;
 pub use sqlite::SqliteDocumentStore;
+pub use title::title_and_body;
 
 /// The longest title accepted, in characters.
 pub const MAX_TITLE_CHARS: usize = 300;

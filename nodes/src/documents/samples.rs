@@ -5,12 +5,12 @@
 use super::{DocumentError, DocumentStore};
 
 /// A sample document.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Sample {
     /// Its title.
-    pub title: &'static str,
+    pub title: String,
     /// Its content (Markdown).
-    pub content: &'static str,
+    pub content: String,
 }
 
 const SOURCES: [&str; 5] = [
@@ -21,26 +21,16 @@ const SOURCES: [&str; 5] = [
     include_str!("../../samples/incident_response_procedure.md"),
 ];
 
-/// The sample documents: each file's `# ` heading is its title, the rest its content.
+/// The sample documents: each file's `# ` heading is its title, the rest its content
+/// (read by [`title_and_body`](super::title_and_body), as an upload is).
 pub fn samples() -> Vec<Sample> {
-    SOURCES.iter().map(|source| split(source)).collect()
-}
-
-fn split(source: &'static str) -> Sample {
-    let source = source.trim_start();
-    match source.strip_prefix("# ") {
-        Some(rest) => {
-            let (title, content) = rest.split_once('\n').unwrap_or((rest, ""));
-            Sample {
-                title: title.trim(),
-                content: content.trim(),
-            }
-        }
-        None => Sample {
-            title: "Untitled",
-            content: source.trim(),
-        },
-    }
+    SOURCES
+        .iter()
+        .map(|source| {
+            let (title, content) = super::title_and_body("sample.md", source);
+            Sample { title, content }
+        })
+        .collect()
 }
 
 /// Gives `owner` the sample documents when they have none yet; returns how many were added.
@@ -53,7 +43,7 @@ pub async fn seed_samples(store: &dyn DocumentStore, owner: &str) -> Result<usiz
     }
     let samples = samples();
     for sample in &samples {
-        store.create(owner, sample.title, sample.content).await?;
+        store.create(owner, &sample.title, &sample.content).await?;
     }
     Ok(samples.len())
 }

@@ -2,15 +2,18 @@
 //! are paired by topic (term overlap); a pair that reads differently is a change (with the
 //! figures that moved), an unpaired passage exists in one document only, the rest is
 //! unchanged. A topic in the request ("compare the retention periods") narrows the rows.
+//! When one document says it replaces the other, the older one is the base of the
+//! comparison and the answer says so.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use super::quantities::changes;
+use super::{focus_terms, versions_note};
 use crate::llm::AnswerRequest;
 use crate::passages::{passage_terms, Passage};
 use crate::state::DocRef;
-use crate::text::{squash, terms, topic_terms};
+use crate::text::squash;
 
 /// Passages at least this similar (Jaccard of their terms) are about the same thing.
 const SAME_TOPIC: f64 = 0.4;
@@ -48,7 +51,8 @@ fn side<'a>(doc: &'a DocRef, request: &'a AnswerRequest) -> Side<'a> {
 }
 
 pub(crate) fn compare(request: &AnswerRequest) -> String {
-    let [first, others @ ..] = request.documents.as_slice() else {
+    let documents = oldest_first(request);
+    let [first, others @ ..] = documents.as_slice() else {
         return "There are no documents to compare.".to_string();
     };
     if others.is_empty() {
@@ -57,22 +61,42 @@ pub(crate) fn compare(request: &AnswerRequest) -> String {
             first.title
         );
     }
-    let title_terms: HashSet<String> = request
-        .documents
-        .iter()
-        .flat_map(|d| terms(&d.title))
-        .collect();
-    let focus: Vec<String> = topic_terms(&request.question)
-        .into_iter()
-        .filter(|t| !title_terms.contains(t))
-        .collect();
+    let focus = focus_terms(request);
     let a = side(first, request);
     let mut out = String::new();
+    for r in &request.versions {
+        if documents.iter().any(|d| d.id == r.older.id)
+            && documents.iter().any(|d| d.id == r.newer.id)
+        {
+            let _ = writeln!(
+                out,
+                "{} replaces {}: \"{}\"\n",
+                r.newer.title, r.older.title, r.statement
+            );
+        }
+    }
     for other in others {
         let b = side(other, request);
         pair(&a, &b, &focus, &mut out);
     }
+    out.push_str(versions_note(request, false).trim_start_matches('\n'));
     out
+}
+
+/// The request's documents with each older version moved before the one replacing it.
+fn oldest_first(request: &AnswerRequest) -> Vec<DocRef> {
+    let mut docs = request.documents.clone();
+    for r in &request.versions {
+        let newer = docs.iter().position(|d| d.id == r.newer.id);
+        let older = docs.iter().position(|d| d.id == r.older.id);
+        if let (Some(n), Some(o)) = (newer, older) {
+            if o > n {
+                let d = docs.remove(o);
+                docs.insert(n, d);
+            }
+        }
+    }
+    docs
 }
 
 fn pair(a: &Side<'_>, b: &Side<'_>, focus: &[String], out: &mut String) {

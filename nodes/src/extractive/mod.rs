@@ -6,17 +6,29 @@
 //! - [`inquire`](inquire::inquire): the sentences of the best-matching passages;
 //! - [`compare`](compare::compare): passages aligned side by side: changed (with the
 //!   figures that moved), only in one, unchanged;
-//! - [`audit`](audit::audit): each sentence of the audited text checked against its
-//!   best-matching requirement; differing figures and optional wording are flagged.
+//! - [`audit`](audit::audit): each clause of the audited text compared with its
+//!   best-matching requirement (figures, approvers, timing, modality): a possible gap,
+//!   consistent, not verified, or not covered.
 
 mod audit;
 mod compare;
 mod inquire;
+mod obligations;
 mod quantities;
 mod summarize;
 
+/// Matching audited clauses with requirements (shared with the `audit` node, which
+/// chooses the passages the same way).
+pub(crate) mod audit_match {
+    pub(crate) use super::audit::{ranked_for, statements};
+}
+
+use std::collections::HashSet;
+
 use crate::llm::AnswerRequest;
+use crate::references;
 use crate::state::{Action, DocRef};
+use crate::text::{terms, topic_terms};
 
 /// The extractive answer to `request`.
 pub(crate) fn answer(request: &AnswerRequest) -> String {
@@ -33,6 +45,56 @@ pub(crate) fn answer(request: &AnswerRequest) -> String {
         Action::Audit => audit::audit(request),
     });
     out.trim_end().to_string()
+}
+
+/// Notes on versions the answer's documents do not show together: an older document in
+/// play whose newer version is not ("X, also among your documents, replaces it"), and, with
+/// `newer_too`, a newer document in play whose older version is not. Empty when there is
+/// nothing to say; otherwise starts with a blank line.
+pub(crate) fn versions_note(request: &AnswerRequest, newer_too: bool) -> String {
+    let in_play = |id: &str| request.documents.iter().any(|d| d.id == id);
+    let mut out = String::new();
+    for r in &request.versions {
+        match (in_play(&r.newer.id), in_play(&r.older.id)) {
+            (false, true) => {
+                out.push_str(&format!(
+                    "\n\nNote: {} has been replaced: {}, also among your documents, says \"{}\"",
+                    r.older.title, r.newer.title, r.statement
+                ));
+            }
+            (true, false) if newer_too => {
+                out.push_str(&format!(
+                    "\n\n{} replaces {}: \"{}\"",
+                    r.newer.title, r.older.title, r.statement
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The topic a request narrows the answer to: its topic terms without the words of the
+/// documents' titles, of the names it gives them, and document nouns ("standard").
+pub(crate) fn focus_terms(request: &AnswerRequest) -> Vec<String> {
+    let mut naming: HashSet<String> = request
+        .documents
+        .iter()
+        .flat_map(|d| terms(&d.title))
+        .collect();
+    for r in references::find(&request.question) {
+        if let references::Reference::Named { name, .. } = r {
+            // Only a name that names one of the documents says where, not what.
+            if !crate::title_match::match_name(&name, &request.documents).is_empty() {
+                naming.extend(terms(&name));
+            }
+        }
+    }
+    topic_terms(&request.question)
+        .into_iter()
+        .filter(|t| !naming.contains(t))
+        .filter(|t| !references::is_doc_noun_term(t))
+        .collect()
 }
 
 /// "A", "A and B", "A, B and C".
@@ -54,7 +116,9 @@ mod tests {
             action,
             question: "What is the retention period?".into(),
             documents: vec![],
+            versions: vec![],
             passages: vec![],
+            retrieval_confidence: 0.0,
             audit_text: None,
             web_search_query: None,
             history: vec![],
@@ -63,7 +127,7 @@ mod tests {
 
     #[test]
     fn with_no_documents_every_action_says_so() {
-        assert!(answer(&request(Action::Inquire)).contains("no document"));
+        assert!(answer(&request(Action::Inquire)).contains("found nothing"));
         assert!(answer(&request(Action::Compare)).contains("no documents"));
         assert!(answer(&request(Action::Audit)).contains("no requirements"));
         assert!(answer(&request(Action::Summarize)).contains("no text"));

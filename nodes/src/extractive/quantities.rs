@@ -13,6 +13,44 @@ pub(crate) struct Quantity {
     pub(crate) unit: &'static str,
 }
 
+impl Quantity {
+    /// The quantity in days, for durations (a working day counts as a day, a month as
+    /// 365/12 days): "12 months" and "1 year" are the same.
+    pub(crate) fn days(&self) -> Option<f64> {
+        let per = match self.unit {
+            "year" => 365.0,
+            "month" => 365.0 / 12.0,
+            "week" => 7.0,
+            "day" | "working day" => 1.0,
+            "hour" => 1.0 / 24.0,
+            "minute" => 1.0 / 1440.0,
+            _ => return None,
+        };
+        Some(self.value * per)
+    }
+
+    /// Whether the two can be compared (both durations, or the same unit).
+    pub(crate) fn comparable(&self, other: &Quantity) -> bool {
+        self.unit == other.unit || (self.days().is_some() && other.days().is_some())
+    }
+
+    /// How this compares with `other` (durations across units); `None` when they cannot
+    /// be compared.
+    pub(crate) fn compare(&self, other: &Quantity) -> Option<std::cmp::Ordering> {
+        match (self.days(), other.days()) {
+            (Some(a), Some(b)) => {
+                if (a - b).abs() < 1e-6 * a.abs().max(b.abs()).max(1.0) {
+                    Some(std::cmp::Ordering::Equal)
+                } else {
+                    a.partial_cmp(&b)
+                }
+            }
+            _ if self.unit == other.unit => self.value.partial_cmp(&other.value),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Quantity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = if self.value.fract() == 0.0 {
@@ -22,6 +60,7 @@ impl fmt::Display for Quantity {
         };
         match self.unit {
             "percent" => write!(f, "{v}%"),
+            "EUR" | "USD" | "GBP" | "CHF" => write!(f, "{} {v}", self.unit),
             unit if (self.value - 1.0).abs() < f64::EPSILON => write!(f, "{v} {unit}"),
             unit => write!(f, "{v} {unit}s"),
         }
@@ -77,55 +116,127 @@ fn number(word: &str) -> Option<f64> {
     }
 }
 
-/// The quantities of `text`, in order.
-pub(crate) fn quantities(text: &str) -> Vec<Quantity> {
-    let words: Vec<String> = text
-        .split(|c: char| c.is_whitespace() || c == '-' || c == '(' || c == ')')
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '%')
-                .to_lowercase()
-        })
-        .filter(|w| !w.is_empty())
-        .collect();
+/// Words that state a frequency, as the interval they mean.
+fn frequency(word: &str) -> Option<Quantity> {
+    let (value, unit) = match word {
+        "annually" | "yearly" | "annual" => (1.0, "year"),
+        "quarterly" => (3.0, "month"),
+        "monthly" => (1.0, "month"),
+        "weekly" => (1.0, "week"),
+        "daily" => (1.0, "day"),
+        "hourly" => (1.0, "hour"),
+        _ => return None,
+    };
+    Some(Quantity { value, unit })
+}
+
+fn currency(word: &str) -> Option<&'static str> {
+    match word {
+        "eur" | "euro" | "euros" | "€" => Some("EUR"),
+        "usd" | "$" => Some("USD"),
+        "gbp" | "£" => Some("GBP"),
+        "chf" => Some("CHF"),
+        _ => None,
+    }
+}
+
+/// The words of a text as [`located`] numbers them: lower case, split at whitespace,
+/// hyphens and brackets, punctuation trimmed (`%` and currency signs kept apart).
+pub(crate) fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        if let Some(n) = w.strip_suffix('%').and_then(number) {
-            out.push(Quantity {
-                value: n,
-                unit: "percent",
-            });
-            continue;
-        }
-        let Some(value) = number(w) else { continue };
-        let next = words.get(i + 1).map(String::as_str).unwrap_or("");
-        let after = words.get(i + 2).map(String::as_str).unwrap_or("");
-        if matches!(next, "working" | "business") {
-            if unit(after) == Some("day") {
-                out.push(Quantity {
-                    value,
-                    unit: "working day",
-                });
+    for raw in text.split(|c: char| c.is_whitespace() || c == '-' || c == '(' || c == ')') {
+        let mut w = raw;
+        for sign in ['€', '$', '£'] {
+            if let Some(rest) = w.strip_prefix(sign) {
+                out.push(sign.to_string());
+                w = rest;
             }
-        } else if next == "per" && after == "cent" {
-            out.push(Quantity {
-                value,
-                unit: "percent",
-            });
-        } else if let Some(u) = unit(next) {
-            out.push(Quantity { value, unit: u });
+        }
+        let w = w
+            .trim_matches(|c: char| !c.is_alphanumeric() && c != '%')
+            .to_lowercase();
+        if !w.is_empty() {
+            out.push(w);
         }
     }
     out
 }
 
-/// The quantities of `b` that differ from the quantity of the same unit in `a`, as
-/// "old → new" pairs (units present on both sides only).
+/// The quantities of `text` with the index (in [`words`]) of the word that starts each.
+pub(crate) fn located(text: &str) -> (Vec<String>, Vec<(usize, Quantity)>) {
+    let words = words(text);
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if let Some(n) = w.strip_suffix('%').and_then(number) {
+            out.push((
+                i,
+                Quantity {
+                    value: n,
+                    unit: "percent",
+                },
+            ));
+            continue;
+        }
+        if let Some(q) = frequency(w) {
+            out.push((i, q));
+            continue;
+        }
+        let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+        let after = words.get(i + 2).map(String::as_str).unwrap_or("");
+        if matches!(w.as_str(), "every" | "each" | "per") {
+            if let Some(u) = unit(next) {
+                out.push((
+                    i,
+                    Quantity {
+                        value: 1.0,
+                        unit: u,
+                    },
+                ));
+            }
+            continue;
+        }
+        let Some(value) = number(w) else { continue };
+        let before = i.checked_sub(1).and_then(|k| words.get(k));
+        if let Some(c) = before.and_then(|b| currency(b)) {
+            out.push((i - 1, Quantity { value, unit: c }));
+        } else if matches!(next, "working" | "business") {
+            if unit(after) == Some("day") {
+                out.push((
+                    i,
+                    Quantity {
+                        value,
+                        unit: "working day",
+                    },
+                ));
+            }
+        } else if next == "per" && after == "cent" {
+            out.push((
+                i,
+                Quantity {
+                    value,
+                    unit: "percent",
+                },
+            ));
+        } else if let Some(u) = unit(next) {
+            out.push((i, Quantity { value, unit: u }));
+        }
+    }
+    (words, out)
+}
+
+/// The quantities of `text`, in order.
+pub(crate) fn quantities(text: &str) -> Vec<Quantity> {
+    located(text).1.into_iter().map(|(_, q)| q).collect()
+}
+
+/// The quantities of `b` that differ from the comparable quantity at the same place in
+/// `a`, as "old → new" pairs ("12 months → 5 years": durations compare across units).
 pub(crate) fn changes(a: &str, b: &str) -> Vec<(Quantity, Quantity)> {
     let qa = quantities(a);
     let qb = quantities(b);
     let mut out = Vec::new();
     for (x, y) in qa.iter().zip(qb.iter()) {
-        if x.unit == y.unit && x.value != y.value {
+        if x.comparable(y) && x.compare(y) != Some(std::cmp::Ordering::Equal) {
             out.push((*x, *y));
         }
     }
@@ -147,6 +258,16 @@ mod tests {
             ["5 years", "72 hours", "4.5%", "5 working days", "12 months"]
         );
         assert!(quantities("Article 92 applies").is_empty());
+        let shown: Vec<String> = quantities(
+            "Contracts above EUR 250,000 or €5 are reviewed annually, every year and every two years.",
+        )
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            shown,
+            ["EUR 250000", "EUR 5", "1 year", "1 year", "2 years"]
+        );
     }
 
     #[test]
@@ -155,5 +276,8 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(format!("{} → {}", c[0].0, c[0].1), "5 years → 7 years");
         assert!(changes("within 90 days", "within 90 days").is_empty());
+        let c = changes("kept for 12 months", "kept for 5 years");
+        assert_eq!(format!("{} → {}", c[0].0, c[0].1), "12 months → 5 years");
+        assert!(changes("kept for 12 months", "kept for 1 year").is_empty());
     }
 }

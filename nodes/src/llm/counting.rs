@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use crate::state::AnsweredBy;
+
 use super::{
     AnswerRequest, AnswerStream, DocRequest, DocResolution, IntentDecision, IntentRequest, Llm,
     LlmError, Reply,
@@ -97,5 +99,9 @@ impl Llm for CountingLlm {
     async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError> {
         self.answer.fetch_add(1, Ordering::SeqCst);
         self.inner.answer(request).await
+    }
+
+    fn answered_by(&self, request: &AnswerRequest) -> AnsweredBy {
+        self.inner.answered_by(request)
     }
 }

@@ -30,7 +30,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::passages::Passage;
-use crate::state::{Action, DocRef};
+use crate::state::{Action, AnsweredBy, DocRef};
+use crate::versions::Replacement;
 
 pub use config::{OpenAiConfig, RetrySettings, TaskModels, DEFAULT_MODEL};
 pub use counting::{CountingLlm, LlmCalls};
@@ -191,9 +192,14 @@ pub struct AnswerRequest {
     pub question: String,
     /// The documents in play, in order.
     pub documents: Vec<DocRef>,
+    /// Versions among the user's documents that concern these: a newer document that
+    /// says it replaces an older one (answers prefer the newer and say so).
+    pub versions: Vec<Replacement>,
     /// Their passages the answer may use, numbered for citation (`[n]`); for inquire and
     /// audit, ranked best first.
     pub passages: Vec<Passage>,
+    /// How well the passages match the request (0..1), for the answer's confidence.
+    pub retrieval_confidence: f64,
     /// The text to audit (audit only).
     pub audit_text: Option<String>,
     /// The web query, when web search is on.
@@ -307,6 +313,13 @@ pub trait Llm: Send + Sync {
     /// # Errors
     /// An [`LlmError`] before the stream starts; later failures arrive in the stream.
     async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError>;
+
+    /// What answers `request`: a language model by name (the default: [`Llm::describe`]),
+    /// or the offline extractive model.
+    fn answered_by(&self, request: &AnswerRequest) -> AnsweredBy {
+        let _ = request;
+        AnsweredBy::model(self.describe())
+    }
 }
 
 /// The LLM the environment configures: [`OpenAiLlm`] when `OPENAI_API_KEY` is set (see

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::extractive;
 use crate::references::{self, Reference};
-use crate::state::{Action, DocRef};
+use crate::state::{Action, AnsweredBy, DocRef};
 use crate::text::tokens;
 use crate::title_match::{match_name, title_has_word, titles_in_text};
 
@@ -148,7 +148,7 @@ pub(crate) fn asks_for_current_status(text: &str) -> bool {
 
 fn classify(request: &IntentRequest) -> IntentDecision {
     let requested = requested_actions(&request.message);
-    let web = asks_for_current_status(&request.message);
+    let web = asks_for_current_status(&crate::validate_inputs::instruction(&request.message));
     let decide = |action, requested: Vec<Action>, confidence, reasoning: &str| IntentDecision {
         action,
         multi_action_detected: requested.len() > 1,
@@ -243,6 +243,24 @@ fn resolve(request: &DocRequest) -> DocResolution {
                     _ => add(&docs, 0.55, &mut ids, &mut confidence),
                 }
             }
+            Reference::Version { newest } => {
+                let dated: Vec<(u32, &DocRef)> = registry
+                    .iter()
+                    .filter_map(|d| title_year(&d.title).map(|y| (y, d)))
+                    .collect();
+                let pick = if newest {
+                    dated.iter().max_by_key(|(y, _)| *y)
+                } else {
+                    dated.iter().min_by_key(|(y, _)| *y)
+                };
+                match pick {
+                    Some((_, d)) if dated.len() >= 2 => {
+                        add(&[(*d).clone()], 0.85, &mut ids, &mut confidence);
+                    }
+                    _ if !registry.is_empty() => add(registry, 0.55, &mut ids, &mut confidence),
+                    _ => {}
+                }
+            }
             Reference::Pronoun { plural } => {
                 if registry.is_empty() {
                     continue;
@@ -284,6 +302,15 @@ fn resolve(request: &DocRequest) -> DocResolution {
         unresolved_names: unresolved,
         reasoning,
     }
+}
+
+/// The year a title carries ("Data Retention Policy 2024" -> 2024), if any.
+fn title_year(title: &str) -> Option<u32> {
+    tokens(title)
+        .iter()
+        .filter(|w| w.len() == 4)
+        .filter_map(|w| w.parse::<u32>().ok())
+        .find(|y| (1900..=2100).contains(y))
 }
 
 /// Splits a text into about `parts` pieces at word boundaries (their concatenation is the
@@ -328,6 +355,10 @@ impl Llm for OfflineLlm {
             value: resolve(request),
             usage: free(),
         })
+    }
+
+    fn answered_by(&self, _: &AnswerRequest) -> AnsweredBy {
+        AnsweredBy::offline()
     }
 
     async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError> {

@@ -30,6 +30,7 @@ use super::{
     strict_schema, AnswerChunk, AnswerRequest, AnswerStream, DocRequest, DocResolution,
     IntentDecision, IntentRequest, Llm, LlmError, LlmTask, OpenAiConfig, Reply, Usage,
 };
+use crate::state::AnsweredBy;
 
 const OPENAI_BASE: &str = "https://api.openai.com/v1";
 
@@ -268,17 +269,12 @@ impl Llm for OpenAiLlm {
         Ok(reply)
     }
 
+    fn answered_by(&self, request: &AnswerRequest) -> AnsweredBy {
+        AnsweredBy::model(self.answer_model(request).0)
+    }
+
     async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError> {
-        let web_model = request
-            .web_search_query
-            .as_ref()
-            .and(self.config.models.web_search.clone());
-        let model = web_model.clone().unwrap_or_else(|| {
-            self.config
-                .models
-                .model_for(LlmTask::for_action(request.action))
-                .to_string()
-        });
+        let (model, web_model) = self.answer_model(request);
         let body = CreateChatCompletionRequest {
             model: model.clone(),
             messages: messages(prompts::answer(request, web_model.is_some())),
@@ -310,6 +306,21 @@ impl Llm for OpenAiLlm {
 }
 
 impl OpenAiLlm {
+    /// The model that answers `request`, and whether it is the web-search model.
+    fn answer_model(&self, request: &AnswerRequest) -> (String, Option<String>) {
+        let web_model = request
+            .web_search_query
+            .as_ref()
+            .and(self.config.models.web_search.clone());
+        let model = web_model.clone().unwrap_or_else(|| {
+            self.config
+                .models
+                .model_for(LlmTask::for_action(request.action))
+                .to_string()
+        });
+        (model, web_model)
+    }
+
     /// The text and usage a stream chunk carries.
     fn pieces(&self, model: &str, chunk: CreateChatCompletionStreamResponse) -> Vec<AnswerChunk> {
         let mut out = Vec::new();

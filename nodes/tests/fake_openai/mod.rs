@@ -3,7 +3,8 @@
 //! `chat.completion` JSON body, a `text/event-stream` of `chat.completion.chunk`s ending in
 //! a usage chunk and `data: [DONE]`, an error status with OpenAI's error body (429, 500,
 //! 400), or silence. It records every request (headers and JSON body). It binds
-//! 127.0.0.1:0.
+//! 127.0.0.1:0. Instead of a script, a responder may compute each answer from the request
+//! (a stand-in model that answers any number of calls).
 
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
@@ -52,10 +53,14 @@ pub struct Received {
     pub body: Value,
 }
 
+/// Computes a reply from a request's JSON body.
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
     received: Mutex<Vec<Received>>,
+    responder: Option<Responder>,
 }
 
 /// A running fake server.
@@ -75,10 +80,24 @@ impl Drop for FakeOpenAi {
 impl FakeOpenAi {
     /// Starts a server that answers with `replies` in order.
     pub async fn start(replies: Vec<Reply>) -> Self {
-        let script = Arc::new(Script {
+        Self::serve(Script {
             replies: Mutex::new(replies.into()),
-            received: Mutex::new(Vec::new()),
-        });
+            ..Script::default()
+        })
+        .await
+    }
+
+    /// Starts a server that answers every request with what `responder` computes from it.
+    pub async fn responding(responder: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Self {
+        Self::serve(Script {
+            responder: Some(Arc::new(responder)),
+            ..Script::default()
+        })
+        .await
+    }
+
+    async fn serve(script: Script) -> Self {
+        let script = Arc::new(script);
         let app = Router::new()
             .route("/v1/chat/completions", post(completions))
             .with_state(script.clone());
@@ -129,7 +148,8 @@ async fn completions(
         body: body.clone(),
     });
     let model = body["model"].as_str().unwrap_or("unknown").to_string();
-    let reply = script.replies.lock().unwrap().pop_front();
+    let scripted = script.replies.lock().unwrap().pop_front();
+    let reply = scripted.or_else(|| script.responder.as_ref().map(|f| f(&body)));
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
         Some(Reply::Error { status, message }) => {

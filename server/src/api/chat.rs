@@ -195,6 +195,7 @@ fn response_event(values: &Value) -> Value {
         "cost_usd": pick("cost_usd", json!(0.0)),
         "cancelled": pick("cancelled", json!(false)),
         "notices": pick("notices", json!([])),
+        "answered_by": pick("answered_by", Value::Null),
     })
 }
 

@@ -1,5 +1,5 @@
 //! Documents, per user: `POST /documents` (JSON `{title, content}` or a multipart upload of
-//! `.txt` / `.md` files), `GET /documents`, `GET /documents/{id}`, `DELETE /documents/{id}`.
+//! `.txt` / `.md` files, titled by their first `#` heading, else by their file name), `GET /documents`, `GET /documents/{id}`, `DELETE /documents/{id}`.
 //! Another user's document is 404.
 
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
@@ -93,14 +93,9 @@ async fn uploads(mut form: Multipart) -> ApiResult<Vec<NewDocument>> {
                 "`{file_name}` holds NUL characters; upload plain text"
             )));
         }
-        let stem = file_name
-            .rsplit_once('.')
-            .map(|(s, _)| s.to_string())
-            .unwrap_or(file_name.clone());
-        out.push(NewDocument {
-            title: stem,
-            content,
-        });
+        // The first `# Heading` is the title (and leaves the body); else the file name.
+        let (title, content) = palgraph_nodes::documents::title_and_body(&file_name, &content);
+        out.push(NewDocument { title, content });
     }
     if let (Some(t), 1) = (title, out.len()) {
         out[0].title = t;

@@ -1,0 +1,223 @@
+//! Runs the cases through the real PalAssist graph, in process: an in-memory document store
+//! seeded with the samples and the set's fixtures (uploaded the way the server uploads a
+//! file), the in-memory checkpointer, one thread per case, prompts answered from the
+//! case's `choose` list.
+
+use std::sync::Arc;
+
+use palgraph::{CompiledGraph, MemoryCheckpointer, Resume, RunConfig, RunInput, RunOutcome};
+use palgraph_nodes::documents::title_and_body;
+use palgraph_nodes::{
+    seed_samples, turn_input, AgentState, ChatTurn, Citation, Document, DocumentStore, Llm,
+    MemoryDocumentStore, PalAssistDeps,
+};
+use serde_json::{json, Value};
+
+use super::cases::{Case, EvalSet, Turn};
+use super::EvalError;
+use crate::palassist;
+
+/// The user the evaluation runs as.
+pub const USER: &str = "eval";
+
+/// At most this many prompts are answered in one turn.
+const MAX_PROMPTS: usize = 6;
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// An answer.
+    Answered,
+    /// Stopped without an action: a prompt the case gave no answer to was cancelled.
+    Stopped,
+    /// Still waiting at a prompt after every answer the case gave.
+    Asking,
+    /// The run failed.
+    Failed(String),
+}
+
+/// What one turn produced.
+#[derive(Clone, Debug)]
+pub struct TurnResult {
+    /// The message sent.
+    pub message: String,
+    /// The kind of the first prompt raised, if any.
+    pub asked: Option<String>,
+    /// How it ended.
+    pub end: TurnEnd,
+    /// The answer text (the prompt's question when it ended asking).
+    pub response: String,
+    /// The passages cited.
+    pub citations: Vec<Citation>,
+    /// The state's `answered_by` (how the answer was made), as JSON; `None` when absent.
+    pub answered_by: Option<Value>,
+}
+
+/// The graph and the documents a set runs against.
+pub struct Runner {
+    graph: CompiledGraph<AgentState>,
+    library: Vec<Document>,
+}
+
+impl Runner {
+    /// Seeds the documents and builds the graph over `llm`.
+    ///
+    /// # Errors
+    /// A fixture cannot be read, a document cannot be stored, the graph cannot be built.
+    pub async fn new(set: &EvalSet, llm: Arc<dyn Llm>) -> Result<Self, EvalError> {
+        let docs = Arc::new(MemoryDocumentStore::new());
+        seed_samples(docs.as_ref(), USER).await?;
+        for file in &set.fixtures {
+            let path = set.dir.join(file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|source| EvalError::Read { path, source })?;
+            let (title, body) = title_and_body(file, &text);
+            docs.create(USER, &title, &body).await?;
+        }
+        let library = docs.list(USER).await?;
+        let graph = palassist::graph(PalAssistDeps::new(llm, docs))?
+            .with_checkpointer(Arc::new(MemoryCheckpointer::new()));
+        Ok(Runner { graph, library })
+    }
+
+    /// The documents the cases run against.
+    pub fn library(&self) -> &[Document] {
+        &self.library
+    }
+
+    /// The document whose title starts with `prefix` (case-insensitively).
+    pub fn document(&self, prefix: &str) -> Option<&Document> {
+        let prefix = prefix.to_lowercase();
+        self.library
+            .iter()
+            .find(|d| d.title.to_lowercase().starts_with(&prefix))
+    }
+
+    /// Runs a case on a thread of its own; one result per turn.
+    ///
+    /// # Errors
+    /// [`EvalError::UnknownDocument`] for a mention naming no document; run failures are
+    /// recorded in the turn, not returned.
+    pub async fn run_case(&self, case: &Case, thread: &str) -> Result<Vec<TurnResult>, EvalError> {
+        let mut results = Vec::new();
+        for turn in &case.turns {
+            results.push(self.run_turn(turn, thread).await?);
+        }
+        Ok(results)
+    }
+
+    fn chat_turn(&self, turn: &Turn) -> Result<ChatTurn, EvalError> {
+        let mut message = turn.say.clone();
+        let mut nodes = vec![json!({"type": "text", "text": turn.say})];
+        for prefix in &turn.mention {
+            let d = self
+                .document(prefix)
+                .ok_or_else(|| EvalError::UnknownDocument(prefix.clone()))?;
+            message.push_str(&format!(" @{}", d.title));
+            nodes.push(json!({"type": "text", "text": " "}));
+            nodes.push(json!({"type": "mention", "attrs": {"id": d.id, "label": d.title}}));
+        }
+        let tiptap_json = (!turn.mention.is_empty())
+            .then(|| json!({"type": "doc", "content": [{"type": "paragraph", "content": nodes}]}));
+        Ok(ChatTurn {
+            message,
+            tiptap_json,
+            action: turn.action.clone(),
+            ..Default::default()
+        })
+    }
+
+    async fn run_turn(&self, turn: &Turn, thread: &str) -> Result<TurnResult, EvalError> {
+        let chat = self.chat_turn(turn)?;
+        let message = chat.message.clone();
+        let config = || RunConfig::new(thread).context("user_id", USER);
+        let failed = |e: palgraph::RunError, asked: Option<String>| TurnResult {
+            message: message.clone(),
+            asked,
+            end: TurnEnd::Failed(e.to_string()),
+            response: String::new(),
+            citations: Vec::new(),
+            answered_by: None,
+        };
+        let mut out = match self
+            .graph
+            .invoke(config(), RunInput::Turn(turn_input(chat)))
+            .await
+        {
+            Ok(out) => out,
+            Err(e) => return Ok(failed(e, None)),
+        };
+        let mut asked: Option<String> = None;
+        let mut answers = turn.choose.iter();
+        for _ in 0..MAX_PROMPTS {
+            let Some(prompt) = pending_prompt(&out) else {
+                break;
+            };
+            asked.get_or_insert_with(|| {
+                prompt["interrupt_type"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            });
+            let value = answers
+                .next()
+                .map(|a| self.answer_to(&prompt, a))
+                .unwrap_or(Value::Null);
+            out = match self
+                .graph
+                .invoke(config(), RunInput::Resume(Resume::Value(value)))
+                .await
+            {
+                Ok(out) => out,
+                Err(e) => return Ok(failed(e, asked)),
+            };
+        }
+        if let Some(prompt) = pending_prompt(&out) {
+            return Ok(TurnResult {
+                message,
+                asked,
+                end: TurnEnd::Asking,
+                response: prompt["message"].as_str().unwrap_or_default().to_string(),
+                citations: Vec::new(),
+                answered_by: None,
+            });
+        }
+        let state = serde_json::to_value(out.state.as_ref()).unwrap_or(Value::Null);
+        let end = if out.state.cancelled {
+            TurnEnd::Stopped
+        } else {
+            TurnEnd::Answered
+        };
+        Ok(TurnResult {
+            message,
+            asked,
+            end,
+            response: out.state.response.clone(),
+            citations: out.state.citations.clone(),
+            answered_by: state.get("answered_by").filter(|v| !v.is_null()).cloned(),
+        })
+    }
+
+    /// The resume value for `answer` at `prompt`: the value of the option it names (by
+    /// label, or a document title prefix), else the text itself.
+    fn answer_to(&self, prompt: &Value, answer: &str) -> Value {
+        let wanted = answer.to_lowercase();
+        let options = prompt["options"].as_array().cloned().unwrap_or_default();
+        for o in &options {
+            let label = o["label"].as_str().unwrap_or_default().to_lowercase();
+            let value = o["value"].as_str().unwrap_or_default();
+            if label.starts_with(&wanted) || value.eq_ignore_ascii_case(answer) {
+                return json!(value);
+            }
+        }
+        json!(answer)
+    }
+}
+
+/// The payload of the single pending prompt, if the run waits at one.
+fn pending_prompt(out: &RunOutcome<AgentState>) -> Option<Value> {
+    match out.interrupts() {
+        [one] => Some(one.value.clone()),
+        _ => None,
+    }
+}

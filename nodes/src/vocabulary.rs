@@ -1,0 +1,151 @@
+//! Words as retrieval compares them: a word is first mapped to the common word of its
+//! group of synonyms (a small compliance thesaurus: "kept" and "stored" mean "retain",
+//! "phone" means "telephone", "client" means "customer", ...), then reduced to its stem by
+//! the Snowball English stemmer (`rust-stemmers`), so plurals and inflections meet:
+//! "emails" and "email", "reported" and "report", "deletion" and "deleted".
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// Groups of words that mean the same in compliance text; the first word of a group is
+/// the one the others stand for.
+const SYNONYMS: &[&[&str]] = &[
+    &[
+        "retain",
+        "retains",
+        "retained",
+        "retaining",
+        "retention",
+        "keep",
+        "keeps",
+        "kept",
+        "keeping",
+        "store",
+        "stores",
+        "stored",
+        "storing",
+        "preserve",
+        "preserved",
+        "archive",
+        "archived",
+    ],
+    &["telephone", "telephones", "phone", "phones"],
+    &["email", "emails", "mail", "mails"],
+    &["customer", "customers", "client", "clients"],
+    &[
+        "delete",
+        "deleted",
+        "deletes",
+        "deleting",
+        "deletion",
+        "erase",
+        "erased",
+        "erasure",
+        "destroy",
+        "destroyed",
+        "destruction",
+        "dispose",
+        "disposed",
+        "disposal",
+        "purge",
+        "purged",
+    ],
+    &[
+        "employee",
+        "employees",
+        "staff",
+        "personnel",
+        "worker",
+        "workers",
+    ],
+    &[
+        "notify",
+        "notifies",
+        "notified",
+        "notifying",
+        "notification",
+        "notifications",
+        "inform",
+        "informs",
+        "informed",
+    ],
+    // A minister or a politician is a politically exposed person by definition.
+    &[
+        "pep",
+        "peps",
+        "politically",
+        "minister",
+        "ministers",
+        "politician",
+        "politicians",
+    ],
+    &["vendor", "vendors", "supplier", "suppliers"],
+    &[
+        "approve",
+        "approves",
+        "approved",
+        "approval",
+        "approvals",
+        "authorise",
+        "authorised",
+        "authorize",
+        "authorized",
+        "authorisation",
+        "authorization",
+    ],
+    &[
+        "review",
+        "reviews",
+        "reviewed",
+        "reassess",
+        "reassessed",
+        "reassessment",
+    ],
+];
+
+fn synonyms() -> &'static HashMap<&'static str, &'static str> {
+    static MAP: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        SYNONYMS
+            .iter()
+            .flat_map(|group| group.iter().map(move |w| (*w, group[0])))
+            .collect()
+    })
+}
+
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// The retrieval term of a lower-case word: its group's common word, stemmed.
+pub(crate) fn term(word: &str) -> String {
+    let word = synonyms().get(word).copied().unwrap_or(word);
+    stemmer().stem(word).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_and_inflections_share_a_stem() {
+        assert_eq!(term("emails"), term("email"));
+        assert_eq!(term("reported"), term("report"));
+        assert_eq!(term("deletion"), term("deleted"));
+        assert_eq!(term("suspected"), term("suspects"));
+        assert_ne!(term("record"), term("report"));
+    }
+
+    #[test]
+    fn synonyms_meet() {
+        assert_eq!(term("kept"), term("retained"));
+        assert_eq!(term("retention"), term("keep"));
+        assert_eq!(term("phone"), term("telephone"));
+        assert_eq!(term("clients"), term("customer"));
+        assert_eq!(term("staff"), term("employees"));
+        assert_eq!(term("minister"), term("PEPs".to_lowercase().as_str()));
+    }
+}
