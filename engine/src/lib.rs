@@ -68,8 +68,8 @@
 //! - [`state`], [`reducer`], [`messages`]: typed state, reducers, chat messages;
 //! - [`graph`]: the builder, the compiler's checks, Mermaid;
 //! - [`node`], [`context`]: what a node is and what it can do;
-//! - [`run`]: inputs, outcomes, errors and the Pregel loop (`run::{cursor, plan, task,
-//!   executor}`);
+//! - [`run`]: inputs, outcomes, errors and the Pregel loop (`run::{input, admission,
+//!   cursor, plan, step, task, executor, update}`);
 //! - [`interrupt`], [`cancel`], [`stream`]: interrupts, cancellation, events;
 //! - [`history`]: state at a checkpoint, history, `update_state`, forks;
 //! - [`checkpoint`]: the storage trait and its backends.

@@ -199,6 +199,15 @@ impl<S: State> Cursor<S> {
             .unwrap_or(-1)
     }
 
+    /// The checkpoint the current turn started from (recorded as `turn_base` in the
+    /// metadata of every checkpoint of the turn): where the next turn starts when this one
+    /// failed, so its partial items are not carried forward.
+    pub(crate) fn turn_base(&self) -> Option<&str> {
+        self.metadata()
+            .and_then(|m| m.get("turn_base"))
+            .and_then(Value::as_str)
+    }
+
     pub(crate) fn turn(&self) -> u64 {
         self.metadata()
             .and_then(|m| m.get("turn"))

@@ -2,16 +2,24 @@
 //! points [`CompiledGraph::invoke`], [`CompiledGraph::stream`] and [`CompiledGraph::run`].
 //!
 //! The Pregel loop itself is split by job: [`cursor`] loads a checkpoint into a typed state
-//! and writes the next one, [`plan`] decides which tasks are due, [`task`] runs one task
-//! with its retry policy, and [`executor`] ties a run's steps together.
+//! and writes the next one; `input` turns a [`RunInput`] into the cursor the first step runs
+//! from, refusing what `admission`'s rules refuse; [`plan`] decides which tasks are due;
+//! `step` runs a step's tasks and applies their results; `task` runs one task with its
+//! retry policy; `executor` ties a run's steps together; `update` is `update_state`;
+//! `failure` records a failure on a thread after the fact.
 
+mod admission;
 pub(crate) mod cache;
 pub(crate) mod cursor;
-pub(crate) use executor::update_state;
 mod executor;
 mod failure;
+mod input;
 pub(crate) mod plan;
+mod step;
 mod task;
+mod update;
+
+pub(crate) use update::update_state;
 
 use std::sync::Arc;
 

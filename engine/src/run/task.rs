@@ -86,13 +86,13 @@ pub(crate) async fn run_task<S: State>(
                     let policy = &spec.retry;
                     if attempt < policy.max_attempts
                         && (policy.retry_on)(&e)
-                        && !shared.cancel.is_cancelled()
+                        && !shared.run.cancel.is_cancelled()
                     {
                         let wait = policy.backoff(attempt);
                         tracing::warn!(node = %spec.name, attempt, error = %e, ?wait, "node failed; retrying");
                         tokio::select! {
                             _ = tokio::time::sleep(wait) => continue,
-                            _ = shared.cancel.cancelled() => return TaskOutcome::Cancelled,
+                            _ = shared.run.cancel.cancelled() => return TaskOutcome::Cancelled,
                         }
                     }
                     tracing::warn!(node = %spec.name, attempt, error = %e, "node failed");
