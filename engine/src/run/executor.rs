@@ -61,6 +61,7 @@ pub(crate) async fn run<S: State>(
         Err(e) => emitter.emit_with(|| Event::Failed {
             node: match e {
                 RunError::Node { node, .. } => Some(node.clone()),
+                RunError::Panic { node, .. } => node.clone(),
                 _ => None,
             },
             error: e.to_string(),
@@ -277,7 +278,7 @@ impl<S: State> Executor<'_, S> {
             }
             let step = cur.step() + 1;
             let mut done: HashMap<String, Command<S>> = HashMap::new();
-            let mut failure: Option<(String, NodeError)> = None;
+            let mut failure: Option<RunError> = None;
             let mut unavailable: Option<(String, NodeError)> = None;
             let mut storage: Option<CheckpointError> = None;
             let mut stopped = false;
@@ -296,10 +297,17 @@ impl<S: State> Executor<'_, S> {
                             },
                         );
                     }
-                    TaskOutcome::Failed(e) => {
-                        if failure.is_none() {
-                            failure = Some((task.node.clone(), e));
-                        }
+                    TaskOutcome::Failed(error) => {
+                        failure.get_or_insert(RunError::Node {
+                            node: task.node.clone(),
+                            error,
+                        });
+                    }
+                    TaskOutcome::Panicked(message) => {
+                        failure.get_or_insert(RunError::Panic {
+                            node: Some(task.node.clone()),
+                            message,
+                        });
                     }
                     TaskOutcome::Unavailable(e) => {
                         unavailable.get_or_insert((task.node.clone(), e));
@@ -314,8 +322,8 @@ impl<S: State> Executor<'_, S> {
             if let Some(e) = storage {
                 return Err(RunError::Checkpoint(e));
             }
-            if let Some((node, error)) = failure {
-                return Err(RunError::Node { node, error });
+            if let Some(e) = failure {
+                return Err(e);
             }
             if let Some((node, error)) = unavailable {
                 return Err(RunError::Unavailable { node, error });

@@ -147,7 +147,7 @@ impl<S: State> Executor<'_, S> {
             if f.lifetime == Lifetime::Transient {
                 let current = state
                     .field_json(idx)
-                    .map_err(crate::state::StateError::Decode)?;
+                    .map_err(crate::state::StateError::Encode)?;
                 if current != defaults[idx] {
                     state.reset_field(idx);
                     writes.reset(idx);

@@ -24,7 +24,7 @@ use super::cursor::{
 use super::executor::Executor;
 use super::plan::{self, Plan, TaskPlan};
 use super::task::{run_task, TaskOutcome};
-use super::RunError;
+use super::{panic_message, RunError};
 
 impl<S: State> Executor<'_, S> {
     /// Runs the step's tasks concurrently; on cancel, waits the grace period, then drops
@@ -79,10 +79,10 @@ impl<S: State> Executor<'_, S> {
                     async move {
                         let out = match handle.await {
                             Ok(o) => o,
-                            Err(e) if e.is_cancelled() => TaskOutcome::Cancelled,
-                            Err(e) => TaskOutcome::Failed(NodeError::fatal(format!(
-                                "node task failed: {e}"
-                            ))),
+                            Err(e) if e.is_panic() => {
+                                TaskOutcome::Panicked(panic_message(&*e.into_panic()))
+                            }
+                            Err(_) => TaskOutcome::Cancelled,
                         };
                         (i, out)
                     }
@@ -224,7 +224,7 @@ async fn run_and_record<S: State>(
     let outcome = AssertUnwindSafe(run_task(graph, idx, shared, state))
         .catch_unwind()
         .await
-        .unwrap_or_else(|_| TaskOutcome::Failed(NodeError::fatal("node panicked")));
+        .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
     let write_result: Result<Option<PendingWrite>, RunError> = match &outcome {
         TaskOutcome::Done(cmd) if record_results => write(
             &task_id,
@@ -256,6 +256,16 @@ async fn run_and_record<S: State>(
             },
         )
         .map(Some),
+        TaskOutcome::Panicked(message) => write(
+            &task_id,
+            ERROR,
+            0,
+            &StoredError {
+                node: node.clone(),
+                message: format!("node panicked: {message}"),
+            },
+        )
+        .map(Some),
         _ => Ok(None),
     };
     let stored = match write_result {
@@ -273,7 +283,7 @@ async fn run_and_record<S: State>(
         // failure that could not be recorded is not a failure of the turn yet).
         Err(RunError::Checkpoint(e)) => TaskOutcome::Storage(e),
         Err(e) => match outcome {
-            TaskOutcome::Failed(orig) => TaskOutcome::Failed(orig),
+            failed @ (TaskOutcome::Failed(_) | TaskOutcome::Panicked(_)) => failed,
             _ => TaskOutcome::Failed(NodeError::fatal(format!(
                 "could not encode the task's result: {e}"
             ))),

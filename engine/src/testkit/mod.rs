@@ -12,6 +12,7 @@
 pub mod backends;
 pub mod counting;
 pub mod engine_cases;
+pub mod failure_cases;
 pub mod fencing_cases;
 pub mod fixtures;
 pub mod storage_cases;
@@ -45,6 +46,8 @@ macro_rules! checkpointer_suite {
             engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
+            failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
+            failure_cases::a_value_that_does_not_encode_is_an_encode_error,
             fencing_cases::a_superseded_fence_refuses_puts_and_pending_writes,
             fencing_cases::a_run_whose_thread_was_handed_on_stops_and_writes_nothing_more,
             fencing_cases::an_unavailable_dependency_stops_the_run_without_a_failure,
