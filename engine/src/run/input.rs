@@ -2,7 +2,7 @@
 //! turn resets the transient fields and writes an `input` checkpoint; a resume records its
 //! answers against the checkpoint the graph waits at; a run from an old checkpoint forks it;
 //! a command applies its update and `goto`. The refusals are [`super::admission`]'s rules,
-//! shared with anything that checks an input before running it.
+//! which [`crate::CompiledGraph::check_input`] applies without running.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -181,11 +181,12 @@ impl<S: State> Executor<'_, S> {
             self.head.as_ref().map(|h| h.0.as_str()),
         )?;
         let pending = cur.pending_interrupts();
-        let answers = admission::answers(self.thread(), &pending, resume)?;
+        let resume = admission::normalize_resume(resume, &pending);
+        let answers = admission::answers(self.thread(), &pending, &resume)?;
         let mut writes = Vec::new();
         for (pos, v) in &answers {
             let p = &pending[*pos];
-            writes.push(write(&p.task_id, RESUME, p.index, v)?);
+            writes.push(write(&p.task_id, RESUME, p.index, *v)?);
         }
         let cid = cur.id().unwrap_or_default().to_string();
         self.cp()
@@ -197,7 +198,7 @@ impl<S: State> Executor<'_, S> {
                 .entry(p.task_id.clone())
                 .or_default()
                 .resumes
-                .insert(p.index, v);
+                .insert(p.index, v.clone());
         }
         Ok(())
     }
@@ -222,6 +223,8 @@ impl<S: State> Executor<'_, S> {
 
     /// Applies a command's update and goto (forking first when `cur` is not the head).
     async fn command(&mut self, cur: &mut Cursor<S>, cmd: Command<S>) -> Result<(), RunError> {
+        // Checked before the fork is written: a refused command changes nothing.
+        let targets = admission::goto_targets(&self.g.graph, &cmd.goto)?;
         self.fork_if_old(cur).await?;
         if cmd.update.is_none() && cmd.goto.is_empty() {
             return Ok(());
@@ -235,7 +238,6 @@ impl<S: State> Executor<'_, S> {
         }
         let mut plan = cur.plan.clone();
         if !cmd.goto.is_empty() {
-            let targets = admission::goto_targets(&self.g.graph, &cmd.goto)?;
             plan.tasks = plan::tasks_for(&self.g.graph, &targets);
         } else {
             for t in &mut plan.tasks {
