@@ -1,14 +1,14 @@
 //! The document store: each user's documents (id, owner, title, content), scoped by owner so
 //! a user never sees another's. One trait, [`DocumentStore`], and three implementations:
-//! [`MemoryDocumentStore`] (tests), [`SqliteDocumentStore`] and [`PostgresDocumentStore`]
-//! over the `documents` table of palgraph's migrations. [`seed_samples`] gives a new user
+//! [`MemoryDocumentStore`] (tests), and [`SqlDocumentStore`] over the `documents` table of
+//! a SQLite ([`SqliteDocumentStore`]) or Postgres ([`PostgresDocumentStore`]) database,
+//! written once for both. [`seed_samples`] gives a new user
 //! the sample documents of [`samples`]; [`title_and_body`] reads an uploaded file's title
 //! (its first `#` heading, else its file name) and body.
 
 mod memory;
-mod postgres;
 pub mod samples;
-mod sqlite;
+mod sql;
 mod title;
 
 use async_trait::async_trait;
@@ -18,9 +18,8 @@ use serde::{Deserialize, Serialize};
 use crate::state::DocRef;
 
 pub use memory::MemoryDocumentStore;
-pub use postgres::PostgresDocumentStore;
 pub use samples::seed_samples;
-pub use sqlite::SqliteDocumentStore;
+pub use sql::{PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore};
 pub use title::title_and_body;
 
 /// The longest title accepted, in characters.
