@@ -75,7 +75,9 @@
 //!   cursor, plan, step, task, executor, update}`);
 //! - [`interrupt`], [`cancel`], [`stream`]: interrupts, cancellation, events;
 //! - [`history`]: state at a checkpoint, history, `update_state`, forks;
-//! - [`checkpoint`]: the storage trait and its backends.
+//! - [`checkpoint`]: the storage trait and its backends;
+//! - `db`: opening SQLite and Postgres pools, and the migrations each crate declares for its
+//!   tables (`db::migrate`).
 
 #![warn(missing_docs)]
 

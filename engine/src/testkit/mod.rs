@@ -17,6 +17,8 @@ pub mod fencing_cases;
 pub mod fixtures;
 pub mod input_cases;
 pub mod storage_cases;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod unscoped;
 
 /// Expands to one `#[tokio::test]` per case, each getting a fresh checkpointer from
 /// `$factory` (an `async` closure or fn returning `Arc<dyn Checkpointer>`).

@@ -2,7 +2,7 @@
 //! a user never sees another's. One trait, [`DocumentStore`], and three implementations:
 //! [`MemoryDocumentStore`] (tests), and [`SqlDocumentStore`] over the `documents` table of
 //! a SQLite ([`SqliteDocumentStore`]) or Postgres ([`PostgresDocumentStore`]) database,
-//! written once for both. [`seed_samples`] gives a new user
+//! written once for both; its table is [`MIGRATIONS`]. [`seed_samples`] gives a new user
 //! the sample documents of [`samples`]; [`title_and_body`] reads an uploaded file's title
 //! (its first `#` heading, else its file name) and body.
 
@@ -12,6 +12,7 @@ mod sql;
 mod title;
 
 use async_trait::async_trait;
+use palgraph::db::migrate::{Migration, Migrator};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,25 @@ pub use memory::MemoryDocumentStore;
 pub use samples::seed_samples;
 pub use sql::{PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore};
 pub use title::title_and_body;
+
+/// The `documents` table (`nodes/migrations/`), for SQLite and Postgres: apply it to a pool
+/// with `MIGRATIONS.apply_sqlite(&pool)` / `apply_postgres(&pool)`, or open a store with
+/// [`SqlDocumentStore::open`], which does.
+pub const MIGRATIONS: Migrator = Migrator {
+    scope: "documents",
+    postgres: &[Migration::new(
+        1,
+        "documents",
+        include_str!("../../migrations/postgres/0001_documents.sql"),
+    )
+    .replacing(2)],
+    sqlite: &[Migration::new(
+        1,
+        "documents",
+        include_str!("../../migrations/sqlite/0001_documents.sql"),
+    )
+    .replacing(2)],
+};
 
 /// The longest title accepted, in characters.
 pub const MAX_TITLE_CHARS: usize = 300;

@@ -6,6 +6,7 @@
 use std::fmt;
 
 use async_trait::async_trait;
+use palgraph::db::migrate::MigrateError;
 use sqlx::{
     ColumnIndex, Database, Decode, Encode, Executor, FromRow, IntoArguments, Pool, QueryBuilder,
     Row, Type,
@@ -14,8 +15,8 @@ use sqlx::{
 use super::{new_document, Document, DocumentError, DocumentStore};
 use crate::state::DocRef;
 
-/// Documents in the `documents` table of a migrated database (see `palgraph::db`); on
-/// SQLite: [`SqliteDocumentStore`], on Postgres: [`PostgresDocumentStore`].
+/// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`];
+/// on SQLite: [`SqliteDocumentStore`], on Postgres: [`PostgresDocumentStore`].
 pub struct SqlDocumentStore<DB: Database> {
     pool: Pool<DB>,
 }
@@ -27,9 +28,31 @@ pub type SqliteDocumentStore = SqlDocumentStore<sqlx::Sqlite>;
 pub type PostgresDocumentStore = SqlDocumentStore<sqlx::Postgres>;
 
 impl<DB: Database> SqlDocumentStore<DB> {
-    /// Uses a pool whose database is migrated.
+    /// Uses a pool whose database is migrated (see [`SqlDocumentStore::open`]).
     pub fn new(pool: Pool<DB>) -> Self {
         SqlDocumentStore { pool }
+    }
+}
+
+impl SqlDocumentStore<sqlx::Sqlite> {
+    /// Applies [`super::MIGRATIONS`] to the pool's database and uses it.
+    ///
+    /// # Errors
+    /// When migrating refuses or fails.
+    pub async fn open(pool: sqlx::SqlitePool) -> Result<Self, MigrateError> {
+        super::MIGRATIONS.apply_sqlite(&pool).await?;
+        Ok(Self::new(pool))
+    }
+}
+
+impl SqlDocumentStore<sqlx::Postgres> {
+    /// Applies [`super::MIGRATIONS`] to the pool's database and uses it.
+    ///
+    /// # Errors
+    /// When migrating refuses or fails.
+    pub async fn open(pool: sqlx::PgPool) -> Result<Self, MigrateError> {
+        super::MIGRATIONS.apply_postgres(&pool).await?;
+        Ok(Self::new(pool))
     }
 }
 
