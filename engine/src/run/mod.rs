@@ -1,9 +1,9 @@
 //! Running a compiled graph: inputs, configuration, outcomes and errors, and the entry
 //! points [`CompiledGraph::invoke`], [`CompiledGraph::stream`] and [`CompiledGraph::run`].
 //!
-//! The Pregel loop itself is split by job: [`cursor`] loads a checkpoint into a typed state
+//! The Pregel loop itself is split by job: `cursor` loads a checkpoint into a typed state
 //! and writes the next one; `input` turns a [`RunInput`] into the cursor the first step runs
-//! from, refusing what `admission`'s rules refuse; [`plan`] decides which tasks are due;
+//! from, refusing what `admission`'s rules refuse; `plan` decides which tasks are due;
 //! `step` runs a step's tasks and applies their results; `task` runs one task with its
 //! retry policy; `executor` ties a run's steps together; `update` is `update_state`;
 //! `failure` records a failure on a thread after the fact.
