@@ -31,21 +31,41 @@ struct Attempt {
     raised: Option<Raised>,
 }
 
-pub(crate) struct TaskShared {
+/// What every task of one run shares: whose run it is, where it writes, where its events
+/// go, how it is cancelled.
+pub(crate) struct RunScope {
     pub(crate) thread_id: String,
     pub(crate) run_id: String,
+    pub(crate) checkpointer: Arc<dyn Checkpointer>,
+    pub(crate) emitter: Arc<Emitter>,
+    pub(crate) cancel: Cancellation,
+    pub(crate) context: Arc<serde_json::Map<String, Value>>,
+    /// The run's fence, carried by every write its tasks make.
+    pub(crate) fence: Option<Fence>,
+}
+
+/// One task's place in its run: the checkpoint it runs from, and what was recorded for it
+/// there before (resume values, durable step results).
+pub(crate) struct TaskSpec {
     pub(crate) checkpoint_id: String,
     pub(crate) node: String,
     pub(crate) task_id: String,
     pub(crate) step: i64,
-    pub(crate) checkpointer: Arc<dyn Checkpointer>,
-    pub(crate) emitter: Arc<Emitter>,
-    pub(crate) cancel: Cancellation,
     /// Resume values by interrupt index.
     pub(crate) resumes: BTreeMap<i64, Value>,
-    pub(crate) context: Arc<serde_json::Map<String, Value>>,
-    /// The run's fence, carried by every write the task makes.
-    pub(crate) fence: Option<Fence>,
+    /// Durable step results recorded so far: (channel, idx) -> JSON.
+    pub(crate) recorded: HashMap<(String, i64), Json>,
+}
+
+/// A running task's state, shared by its [`NodeContext`]s (one per attempt).
+pub(crate) struct TaskShared {
+    pub(crate) run: Arc<RunScope>,
+    pub(crate) checkpoint_id: String,
+    pub(crate) node: String,
+    pub(crate) task_id: String,
+    pub(crate) step: i64,
+    /// Resume values by interrupt index.
+    pub(crate) resumes: BTreeMap<i64, Value>,
     /// Durable step results recorded so far: (channel, idx) -> JSON.
     recorded: Mutex<HashMap<(String, i64), Json>>,
     attempt: Mutex<Attempt>,
@@ -55,36 +75,15 @@ pub(crate) struct TaskShared {
 }
 
 impl TaskShared {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        thread_id: String,
-        run_id: String,
-        checkpoint_id: String,
-        node: String,
-        task_id: String,
-        step: i64,
-        checkpointer: Arc<dyn Checkpointer>,
-        emitter: Arc<Emitter>,
-        cancel: Cancellation,
-        resumes: BTreeMap<i64, Value>,
-        recorded: HashMap<(String, i64), Json>,
-        context: Arc<serde_json::Map<String, Value>>,
-        fence: Option<Fence>,
-    ) -> Self {
+    pub(crate) fn new(run: Arc<RunScope>, task: TaskSpec) -> Self {
         TaskShared {
-            thread_id,
-            run_id,
-            checkpoint_id,
-            node,
-            task_id,
-            step,
-            checkpointer,
-            emitter,
-            cancel,
-            resumes,
-            context,
-            fence,
-            recorded: Mutex::new(recorded),
+            run,
+            checkpoint_id: task.checkpoint_id,
+            node: task.node,
+            task_id: task.task_id,
+            step: task.step,
+            resumes: task.resumes,
+            recorded: Mutex::new(task.recorded),
             attempt: Mutex::new(Attempt::default()),
             storage_failure: Mutex::new(None),
         }
@@ -130,12 +129,12 @@ pub struct NodeContext {
 impl NodeContext {
     /// The thread this run belongs to.
     pub fn thread_id(&self) -> &str {
-        &self.inner.thread_id
+        &self.inner.run.thread_id
     }
 
     /// The run.
     pub fn run_id(&self) -> &str {
-        &self.inner.run_id
+        &self.inner.run.run_id
     }
 
     /// This node's name.
@@ -150,7 +149,7 @@ impl NodeContext {
 
     /// The run's context (see `RunConfig::context`), e.g. `ctx.context()["user_id"]`.
     pub fn context(&self) -> &serde_json::Map<String, Value> {
-        &self.inner.context
+        &self.inner.run.context
     }
 
     /// The step this task runs in.
@@ -239,9 +238,10 @@ impl NodeContext {
         let raw = json(text).map_err(|e| NodeError::from_error(ErrorKind::Fatal, e))?;
         let stored = self
             .inner
+            .run
             .checkpointer
             .put_writes(
-                &self.inner.thread_id,
+                &self.inner.run.thread_id,
                 &self.inner.checkpoint_id,
                 vec![PendingWrite {
                     task_id: self.inner.task_id.clone(),
@@ -249,7 +249,7 @@ impl NodeContext {
                     idx,
                     value: raw.clone(),
                 }],
-                self.inner.fence.as_ref(),
+                self.inner.run.fence.as_ref(),
             )
             .await;
         if let Err(e) = stored {
@@ -273,7 +273,7 @@ impl NodeContext {
 
     /// Emits a custom event (stream mode `custom`).
     pub fn emit(&self, value: impl Serialize) {
-        self.inner.emitter.emit_with(|| Event::Custom {
+        self.inner.run.emitter.emit_with(|| Event::Custom {
             node: self.inner.node.clone(),
             value: serde_json::to_value(value).unwrap_or(Value::Null),
         });
@@ -281,7 +281,7 @@ impl NodeContext {
 
     /// Reports a status line with details (e.g. `{"docs_found": [...]}`).
     pub fn status(&self, message: impl Into<String>, details: impl Serialize) {
-        self.inner.emitter.emit_with(|| Event::Status {
+        self.inner.run.emitter.emit_with(|| Event::Status {
             node: self.inner.node.clone(),
             message: message.into(),
             details: serde_json::to_value(details).unwrap_or(Value::Null),
@@ -290,7 +290,7 @@ impl NodeContext {
 
     /// Streams a piece of a message being written (stream mode `messages`).
     pub fn message_delta(&self, message_id: &str, delta: impl Into<String>) {
-        self.inner.emitter.emit_with(|| Event::MessageDelta {
+        self.inner.run.emitter.emit_with(|| Event::MessageDelta {
             node: self.inner.node.clone(),
             message_id: message_id.to_string(),
             delta: delta.into(),
@@ -299,16 +299,16 @@ impl NodeContext {
 
     /// Whether the run was asked to stop.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancel.is_cancelled()
+        self.inner.run.cancel.is_cancelled()
     }
 
     /// Resolves when the run is asked to stop.
     pub async fn cancelled(&self) {
-        self.inner.cancel.cancelled().await
+        self.inner.run.cancel.cancelled().await
     }
 
     /// Why the run was asked to stop.
     pub fn cancel_reason(&self) -> Option<CancelReason> {
-        self.inner.cancel.reason()
+        self.inner.run.cancel.reason()
     }
 }

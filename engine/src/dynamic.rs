@@ -2,11 +2,15 @@
 //! many graphs in one registry and run them from request bodies.
 //!
 //! Inputs and updates are decoded into the state's update type (unknown fields are refused
-//! with [`RunError::InvalidInput`]); states are returned as JSON.
+//! with [`RunError::InvalidInput`]); states are returned as JSON. A run's input is one
+//! serializable [`DynInput`] from an HTTP body to the executor: a server checks it once with
+//! [`DynGraph::check_input`] (the rules the run applies), stores what that returns, and runs
+//! it as it is.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::checkpoint::{Checkpointer, Fence, ListOptions};
@@ -18,8 +22,32 @@ use crate::run::{RunConfig, RunError, RunInput, RunStatus};
 use crate::state::{FieldInfo, State};
 use crate::stream::EventSink;
 
-/// What starts a run, in JSON.
-#[derive(Clone, Debug)]
+/// What starts a run, in JSON: [`RunInput`] with the state's update as JSON.
+///
+/// Its JSON form (externally tagged, stable; what a server stores in its run rows):
+///
+/// | input | JSON |
+/// |---|---|
+/// | a new turn | `{"turn": <the state's update>}` |
+/// | a resume with one value | `{"resume": {"value": <any JSON>}}` |
+/// | a resume by interrupt id | `{"resume": {"by_id": {"<interrupt id>": <any JSON>}}}` |
+/// | continue | `"continue"` |
+/// | a command | `{"command": {"update": <the state's update>, "goto": ["node", ...]}}` |
+///
+/// A command's `update` and `goto` may each be left out (no update; follow the pending
+/// tasks); unknown keys are refused.
+///
+/// ```
+/// use palgraph::dynamic::DynInput;
+/// use palgraph::Resume;
+///
+/// let input: DynInput = serde_json::from_str(r#"{"resume": {"value": "yes"}}"#)?;
+/// assert_eq!(input, DynInput::Resume(Resume::Value("yes".into())));
+/// assert_eq!(serde_json::to_string(&DynInput::Continue)?, r#""continue""#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum DynInput {
     /// A new turn with this input (the state's update, as JSON).
     Turn(Value),
@@ -30,10 +58,30 @@ pub enum DynInput {
     /// Apply an update and/or go to nodes, then continue.
     Command {
         /// The update (JSON of the state's update type).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         update: Option<Value>,
         /// Nodes to run next.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         goto: Vec<String>,
     },
+}
+
+impl DynInput {
+    /// The typed input: updates decoded into `S`'s update type.
+    ///
+    /// # Errors
+    /// [`RunError::InvalidInput`] when an update does not fit `S`.
+    pub fn typed<S: State>(&self) -> Result<RunInput<S>, RunError> {
+        Ok(match self {
+            DynInput::Turn(v) => RunInput::Turn(decode::<S>(v)?),
+            DynInput::Resume(r) => RunInput::Resume(r.clone()),
+            DynInput::Continue => RunInput::Continue,
+            DynInput::Command { update, goto } => RunInput::Command(Command {
+                update: update.as_ref().map(decode::<S>).transpose()?,
+                goto: goto.clone(),
+            }),
+        })
+    }
 }
 
 /// How a run ended, with the state as JSON.
@@ -81,6 +129,20 @@ pub trait DynGraph: Send + Sync {
     fn mermaid(&self) -> String;
     /// The checkpointer.
     fn checkpointer(&self) -> Arc<dyn Checkpointer>;
+    /// Checks `input` for a run on `thread_id` (from `checkpoint_id`, else the latest
+    /// checkpoint) by the rules the run applies, without running or writing anything, and
+    /// returns it as the run will take it (a resume keyed by pending interrupt ids becomes
+    /// [`Resume::ById`]). See [`CompiledGraph::check_input`].
+    ///
+    /// # Errors
+    /// [`RunError::InvalidInput`] when an update does not fit the state; the refusals of
+    /// [`CompiledGraph::check_input`]; storage errors.
+    async fn check_input(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+        input: DynInput,
+    ) -> Result<DynInput, RunError>;
     /// Runs, sending events to `sink`.
     async fn run(
         &self,
@@ -121,8 +183,8 @@ pub trait DynGraph: Send + Sync {
     ) -> Result<bool, RunError>;
 }
 
-fn decode<S: State>(v: Value) -> Result<S::Update, RunError> {
-    serde_json::from_value(v).map_err(|e| RunError::InvalidInput(e.to_string()))
+fn decode<S: State>(v: &Value) -> Result<S::Update, RunError> {
+    <S::Update as Deserialize>::deserialize(v).map_err(|e| RunError::InvalidInput(e.to_string()))
 }
 
 fn snapshot<S: State>(s: StateSnapshot<S>) -> DynSnapshot {
@@ -160,21 +222,27 @@ impl<S: State> DynGraph for CompiledGraph<S> {
         CompiledGraph::checkpointer(self).clone()
     }
 
+    async fn check_input(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+        input: DynInput,
+    ) -> Result<DynInput, RunError> {
+        let typed = input.typed::<S>()?;
+        let checked = CompiledGraph::check_input(self, thread_id, checkpoint_id, typed).await?;
+        Ok(match (input, checked) {
+            (DynInput::Resume(_), RunInput::Resume(normalized)) => DynInput::Resume(normalized),
+            (input, _) => input,
+        })
+    }
+
     async fn run(
         &self,
         config: RunConfig,
         input: DynInput,
         sink: Arc<dyn EventSink>,
     ) -> Result<DynOutcome, RunError> {
-        let input = match input {
-            DynInput::Turn(v) => RunInput::Turn(decode::<S>(v)?),
-            DynInput::Resume(r) => RunInput::Resume(r),
-            DynInput::Continue => RunInput::Continue,
-            DynInput::Command { update, goto } => RunInput::Command(Command {
-                update: update.map(decode::<S>).transpose()?,
-                goto,
-            }),
-        };
+        let input = input.typed::<S>()?;
         let out = CompiledGraph::run(self, config, input, sink).await?;
         Ok(DynOutcome {
             values: serde_json::to_value(&*out.state).unwrap_or(Value::Null),
@@ -214,7 +282,7 @@ impl<S: State> DynGraph for CompiledGraph<S> {
         values: Value,
         as_node: Option<&str>,
     ) -> Result<String, RunError> {
-        let update = decode::<S>(values)?;
+        let update = decode::<S>(&values)?;
         CompiledGraph::update_state(self, thread_id, checkpoint_id, update, as_node).await
     }
 

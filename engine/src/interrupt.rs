@@ -28,7 +28,15 @@ pub struct InterruptInfo {
 }
 
 /// Values for pending interrupts.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// In JSON (externally tagged): `{"value": <any JSON>}` or
+/// `{"by_id": {"<interrupt id>": <any JSON>, ...}}`.
+///
+/// A `Value` that is a non-empty JSON object whose keys are all ids of pending interrupts
+/// answers those interrupts by id (LangGraph's form of `Command(resume={id: value})`): the
+/// run takes it as `ById`, and [`crate::CompiledGraph::check_input`] returns it as `ById`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Resume {
     /// Answers the only pending interrupt (refused when several are pending).
     Value(Value),

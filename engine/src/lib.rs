@@ -13,7 +13,10 @@
 //! 1. **Input.** A new turn ([`RunInput::Turn`]) loads the thread's latest checkpoint, resets
 //!    the transient fields, applies the input update, plans the entry nodes and writes an
 //!    `input` checkpoint. A resume records the resume values against the checkpoint the graph
-//!    stopped at.
+//!    stopped at. An input that cannot apply (a resume with nothing pending, an unknown
+//!    interrupt id or `goto` node, ...) is refused before anything is written;
+//!    [`CompiledGraph::check_input`] applies the same rules without running, so a server
+//!    refuses a bad input before it accepts a run.
 //! 2. **Steps.** The due tasks run (in parallel when there are several). A finished task's
 //!    result is recorded as a *pending write* at once when it shares its step, so a crash or
 //!    an interrupt in a sibling never re-runs it. When every task is done, the updates are
@@ -68,11 +71,13 @@
 //! - [`state`], [`reducer`], [`messages`]: typed state, reducers, chat messages;
 //! - [`graph`]: the builder, the compiler's checks, Mermaid;
 //! - [`node`], [`context`]: what a node is and what it can do;
-//! - [`run`]: inputs, outcomes, errors and the Pregel loop (`run::{cursor, plan, task,
-//!   executor}`);
+//! - [`run`]: inputs, outcomes, errors and the Pregel loop (`run::{input, admission,
+//!   cursor, plan, step, task, executor, update}`);
 //! - [`interrupt`], [`cancel`], [`stream`]: interrupts, cancellation, events;
 //! - [`history`]: state at a checkpoint, history, `update_state`, forks;
-//! - [`checkpoint`]: the storage trait and its backends.
+//! - [`checkpoint`]: the storage trait and its backends;
+//! - `db`: opening SQLite and Postgres pools, and the migrations each crate declares for its
+//!   tables (`db::migrate`).
 
 #![warn(missing_docs)]
 

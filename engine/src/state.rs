@@ -135,6 +135,10 @@ pub enum StateError {
     /// The JSON does not decode into the field's type (a schema change, or corruption).
     #[error("stored value does not decode: {0}")]
     Decode(#[from] serde_json::Error),
+    /// A value (a state field, an update, a task's result or interrupt payload) does not
+    /// encode as JSON: its `Serialize` impl failed, or it has a map with non-string keys.
+    #[error("value does not encode as JSON: {0}")]
+    Encode(#[source] serde_json::Error),
     /// Replaying a stored update failed.
     #[error(transparent)]
     Reduce(#[from] ReduceError),

@@ -1,12 +1,11 @@
-//! Bad conditions for the durable backends: undecodable rows, a schema newer than the
-//! binary, a database that goes away mid-run. Each gives a typed error, never a panic, and
-//! the thread stays at its last good checkpoint.
+//! Bad conditions for the durable backends: undecodable rows, a database that goes away
+//! mid-run. Each gives a typed error, never a panic, and the thread stays at its last good
+//! checkpoint. (Migrations refusing a database are in `migrations.rs`.)
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use palgraph::checkpoint::{CheckpointError, PostgresCheckpointer, SqliteCheckpointer};
-use palgraph::db::migrate;
 use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path, PgSchema};
 use palgraph::testkit::fixtures::{build, say, thread, TestState, Upd};
 use palgraph::{Checkpointer, NodeContext, NodeError, RunConfig, RunError, StateGraph, END, START};
@@ -95,75 +94,6 @@ async fn postgres_undecodable_row_is_a_typed_error() {
     assert!(
         matches!(err, RunError::Checkpoint(CheckpointError::MissingVersion { ref field, .. }) if field == "messages"),
         "{err}"
-    );
-}
-
-#[tokio::test]
-async fn sqlite_schema_ahead_of_the_binary_is_refused() {
-    let path = temp_db_path();
-    let cp = SqliteCheckpointer::open(&path).await.unwrap();
-    assert!(
-        migrate::migrate_sqlite(cp.pool()).await.unwrap().is_empty(),
-        "migrating twice applies nothing"
-    );
-    sqlx::query("INSERT INTO palgraph_schema (version, name) VALUES (999, 'from the future')")
-        .execute(cp.pool())
-        .await
-        .unwrap();
-    drop(cp);
-    let err = SqliteCheckpointer::open(&path).await.unwrap_err();
-    let supported = migrate::supported(migrate::SQLITE);
-    assert!(
-        matches!(err, CheckpointError::SchemaAhead { found: 999, supported: s } if s == supported),
-        "{err}"
-    );
-    assert!(err.to_string().contains("upgrade palgraph"));
-    remove_sqlite_files(&path);
-}
-
-#[tokio::test]
-async fn postgres_schema_ahead_of_the_binary_is_refused() {
-    let schema = PgSchema::create().await;
-    let pool = schema.pool(2).await;
-    assert!(
-        migrate::migrate_postgres(&pool).await.unwrap().is_empty(),
-        "migrating twice applies nothing"
-    );
-    let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM palgraph_schema")
-        .fetch_all(&pool)
-        .await
-        .unwrap();
-    let all: Vec<i64> = migrate::POSTGRES.iter().map(|m| m.version).collect();
-    assert_eq!(applied, all);
-    sqlx::query("INSERT INTO palgraph_schema (version, name) VALUES (999, 'from the future')")
-        .execute(&pool)
-        .await
-        .unwrap();
-    let err = migrate::migrate_postgres(&pool).await.unwrap_err();
-    assert!(
-        matches!(err, CheckpointError::SchemaAhead { found: 999, .. }),
-        "{err}"
-    );
-}
-
-#[tokio::test]
-async fn concurrent_postgres_migrations_apply_once() {
-    let schema = PgSchema::create().await;
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(4)
-        .connect_with(schema.options())
-        .await
-        .unwrap();
-    let (a, b) = tokio::join!(
-        migrate::migrate_postgres(&pool),
-        migrate::migrate_postgres(&pool)
-    );
-    let mut applied = a.unwrap();
-    applied.extend(b.unwrap());
-    let all: Vec<i64> = migrate::POSTGRES.iter().map(|m| m.version).collect();
-    assert_eq!(
-        applied, all,
-        "one migrator applied every version, the other found them done"
     );
 }
 

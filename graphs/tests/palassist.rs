@@ -35,7 +35,7 @@ impl Drop for Harness {
 async fn harness() -> Harness {
     let path = palgraph::testkit::backends::temp_db_path();
     let pool = palgraph::db::open_sqlite(&path).await.unwrap();
-    let docs = Arc::new(SqliteDocumentStore::new(pool.clone()));
+    let docs = Arc::new(SqliteDocumentStore::open(pool.clone()).await.unwrap());
     seed_samples(docs.as_ref(), USER).await.unwrap();
     let llm = Arc::new(CountingLlm::new(Arc::new(OfflineLlm::new())));
     let graph = palassist::graph(PalAssistDeps::new(llm.clone(), docs.clone()))

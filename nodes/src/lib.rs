@@ -63,7 +63,7 @@ mod vocabulary;
 pub use deps::{user_id, PalAssistDeps, USER_ID};
 pub use documents::{
     seed_samples, Document, DocumentError, DocumentStore, MemoryDocumentStore,
-    PostgresDocumentStore, SqliteDocumentStore,
+    PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore,
 };
 pub use llm::Llm;
 pub use passages::Passage;

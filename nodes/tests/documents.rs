@@ -77,7 +77,7 @@ async fn memory_store_conforms() {
 async fn sqlite_store_conforms() {
     let path = palgraph::testkit::backends::temp_db_path();
     let pool = palgraph::db::open_sqlite(&path).await.unwrap();
-    conformance(&SqliteDocumentStore::new(pool.clone())).await;
+    conformance(&SqliteDocumentStore::open(pool.clone()).await.unwrap()).await;
     pool.close().await;
     palgraph::testkit::backends::remove_sqlite_files(&path);
 }
@@ -86,6 +86,50 @@ async fn sqlite_store_conforms() {
 async fn postgres_store_conforms() {
     let schema = palgraph::testkit::backends::PgSchema::create().await;
     let pool = schema.pool(2).await;
-    conformance(&PostgresDocumentStore::new(pool.clone())).await;
+    conformance(&PostgresDocumentStore::open(pool.clone()).await.unwrap()).await;
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn documents_from_before_scoped_migrations_survive_the_upgrade() {
+    use palgraph::db::migrate::Applied;
+    use palgraph::testkit::unscoped;
+    use palgraph_nodes::documents::MIGRATIONS;
+
+    let adopted = Applied {
+        ran: vec![],
+        adopted: vec![1],
+    };
+    let path = palgraph::testkit::backends::temp_db_path();
+    let pool = unscoped::sqlite_pool(&path).await.unwrap();
+    unscoped::migrate_sqlite(&pool, 5).await.unwrap();
+    let doc = SqliteDocumentStore::new(pool.clone())
+        .create("alice", "Old", "kept")
+        .await
+        .unwrap();
+    assert_eq!(
+        MIGRATIONS.apply_sqlite(&pool).await.unwrap(),
+        adopted,
+        "unscoped 2 is the documents' 1"
+    );
+    let store = SqliteDocumentStore::open(pool.clone()).await.unwrap();
+    assert_eq!(store.get("alice", &doc.id).await.unwrap(), Some(doc));
+    pool.close().await;
+    palgraph::testkit::backends::remove_sqlite_files(&path);
+
+    let schema = palgraph::testkit::backends::PgSchema::create().await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(schema.options())
+        .await
+        .unwrap();
+    unscoped::migrate_postgres(&pool, 5).await.unwrap();
+    let doc = PostgresDocumentStore::new(pool.clone())
+        .create("bob", "Old", "kept")
+        .await
+        .unwrap();
+    assert_eq!(MIGRATIONS.apply_postgres(&pool).await.unwrap(), adopted);
+    let store = PostgresDocumentStore::open(pool.clone()).await.unwrap();
+    assert_eq!(store.get("bob", &doc.id).await.unwrap(), Some(doc));
     pool.close().await;
 }

@@ -145,19 +145,36 @@ impl Database {
     pub async fn open_as(cfg: &ServeConfig, worker_id: Option<&str>) -> anyhow::Result<Self> {
         let app_name =
             worker_id.map(|w| format!("{}{w}", crate::store::postgres::APPLICATION_PREFIX));
+        let migrators = [
+            palgraph_nodes::documents::MIGRATIONS,
+            crate::store::MIGRATIONS,
+        ];
         Ok(match &cfg.database_url {
-            Some(url) => Database::Postgres(
-                palgraph::db::open_postgres_as(url, cfg.db_connections, app_name.as_deref())
-                    .await
-                    .with_context(|| "opening the Postgres database (DATABASE_URL)".to_string())?,
-            ),
-            None => Database::Sqlite(
-                palgraph::db::open_sqlite(&cfg.sqlite_path)
+            Some(url) => {
+                let pool =
+                    palgraph::db::open_postgres_as(url, cfg.db_connections, app_name.as_deref())
+                        .await
+                        .with_context(|| {
+                            "opening the Postgres database (DATABASE_URL)".to_string()
+                        })?;
+                for m in migrators {
+                    m.apply_postgres(&pool)
+                        .await
+                        .context("migrating Postgres")?;
+                }
+                Database::Postgres(pool)
+            }
+            None => {
+                let pool = palgraph::db::open_sqlite(&cfg.sqlite_path)
                     .await
                     .with_context(|| {
                         format!("opening the SQLite database {}", cfg.sqlite_path.display())
-                    })?,
-            ),
+                    })?;
+                for m in migrators {
+                    m.apply_sqlite(&pool).await.context("migrating SQLite")?;
+                }
+                Database::Sqlite(pool)
+            }
         })
     }
 

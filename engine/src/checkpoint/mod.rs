@@ -260,16 +260,12 @@ pub enum CheckpointError {
         /// The version.
         version: String,
     },
-    /// The database schema is newer than this binary.
-    #[error(
-        "database schema version {found} is newer than this binary's {supported}; upgrade palgraph"
-    )]
-    SchemaAhead {
-        /// The version found in the database.
-        found: i64,
-        /// The newest version this binary knows.
-        supported: i64,
-    },
+    /// Migrating the database failed: its schema is newer than this binary, an applied
+    /// migration was changed, or the database failed (see
+    /// [`crate::db::migrate::MigrateError`]).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[error(transparent)]
+    Migrate(#[from] crate::db::migrate::MigrateError),
     /// A writer whose fence was superseded: another writer owns the thread now.
     #[error("thread `{key}` belongs to another writer now (epoch {current}, this writer's {epoch}); this writer must stop")]
     Fenced {
@@ -298,7 +294,12 @@ impl CheckpointError {
     /// Whether retrying the same operation later may succeed (the storage was unreachable,
     /// or a transaction lost a deadlock or serialization race).
     pub fn is_transient(&self) -> bool {
-        matches!(self, CheckpointError::Unavailable(_))
+        match self {
+            CheckpointError::Unavailable(_) => true,
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            CheckpointError::Migrate(e) => e.is_transient(),
+            _ => false,
+        }
     }
 }
 

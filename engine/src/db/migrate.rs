@@ -1,202 +1,527 @@
-//! Schema migrations: the SQL files of `migrations/postgres` and `migrations/sqlite`,
-//! embedded in the binary and applied in order, once each, inside one transaction.
+//! Schema migrations, owned by the crates whose tables they create. Each crate declares a
+//! [`Migrator`]: a scope (its name) and its SQL files for Postgres and SQLite, embedded in
+//! the binary; the engine's is [`crate::db::MIGRATIONS`] (checkpoints, fences), applied by
+//! [`crate::db::open_sqlite`] and [`crate::db::open_postgres`].
 //!
-//! Applied versions are recorded in `palgraph_schema`. A database whose schema is newer
-//! than the binary is refused with [`CheckpointError::SchemaAhead`] rather than written to.
-//! On Postgres an advisory lock makes replicas that start together migrate one at a time.
+//! ```no_run
+//! use palgraph::db::migrate::{Migration, Migrator};
+//!
+//! /// My crate's tables.
+//! pub const MIGRATIONS: Migrator = Migrator {
+//!     scope: "mine",
+//!     postgres: &[Migration::new(1, "widgets", "CREATE TABLE widgets (id TEXT PRIMARY KEY)")],
+//!     sqlite: &[Migration::new(1, "widgets", "CREATE TABLE widgets (id TEXT PRIMARY KEY)")],
+//! };
+//!
+//! # async fn f(pool: sqlx::SqlitePool) -> Result<(), Box<dyn std::error::Error>> {
+//! let applied = MIGRATIONS.apply_sqlite(&pool).await?;
+//! println!("ran {:?}", applied.ran);
+//! # Ok(()) }
+//! ```
+//!
+//! Applied migrations are recorded in `palgraph_migrations` as (scope, version, name,
+//! checksum of the SQL). A migrator applies the missing versions of its scope in order,
+//! all in one transaction, and refuses to run when the database is ahead of it
+//! ([`MigrateError::SchemaAhead`]), when an applied migration's SQL changed since
+//! ([`MigrateError::Changed`]) or when an applied version is unknown to it
+//! ([`MigrateError::Unknown`]). Migrators never race: on Postgres they take one advisory
+//! lock (replicas starting together migrate one after the other), on SQLite they run
+//! inside `BEGIN IMMEDIATE`.
+//!
+//! **Databases from before scopes.** palgraph used to record every migration of every
+//! crate in one unscoped `palgraph_schema` table (versions 1 checkpoints, 2 documents,
+//! 3 runs, 4 fences, 5 run_order). A [`Migration`] declares the version it had there
+//! ([`Migration::replacing`]); a migrator finding that version in `palgraph_schema` records
+//! the migration as applied without running it again ([`Applied::adopted`]), and adds a
+//! row of version [`UNSCOPED_SENTINEL`] there so that a binary from before scopes refuses
+//! the database as newer than itself instead of writing to it.
 
-use crate::checkpoint::CheckpointError;
+/// The version recorded in the old `palgraph_schema` table once a scoped migrator has
+/// upgraded the database: binaries from before scopes read it as a schema newer than
+/// theirs and refuse to run.
+pub const UNSCOPED_SENTINEL: i64 = 1000;
 
-/// One migration.
-#[derive(Clone, Copy, Debug)]
+/// One migration: a version (its order in its scope), a name, the SQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Migration {
-    /// Its version (the file's number).
+    /// Its version within its scope (1, 2, ...).
     pub version: i64,
     /// Its name (the rest of the file name).
     pub name: &'static str,
-    /// The SQL.
+    /// The SQL, run as one batch.
     pub sql: &'static str,
+    /// The version it had in palgraph's unscoped `palgraph_schema` table, if it is one of
+    /// the migrations from before scopes (see the module docs).
+    pub replaces: Option<i64>,
 }
 
-/// The Postgres migrations, in order.
-pub const POSTGRES: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "checkpoints",
-        sql: include_str!("../../../migrations/postgres/0001_checkpoints.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "documents",
-        sql: include_str!("../../../migrations/postgres/0002_documents.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "runs",
-        sql: include_str!("../../../migrations/postgres/0003_runs.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "fences",
-        sql: include_str!("../../../migrations/postgres/0004_fences.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "run_order",
-        sql: include_str!("../../../migrations/postgres/0005_run_order.sql"),
-    },
-];
-
-/// The SQLite migrations, in order.
-pub const SQLITE: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "checkpoints",
-        sql: include_str!("../../../migrations/sqlite/0001_checkpoints.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "documents",
-        sql: include_str!("../../../migrations/sqlite/0002_documents.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "runs",
-        sql: include_str!("../../../migrations/sqlite/0003_runs.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "fences",
-        sql: include_str!("../../../migrations/sqlite/0004_fences.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "run_order",
-        sql: include_str!("../../../migrations/sqlite/0005_run_order.sql"),
-    },
-];
-
-/// The newest schema version this binary knows.
-pub fn supported(migrations: &[Migration]) -> i64 {
-    migrations.iter().map(|m| m.version).max().unwrap_or(0)
-}
-
-fn check_ahead(applied: &[i64], migrations: &[Migration]) -> Result<(), CheckpointError> {
-    let found = applied.iter().copied().max().unwrap_or(0);
-    let supported = supported(migrations);
-    if found > supported {
-        return Err(CheckpointError::SchemaAhead { found, supported });
+impl Migration {
+    /// A migration.
+    pub const fn new(version: i64, name: &'static str, sql: &'static str) -> Self {
+        Migration {
+            version,
+            name,
+            sql,
+            replaces: None,
+        }
     }
-    Ok(())
+
+    /// The same migration, which palgraph applied before scopes as version `unscoped` of
+    /// `palgraph_schema`.
+    #[must_use]
+    pub const fn replacing(mut self, unscoped: i64) -> Self {
+        self.replaces = Some(unscoped);
+        self
+    }
+
+    /// The SHA-256 of its SQL (line endings normalized to `\n`, so a checkout that
+    /// converts them does not read as a change), in hex.
+    pub fn checksum(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(self.sql.replace("\r\n", "\n").as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// A crate's migrations: its scope and its SQL for each backend, in version order.
+#[derive(Clone, Copy, Debug)]
+pub struct Migrator {
+    /// The scope (e.g. `engine`): versions count within it.
+    pub scope: &'static str,
+    /// The Postgres migrations, in order.
+    pub postgres: &'static [Migration],
+    /// The SQLite migrations, in order.
+    pub sqlite: &'static [Migration],
+}
+
+/// What one [`Migrator`] did to a database.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Versions whose SQL ran now, in order.
+    pub ran: Vec<i64>,
+    /// Versions recorded as applied without running: the unscoped migrator from before
+    /// scopes had applied them.
+    pub adopted: Vec<i64>,
+}
+
+/// Why migrating refused to run or failed. Nothing was changed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MigrateError {
+    /// The database has a version of the scope newer than this binary knows.
+    #[error("database schema `{scope}` is at version {found}, newer than this binary's {supported}; upgrade palgraph")]
+    SchemaAhead {
+        /// The scope.
+        scope: &'static str,
+        /// The newest version found in the database.
+        found: i64,
+        /// The newest version this binary knows.
+        supported: i64,
+    },
+    /// An applied migration's SQL is not what was applied (its checksum differs).
+    #[error("migration {version} ({name}) of `{scope}` changed after it was applied; restore its SQL and put the change in a new migration")]
+    Changed {
+        /// The scope.
+        scope: &'static str,
+        /// The version.
+        version: i64,
+        /// Its name.
+        name: &'static str,
+    },
+    /// An applied version this binary does not have (and no newer one is applied).
+    #[error("migration {version} of `{scope}` is recorded as applied, but this binary does not have it; run the palgraph that applied it")]
+    Unknown {
+        /// The scope.
+        scope: &'static str,
+        /// The version.
+        version: i64,
+    },
+    /// The database failed.
+    #[error("database error while migrating: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl MigrateError {
+    /// Whether trying again may succeed (the database was unreachable for a moment).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, MigrateError::Database(e) if super::is_transient(e))
+    }
+}
+
+/// A migration recorded in `palgraph_migrations`.
+struct Recorded {
+    version: i64,
+    checksum: String,
+}
+
+/// What to do with one migration.
+enum Step<'m> {
+    /// Run its SQL and record it.
+    Run(&'m Migration),
+    /// Record it without running (the unscoped migrator applied it).
+    Adopt(&'m Migration),
+}
+
+/// The steps that bring `scope` from `recorded` (its rows in `palgraph_migrations`) and
+/// `unscoped` (the versions of the old `palgraph_schema` table) to `migrations`.
+fn plan<'m>(
+    scope: &'static str,
+    migrations: &'m [Migration],
+    recorded: &[Recorded],
+    unscoped: &[i64],
+) -> Result<Vec<Step<'m>>, MigrateError> {
+    let supported = migrations.iter().map(|m| m.version).max().unwrap_or(0);
+    let found = recorded.iter().map(|r| r.version).max().unwrap_or(0);
+    if found > supported {
+        return Err(MigrateError::SchemaAhead {
+            scope,
+            found,
+            supported,
+        });
+    }
+    for r in recorded {
+        let Some(m) = migrations.iter().find(|m| m.version == r.version) else {
+            return Err(MigrateError::Unknown {
+                scope,
+                version: r.version,
+            });
+        };
+        if m.checksum() != r.checksum {
+            return Err(MigrateError::Changed {
+                scope,
+                version: m.version,
+                name: m.name,
+            });
+        }
+    }
+    let mut steps = Vec::new();
+    for m in migrations {
+        if recorded.iter().any(|r| r.version == m.version) {
+            continue;
+        }
+        steps.push(match m.replaces {
+            Some(v) if unscoped.contains(&v) => Step::Adopt(m),
+            _ => Step::Run(m),
+        });
+    }
+    Ok(steps)
 }
 
 const ADVISORY_LOCK_KEY: i64 = 0x7061_6c67_7261_7068; // "palgraph"
 
-/// Applies the Postgres migrations that are missing; returns the versions applied.
-///
-/// # Errors
-/// Database errors, or [`CheckpointError::SchemaAhead`].
-#[cfg(feature = "postgres")]
-pub async fn migrate_postgres(pool: &sqlx::PgPool) -> Result<Vec<i64>, CheckpointError> {
-    let mut tx = pool.begin().await?;
-    match migrate_postgres_in(&mut tx).await {
-        Ok(done) => {
-            tx.commit().await?;
-            if !done.is_empty() {
-                tracing::info!(versions = ?done, "applied Postgres migrations");
+impl Migrator {
+    /// Applies this scope's missing Postgres migrations in one transaction, holding the
+    /// advisory lock every palgraph migrator takes.
+    ///
+    /// # Errors
+    /// See [`MigrateError`]; on an error nothing is applied.
+    #[cfg(feature = "postgres")]
+    pub async fn apply_postgres(&self, pool: &sqlx::PgPool) -> Result<Applied, MigrateError> {
+        let mut tx = pool.begin().await?;
+        match self.apply_postgres_in(&mut tx).await {
+            Ok(applied) => {
+                tx.commit().await?;
+                self.log(&applied, "Postgres");
+                Ok(applied)
             }
-            Ok(done)
-        }
-        Err(e) => {
-            // Roll back now: a deferred rollback would keep the lock and the transaction open.
-            let _ = tx.rollback().await;
-            Err(e)
+            Err(e) => {
+                // Roll back now: a deferred rollback would keep the lock and the transaction open.
+                let _ = tx.rollback().await;
+                Err(e)
+            }
         }
     }
-}
 
-#[cfg(feature = "postgres")]
-async fn migrate_postgres_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-) -> Result<Vec<i64>, CheckpointError> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(ADVISORY_LOCK_KEY)
+    #[cfg(feature = "postgres")]
+    async fn apply_postgres_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    ) -> Result<Applied, MigrateError> {
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(ADVISORY_LOCK_KEY)
+            .execute(&mut **tx)
+            .await?;
+        sqlx::raw_sql(
+            "CREATE TABLE IF NOT EXISTS palgraph_migrations (
+                scope      TEXT NOT NULL,
+                version    BIGINT NOT NULL,
+                name       TEXT NOT NULL,
+                checksum   TEXT NOT NULL,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                PRIMARY KEY (scope, version))",
+        )
         .execute(&mut **tx)
         .await?;
-    sqlx::raw_sql(
-        "CREATE TABLE IF NOT EXISTS palgraph_schema (
-            version BIGINT PRIMARY KEY,
-            name TEXT NOT NULL,
-            applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-    )
-    .execute(&mut **tx)
-    .await?;
-    let applied: Vec<i64> =
-        sqlx::query_scalar("SELECT version FROM palgraph_schema ORDER BY version")
-            .fetch_all(&mut **tx)
-            .await?;
-    check_ahead(&applied, POSTGRES)?;
-    let mut done = Vec::new();
-    for m in POSTGRES.iter().filter(|m| !applied.contains(&m.version)) {
-        sqlx::raw_sql(m.sql).execute(&mut **tx).await?;
-        sqlx::query("INSERT INTO palgraph_schema (version, name) VALUES ($1, $2)")
+        let recorded: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT version, checksum FROM palgraph_migrations WHERE scope = $1 ORDER BY version",
+        )
+        .bind(self.scope)
+        .fetch_all(&mut **tx)
+        .await?;
+        let has_unscoped: bool =
+            sqlx::query_scalar("SELECT to_regclass('palgraph_schema') IS NOT NULL")
+                .fetch_one(&mut **tx)
+                .await?;
+        let unscoped: Vec<i64> = if has_unscoped {
+            sqlx::query_scalar("SELECT version FROM palgraph_schema")
+                .fetch_all(&mut **tx)
+                .await?
+        } else {
+            Vec::new()
+        };
+        let recorded: Vec<Recorded> = recorded
+            .into_iter()
+            .map(|(version, checksum)| Recorded { version, checksum })
+            .collect();
+        let mut applied = Applied::default();
+        for step in plan(self.scope, self.postgres, &recorded, &unscoped)? {
+            let m = match step {
+                Step::Run(m) => {
+                    sqlx::raw_sql(m.sql).execute(&mut **tx).await?;
+                    applied.ran.push(m.version);
+                    m
+                }
+                Step::Adopt(m) => {
+                    applied.adopted.push(m.version);
+                    m
+                }
+            };
+            sqlx::query(
+                "INSERT INTO palgraph_migrations (scope, version, name, checksum)
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(self.scope)
             .bind(m.version)
             .bind(m.name)
+            .bind(m.checksum())
             .execute(&mut **tx)
             .await?;
-        done.push(m.version);
+        }
+        if has_unscoped {
+            sqlx::query(
+                "INSERT INTO palgraph_schema (version, name) VALUES ($1, $2)
+                 ON CONFLICT (version) DO NOTHING",
+            )
+            .bind(UNSCOPED_SENTINEL)
+            .bind("superseded by palgraph_migrations")
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(applied)
     }
-    Ok(done)
-}
 
-/// Applies the SQLite migrations that are missing; returns the versions applied.
-///
-/// # Errors
-/// Database errors, or [`CheckpointError::SchemaAhead`].
-#[cfg(feature = "sqlite")]
-pub async fn migrate_sqlite(pool: &sqlx::SqlitePool) -> Result<Vec<i64>, CheckpointError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    match migrate_sqlite_in(&mut tx).await {
-        Ok(done) => {
-            tx.commit().await?;
-            if !done.is_empty() {
-                tracing::info!(versions = ?done, "applied SQLite migrations");
+    /// Applies this scope's missing SQLite migrations in one `BEGIN IMMEDIATE`
+    /// transaction.
+    ///
+    /// # Errors
+    /// See [`MigrateError`]; on an error nothing is applied.
+    #[cfg(feature = "sqlite")]
+    pub async fn apply_sqlite(&self, pool: &sqlx::SqlitePool) -> Result<Applied, MigrateError> {
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        match self.apply_sqlite_in(&mut tx).await {
+            Ok(applied) => {
+                tx.commit().await?;
+                self.log(&applied, "SQLite");
+                Ok(applied)
             }
-            Ok(done)
+            Err(e) => {
+                let _ = tx.rollback().await;
+                Err(e)
+            }
         }
-        Err(e) => {
-            let _ = tx.rollback().await;
-            Err(e)
+    }
+
+    #[cfg(feature = "sqlite")]
+    async fn apply_sqlite_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    ) -> Result<Applied, MigrateError> {
+        sqlx::raw_sql(
+            "CREATE TABLE IF NOT EXISTS palgraph_migrations (
+                scope      TEXT NOT NULL,
+                version    INTEGER NOT NULL,
+                name       TEXT NOT NULL,
+                checksum   TEXT NOT NULL,
+                applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+                PRIMARY KEY (scope, version))",
+        )
+        .execute(&mut **tx)
+        .await?;
+        let recorded: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT version, checksum FROM palgraph_migrations WHERE scope = ?1 ORDER BY version",
+        )
+        .bind(self.scope)
+        .fetch_all(&mut **tx)
+        .await?;
+        let has_unscoped: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'palgraph_schema')",
+        )
+        .fetch_one(&mut **tx)
+        .await?;
+        let unscoped: Vec<i64> = if has_unscoped {
+            sqlx::query_scalar("SELECT version FROM palgraph_schema")
+                .fetch_all(&mut **tx)
+                .await?
+        } else {
+            Vec::new()
+        };
+        let recorded: Vec<Recorded> = recorded
+            .into_iter()
+            .map(|(version, checksum)| Recorded { version, checksum })
+            .collect();
+        let mut applied = Applied::default();
+        for step in plan(self.scope, self.sqlite, &recorded, &unscoped)? {
+            let m = match step {
+                Step::Run(m) => {
+                    sqlx::raw_sql(m.sql).execute(&mut **tx).await?;
+                    applied.ran.push(m.version);
+                    m
+                }
+                Step::Adopt(m) => {
+                    applied.adopted.push(m.version);
+                    m
+                }
+            };
+            sqlx::query(
+                "INSERT INTO palgraph_migrations (scope, version, name, checksum)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )
+            .bind(self.scope)
+            .bind(m.version)
+            .bind(m.name)
+            .bind(m.checksum())
+            .execute(&mut **tx)
+            .await?;
         }
+        if has_unscoped {
+            sqlx::query("INSERT OR IGNORE INTO palgraph_schema (version, name) VALUES (?1, ?2)")
+                .bind(UNSCOPED_SENTINEL)
+                .bind("superseded by palgraph_migrations")
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(applied)
+    }
+
+    fn log(&self, applied: &Applied, backend: &str) {
+        if !applied.ran.is_empty() || !applied.adopted.is_empty() {
+            tracing::info!(
+                scope = self.scope,
+                ran = ?applied.ran,
+                adopted = ?applied.adopted,
+                "applied {backend} migrations"
+            );
+        }
+    }
+
+    /// The newest Postgres version this binary knows.
+    pub fn supported_postgres(&self) -> i64 {
+        self.postgres.iter().map(|m| m.version).max().unwrap_or(0)
+    }
+
+    /// The newest SQLite version this binary knows.
+    pub fn supported_sqlite(&self) -> i64 {
+        self.sqlite.iter().map(|m| m.version).max().unwrap_or(0)
     }
 }
 
-#[cfg(feature = "sqlite")]
-async fn migrate_sqlite_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-) -> Result<Vec<i64>, CheckpointError> {
-    sqlx::raw_sql(
-        "CREATE TABLE IF NOT EXISTS palgraph_schema (
-            version INTEGER PRIMARY KEY,
-            name TEXT NOT NULL,
-            applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
-    )
-    .execute(&mut **tx)
-    .await?;
-    let applied: Vec<i64> =
-        sqlx::query_scalar("SELECT version FROM palgraph_schema ORDER BY version")
-            .fetch_all(&mut **tx)
-            .await?;
-    check_ahead(&applied, SQLITE)?;
-    let mut done = Vec::new();
-    for m in SQLITE.iter().filter(|m| !applied.contains(&m.version)) {
-        sqlx::raw_sql(m.sql).execute(&mut **tx).await?;
-        sqlx::query("INSERT INTO palgraph_schema (version, name) VALUES (?1, ?2)")
-            .bind(m.version)
-            .bind(m.name)
-            .execute(&mut **tx)
-            .await?;
-        done.push(m.version);
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    const MS: &[Migration] = &[
+        Migration::new(1, "one", "CREATE TABLE one (x INT)").replacing(1),
+        Migration::new(2, "two", "CREATE TABLE two (x INT)").replacing(4),
+        Migration::new(3, "three", "CREATE TABLE three (x INT)"),
+    ];
+
+    fn recorded(versions: &[i64]) -> Vec<Recorded> {
+        versions
+            .iter()
+            .map(|v| Recorded {
+                version: *v,
+                checksum: MS[(*v - 1) as usize].checksum(),
+            })
+            .collect()
     }
-    Ok(done)
+
+    fn kinds(steps: &[Step<'_>]) -> Vec<(char, i64)> {
+        steps
+            .iter()
+            .map(|s| match s {
+                Step::Run(m) => ('r', m.version),
+                Step::Adopt(m) => ('a', m.version),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plan_runs_what_is_missing_and_adopts_what_the_unscoped_table_has() {
+        assert_eq!(
+            kinds(&plan("s", MS, &[], &[]).unwrap()),
+            [('r', 1), ('r', 2), ('r', 3)]
+        );
+        assert_eq!(
+            kinds(&plan("s", MS, &recorded(&[1]), &[]).unwrap()),
+            [('r', 2), ('r', 3)]
+        );
+        assert_eq!(
+            kinds(&plan("s", MS, &[], &[1, 2, 3, 4, 5]).unwrap()),
+            [('a', 1), ('a', 2), ('r', 3)],
+            "unscoped 1 and 4 are this scope's 1 and 2"
+        );
+        assert_eq!(
+            kinds(&plan("s", MS, &[], &[1, 2, 3]).unwrap()),
+            [('a', 1), ('r', 2), ('r', 3)],
+            "a database from before unscoped 4 runs it now"
+        );
+        assert!(plan("s", MS, &recorded(&[1, 2, 3]), &[1, 4])
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn plan_refuses_a_schema_ahead_a_changed_migration_and_an_unknown_one() {
+        let ahead = [Recorded {
+            version: 9,
+            checksum: String::new(),
+        }];
+        assert!(matches!(
+            plan("s", MS, &ahead, &[]),
+            Err(MigrateError::SchemaAhead {
+                scope: "s",
+                found: 9,
+                supported: 3
+            })
+        ));
+        let changed = [Recorded {
+            version: 2,
+            checksum: "0".repeat(64),
+        }];
+        assert!(matches!(
+            plan("s", MS, &changed, &[]),
+            Err(MigrateError::Changed {
+                version: 2,
+                name: "two",
+                ..
+            })
+        ));
+        let gaps: &[Migration] = &[MS[0], MS[2]];
+        assert!(matches!(
+            plan("s", gaps, &recorded(&[2]), &[]),
+            Err(MigrateError::Unknown { version: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn checksums_ignore_line_endings_only() {
+        let lf = Migration::new(1, "a", "CREATE TABLE a (x INT);\nSELECT 1;\n");
+        let crlf = Migration::new(1, "a", "CREATE TABLE a (x INT);\r\nSELECT 1;\r\n");
+        let other = Migration::new(1, "a", "CREATE TABLE a (x BIGINT);\nSELECT 1;\n");
+        assert_eq!(lf.checksum(), crlf.checksum());
+        assert_ne!(lf.checksum(), other.checksum());
+        assert_eq!(lf.checksum().len(), 64);
+    }
 }

@@ -1,10 +1,48 @@
 //! Databases: opening SQLite and Postgres pools the way palgraph needs them, and the
-//! migrations in `migrations/` (applied by [`migrate`]).
+//! engine's own tables ([`MIGRATIONS`]: checkpoints, their pending writes, writer fences),
+//! applied when a pool is opened. Other crates declare their tables' migrations the same
+//! way ([`migrate::Migrator`]) and apply them on the pool.
 //!
 //! SQLite runs in WAL mode with `synchronous = FULL`: a commit is on disk before it returns,
 //! like Postgres with its default `synchronous_commit = on`.
 
 pub mod migrate;
+
+use migrate::{Migration, Migrator};
+
+/// The engine's tables (`engine/migrations/`): checkpoints and their pending writes (1),
+/// writer fences (2).
+pub const MIGRATIONS: Migrator = Migrator {
+    scope: "engine",
+    postgres: &[
+        Migration::new(
+            1,
+            "checkpoints",
+            include_str!("../../migrations/postgres/0001_checkpoints.sql"),
+        )
+        .replacing(1),
+        Migration::new(
+            2,
+            "fences",
+            include_str!("../../migrations/postgres/0002_fences.sql"),
+        )
+        .replacing(4),
+    ],
+    sqlite: &[
+        Migration::new(
+            1,
+            "checkpoints",
+            include_str!("../../migrations/sqlite/0001_checkpoints.sql"),
+        )
+        .replacing(1),
+        Migration::new(
+            2,
+            "fences",
+            include_str!("../../migrations/sqlite/0002_fences.sql"),
+        )
+        .replacing(4),
+    ],
+};
 
 /// Replaces `\u0000` escapes in JSON text (Postgres `jsonb` cannot hold NUL characters).
 pub fn json_without_nul(json: &str) -> std::borrow::Cow<'_, str> {
@@ -70,10 +108,12 @@ fn transient_database_error(db: &dyn sqlx::error::DatabaseError) -> bool {
     false
 }
 
-/// Opens (creating if needed) a SQLite database file for palgraph and applies migrations.
+/// Opens (creating if needed) a SQLite database file for palgraph and applies the engine's
+/// [`MIGRATIONS`].
 ///
 /// # Errors
-/// When the file cannot be opened, or its schema is newer than this binary.
+/// When the file cannot be opened, or migrating refuses ([`CheckpointError::Migrate`]: a
+/// schema newer than this binary, a changed migration).
 #[cfg(feature = "sqlite")]
 pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlitePool, CheckpointError> {
     use sqlx::sqlite::{
@@ -93,14 +133,14 @@ pub async fn open_sqlite(path: &std::path::Path) -> Result<SqlitePool, Checkpoin
         .test_before_acquire(false)
         .connect_with(options)
         .await?;
-    migrate::migrate_sqlite(&pool).await?;
+    MIGRATIONS.apply_sqlite(&pool).await?;
     Ok(pool)
 }
 
-/// Opens a Postgres pool for palgraph and applies migrations.
+/// Opens a Postgres pool for palgraph and applies the engine's [`MIGRATIONS`].
 ///
 /// # Errors
-/// When the database cannot be reached, or its schema is newer than this binary.
+/// When the database cannot be reached, or migrating refuses ([`CheckpointError::Migrate`]).
 #[cfg(feature = "postgres")]
 pub async fn open_postgres(url: &str, max_connections: u32) -> Result<PgPool, CheckpointError> {
     open_postgres_as(url, max_connections, None).await
@@ -110,7 +150,7 @@ pub async fn open_postgres(url: &str, max_connections: u32) -> Result<PgPool, Ch
 /// process uses its worker id, so other processes can see it is alive).
 ///
 /// # Errors
-/// When the database cannot be reached, or its schema is newer than this binary.
+/// When the database cannot be reached, or migrating refuses ([`CheckpointError::Migrate`]).
 #[cfg(feature = "postgres")]
 pub async fn open_postgres_as(
     url: &str,
@@ -133,6 +173,6 @@ pub async fn open_postgres_as(
         .idle_timeout(std::time::Duration::from_secs(300))
         .connect_with(options)
         .await?;
-    migrate::migrate_postgres(&pool).await?;
+    MIGRATIONS.apply_postgres(&pool).await?;
     Ok(pool)
 }

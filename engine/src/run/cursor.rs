@@ -199,6 +199,15 @@ impl<S: State> Cursor<S> {
             .unwrap_or(-1)
     }
 
+    /// The checkpoint the current turn started from (recorded as `turn_base` in the
+    /// metadata of every checkpoint of the turn): where the next turn starts when this one
+    /// failed, so its partial items are not carried forward.
+    pub(crate) fn turn_base(&self) -> Option<&str> {
+        self.metadata()
+            .and_then(|m| m.get("turn_base"))
+            .and_then(Value::as_str)
+    }
+
     pub(crate) fn turn(&self) -> u64 {
         self.metadata()
             .and_then(|m| m.get("turn"))
@@ -276,7 +285,7 @@ impl StepWrites {
         for idx in w.iter() {
             if S::FIELDS[idx].delta && !self.full.contains(idx) {
                 if let Some(part) = update.field_json(idx) {
-                    self.parts[idx].push(part.map_err(StateError::Decode)?);
+                    self.parts[idx].push(part.map_err(StateError::Encode)?);
                 }
             }
         }
@@ -362,7 +371,7 @@ impl NextCheckpoint<'_> {
                     }
                 }
                 None => {
-                    let full = state.field_json(idx).map_err(StateError::Decode)?;
+                    let full = state.field_json(idx).map_err(StateError::Encode)?;
                     if info.delta {
                         plan.counters.insert(
                             info.name.to_string(),
@@ -384,7 +393,7 @@ impl NextCheckpoint<'_> {
             versions.insert(info.name.to_string(), id.clone());
             blobs.push(blob);
         }
-        let plan_json = json(serde_json::to_string(&plan).map_err(StateError::Decode)?)?;
+        let plan_json = json(serde_json::to_string(&plan).map_err(StateError::Encode)?)?;
         Ok((
             PutCheckpoint {
                 record: CheckpointRecord {
@@ -413,7 +422,7 @@ pub(crate) fn write(
     idx: i64,
     value: &impl Serialize,
 ) -> Result<PendingWrite, RunError> {
-    let text = serde_json::to_string(value).map_err(StateError::Decode)?;
+    let text = serde_json::to_string(value).map_err(StateError::Encode)?;
     Ok(PendingWrite {
         task_id: task_id.to_string(),
         channel: channel.to_string(),

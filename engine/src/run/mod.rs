@@ -1,17 +1,25 @@
 //! Running a compiled graph: inputs, configuration, outcomes and errors, and the entry
 //! points [`CompiledGraph::invoke`], [`CompiledGraph::stream`] and [`CompiledGraph::run`].
 //!
-//! The Pregel loop itself is split by job: [`cursor`] loads a checkpoint into a typed state
-//! and writes the next one, [`plan`] decides which tasks are due, [`task`] runs one task
-//! with its retry policy, and [`executor`] ties a run's steps together.
+//! The Pregel loop itself is split by job: `cursor` loads a checkpoint into a typed state
+//! and writes the next one; `input` turns a [`RunInput`] into the cursor the first step runs
+//! from, refusing what `admission`'s rules refuse; `plan` decides which tasks are due;
+//! `step` runs a step's tasks and applies their results; `task` runs one task with its
+//! retry policy; `executor` ties a run's steps together; `update` is `update_state`;
+//! `failure` records a failure on a thread after the fact.
 
+mod admission;
 pub(crate) mod cache;
 pub(crate) mod cursor;
-pub(crate) use executor::update_state;
 mod executor;
 mod failure;
+mod input;
 pub(crate) mod plan;
+mod step;
 mod task;
+mod update;
+
+pub(crate) use update::update_state;
 
 use std::sync::Arc;
 
@@ -243,6 +251,21 @@ pub enum RunError {
         /// Its error.
         error: NodeError,
     },
+    /// A node panicked (`node: None`: the run's own task did). The panic was caught: like a
+    /// node error it fails the run, is recorded on the thread, and the next turn starts from
+    /// the state before the failed turn. The node's retry policy sees a panic as a fatal
+    /// error, so the default policy does not retry it.
+    #[error("{}", panic_text(node.as_deref(), message))]
+    Panic {
+        /// The node that panicked (`None`: the run's own task).
+        node: Option<String>,
+        /// The panic's message.
+        message: String,
+    },
+    /// The run's task was aborted before it returned (its runtime shut down): what
+    /// completed is checkpointed, and running on from the last checkpoint continues it.
+    #[error("the run was aborted before it finished")]
+    Aborted,
     /// A node stopped because a service it depends on is unavailable for now
     /// ([`crate::ErrorKind::Unavailable`]): nothing failed for good, and running on from the
     /// last checkpoint later may succeed. Nothing is recorded as a failure.
@@ -284,6 +307,22 @@ pub enum RunError {
     /// Storage failed.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+}
+
+fn panic_text(node: Option<&str>, message: &str) -> String {
+    match node {
+        Some(n) => format!("node `{n}` panicked: {message}"),
+        None => format!("the run panicked: {message}"),
+    }
+}
+
+/// The message of a caught panic (its `&str` or `String` payload).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 impl RunError {
@@ -333,10 +372,11 @@ impl<S: State> RunStream<S> {
         while self.events.next().await.is_some() {}
         match self.handle.await {
             Ok(r) => r,
-            Err(e) => Err(RunError::Node {
-                node: "<run>".into(),
-                error: NodeError::fatal(format!("the run task panicked or was aborted: {e}")),
+            Err(e) if e.is_panic() => Err(RunError::Panic {
+                node: None,
+                message: panic_message(&*e.into_panic()),
             }),
+            Err(_) => Err(RunError::Aborted),
         }
     }
 }

@@ -10,6 +10,8 @@ use crate::graph::GraphInner;
 use crate::node::{Command, ErrorKind, NodeError};
 use crate::state::State;
 
+use super::panic_message;
+
 /// What came of a task.
 pub(crate) enum TaskOutcome<S: State> {
     /// It returned an update (already normalized).
@@ -18,6 +20,8 @@ pub(crate) enum TaskOutcome<S: State> {
     Interrupted(Raised),
     /// It failed after its retries.
     Failed(NodeError),
+    /// It panicked (the panic's message).
+    Panicked(String),
     /// It stopped because a dependency is unavailable ([`ErrorKind::Unavailable`]).
     Unavailable(NodeError),
     /// It stopped because storage failed (a write it needed could not be made).
@@ -42,15 +46,14 @@ pub(crate) async fn run_task<S: State>(
             inner: shared.clone(),
         };
         let fut = (spec.func)(state.clone(), ctx);
-        let result = match AssertUnwindSafe(fut).catch_unwind().await {
-            Ok(r) => r,
+        // A panic reaches the retry policy as a fatal error (the default policy does not
+        // retry it); when the task fails for good on it, it is reported as a panic.
+        let (result, panicked) = match AssertUnwindSafe(fut).catch_unwind().await {
+            Ok(r) => (r, None),
             Err(panic) => {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                Err(NodeError::fatal(format!("node panicked: {msg}")))
+                let msg = panic_message(&*panic);
+                let error = NodeError::fatal(format!("node panicked: {msg}"));
+                (Err(error), Some(msg))
             }
         };
         let raised = shared.take_raised();
@@ -86,17 +89,20 @@ pub(crate) async fn run_task<S: State>(
                     let policy = &spec.retry;
                     if attempt < policy.max_attempts
                         && (policy.retry_on)(&e)
-                        && !shared.cancel.is_cancelled()
+                        && !shared.run.cancel.is_cancelled()
                     {
                         let wait = policy.backoff(attempt);
                         tracing::warn!(node = %spec.name, attempt, error = %e, ?wait, "node failed; retrying");
                         tokio::select! {
                             _ = tokio::time::sleep(wait) => continue,
-                            _ = shared.cancel.cancelled() => return TaskOutcome::Cancelled,
+                            _ = shared.run.cancel.cancelled() => return TaskOutcome::Cancelled,
                         }
                     }
                     tracing::warn!(node = %spec.name, attempt, error = %e, "node failed");
-                    return TaskOutcome::Failed(e);
+                    return match panicked {
+                        Some(message) => TaskOutcome::Panicked(message),
+                        None => TaskOutcome::Failed(e),
+                    };
                 }
             },
         }

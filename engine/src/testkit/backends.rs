@@ -207,7 +207,8 @@ impl PgSchema {
             .connect_with(self.options())
             .await
             .expect("connect to the test schema");
-        crate::db::migrate::migrate_postgres(&pool)
+        crate::db::MIGRATIONS
+            .apply_postgres(&pool)
             .await
             .expect("migrate the test schema");
         pool

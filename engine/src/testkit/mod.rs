@@ -12,9 +12,13 @@
 pub mod backends;
 pub mod counting;
 pub mod engine_cases;
+pub mod failure_cases;
 pub mod fencing_cases;
 pub mod fixtures;
+pub mod input_cases;
 pub mod storage_cases;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod unscoped;
 
 /// Expands to one `#[tokio::test]` per case, each getting a fresh checkpointer from
 /// `$factory` (an `async` closure or fn returning `Arc<dyn Checkpointer>`).
@@ -45,6 +49,11 @@ macro_rules! checkpointer_suite {
             engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
+            failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
+            failure_cases::a_value_that_does_not_encode_is_an_encode_error,
+            input_cases::check_input_refuses_what_a_run_refuses_and_changes_nothing,
+            input_cases::a_resume_keyed_by_interrupt_ids_is_normalized_and_runs,
+            input_cases::every_dyn_input_round_trips_through_json,
             fencing_cases::a_superseded_fence_refuses_puts_and_pending_writes,
             fencing_cases::a_run_whose_thread_was_handed_on_stops_and_writes_nothing_more,
             fencing_cases::an_unavailable_dependency_stops_the_run_without_a_failure,

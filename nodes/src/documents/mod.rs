@@ -1,27 +1,46 @@
 //! The document store: each user's documents (id, owner, title, content), scoped by owner so
 //! a user never sees another's. One trait, [`DocumentStore`], and three implementations:
-//! [`MemoryDocumentStore`] (tests), [`SqliteDocumentStore`] and [`PostgresDocumentStore`]
-//! over the `documents` table of palgraph's migrations. [`seed_samples`] gives a new user
+//! [`MemoryDocumentStore`] (tests), and [`SqlDocumentStore`] over the `documents` table of
+//! a SQLite ([`SqliteDocumentStore`]) or Postgres ([`PostgresDocumentStore`]) database,
+//! written once for both; its table is [`MIGRATIONS`]. [`seed_samples`] gives a new user
 //! the sample documents of [`samples`]; [`title_and_body`] reads an uploaded file's title
 //! (its first `#` heading, else its file name) and body.
 
 mod memory;
-mod postgres;
 pub mod samples;
-mod sqlite;
+mod sql;
 mod title;
 
 use async_trait::async_trait;
+use palgraph::db::migrate::{Migration, Migrator};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::state::DocRef;
 
 pub use memory::MemoryDocumentStore;
-pub use postgres::PostgresDocumentStore;
 pub use samples::seed_samples;
-pub use sqlite::SqliteDocumentStore;
+pub use sql::{PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore};
 pub use title::title_and_body;
+
+/// The `documents` table (`nodes/migrations/`), for SQLite and Postgres: apply it to a pool
+/// with `MIGRATIONS.apply_sqlite(&pool)` / `apply_postgres(&pool)`, or open a store with
+/// [`SqlDocumentStore::open`], which does.
+pub const MIGRATIONS: Migrator = Migrator {
+    scope: "documents",
+    postgres: &[Migration::new(
+        1,
+        "documents",
+        include_str!("../../migrations/postgres/0001_documents.sql"),
+    )
+    .replacing(2)],
+    sqlite: &[Migration::new(
+        1,
+        "documents",
+        include_str!("../../migrations/sqlite/0001_documents.sql"),
+    )
+    .replacing(2)],
+};
 
 /// The longest title accepted, in characters.
 pub const MAX_TITLE_CHARS: usize = 300;

@@ -235,6 +235,7 @@ impl Attempt {
                     RunError::Node { node, .. } | RunError::Unavailable { node, .. } => {
                         Some(node.clone())
                     }
+                    RunError::Panic { node, .. } => node.clone(),
                     _ => None,
                 };
                 self.fail(Some(&entry), node, e.to_string()).await

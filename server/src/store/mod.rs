@@ -1,8 +1,11 @@
 //! The server's own tables: threads, runs (the work queue, with worker leases) and run
 //! events (what watchers replay). One trait, a SQLite and a Postgres implementation.
 
+mod migrations;
 pub mod postgres;
 pub(crate) mod sqlite;
+
+pub use migrations::MIGRATIONS;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

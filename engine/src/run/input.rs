@@ -1,0 +1,252 @@
+//! Input handling: turning a [`RunInput`] into the cursor the first step runs from. A new
+//! turn resets the transient fields and writes an `input` checkpoint; a resume records its
+//! answers against the checkpoint the graph waits at; a run from an old checkpoint forks it;
+//! a command applies its update and `goto`. The refusals are [`super::admission`]'s rules,
+//! which [`crate::CompiledGraph::check_input`] applies without running.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::checkpoint::CheckpointError;
+use crate::interrupt::Resume;
+use crate::node::Command;
+use crate::state::{Lifetime, State, StateUpdate};
+
+use super::admission;
+use super::cache::Entry;
+use super::cursor::{write, Cursor, StepWrites, RESUME};
+use super::executor::{load_head, Executor};
+use super::plan::{self, Plan};
+use super::{RunError, RunInput};
+
+impl<S: State> Executor<'_, S> {
+    /// Applies `input` and returns the cursor the first step runs from.
+    pub(super) async fn first_cursor(&mut self, input: RunInput<S>) -> Result<Cursor<S>, RunError> {
+        let input = match input {
+            RunInput::Turn(update) if self.cfg.checkpoint_id.is_none() => {
+                return self.start_turn_at_head(update).await;
+            }
+            other => other,
+        };
+        let mut cur = match self.cfg.checkpoint_id.clone() {
+            Some(id) => {
+                self.head = self
+                    .cp()
+                    .get_without_values(self.thread(), None)
+                    .await?
+                    .map(|l| (l.record.checkpoint_id, l.record.seq));
+                self.load(Some(&id))
+                    .await?
+                    .ok_or_else(|| RunError::UnknownCheckpoint {
+                        thread_id: self.cfg.thread_id.clone(),
+                        checkpoint_id: id.clone(),
+                    })?
+            }
+            None => {
+                let c = self.load_head().await?.unwrap_or_else(Cursor::empty);
+                self.set_head(&c);
+                c
+            }
+        };
+        match input {
+            RunInput::Turn(update) => self.start_turn(&mut cur, update).await?,
+            RunInput::Resume(resume) => self.resume(&mut cur, resume).await?,
+            RunInput::Continue => self.fork_if_old(&mut cur).await?,
+            RunInput::Command(cmd) => self.command(&mut cur, cmd).await?,
+        }
+        Ok(cur)
+    }
+
+    /// Loads the head and applies a new turn's input to it, saving the input checkpoint.
+    ///
+    /// Storage is not read first when the cache holds the thread's clean head, nor when it
+    /// holds nothing for the thread (then the bet is that the thread is new, as it is on a
+    /// conversation's first turn): the input checkpoint is saved with that head as the
+    /// expected one, and a conflict means the bet was wrong, so the turn starts again from
+    /// the head read from storage. Nothing ran and nothing was saved in between. When that
+    /// head belongs to a run still under way that saved it after this turn began, the
+    /// conflict stands: the two raced, and a turn that had read first would have lost too.
+    async fn start_turn_at_head(&mut self, update: S::Update) -> Result<Cursor<S>, RunError> {
+        let started_ms = crate::checkpoint::now_ms();
+        let mut guess = match self.g.cache.take(self.thread()) {
+            None => Cursor::empty(),
+            Some(Entry {
+                state,
+                clean: Some(head),
+                ..
+            }) => Cursor {
+                record: Some(head.record),
+                state,
+                plan: head.plan,
+                writes: HashMap::new(),
+            },
+            Some(entry) => {
+                let cur = load_head(self.g, self.thread(), Some(entry))
+                    .await?
+                    .unwrap_or_else(Cursor::empty);
+                return self.start_turn_on(cur, update).await;
+            }
+        };
+        self.set_head(&guess);
+        match self.start_turn(&mut guess, update.clone()).await {
+            Ok(()) => Ok(guess),
+            Err(RunError::Checkpoint(e @ CheckpointError::Conflict { .. })) => {
+                tracing::debug!(thread_id = %self.thread(), "head moved since it was cached; reading it");
+                let cur = load_head(self.g, self.thread(), None)
+                    .await?
+                    .unwrap_or_else(Cursor::empty);
+                if !cur.at_rest() && cur.created_at_ms() >= started_ms {
+                    // A run is under way on this thread: it won the race, as it would have
+                    // against a turn that read the head before saving.
+                    return Err(RunError::Checkpoint(e));
+                }
+                self.start_turn_on(cur, update).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Starts the turn on a head read from storage.
+    async fn start_turn_on(
+        &mut self,
+        mut cur: Cursor<S>,
+        update: S::Update,
+    ) -> Result<Cursor<S>, RunError> {
+        self.set_head(&cur);
+        self.start_turn(&mut cur, update).await?;
+        Ok(cur)
+    }
+
+    /// A new turn on `cur`: transient fields reset, the input applied, the entry nodes
+    /// planned, the `input` checkpoint saved.
+    async fn start_turn(
+        &mut self,
+        cur: &mut Cursor<S>,
+        mut update: S::Update,
+    ) -> Result<(), RunError> {
+        if self.cfg.checkpoint_id.is_none() && cur.failed() {
+            // The last turn failed: start from the checkpoint before it, so its partial
+            // items are not carried forward.
+            let base = cur.turn_base().map(str::to_string);
+            *cur = match base {
+                Some(b) => self.load(Some(&b)).await?.unwrap_or_else(Cursor::empty),
+                None => Cursor::empty(),
+            };
+        }
+        let abandoned: Vec<Value> = cur
+            .pending_interrupts()
+            .into_iter()
+            .map(|i| Value::String(i.id))
+            .collect();
+        let defaults = self.g.graph.default_json();
+        let mut writes = StepWrites::new::<S>();
+        let state = Arc::make_mut(&mut cur.state);
+        for (idx, f) in S::FIELDS.iter().enumerate() {
+            if f.lifetime == Lifetime::Transient {
+                let current = state
+                    .field_json(idx)
+                    .map_err(crate::state::StateError::Encode)?;
+                if current != defaults[idx] {
+                    state.reset_field(idx);
+                    writes.reset(idx);
+                }
+            }
+        }
+        update.normalize();
+        writes.record::<S>(&update)?;
+        state.apply(update)?;
+        let targets = plan::entry(&self.g.graph, state)?;
+        let tasks = plan::tasks_for(&self.g.graph, &targets);
+        let mut meta = self.metadata("input", -1, cur.turn() + 1, cur.id());
+        if !abandoned.is_empty() {
+            meta.insert("abandoned_interrupts".into(), Value::Array(abandoned));
+        }
+        let plan = Plan {
+            tasks,
+            barriers: BTreeMap::new(),
+            counters: BTreeMap::new(),
+        };
+        self.save(cur, &writes, plan, meta).await?;
+        self.emit_checkpoint(cur);
+        Ok(())
+    }
+
+    /// Records the resume's answers against the checkpoint the graph waits at.
+    async fn resume(&mut self, cur: &mut Cursor<S>, resume: Resume) -> Result<(), RunError> {
+        admission::at_head(
+            self.thread(),
+            self.cfg.checkpoint_id.as_deref(),
+            self.head.as_ref().map(|h| h.0.as_str()),
+        )?;
+        let pending = cur.pending_interrupts();
+        let resume = admission::normalize_resume(resume, &pending);
+        let answers = admission::answers(self.thread(), &pending, &resume)?;
+        let mut writes = Vec::new();
+        for (pos, v) in &answers {
+            let p = &pending[*pos];
+            writes.push(write(&p.task_id, RESUME, p.index, *v)?);
+        }
+        let cid = cur.id().unwrap_or_default().to_string();
+        self.cp()
+            .put_writes(self.thread(), &cid, writes, self.cfg.fence.as_ref())
+            .await?;
+        for (pos, v) in answers {
+            let p = &pending[pos];
+            cur.writes
+                .entry(p.task_id.clone())
+                .or_default()
+                .resumes
+                .insert(p.index, v.clone());
+        }
+        Ok(())
+    }
+
+    /// Running from an old checkpoint re-executes its tasks on a new branch: a `fork`
+    /// checkpoint copies it (with new task ids, so nothing recorded is reused).
+    async fn fork_if_old(&mut self, cur: &mut Cursor<S>) -> Result<(), RunError> {
+        let Some(id) = self.cfg.checkpoint_id.clone() else {
+            return Ok(());
+        };
+        if self.head.as_ref().map(|h| h.0.as_str()) == Some(id.as_str()) {
+            return Ok(());
+        }
+        let mut plan = cur.plan.clone();
+        for t in &mut plan.tasks {
+            t.id = uuid::Uuid::new_v4().to_string();
+        }
+        let meta = self.metadata_after("fork", cur.step(), cur);
+        self.save(cur, &StepWrites::new::<S>(), plan, meta).await?;
+        Ok(())
+    }
+
+    /// Applies a command's update and goto (forking first when `cur` is not the head).
+    async fn command(&mut self, cur: &mut Cursor<S>, cmd: Command<S>) -> Result<(), RunError> {
+        // Checked before the fork is written: a refused command changes nothing.
+        let targets = admission::goto_targets(&self.g.graph, &cmd.goto)?;
+        self.fork_if_old(cur).await?;
+        if cmd.update.is_none() && cmd.goto.is_empty() {
+            return Ok(());
+        }
+        let mut writes = StepWrites::new::<S>();
+        let state = Arc::make_mut(&mut cur.state);
+        if let Some(mut update) = cmd.update {
+            update.normalize();
+            writes.record::<S>(&update)?;
+            state.apply(update)?;
+        }
+        let mut plan = cur.plan.clone();
+        if !cmd.goto.is_empty() {
+            plan.tasks = plan::tasks_for(&self.g.graph, &targets);
+        } else {
+            for t in &mut plan.tasks {
+                t.id = uuid::Uuid::new_v4().to_string();
+            }
+        }
+        let meta = self.metadata_after("update", cur.step(), cur);
+        self.save(cur, &writes, plan, meta).await?;
+        self.emit_checkpoint(cur);
+        Ok(())
+    }
+}

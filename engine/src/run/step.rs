@@ -1,0 +1,292 @@
+//! One step: run the due tasks concurrently, record what must survive each of them at once
+//! (a result that shares its step, an interrupt, a failure), then apply the results in task
+//! order, plan the next step and checkpoint.
+
+use std::collections::{BTreeMap, HashMap};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::checkpoint::PendingWrite;
+use crate::context::{TaskShared, TaskSpec};
+use crate::graph::GraphInner;
+use crate::node::{Command, NodeError};
+use crate::state::{State, StateUpdate};
+use crate::stream::Event;
+
+use super::cursor::{
+    write, Cursor, StepWrites, StoredError, StoredInterrupt, StoredResult, ERROR, INTERRUPT, RESULT,
+};
+use super::executor::Executor;
+use super::plan::{self, Plan, TaskPlan};
+use super::task::{run_task, TaskOutcome};
+use super::{panic_message, RunError};
+
+impl<S: State> Executor<'_, S> {
+    /// Runs the step's tasks concurrently; on cancel, waits the grace period, then drops
+    /// what is still running (reported as cancelled).
+    pub(super) async fn run_step(
+        &mut self,
+        cur: &Cursor<S>,
+        runnable: &[TaskPlan],
+        step: i64,
+    ) -> Vec<(TaskPlan, TaskOutcome<S>)> {
+        let record_results = cur.plan.tasks.len() > 1;
+        let checkpoint_id = cur.id().unwrap_or_default().to_string();
+        let mut futs = FuturesUnordered::new();
+        let mut handles = Vec::new();
+        for (i, t) in runnable.iter().enumerate() {
+            let Some(&idx) = self.g.graph.index.get(&t.node) else {
+                continue;
+            };
+            let tw = cur.writes.get(&t.id);
+            let shared = Arc::new(TaskShared::new(
+                self.scope.clone(),
+                TaskSpec {
+                    checkpoint_id: checkpoint_id.clone(),
+                    node: t.node.clone(),
+                    task_id: t.id.clone(),
+                    step,
+                    resumes: tw.map(|w| w.resumes.clone()).unwrap_or_default(),
+                    recorded: tw.map(|w| w.steps.clone()).unwrap_or_default(),
+                },
+            ));
+            self.emitter().emit_with(|| Event::NodeStarted {
+                node: t.node.clone(),
+                task_id: t.id.clone(),
+                step,
+                status: self.g.graph.nodes[idx].status.clone(),
+            });
+            let span = tracing::info_span!("node", node = %t.node, step, task_id = %t.id);
+            let fut = run_and_record(
+                self.g.graph.clone(),
+                idx,
+                shared,
+                cur.state.clone(),
+                record_results,
+            )
+            .instrument(span);
+            if runnable.len() == 1 {
+                futs.push(async move { (i, fut.await) }.boxed());
+            } else {
+                let handle = tokio::spawn(fut);
+                handles.push(handle.abort_handle());
+                futs.push(
+                    async move {
+                        let out = match handle.await {
+                            Ok(o) => o,
+                            Err(e) if e.is_panic() => {
+                                TaskOutcome::Panicked(panic_message(&*e.into_panic()))
+                            }
+                            Err(_) => TaskOutcome::Cancelled,
+                        };
+                        (i, out)
+                    }
+                    .boxed(),
+                );
+            }
+        }
+        let mut results: Vec<Option<TaskOutcome<S>>> = runnable.iter().map(|_| None).collect();
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                next = futs.next() => match next {
+                    Some((i, out)) => results[i] = Some(out),
+                    None => break,
+                },
+                _ = self.cfg.cancel.cancelled(), if deadline.is_none() => {
+                    deadline = Some(tokio::time::Instant::now() + self.g.cancel_grace);
+                }
+                _ = sleep => {
+                    drop(futs);
+                    for h in &handles {
+                        h.abort();
+                    }
+                    break;
+                }
+            }
+        }
+        runnable
+            .iter()
+            .cloned()
+            .zip(results)
+            .map(|(t, r)| (t, r.unwrap_or(TaskOutcome::Cancelled)))
+            .collect()
+    }
+
+    /// Applies the step's results in task order, plans the next step and checkpoints; only
+    /// then reports each node finished.
+    pub(super) async fn finish_step(
+        &mut self,
+        cur: &mut Cursor<S>,
+        mut done: HashMap<String, Command<S>>,
+        step: i64,
+    ) -> Result<(), RunError> {
+        let tasks = cur.plan.tasks.clone();
+        let mut writes = StepWrites::new::<S>();
+        let mut writers: Vec<Option<String>> = vec![None; S::FIELDS.len()];
+        let mut finished = Vec::with_capacity(tasks.len());
+        let mut updates = Vec::with_capacity(tasks.len());
+        let report_updates = self.emitter().is_active();
+        {
+            let state = Arc::make_mut(&mut cur.state);
+            for t in &tasks {
+                let cmd = match done.remove(&t.id) {
+                    Some(c) => c,
+                    None => {
+                        let raw = cur
+                            .writes
+                            .get(&t.id)
+                            .and_then(|w| w.result.as_ref())
+                            .ok_or_else(|| RunError::Node {
+                                node: t.node.clone(),
+                                error: NodeError::fatal("task has no result"),
+                            })?;
+                        let stored: StoredResult<S::Update> = serde_json::from_str(raw.get())
+                            .map_err(crate::state::StateError::Decode)?;
+                        Command {
+                            update: stored.update,
+                            goto: stored.goto,
+                        }
+                    }
+                };
+                let update_json = match &cmd.update {
+                    Some(u) if report_updates => serde_json::to_value(u).unwrap_or(Value::Null),
+                    _ => Value::Null,
+                };
+                if let Some(mut u) = cmd.update {
+                    u.normalize();
+                    let w = writes.record::<S>(&u)?;
+                    for idx in w.iter() {
+                        if let Some(prev) = &writers[idx] {
+                            if !S::FIELDS[idx].accumulates {
+                                return Err(RunError::ConflictingWrites {
+                                    field: S::FIELDS[idx].name.to_string(),
+                                    nodes: vec![prev.clone(), t.node.clone()],
+                                });
+                            }
+                        }
+                        writers[idx] = Some(t.node.clone());
+                    }
+                    state.apply(u)?;
+                }
+                finished.push((t.node.clone(), cmd.goto));
+                updates.push(update_json);
+            }
+        }
+        let mut barriers = cur.plan.barriers.clone();
+        let targets = plan::successors(&self.g.graph, &*cur.state, &finished, &mut barriers)?;
+        let next = Plan {
+            tasks: plan::tasks_for(&self.g.graph, &targets),
+            barriers,
+            counters: BTreeMap::new(),
+        };
+        let meta = self.metadata_after("loop", step, cur);
+        self.save(cur, &writes, next, meta).await?;
+        for (t, update) in tasks.iter().zip(updates) {
+            self.emitter().emit_with(|| Event::NodeFinished {
+                node: t.node.clone(),
+                task_id: t.id.clone(),
+                step,
+                update,
+                status: self.g.node_status(&t.node).map(str::to_string),
+            });
+        }
+        self.emit_checkpoint(cur);
+        Ok(())
+    }
+}
+
+/// Runs a task and records what must survive it at once: its result (when other tasks
+/// share its step), its interrupt, its failure.
+async fn run_and_record<S: State>(
+    graph: Arc<GraphInner<S>>,
+    idx: usize,
+    shared: Arc<TaskShared>,
+    state: Arc<S>,
+    record_results: bool,
+) -> TaskOutcome<S> {
+    let run = shared.run.clone();
+    let checkpoint_id = shared.checkpoint_id.clone();
+    let task_id = shared.task_id.clone();
+    let node = shared.node.clone();
+    let outcome = AssertUnwindSafe(run_task(graph, idx, shared, state))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
+    let write_result: Result<Option<PendingWrite>, RunError> = match &outcome {
+        TaskOutcome::Done(cmd) if record_results => write(
+            &task_id,
+            RESULT,
+            0,
+            &StoredResult {
+                update: cmd.update.clone(),
+                goto: cmd.goto.clone(),
+            },
+        )
+        .map(Some),
+        TaskOutcome::Interrupted(r) => write(
+            &task_id,
+            INTERRUPT,
+            r.index,
+            &StoredInterrupt {
+                id: r.id.clone(),
+                value: r.value.clone(),
+            },
+        )
+        .map(Some),
+        TaskOutcome::Failed(e) => write(
+            &task_id,
+            ERROR,
+            0,
+            &StoredError {
+                node: node.clone(),
+                message: e.to_string(),
+            },
+        )
+        .map(Some),
+        TaskOutcome::Panicked(message) => write(
+            &task_id,
+            ERROR,
+            0,
+            &StoredError {
+                node: node.clone(),
+                message: format!("node panicked: {message}"),
+            },
+        )
+        .map(Some),
+        _ => Ok(None),
+    };
+    let stored = match write_result {
+        Ok(Some(w)) => run
+            .checkpointer
+            .put_writes(&run.thread_id, &checkpoint_id, vec![w], run.fence.as_ref())
+            .await
+            .map_err(RunError::from),
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
+    match stored {
+        Ok(()) => outcome,
+        // What the task did could not be recorded: the run stops on the storage error (a
+        // failure that could not be recorded is not a failure of the turn yet).
+        Err(RunError::Checkpoint(e)) => TaskOutcome::Storage(e),
+        Err(e) => match outcome {
+            failed @ (TaskOutcome::Failed(_) | TaskOutcome::Panicked(_)) => failed,
+            _ => TaskOutcome::Failed(NodeError::fatal(format!(
+                "could not encode the task's result: {e}"
+            ))),
+        },
+    }
+}

@@ -1,0 +1,177 @@
+//! [`SqlDocumentStore`]: documents in the `documents` table of a SQLite or Postgres database,
+//! written once: the statements are built with sqlx's `QueryBuilder`, whose `push_bind`
+//! writes each backend's placeholders (`?` for SQLite, `$1, $2, ...` for Postgres), and rows
+//! are read through [`sqlx::FromRow`].
+
+use std::fmt;
+
+use async_trait::async_trait;
+use palgraph::db::migrate::MigrateError;
+use sqlx::{
+    ColumnIndex, Database, Decode, Encode, Executor, FromRow, IntoArguments, Pool, QueryBuilder,
+    Row, Type,
+};
+
+use super::{new_document, Document, DocumentError, DocumentStore};
+use crate::state::DocRef;
+
+/// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`];
+/// on SQLite: [`SqliteDocumentStore`], on Postgres: [`PostgresDocumentStore`].
+pub struct SqlDocumentStore<DB: Database> {
+    pool: Pool<DB>,
+}
+
+/// Documents in a SQLite database.
+pub type SqliteDocumentStore = SqlDocumentStore<sqlx::Sqlite>;
+
+/// Documents in a Postgres database.
+pub type PostgresDocumentStore = SqlDocumentStore<sqlx::Postgres>;
+
+impl<DB: Database> SqlDocumentStore<DB> {
+    /// Uses a pool whose database is migrated (see [`SqlDocumentStore::open`]).
+    pub fn new(pool: Pool<DB>) -> Self {
+        SqlDocumentStore { pool }
+    }
+}
+
+impl SqlDocumentStore<sqlx::Sqlite> {
+    /// Applies [`super::MIGRATIONS`] to the pool's database and uses it.
+    ///
+    /// # Errors
+    /// When migrating refuses or fails.
+    pub async fn open(pool: sqlx::SqlitePool) -> Result<Self, MigrateError> {
+        super::MIGRATIONS.apply_sqlite(&pool).await?;
+        Ok(Self::new(pool))
+    }
+}
+
+impl SqlDocumentStore<sqlx::Postgres> {
+    /// Applies [`super::MIGRATIONS`] to the pool's database and uses it.
+    ///
+    /// # Errors
+    /// When migrating refuses or fails.
+    pub async fn open(pool: sqlx::PgPool) -> Result<Self, MigrateError> {
+        super::MIGRATIONS.apply_postgres(&pool).await?;
+        Ok(Self::new(pool))
+    }
+}
+
+impl<DB: Database> Clone for SqlDocumentStore<DB> {
+    fn clone(&self) -> Self {
+        SqlDocumentStore {
+            pool: self.pool.clone(),
+        }
+    }
+}
+
+impl<DB: Database> fmt::Debug for SqlDocumentStore<DB> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqlDocumentStore")
+            .field("pool", &self.pool)
+            .finish()
+    }
+}
+
+const COLUMNS: &str = "SELECT id, owner, title, content, created_at_ms FROM documents";
+
+impl<'r, R> FromRow<'r, R> for Document
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        Ok(Document {
+            id: row.try_get("id")?,
+            owner: row.try_get("owner")?,
+            title: row.try_get("title")?,
+            content: row.try_get("content")?,
+            created_at_ms: row.try_get("created_at_ms")?,
+        })
+    }
+}
+
+impl<'r, R> FromRow<'r, R> for DocRef
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        Ok(DocRef {
+            id: row.try_get("id")?,
+            title: row.try_get("title")?,
+        })
+    }
+}
+
+#[async_trait]
+impl<DB> DocumentStore for SqlDocumentStore<DB>
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'r> Document: FromRow<'r, DB::Row>,
+    for<'r> DocRef: FromRow<'r, DB::Row>,
+    for<'r> (String,): FromRow<'r, DB::Row>,
+{
+    async fn create(
+        &self,
+        owner: &str,
+        title: &str,
+        content: &str,
+    ) -> Result<Document, DocumentError> {
+        let doc = new_document(owner, title, content)?;
+        let mut q = QueryBuilder::<DB>::new(
+            "INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES (",
+        );
+        let mut values = q.separated(", ");
+        values
+            .push_bind(doc.id.as_str())
+            .push_bind(doc.owner.as_str())
+            .push_bind(doc.title.as_str())
+            .push_bind(doc.content.as_str())
+            .push_bind(doc.created_at_ms);
+        q.push(")");
+        q.build().execute(&self.pool).await?;
+        Ok(doc)
+    }
+
+    async fn list(&self, owner: &str) -> Result<Vec<Document>, DocumentError> {
+        let mut q = QueryBuilder::<DB>::new(COLUMNS);
+        q.push(" WHERE owner = ")
+            .push_bind(owner)
+            .push(" ORDER BY created_at_ms, id");
+        Ok(q.build_query_as::<Document>().fetch_all(&self.pool).await?)
+    }
+
+    async fn titles(&self, owner: &str) -> Result<Vec<DocRef>, DocumentError> {
+        let mut q = QueryBuilder::<DB>::new("SELECT id, title FROM documents WHERE owner = ");
+        q.push_bind(owner).push(" ORDER BY created_at_ms, id");
+        Ok(q.build_query_as::<DocRef>().fetch_all(&self.pool).await?)
+    }
+
+    async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {
+        let mut q = QueryBuilder::<DB>::new(COLUMNS);
+        q.push(" WHERE owner = ")
+            .push_bind(owner)
+            .push(" AND id = ")
+            .push_bind(id);
+        Ok(q.build_query_as::<Document>()
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn delete(&self, owner: &str, id: &str) -> Result<bool, DocumentError> {
+        let mut q = QueryBuilder::<DB>::new("DELETE FROM documents WHERE owner = ");
+        q.push_bind(owner)
+            .push(" AND id = ")
+            .push_bind(id)
+            .push(" RETURNING id");
+        let deleted: Option<(String,)> = q.build_query_as().fetch_optional(&self.pool).await?;
+        Ok(deleted.is_some())
+    }
+}

@@ -1,0 +1,91 @@
+//! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
+//! of a thread's runs (2). [`crate::app::Database::open`] applies them after the engine's
+//! and PalAssist's documents'.
+
+use palgraph::db::migrate::{Migration, Migrator};
+
+/// The server's migrations, for SQLite and Postgres.
+pub const MIGRATIONS: Migrator = Migrator {
+    scope: "server",
+    postgres: &[
+        Migration::new(
+            1,
+            "runs",
+            include_str!("../../migrations/postgres/0001_runs.sql"),
+        )
+        .replacing(3),
+        Migration::new(
+            2,
+            "run_order",
+            include_str!("../../migrations/postgres/0002_run_order.sql"),
+        )
+        .replacing(5),
+    ],
+    sqlite: &[
+        Migration::new(
+            1,
+            "runs",
+            include_str!("../../migrations/sqlite/0001_runs.sql"),
+        )
+        .replacing(3),
+        Migration::new(
+            2,
+            "run_order",
+            include_str!("../../migrations/sqlite/0002_run_order.sql"),
+        )
+        .replacing(5),
+    ],
+};
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use palgraph::db::migrate::Applied;
+    use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path};
+    use palgraph::testkit::unscoped;
+
+    use super::MIGRATIONS;
+
+    #[tokio::test]
+    async fn a_database_from_before_scopes_keeps_its_runs_and_reruns_nothing() {
+        let path = temp_db_path();
+        let pool = unscoped::sqlite_pool(&path).await.unwrap();
+        unscoped::migrate_sqlite(&pool, 5).await.unwrap();
+        sqlx::query(
+            "INSERT INTO runs (run_id, thread_id, owner, assistant_id, graph_id, status, kwargs,
+             multitask_strategy, created_at_ms, updated_at_ms, thread_seq)
+             VALUES ('r1', 't1', 'u', 'a', 'g', 'success', '{}', 'reject', 1, 1, 1)",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
+        assert_eq!(
+            applied,
+            Applied {
+                ran: vec![],
+                adopted: vec![1, 2]
+            },
+            "unscoped 3 and 5 are the server's 1 and 2"
+        );
+        let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM runs")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(runs, 1);
+        assert_eq!(
+            MIGRATIONS.apply_sqlite(&pool).await.unwrap(),
+            Applied::default()
+        );
+        pool.close().await;
+        remove_sqlite_files(&path);
+
+        let path = temp_db_path();
+        let pool = unscoped::sqlite_pool(&path).await.unwrap();
+        let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
+        assert_eq!(applied.ran, [1, 2], "a fresh database runs both");
+        pool.close().await;
+        remove_sqlite_files(&path);
+    }
+}
