@@ -9,9 +9,7 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command as StdCommand, Stdio};
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use common::{Backend, TestServer};
 
@@ -19,55 +17,11 @@ fn sdk_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/sdk")
 }
 
-fn run(cmd: &mut StdCommand, what: &str) {
-    let status = cmd
-        .stdin(Stdio::null())
-        .status()
-        .unwrap_or_else(|e| panic!("{what}: could not start ({e}); python3 is needed"));
-    assert!(status.success(), "{what} failed: {status}");
-}
-
-/// The virtualenv's python with the pinned SDK, created (or updated when
-/// requirements.txt changed) once per test binary.
+/// The virtualenv's python with the pinned SDK (tests/sdk/.venv).
 fn venv_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
-        .get_or_init(|| {
-            let dir = sdk_dir();
-            let venv = dir.join(".venv");
-            let python = venv.join("bin").join("python");
-            let wanted = std::fs::read_to_string(dir.join("requirements.txt"))
-                .expect("tests/sdk/requirements.txt");
-            let stamp = venv.join(".palgraph-requirements");
-            if python.exists()
-                && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str())
-            {
-                return python;
-            }
-            let started = Instant::now();
-            if !python.exists() {
-                run(
-                    StdCommand::new("python3").args(["-m", "venv"]).arg(&venv),
-                    "python3 -m venv tests/sdk/.venv",
-                );
-            }
-            run(
-                StdCommand::new(&python)
-                    .args([
-                        "-m",
-                        "pip",
-                        "install",
-                        "--quiet",
-                        "--disable-pip-version-check",
-                        "-r",
-                    ])
-                    .arg(dir.join("requirements.txt")),
-                "pip install -r tests/sdk/requirements.txt",
-            );
-            std::fs::write(&stamp, &wanted).unwrap();
-            eprintln!("set up {} in {:.1?}", venv.display(), started.elapsed());
-            python
-        })
+        .get_or_init(|| common::python_venv(&sdk_dir()))
         .clone()
 }
 

@@ -131,7 +131,7 @@ pub trait DynGraph: Send + Sync {
     fn checkpointer(&self) -> Arc<dyn Checkpointer>;
     /// Checks `input` for a run on `thread_id` (from `checkpoint_id`, else the latest
     /// checkpoint) by the rules the run applies, without running or writing anything, and
-    /// returns it as the run will take it (a resume keyed by pending interrupt ids becomes
+    /// returns it as the run will take it (a resume keyed by interrupt ids becomes
     /// [`Resume::ById`]). See [`CompiledGraph::check_input`].
     ///
     /// # Errors

@@ -32,7 +32,7 @@ pub struct InterruptInfo {
 /// In JSON (externally tagged): `{"value": <any JSON>}` or
 /// `{"by_id": {"<interrupt id>": <any JSON>, ...}}`.
 ///
-/// A `Value` that is a non-empty JSON object whose keys are all ids of pending interrupts
+/// A `Value` that is a non-empty JSON object whose keys all have the form of interrupt ids
 /// answers those interrupts by id (LangGraph's form of `Command(resume={id: value})`): the
 /// run takes it as `ById`, and [`crate::CompiledGraph::check_input`] returns it as `ById`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,9 +4,8 @@
 //! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary);
 //! - [`streaming`]: a node that streams its answer word by word and honours cancellation;
 //! - [`palassist`]: PalAssist, the compliance document assistant (its nodes live in
-//!   `palgraph_nodes`);
-//! - [`eval`]: PalAssist's evaluation set, its runner and its scores (`palassist-eval`);
-//! - [`registry`]: the names of the registered graphs, and building one by name.
+//!   `palgraph_nodes`), with what serves it: its chat adapter and its document routes;
+//! - [`eval`]: PalAssist's evaluation set, its runner and its scores (`palassist-eval`).
 //!
 //! Each module exposes its state type and a `graph()` builder; read them as the shortest
 //! complete examples of the engine's API.
@@ -15,5 +14,4 @@ pub mod approval;
 pub mod eval;
 pub mod fanout;
 pub mod palassist;
-pub mod registry;
 pub mod streaming;

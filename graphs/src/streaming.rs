@@ -28,6 +28,10 @@ pub struct StreamingState {
     /// How many words to write (per turn; default: echo the question 5 times).
     #[state(transient)]
     pub words: Option<usize>,
+    /// Fail after writing this many words (per turn), to exercise failure paths: the run
+    /// ends with an error and the words written so far were streamed but not saved.
+    #[state(transient)]
+    pub fail_after: Option<usize>,
 }
 
 async fn write(
@@ -46,6 +50,11 @@ async fn write(
     let id = format!("answer-{}", ctx.task_id());
     let mut text = String::new();
     for i in 0..n {
+        if state.fail_after == Some(i) {
+            return Err(NodeError::fatal(format!(
+                "the writer failed after {i} words, as the input asked"
+            )));
+        }
         let word = source
             .get(i % source.len().max(1))
             .cloned()

@@ -2,13 +2,16 @@
 //!
 //! Every registered graph gets one assistant whose id is derived from the graph's name
 //! (a UUIDv5), as LangGraph's server creates a default assistant per graph. Requests may
-//! name an assistant by that id or by the graph's name.
+//! name an assistant by that id or by the graph's name. A graph registered with a chat
+//! adapter is also served on `/chat`; the first such graph is the default chat graph.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use palgraph::dynamic::DynGraph;
 use serde_json::Value;
+
+use crate::api::chat::ChatAdapter;
 
 /// A graph and its default assistant.
 #[derive(Clone)]
@@ -25,12 +28,15 @@ pub struct GraphEntry {
     pub state_schema: Arc<Value>,
     /// JSON schema of its input (the state's update).
     pub input_schema: Arc<Value>,
+    /// How it speaks the chat contract, if it does.
+    pub chat: Option<Arc<dyn ChatAdapter>>,
 }
 
 /// The registry (shared: cloning it, as every request's state does, copies a pointer).
 #[derive(Clone, Default)]
 pub struct Graphs {
     entries: Arc<BTreeMap<String, GraphEntry>>,
+    default_chat: Option<String>,
 }
 
 /// The namespace of assistant ids.
@@ -41,27 +47,48 @@ pub fn assistant_id(graph_id: &str) -> String {
     uuid::Uuid::new_v5(&NAMESPACE, graph_id.as_bytes()).to_string()
 }
 
+impl GraphEntry {
+    /// An entry for `graph` registered as `graph_id`.
+    pub fn new(graph_id: &str, description: &str, graph: Arc<dyn DynGraph>) -> Self {
+        GraphEntry {
+            graph_id: graph_id.to_string(),
+            assistant_id: assistant_id(graph_id),
+            description: description.to_string(),
+            graph,
+            state_schema: Arc::new(serde_json::json!({"type": "object"})),
+            input_schema: Arc::new(serde_json::json!({"type": "object"})),
+            chat: None,
+        }
+    }
+
+    /// With the JSON schemas of its state and its input.
+    #[must_use]
+    pub fn schemas(mut self, state: Value, input: Value) -> Self {
+        self.state_schema = Arc::new(state);
+        self.input_schema = Arc::new(input);
+        self
+    }
+
+    /// Served on `/chat` with `adapter`.
+    #[must_use]
+    pub fn chat(mut self, adapter: Arc<dyn ChatAdapter>) -> Self {
+        self.chat = Some(adapter);
+        self
+    }
+}
+
 impl Graphs {
-    /// Adds a graph.
-    pub fn add(
-        &mut self,
-        graph_id: &str,
-        description: &str,
-        graph: Arc<dyn DynGraph>,
-        state_schema: Value,
-        input_schema: Value,
-    ) {
-        Arc::make_mut(&mut self.entries).insert(
-            graph_id.to_string(),
-            GraphEntry {
-                graph_id: graph_id.to_string(),
-                assistant_id: assistant_id(graph_id),
-                description: description.to_string(),
-                graph,
-                state_schema: Arc::new(state_schema),
-                input_schema: Arc::new(input_schema),
-            },
-        );
+    /// Registers a graph (replacing one of the same name).
+    pub fn insert(&mut self, entry: GraphEntry) {
+        if entry.chat.is_some() && self.default_chat.is_none() {
+            self.default_chat = Some(entry.graph_id.clone());
+        }
+        Arc::make_mut(&mut self.entries).insert(entry.graph_id.clone(), entry);
+    }
+
+    /// Makes `graph_id` the chat graph of new conversations.
+    pub fn set_default_chat(&mut self, graph_id: &str) {
+        self.default_chat = Some(graph_id.to_string());
     }
 
     /// A graph by its name or its assistant's id.
@@ -71,6 +98,13 @@ impl Graphs {
                 .values()
                 .find(|e| e.assistant_id == graph_or_assistant)
         })
+    }
+
+    /// The graph new chat conversations run.
+    pub fn default_chat(&self) -> Option<&GraphEntry> {
+        self.default_chat
+            .as_deref()
+            .and_then(|g| self.entries.get(g))
     }
 
     /// Every entry, by name.

@@ -1,4 +1,4 @@
-//! The `ledger` fault-test graph (`PALGRAPH_FAULT_GRAPH=1`, see `server/src/fault.rs`):
+//! The `ledger` fault-test graph (`PALGRAPH_FAULT_GRAPH=1`, see `app/src/fault.rs`):
 //! starting its runs, waiting for them, and the tally that checks every run ended, no
 //! node's work was applied twice and no durable step whose result was recorded ran again.
 

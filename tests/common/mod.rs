@@ -370,6 +370,52 @@ macro_rules! both_backends {
     };
 }
 
+/// The python of a virtualenv `dir/.venv` holding `dir/requirements.txt` (pinned versions
+/// from PyPI), made once and remade when the requirements change. Needs python3.
+pub fn python_venv(dir: &std::path::Path) -> PathBuf {
+    fn run(cmd: &mut std::process::Command, what: &str) {
+        let status = cmd
+            .stdin(Stdio::null())
+            .status()
+            .unwrap_or_else(|e| panic!("{what}: could not start ({e}); python3 is needed"));
+        assert!(status.success(), "{what} failed: {status}");
+    }
+    let venv = dir.join(".venv");
+    let python = venv.join("bin").join("python");
+    let requirements = dir.join("requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements)
+        .unwrap_or_else(|e| panic!("{}: {e}", requirements.display()));
+    let stamp = venv.join(".palgraph-requirements");
+    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return python;
+    }
+    let started = Instant::now();
+    if !python.exists() {
+        run(
+            std::process::Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv),
+            "python3 -m venv",
+        );
+    }
+    run(
+        std::process::Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(&requirements),
+        "pip install -r requirements.txt",
+    );
+    std::fs::write(&stamp, &wanted).unwrap();
+    eprintln!("set up {} in {:.1?}", venv.display(), started.elapsed());
+    python
+}
+
 /// Runs an SDK flow script (its command ready but for stdio) against a server: it must
 /// exit successfully within 150 s and print its `checks passed` line. Its output is shown.
 pub async fn run_flow_script(mut cmd: Command, what: &str) {

@@ -203,13 +203,15 @@ async def streaming_modes(client) -> None:
     ok(len(await client.runs.list(tid)) == 4, "a refused run created nothing")
 
     # A failing run ends its stream with an error event; runs.wait raises it.
-    parts = await collect(client.runs.stream(tid, "streaming", input={"no_such_field": 1}))
-    ok(parts[-1].event == "error" and "no_such_field" in parts[-1].data["message"], "a failed run streams an error event")
+    failing = {**words_input("w x y", 3, 0), "fail_after": 1}
+    parts = await collect(client.runs.stream(tid, "streaming", input=failing))
+    ok(parts[-1].event == "error" and "failed after 1 words" in parts[-1].data["message"], "a failed run streams an error event")
     try:
-        await client.runs.wait(tid, "streaming", input={"no_such_field": 1})
+        await client.runs.wait(tid, "streaming", input=failing)
         raise AssertionError("runs.wait should raise the run's error")
     except Exception as e:  # the SDK raises a plain Exception built from __error__
-        ok("no_such_field" in str(e), "runs.wait raises the run's __error__")
+        ok("failed after 1 words" in str(e), "runs.wait raises the run's __error__")
+    await expect(UnprocessableEntityError, client.runs.create(tid, "streaming", input={"no_such_field": 1}), "input that does not fit the state is 422")
     failed = (await client.runs.list(tid, status="error"))[0]
     await client.runs.delete(tid, failed["run_id"])
     await expect(NotFoundError, client.runs.get(tid, failed["run_id"]), "runs.delete")

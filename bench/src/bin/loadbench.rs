@@ -2,7 +2,7 @@
 //! N concurrent chats through `POST /chat` (each SSE stream read to its terminal event).
 //!
 //! ```text
-//! cargo build --release -p palgraph-server -p palgraph-bench
+//! cargo build --release -p palgraph-app -p palgraph-bench
 //! target/release/palgraph-loadbench [--quick] [--out DIR] [--server PATH] [--watchers N]
 //! ```
 //!
@@ -79,7 +79,7 @@ impl Server {
             .spawn()
             .with_context(|| {
                 format!(
-                    "start {} (build it with cargo build --release -p palgraph-server)",
+                    "start {} (build it with cargo build --release -p palgraph-app)",
                     path.display()
                 )
             })?;

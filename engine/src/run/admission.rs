@@ -30,17 +30,24 @@ pub(super) fn at_head(
     }
 }
 
-/// LangGraph's resume form: a single value that is a non-empty object whose keys are all
-/// pending interrupt ids answers those interrupts by id. Anything else is left as it is.
-pub(super) fn normalize_resume(resume: Resume, pending: &[InterruptInfo]) -> Resume {
+/// LangGraph's resume form: a single value that is a non-empty object whose keys all look
+/// like interrupt ids (32 lowercase hex digits) answers interrupts by id, so an id that is
+/// not pending is refused rather than handed to a node as its answer. Anything else is left
+/// as it is.
+pub(super) fn normalize_resume(resume: Resume) -> Resume {
     match resume {
         Resume::Value(Value::Object(map))
-            if !map.is_empty() && map.keys().all(|k| pending.iter().any(|p| &p.id == k)) =>
+            if !map.is_empty() && map.keys().all(|k| looks_like_interrupt_id(k)) =>
         {
             Resume::ById(map.into_iter().collect())
         }
         other => other,
     }
+}
+
+/// Whether `key` has the form of an interrupt id.
+fn looks_like_interrupt_id(key: &str) -> bool {
+    key.len() == 32 && key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// What `resume` answers: for each answered interrupt, its position in `pending` and the
@@ -98,7 +105,7 @@ impl<S: State> CompiledGraph<S> {
     /// state cache is not touched either.
     ///
     /// Returns the input as the run will take it: a [`Resume::Value`] that is an object
-    /// keyed by pending interrupt ids comes back as [`Resume::ById`]. A run given the
+    /// keyed by interrupt ids comes back as [`Resume::ById`]. A run given the
     /// returned input (on the same thread, before anything else changed it) is not refused.
     ///
     /// # Errors
@@ -147,7 +154,7 @@ impl<S: State> CompiledGraph<S> {
                     }
                     None => Vec::new(),
                 };
-                let resume = normalize_resume(resume, &pending);
+                let resume = normalize_resume(resume);
                 answers(thread_id, &pending, &resume)?;
                 Ok(RunInput::Resume(resume))
             }

@@ -181,7 +181,7 @@ impl<S: State> Executor<'_, S> {
             self.head.as_ref().map(|h| h.0.as_str()),
         )?;
         let pending = cur.pending_interrupts();
-        let resume = admission::normalize_resume(resume, &pending);
+        let resume = admission::normalize_resume(resume);
         let answers = admission::answers(self.thread(), &pending, &resume)?;
         let mut writes = Vec::new();
         for (pos, v) in &answers {

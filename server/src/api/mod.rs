@@ -1,12 +1,18 @@
-//! The HTTP API: the seed chat contract ([`chat`]), the LangGraph Agent Server shapes
-//! ([`lg`]), documents, health and the OpenAPI document.
+//! The HTTP API: the chat contract ([`chat`]), the LangGraph Agent Server API
+//! ([`langgraph`]), health, the page ([`web`]), and the OpenAPI document ([`openapi`])
+//! generated from all of them. [`admission`] lets runs in for both APIs alike.
+//!
+//! Every route is registered documented (aide): the router and the document cannot drift.
+//! Layers, outermost first: CORS (the configured origins), a request id and a trace span
+//! per request, NUL characters refused in paths and queries, a body limit (per route where
+//! it differs).
 
+pub mod admission;
 pub mod auth;
 pub mod chat;
-pub mod documents;
 pub mod error;
 pub mod extract;
-pub mod lg;
+pub mod langgraph;
 pub mod openapi;
 pub mod sse;
 pub mod time;
@@ -14,18 +20,23 @@ pub mod web;
 
 use std::sync::Arc;
 
+use aide::axum::routing::{get_with, post_with};
+use aide::axum::ApiRouter;
+use aide::openapi::OpenApi;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::json;
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use axum::{Extension, Json, Router};
+use schemars::JsonSchema;
+use serde::Serialize;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
 
 use crate::graphs::Graphs;
 use crate::runs::Runs;
 use crate::store::Store;
 use auth::AuthConfig;
-use chat::ChatBinding;
+use openapi::sse;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -38,10 +49,6 @@ pub struct AppState {
     pub graphs: Graphs,
     /// Authentication.
     pub auth: Arc<AuthConfig>,
-    /// The graph behind `/chat`.
-    pub chat: Option<ChatBinding>,
-    /// The per-user documents.
-    pub docs: Option<Arc<dyn palgraph_nodes::documents::DocumentStore>>,
     /// Cancelled at shutdown: open streams end.
     pub shutdown: tokio_util::sync::CancellationToken,
 }
@@ -56,159 +63,208 @@ pub const SMALL_BODY_LIMIT: usize = 1024 * 1024;
 /// Largest body of a chat turn or a prompt's answer (see [`chat::MAX_MESSAGE_BYTES`]).
 pub const CHAT_BODY_LIMIT: usize = 1024 * 1024;
 
-/// Largest document upload (multipart or JSON): the content limit of the document store
-/// and room for the form.
-pub const DOCUMENT_BODY_LIMIT: usize = palgraph_nodes::documents::MAX_CONTENT_BYTES + 64 * 1024;
-
-async fn healthz() -> impl IntoResponse {
-    Json(json!({"ok": true}))
+/// `GET /healthz`.
+#[derive(Serialize, JsonSchema)]
+pub struct Health {
+    /// Always true.
+    pub ok: bool,
 }
 
-async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+/// `GET /readyz`.
+#[derive(Serialize, JsonSchema)]
+pub struct Ready {
+    /// Whether the server takes work.
+    pub ready: bool,
+    /// Why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+async fn healthz() -> Json<Health> {
+    Json(Health { ok: true })
+}
+
+async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Ready>) {
     if state.runs.is_draining() {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"ready": false, "detail": "shutting down"})),
+            Json(Ready {
+                ready: false,
+                detail: Some("shutting down".into()),
+            }),
         );
     }
     match state.store.get_thread_any("readiness-probe").await {
-        Ok(_) => (StatusCode::OK, Json(json!({"ready": true}))),
+        Ok(_) => (
+            StatusCode::OK,
+            Json(Ready {
+                ready: true,
+                detail: None,
+            }),
+        ),
         Err(e) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"ready": false, "detail": e.to_string()})),
+            Json(Ready {
+                ready: false,
+                detail: Some(e.to_string()),
+            }),
         ),
     }
 }
 
-/// The router with every endpoint.
-pub fn router(state: AppState) -> Router {
-    Router::new()
-        .merge(web::routes())
-        .route("/healthz", get(healthz))
-        .route("/ok", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/info", get(lg::info))
-        .route("/openapi.json", get(openapi::openapi))
-        .route(
+/// The chat contract's routes, documented.
+fn chat_routes() -> ApiRouter<AppState> {
+    let chat_body = || DefaultBodyLimit::max(CHAT_BODY_LIMIT);
+    ApiRouter::new()
+        .api_route(
             "/chat",
-            post(chat::chat).layer(DefaultBodyLimit::max(CHAT_BODY_LIMIT)),
+            post_with(chat::chat, |o| {
+                sse(o
+                    .summary("Start a turn and stream status, token and one terminal event")
+                    .tag("chat"))
+            })
+            .layer(chat_body()),
         )
-        .route(
+        .api_route(
             "/chat/resume",
-            post(chat::resume).layer(DefaultBodyLimit::max(CHAT_BODY_LIMIT)),
+            post_with(chat::resume, |o| {
+                sse(o
+                    .summary("Answer the pending prompt and stream the rest of the turn")
+                    .tag("chat"))
+            })
+            .layer(chat_body()),
         )
-        .route("/chat/history/{thread_id}", get(chat::history))
-        .route("/chat/stream/{thread_id}", get(chat::stream))
-        .route(
-            "/documents",
-            post(documents::create)
-                .layer(DefaultBodyLimit::max(DOCUMENT_BODY_LIMIT))
-                .get(documents::list),
+        .api_route(
+            "/chat/history/{thread_id}",
+            get_with(chat::history, |o| {
+                o.summary("A conversation's messages and its pending prompt")
+                    .tag("chat")
+            }),
         )
-        .route(
-            "/documents/{id}",
-            get(documents::get).delete(documents::delete),
+        .api_route(
+            "/chat/stream/{thread_id}",
+            get_with(chat::stream, |o| {
+                sse(o
+                    .summary("Reconnect: a snapshot, then live events (Last-Event-ID resumes)")
+                    .tag("chat"))
+            }),
         )
-        .route("/assistants", post(lg::create_assistant))
-        .route("/assistants/search", post(lg::search_assistants))
-        .route("/assistants/count", post(lg::count_assistants))
-        .route(
-            "/assistants/{id}",
-            get(lg::get_assistant)
-                .patch(lg::change_assistant)
-                .delete(lg::change_assistant),
+        .api_route(
+            "/threads/{thread_id}/cancel",
+            post_with(chat::cancel_thread, |o| {
+                o.summary("Stop a thread's active run (idempotent)")
+                    .tag("chat")
+            }),
         )
-        .route("/assistants/{id}/graph", get(lg::assistant_graph))
-        .route("/assistants/{id}/schemas", get(lg::assistant_schemas))
-        .route("/assistants/{id}/subgraphs", get(lg::assistant_subgraphs))
-        .route(
-            "/assistants/{id}/subgraphs/{namespace}",
-            get(lg::assistant_subgraphs),
+}
+
+fn system_routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/healthz",
+            get_with(healthz, |o| o.summary("Liveness").tag("system")),
         )
-        .route("/assistants/{id}/versions", post(lg::assistant_versions))
-        .route("/threads", post(lg::create_thread))
-        .route("/threads/search", post(lg::search_threads))
-        .route("/threads/count", post(lg::count_threads))
-        .route("/threads/prune", post(lg::prune_threads))
-        .route(
-            "/threads/{thread_id}",
-            get(lg::get_thread)
-                .patch(lg::patch_thread)
-                .delete(lg::delete_thread),
+        .api_route(
+            "/ok",
+            get_with(healthz, |o| {
+                o.summary("Liveness (LangGraph's path)").tag("system")
+            }),
         )
-        .route("/threads/{thread_id}/copy", post(lg::copy_thread))
-        .route("/threads/{thread_id}/cancel", post(chat::cancel_thread))
-        .route("/threads/{thread_id}/stream", get(lg::thread_stream))
-        .route(
-            "/threads/{thread_id}/state",
-            get(lg::get_state)
-                .post(lg::update_state)
-                .layer(DefaultBodyLimit::max(BODY_LIMIT))
-                .patch(lg::patch_state),
+        .api_route(
+            "/readyz",
+            get_with(readyz, |o| {
+                o.summary("Readiness: 503 while shutting down or without a database")
+                    .tag("system")
+                    .response_with::<200, Json<Ready>, _>(|r| r.description("Ready"))
+                    .response_with::<503, Json<Ready>, _>(|r| {
+                        r.description("Not ready: shutting down, or the database is unreachable")
+                    })
+            }),
         )
-        .route(
-            "/threads/{thread_id}/state/checkpoint",
-            post(lg::get_state_at),
+        .api_route(
+            "/openapi.json",
+            get_with(openapi::serve, |o| o.summary("This document").tag("system")),
         )
-        .route(
-            "/threads/{thread_id}/state/{checkpoint_id}",
-            get(lg::get_state),
-        )
-        .route(
-            "/threads/{thread_id}/history",
-            get(lg::get_history).post(lg::post_history),
-        )
-        .route(
-            "/threads/{thread_id}/runs",
-            get(lg::list_runs)
-                .post(lg::create_run)
-                .layer(DefaultBodyLimit::max(BODY_LIMIT)),
-        )
-        .route(
-            "/threads/{thread_id}/runs/stream",
-            post(lg::stream_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
-        )
-        .route(
-            "/threads/{thread_id}/runs/wait",
-            post(lg::wait_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
-        )
-        .route("/threads/{thread_id}/runs/crons", post(lg::crons))
-        .route(
-            "/threads/{thread_id}/runs/{run_id}",
-            get(lg::get_run).delete(lg::delete_run),
-        )
-        .route("/threads/{thread_id}/runs/{run_id}/join", get(lg::join_run))
-        .route(
-            "/threads/{thread_id}/runs/{run_id}/stream",
-            get(lg::join_stream),
-        )
-        .route(
-            "/threads/{thread_id}/runs/{run_id}/cancel",
-            post(lg::cancel_run),
-        )
-        .route(
-            "/runs",
-            post(lg::create_stateless_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
-        )
-        .route(
-            "/runs/stream",
-            post(lg::stream_stateless_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
-        )
-        .route(
-            "/runs/wait",
-            post(lg::wait_stateless_run).layer(DefaultBodyLimit::max(BODY_LIMIT)),
-        )
-        .route(
-            "/runs/batch",
-            post(lg::create_batch).layer(DefaultBodyLimit::max(BODY_LIMIT)),
-        )
-        .route("/runs/cancel", post(lg::cancel_many))
-        .route("/runs/{run_id}/stream", get(lg::join_stream_by_run))
-        .route("/runs/crons", post(lg::crons))
-        .route("/runs/crons/{*rest}", axum::routing::any(lg::crons))
-        .route("/store/{*rest}", axum::routing::any(lg::long_term_store))
+}
+
+/// Every route documented: the system's, the chat contract's, the LangGraph API's, the
+/// page's, and `extra` (a graph's own, e.g. PalAssist's documents).
+pub fn documented_routes(extra: Vec<ApiRouter<AppState>>) -> ApiRouter<AppState> {
+    let mut api = system_routes()
+        .merge(chat_routes())
+        .merge(langgraph::routes())
+        .merge(web::routes());
+    for r in extra {
+        api = api.merge(r);
+    }
+    api
+}
+
+/// The OpenAPI document of `routes` (without serving them).
+pub fn document(routes: ApiRouter<AppState>) -> OpenApi {
+    let mut doc = OpenApi::default();
+    let _ = routes.finish_api_with(&mut doc, openapi::frame);
+    doc
+}
+
+/// CORS for `origins` (`*` for any); none configured: no browser origin but the server's
+/// own may call the API.
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([
+                Method::GET,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+                Method::OPTIONS,
+            ])
+            .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
+            .expose_headers([
+                header::CONTENT_LOCATION,
+                header::LOCATION,
+                HeaderName::from_static("x-pagination-next"),
+                HeaderName::from_static("x-thread-id"),
+                HeaderName::from_static("x-run-id"),
+            ])
+            .max_age(std::time::Duration::from_secs(600)),
+    )
+}
+
+/// The router with every endpoint, its OpenAPI document, and its layers.
+pub fn router(state: AppState, extra: Vec<ApiRouter<AppState>>, cors_origins: &[String]) -> Router {
+    let mut doc = OpenApi::default();
+    let app = documented_routes(extra).finish_api_with(&mut doc, openapi::frame);
+    let request_id = HeaderName::from_static("x-request-id");
+    let app = app
+        .layer(Extension(Arc::new(doc)))
         .layer(DefaultBodyLimit::max(SMALL_BODY_LIMIT))
         .layer(axum::middleware::from_fn(extract::reject_nul))
-        .layer(axum::middleware::from_fn(lg::cors))
-        .with_state(state)
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+                let id = req
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+            }),
+        )
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .with_state(state);
+    match cors(cors_origins) {
+        Some(c) => app.layer(c),
+        None => app,
+    }
 }

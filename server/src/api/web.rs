@@ -9,11 +9,14 @@
 //! A new file in `web/js/` is served once it is listed in [`JS`] (a test checks that every
 //! file of the folder is).
 
+use aide::axum::routing::get_with;
+
+use super::openapi::text_response;
+use aide::axum::ApiRouter;
+use aide::transform::TransformOperation;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 
 use super::error::ApiError;
 
@@ -81,12 +84,54 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
                    base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 /// The routes of the page and its files (merged into the API router).
-pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new()
-        .route("/", get(index))
-        .route("/app.css", get(app_css))
-        .route("/js/{file}", get(js))
-        .route("/vendor/{file}", get(vendor))
+pub fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
+    fn page<'a>(
+        o: TransformOperation<'a>,
+        summary: &str,
+        content_types: &[&str],
+    ) -> TransformOperation<'a> {
+        text_response(o.summary(summary).tag("page"), content_types, summary)
+    }
+    ApiRouter::new()
+        .api_route(
+            "/",
+            get_with(index, |o| {
+                page(o, "The chat page (HTML)", &["text/html; charset=utf-8"])
+            }),
+        )
+        .api_route(
+            "/app.css",
+            get_with(app_css, |o| {
+                page(o, "The page's styles", &["text/css; charset=utf-8"])
+            }),
+        )
+        .api_route(
+            "/js/{file}",
+            get_with(js, |o| {
+                page(o, "One of the page's JavaScript modules", &[JS_TYPE])
+            }),
+        )
+        .api_route(
+            "/vendor/{file}",
+            get_with(vendor, |o| {
+                page(
+                    o,
+                    "A library the page vendors, or its license",
+                    &[JS_TYPE, MARKDOWN_TYPE, TEXT_TYPE],
+                )
+            }),
+        )
+}
+
+const JS_TYPE: &str = "text/javascript; charset=utf-8";
+const MARKDOWN_TYPE: &str = "text/markdown; charset=utf-8";
+const TEXT_TYPE: &str = "text/plain; charset=utf-8";
+
+/// The path of an embedded file.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct FilePath {
+    /// The file's name.
+    file: String,
 }
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {
@@ -132,20 +177,20 @@ async fn app_css() -> Response {
 }
 
 /// `GET /js/{file}`: one of the page's modules.
-async fn js(Path(file): Path<String>) -> Result<Response, ApiError> {
+async fn js(Path(FilePath { file }): Path<FilePath>) -> Result<Response, ApiError> {
     let body = lookup(JS, "js", &file)?;
-    Ok(asset(body, "text/javascript; charset=utf-8"))
+    Ok(asset(body, JS_TYPE))
 }
 
 /// `GET /vendor/{file}`: a vendored library or its license.
-async fn vendor(Path(file): Path<String>) -> Result<Response, ApiError> {
+async fn vendor(Path(FilePath { file }): Path<FilePath>) -> Result<Response, ApiError> {
     let body = lookup(VENDOR, "vendor", &file)?;
     let content_type = if file.ends_with(".js") || file.ends_with(".mjs") {
-        "text/javascript; charset=utf-8"
+        JS_TYPE
     } else if file.ends_with(".md") {
-        "text/markdown; charset=utf-8"
+        MARKDOWN_TYPE
     } else {
-        "text/plain; charset=utf-8"
+        TEXT_TYPE
     };
     Ok(asset(body, content_type))
 }

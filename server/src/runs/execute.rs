@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use palgraph::checkpoint::{CheckpointError, Fence};
 use palgraph::dynamic::{DynGraph, DynInput};
 use palgraph::{
-    Cancellation, Event, EventSink, ListOptions, Resume, RunConfig, RunError, RunEvent, RunStatus,
+    Cancellation, Event, EventSink, ListOptions, RunConfig, RunError, RunEvent, RunStatus,
     StreamModes,
 };
 use serde_json::Value;
@@ -193,7 +193,7 @@ impl Attempt {
             );
             return self.fail(Some(&entry), None, msg).await;
         }
-        let spec: RunSpec = match serde_json::from_value(self.run.kwargs.clone()) {
+        let spec = match RunSpec::from_kwargs(&self.run.kwargs) {
             Ok(s) => s,
             Err(e) => {
                 return self
@@ -282,9 +282,9 @@ impl Attempt {
         }
     }
 
-    /// The input of a try: the spec's, unless an earlier claim or try of this run already
-    /// wrote a checkpoint, in which case the run continues from the thread's last one
-    /// (applying the input twice would repeat the turn).
+    /// The input of a try: the spec's (checked and normalized at admission), unless an
+    /// earlier claim or try of this run already wrote a checkpoint, in which case the run
+    /// continues from the thread's last one (applying the input twice would repeat it).
     async fn input(
         &self,
         spec: &RunSpec,
@@ -311,24 +311,7 @@ impl Attempt {
                 return Ok(DynInput::Continue);
             }
         }
-        Ok(match &spec.command {
-            Some(cmd) if cmd.resume.is_some() => {
-                let value = cmd
-                    .resume
-                    .as_ref()
-                    .map(|r| r.value.clone())
-                    .unwrap_or(Value::Null);
-                DynInput::Resume(resume_for(value, &self.run.thread_id, graph).await?)
-            }
-            Some(cmd) if cmd.update.is_some() || !cmd.goto.is_empty() => DynInput::Command {
-                update: cmd.update.clone(),
-                goto: cmd.goto.clone(),
-            },
-            _ => match &spec.input {
-                Some(v) if !v.is_null() => DynInput::Turn(v.clone()),
-                _ => DynInput::Continue,
-            },
-        })
+        Ok(spec.input.clone())
     }
 
     /// Records a run that ended (completed, interrupted, cancelled).
@@ -355,17 +338,16 @@ impl Attempt {
                 }
             }
         }
-        let terminal = self.sink.take_terminal().unwrap_or_else(|| {
-            self.sink.terminal(match &status {
-                RunStatus::Completed => Event::Completed {
-                    checkpoint_id: None,
-                },
-                RunStatus::Interrupted(i) => Event::Interrupted {
-                    interrupts: i.clone(),
-                },
-                RunStatus::Cancelled(r) => Event::Cancelled { reason: r.clone() },
-            })
-        });
+        // The engine's own terminal event (it sends exactly one for every run it ends).
+        let Some(terminal) = self.sink.take_terminal() else {
+            return self
+                .fail(
+                    Some(entry),
+                    None,
+                    "the run ended without its terminal event".into(),
+                )
+                .await;
+        };
         self.finish(state, None, terminal, delete).await
     }
 
@@ -465,28 +447,6 @@ impl Attempt {
 /// fence (the next try reads its checkpoint).
 fn retryable(e: &RunError) -> bool {
     e.is_transient() || matches!(e, RunError::Checkpoint(CheckpointError::Conflict { .. }))
-}
-
-/// An object whose keys are all pending interrupt ids answers them by id; anything else is
-/// one value.
-async fn resume_for(
-    value: Value,
-    thread_id: &str,
-    graph: &Arc<dyn DynGraph>,
-) -> Result<Resume, RunError> {
-    if let Value::Object(map) = &value {
-        if !map.is_empty() {
-            if let Some(snap) = graph.state(thread_id, None).await? {
-                if map
-                    .keys()
-                    .all(|k| snap.interrupts.iter().any(|i| &i.id == k))
-                {
-                    return Ok(Resume::ById(map.clone().into_iter().collect()));
-                }
-            }
-        }
-    }
-    Ok(Resume::Value(value))
 }
 
 fn modes(spec: &RunSpec) -> StreamModes {

@@ -1,41 +1,17 @@
 //! What a run row's `kwargs` hold: everything a worker needs to execute the run, on any
-//! replica, after any restart.
+//! replica, after any restart. The input is the engine's own [`DynInput`], checked and
+//! normalized by the engine when the run was admitted, and run as it is.
 
+use palgraph::dynamic::DynInput;
+use palgraph::{Resume, StreamMode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use palgraph::StreamMode;
-
-/// A resume value (wrapped so that `null`, a cancel, is a value like any other).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Resumed {
-    /// The value; an object keyed by pending interrupt ids answers them by id.
-    pub value: Value,
-}
-
-/// A LangGraph-style command.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct CommandSpec {
-    /// Resume pending interrupts.
-    #[serde(default)]
-    pub resume: Option<Resumed>,
-    /// Apply this update.
-    #[serde(default)]
-    pub update: Option<Value>,
-    /// Go to these nodes.
-    #[serde(default)]
-    pub goto: Vec<String>,
-}
-
 /// The run's instructions.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunSpec {
-    /// A new turn's input (JSON of the state's update); `None` with no command continues.
-    #[serde(default)]
-    pub input: Option<Value>,
-    /// A command instead of (or besides) input.
-    #[serde(default)]
-    pub command: Option<CommandSpec>,
+    /// What the run runs.
+    pub input: DynInput,
     /// Run from this checkpoint (fork).
     #[serde(default)]
     pub checkpoint_id: Option<String>,
@@ -51,4 +27,85 @@ pub struct RunSpec {
     /// LangGraph API options kept for replay (requested stream modes, subgraphs...).
     #[serde(default)]
     pub api: Value,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            input: DynInput::Continue,
+            checkpoint_id: None,
+            stream_modes: Vec::new(),
+            recursion_limit: None,
+            context: Map::new(),
+            api: Value::Null,
+        }
+    }
+}
+
+/// The spec rows of earlier versions stored: an input value or a command.
+#[derive(Deserialize)]
+struct Legacy {
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    command: Option<LegacyCommand>,
+    #[serde(default)]
+    checkpoint_id: Option<String>,
+    #[serde(default)]
+    stream_modes: Vec<StreamMode>,
+    #[serde(default)]
+    recursion_limit: Option<usize>,
+    #[serde(default)]
+    context: Map<String, Value>,
+    #[serde(default)]
+    api: Value,
+}
+
+#[derive(Deserialize)]
+struct LegacyCommand {
+    #[serde(default)]
+    resume: Option<LegacyResume>,
+    #[serde(default)]
+    update: Option<Value>,
+    #[serde(default)]
+    goto: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct LegacyResume {
+    value: Value,
+}
+
+impl RunSpec {
+    /// Reads a run row's `kwargs` (in this version's shape, or an earlier one's).
+    ///
+    /// # Errors
+    /// When it is neither.
+    pub fn from_kwargs(kwargs: &Value) -> Result<Self, serde_json::Error> {
+        if let Ok(spec) = serde_json::from_value::<RunSpec>(kwargs.clone()) {
+            return Ok(spec);
+        }
+        let old: Legacy = serde_json::from_value(kwargs.clone())?;
+        let input = match old.command {
+            Some(LegacyCommand {
+                resume: Some(r), ..
+            }) => DynInput::Resume(Resume::Value(r.value)),
+            Some(c) if c.update.is_some() || !c.goto.is_empty() => DynInput::Command {
+                update: c.update,
+                goto: c.goto,
+            },
+            _ => match old.input {
+                Some(v) if !v.is_null() => DynInput::Turn(v),
+                _ => DynInput::Continue,
+            },
+        };
+        Ok(RunSpec {
+            input,
+            checkpoint_id: old.checkpoint_id,
+            stream_modes: old.stream_modes,
+            recursion_limit: old.recursion_limit,
+            context: old.context,
+            api: old.api,
+        })
+    }
 }

@@ -1,6 +1,5 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
-//! of a thread's runs (2). [`crate::app::Database::open`] applies them after the engine's
-//! and PalAssist's documents'.
+//! of a thread's runs (2). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 

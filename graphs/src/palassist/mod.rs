@@ -14,6 +14,9 @@
 //! (a PalAssist prompt), the run ends `Interrupted` with the prompt's payload; resume it
 //! with the chosen option's value, typed text, or null to cancel.
 
+pub mod chat;
+pub mod documents;
+
 use std::sync::Arc;
 
 use palgraph::{CompiledGraph, GraphError, StateGraph, END, START};
@@ -21,7 +24,9 @@ use palgraph_nodes::actions::{audit, compare, inquire, summarize};
 use palgraph_nodes::doc_resolver::doc_resolver;
 use palgraph_nodes::format_response::format_response;
 use palgraph_nodes::intent_resolver::intent_resolver;
+use palgraph_nodes::llm::Llm;
 use palgraph_nodes::validate_inputs::validate_inputs;
+use palgraph_server::{GraphEntry, ServerBuilder};
 
 pub use palgraph_nodes::{
     turn_input, Action, AgentState, AgentStateUpdate, ChatTurn, PalAssistDeps,
@@ -82,6 +87,31 @@ pub fn graph(deps: PalAssistDeps) -> Result<CompiledGraph<AgentState>, GraphErro
     }
     g.add_edge("format_response", END);
     g.compile()
+}
+
+/// What PalAssist is, for the assistant list.
+pub const DESCRIPTION: &str =
+    "PalAssist: answers compliance questions from your documents, asking when unsure";
+
+/// Registers PalAssist on a server: the graph on the server's checkpointer, answering with
+/// `llm` over the documents on the server's database; its chat adapter (the default chat
+/// graph); its document routes and, for the local user, the sample documents.
+pub fn register(builder: ServerBuilder, llm: Arc<dyn Llm>) -> ServerBuilder {
+    builder
+        .extension(documents::Documents)
+        .graph(NAME, move |ctx| {
+            let deps = PalAssistDeps::new(llm, documents::store_on(&ctx.database));
+            let graph = graph(deps)?.with_checkpointer(ctx.checkpointer.clone());
+            let state = schemars::schema_for!(AgentState).to_value();
+            let mut input = state.clone();
+            if let Some(o) = input.as_object_mut() {
+                o.remove("required");
+            }
+            Ok(GraphEntry::new(NAME, DESCRIPTION, Arc::new(graph))
+                .schemas(state, input)
+                .chat(Arc::new(chat::PalAssistChat)))
+        })
+        .default_chat(NAME)
 }
 
 #[cfg(test)]

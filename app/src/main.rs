@@ -1,18 +1,23 @@
-//! The `palgraph` binary.
+//! The `palgraph` binary: PalAssist and the example graphs, served the way any program
+//! serves its own graphs with `palgraph_server::Server::builder()`.
 //!
 //! - `palgraph` / `palgraph serve`: the server (embedded SQLite file by default, Postgres
 //!   with `DATABASE_URL`), on <http://127.0.0.1:8123>;
 //! - `palgraph migrate`: applies the database migrations and exits;
 //! - `palgraph demo`: runs the human-approval example graph in the terminal.
 
+mod fault;
+
 use std::io::Write;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
-use palgraph_server::app::{shutdown_signal, Database, ServeConfig, Server};
+use palgraph_graphs::{fanout, palassist, streaming};
+use palgraph_server::{Database, GraphEntry, ServeConfig, Server, ServerBuilder};
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -65,43 +70,59 @@ fn run() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let command = match cli.command {
-        Some(c) => c,
-        None => Command::Serve(ServeConfig::parse_from_env()),
-    };
     rt.block_on(async move {
-        match command {
-            Command::Serve(cfg) => serve(cfg).await,
-            Command::Migrate(cfg) => {
+        match cli.command {
+            None => serve(ServeConfig::from_env()?).await,
+            Some(Command::Serve(cfg)) => serve(cfg).await,
+            Some(Command::Migrate(cfg)) => {
                 Database::open(&cfg).await?;
                 println!("migrations applied");
                 Ok(())
             }
-            Command::Demo { topic } => demo(topic).await,
+            Some(Command::Demo { topic }) => demo(topic).await,
         }
     })
 }
 
-trait FromEnv {
-    fn parse_from_env() -> Self;
-}
-
-impl FromEnv for ServeConfig {
-    fn parse_from_env() -> Self {
-        #[derive(Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            cfg: ServeConfig,
-        }
-        Wrapper::parse_from(["palgraph"]).cfg
+/// PalAssist (the default chat graph) and the example graphs; the fault-test graph with
+/// `PALGRAPH_FAULT_GRAPH=1`.
+fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
+    let llm =
+        palgraph_nodes::llm::from_env().context("configuring the LLM (OPENAI_* variables)")?;
+    let mut b = palassist::register(builder, llm)
+        .compiled_graph(
+            "approval",
+            "Drafts a text and asks a person to approve it (human in the loop)",
+            approval::graph()?,
+        )
+        .compiled_graph(
+            "fanout",
+            "Three reviewers in parallel, one summary (fan-out / fan-in)",
+            fanout::graph()?,
+        )
+        .compiled_graph(
+            "streaming",
+            "Answers word by word, streaming each word; stops cleanly when cancelled",
+            streaming::graph()?,
+        );
+    if std::env::var("PALGRAPH_FAULT_GRAPH").is_ok_and(|v| v == "1") {
+        b = b.extension(fault::Ledger).graph("ledger", |ctx| {
+            let graph = fault::graph(ctx.database.clone(), ctx.checkpointer.clone())?;
+            Ok(GraphEntry::new(
+                "ledger",
+                "Fault-test graph: three durable side effects recorded in ledger_effects",
+                Arc::new(graph),
+            ))
+        });
     }
+    Ok(b)
 }
 
 async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
-    let (server, listener) = Server::bind(&cfg).await?;
-    println!("palgraph listening on http://{}", server.addr);
-    let _ = std::io::stdout().flush();
-    server.serve(listener, shutdown_signal()).await
+    graphs(Server::builder().config(cfg))?
+        .serve_from_env()
+        .await?;
+    Ok(())
 }
 
 async fn demo(topic: String) -> anyhow::Result<()> {

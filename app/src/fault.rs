@@ -16,11 +16,12 @@ use palgraph::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::app::Database;
+use async_trait::async_trait;
+use palgraph_server::{BoxError, Database, Extension, ServeContext};
 
 /// The ledger graph's state.
 #[derive(Clone, Default, Debug, Serialize, Deserialize, State)]
-pub struct LedgerState {
+pub(crate) struct LedgerState {
     /// One message per node.
     #[state(reducer = AddMessages)]
     pub messages: Vec<Message>,
@@ -29,11 +30,21 @@ pub struct LedgerState {
     pub pause_ms: u64,
 }
 
-/// Creates the effects table.
-///
-/// # Errors
-/// Database errors.
-pub async fn prepare(db: &Database) -> anyhow::Result<()> {
+/// Creates the effects table when the server starts.
+pub(crate) struct Ledger;
+
+#[async_trait]
+impl Extension for Ledger {
+    fn name(&self) -> &str {
+        "ledger"
+    }
+
+    async fn start(&self, ctx: &ServeContext) -> Result<(), BoxError> {
+        prepare(&ctx.database).await
+    }
+}
+
+async fn prepare(db: &Database) -> Result<(), BoxError> {
     let sql = "CREATE TABLE IF NOT EXISTS ledger_effects (
         thread_id TEXT NOT NULL, run_id TEXT NOT NULL, step TEXT NOT NULL,
         exec_id TEXT NOT NULL, pid BIGINT NOT NULL, at_ms BIGINT NOT NULL)";
@@ -44,6 +55,7 @@ pub async fn prepare(db: &Database) -> anyhow::Result<()> {
         Database::Postgres(p) => {
             sqlx::raw_sql(sql).execute(p).await?;
         }
+        _ => {}
     }
     Ok(())
 }
@@ -77,6 +89,7 @@ async fn record(db: &Database, ctx: &NodeContext, step: &str, exec: &str) -> Res
             .execute(p)
             .await
             .map(|_| ()),
+        _ => Ok(()),
     };
     res.map_err(|e| {
         if palgraph::db::is_transient(&e) {
@@ -121,10 +134,10 @@ fn node(
 ///
 /// # Errors
 /// Never for this graph.
-pub fn graph(
+pub(crate) fn graph(
     db: Database,
     cp: Arc<dyn Checkpointer>,
-) -> anyhow::Result<CompiledGraph<LedgerState>> {
+) -> Result<CompiledGraph<LedgerState>, palgraph::GraphError> {
     let mut g = StateGraph::<LedgerState>::new();
     for n in ["reserve", "charge", "notify"] {
         g.add_node(n, node(db.clone(), n)).status(format!("{n}..."));

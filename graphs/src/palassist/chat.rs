@@ -1,0 +1,66 @@
+//! PalAssist's chat adapter: a chat request becomes PalAssist's turn input, its final state
+//! the `response` event, its prompts the `interrupt` event, as the chat contract spells them
+//! out (DESIGN.md, "Chat contract: exact shapes").
+
+use palgraph::InterruptInfo;
+use palgraph_nodes::ChatTurn;
+use palgraph_server::{ChatAdapter, TurnRequest};
+use serde_json::{json, Map, Value};
+
+/// The chat contract for PalAssist.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PalAssistChat;
+
+impl ChatAdapter for PalAssistChat {
+    fn turn_input(&self, turn: TurnRequest<'_>) -> Result<Value, String> {
+        let mut fields: Map<String, Value> = turn.fields.clone();
+        fields.insert("message".into(), turn.message.into());
+        let chat: ChatTurn = serde_json::from_value(Value::Object(fields))
+            .map_err(|e| format!("invalid request body: {e}"))?;
+        if chat.message.trim().is_empty() && chat.tiptap_json.is_none() {
+            return Err("message is empty".into());
+        }
+        serde_json::to_value(palgraph_nodes::turn_input(chat)).map_err(|e| e.to_string())
+    }
+
+    fn turn_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(ChatTurn)
+    }
+
+    fn response(&self, values: &Value) -> Value {
+        let pick = |k: &str, default: Value| values.get(k).cloned().unwrap_or(default);
+        json!({
+            "type": "response",
+            "response": pick("response", json!("")),
+            "citations": pick("citations", json!([])),
+            "action": pick("action", Value::Null),
+            "inference_confidence": pick("inference_confidence", Value::Null),
+            "retrieval_confidence": pick("retrieval_confidence", Value::Null),
+            "tokens_used": pick("tokens_used", json!(0)),
+            "cost_usd": pick("cost_usd", json!(0.0)),
+            "cancelled": pick("cancelled", json!(false)),
+            "notices": pick("notices", json!([])),
+            "answered_by": pick("answered_by", Value::Null),
+        })
+    }
+
+    /// Records the abandoned prompt as an assistant message, first in the new turn's
+    /// messages (history then shows it cancelled).
+    fn abandon_prompt(&self, input: &mut Value, interrupt: &InterruptInfo) {
+        let v = &interrupt.value;
+        let record = json!({
+            "type": "ai",
+            "id": format!("prompt-{}", interrupt.id),
+            "content": v.get("message").cloned().unwrap_or(Value::String(String::new())),
+            "metadata": {
+                "kind": "palassist_prompt",
+                "interrupt_type": v.get("interrupt_type").cloned().unwrap_or(Value::Null),
+                "answer": null,
+                "cancelled": true
+            }
+        });
+        if let Some(Value::Array(msgs)) = input.get_mut("messages") {
+            msgs.insert(0, record);
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! PalAssist's documents over HTTP, per user: `POST /documents` (JSON `{title, content}`,
+//! or a multipart upload of `.txt` / `.md` files titled by their first `#` heading, else by
+//! their file name), `GET /documents`, `GET /documents/{id}`, `DELETE /documents/{id}`.
+//! Another user's document is a 404. Registered with PalAssist as a server extension, which
+//! also gives the local user of the auth-less mode the sample documents.
+
+use std::sync::Arc;
+
+use aide::axum::routing::{get_with, post_with};
+use aide::axum::ApiRouter;
+use aide::openapi::{MediaType, Operation, ReferenceOr, RequestBody, SchemaObject};
+use aide::OperationInput;
+use async_trait::async_trait;
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request};
+use axum::http::{header, StatusCode};
+use axum::{Extension, Json};
+use indexmap::IndexMap;
+use palgraph_nodes::documents::{
+    seed_samples, Document, DocumentError, DocumentStore, PostgresDocumentStore,
+    SqliteDocumentStore, MIGRATIONS,
+};
+use palgraph_server::api::extract::ApiJson;
+use palgraph_server::api::time::iso;
+use palgraph_server::{ApiError, ApiResult, AppState, BoxError, Database, ServeContext, User};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A new document.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct NewDocument {
+    /// Its title.
+    pub title: String,
+    /// Its text (plain text or Markdown).
+    pub content: String,
+}
+
+/// A document without its text.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DocumentSummary {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// When it was created.
+    pub created_at: String,
+    /// Its size in bytes.
+    pub size: usize,
+}
+
+/// A document with its text.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DocumentOut {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its text.
+    pub content: String,
+    /// When it was created.
+    pub created_at: String,
+    /// Its size in bytes.
+    pub size: usize,
+}
+
+/// What `POST /documents` made: one document, or one per uploaded file.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Created {
+    /// A single document.
+    One(DocumentSummary),
+    /// Several uploaded files.
+    Many(Vec<DocumentSummary>),
+}
+
+/// The path of a document.
+#[derive(Deserialize, JsonSchema)]
+pub struct DocumentPath {
+    /// The document's id.
+    id: String,
+}
+
+fn summary(d: &Document) -> DocumentSummary {
+    DocumentSummary {
+        id: d.id.clone(),
+        title: d.title.clone(),
+        created_at: iso(d.created_at_ms),
+        size: d.content.len(),
+    }
+}
+
+fn store_error(e: DocumentError) -> ApiError {
+    match e {
+        DocumentError::Invalid(m) => ApiError::Invalid(m),
+        other => ApiError::Internal(other.to_string()),
+    }
+}
+
+type Store = Extension<Arc<dyn DocumentStore>>;
+
+/// A document upload: a JSON document, or a multipart form of `.txt` / `.md` files (an
+/// optional `title` field names a single file's document).
+pub struct Upload(Vec<NewDocument>);
+
+impl<S: Send + Sync> FromRequest<S> for Upload {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_multipart = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("multipart/form-data"));
+        if !is_multipart {
+            let ApiJson(d) = ApiJson::<NewDocument>::from_request(req, state).await?;
+            return Ok(Upload(vec![d]));
+        }
+        let form = Multipart::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        uploads(form).await.map(Upload)
+    }
+}
+
+impl OperationInput for Upload {
+    fn operation_input(ctx: &mut aide::generate::GenContext, operation: &mut Operation) {
+        let json = ctx.schema.subschema_for::<NewDocument>();
+        let form = schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "file": {"type": "string", "format": "binary", "description": "A .txt or .md file (repeatable)"},
+                "title": {"type": "string", "description": "The title of a single file's document"}
+            },
+            "required": ["file"]
+        });
+        let media = |schema| MediaType {
+            schema: Some(SchemaObject {
+                json_schema: schema,
+                example: None,
+                external_docs: None,
+            }),
+            ..Default::default()
+        };
+        operation.request_body = Some(ReferenceOr::Item(RequestBody {
+            description: Some("A document as JSON, or files as a multipart form".into()),
+            content: IndexMap::from_iter([
+                ("application/json".into(), media(json)),
+                ("multipart/form-data".into(), media(form)),
+            ]),
+            required: true,
+            extensions: IndexMap::default(),
+        }));
+    }
+}
+
+/// The uploaded files of a multipart body: (title, content) per `.txt` / `.md` file.
+async fn uploads(mut form: Multipart) -> ApiResult<Vec<NewDocument>> {
+    let mut out = Vec::new();
+    let mut title: Option<String> = None;
+    while let Some(field) = form
+        .next_field()
+        .await
+        .map_err(|e| ApiError::BadRequest(format!("bad multipart body: {e}")))?
+    {
+        let name = field.name().unwrap_or_default().to_string();
+        if name == "title" {
+            title = Some(
+                field
+                    .text()
+                    .await
+                    .map_err(|e| ApiError::BadRequest(e.to_string()))?,
+            );
+            continue;
+        }
+        let Some(file_name) = field.file_name().map(str::to_string) else {
+            continue;
+        };
+        let lower = file_name.to_lowercase();
+        if !(lower.ends_with(".txt") || lower.ends_with(".md") || lower.ends_with(".markdown")) {
+            return Err(ApiError::Invalid(format!(
+                "`{file_name}`: only .txt and .md files can be uploaded"
+            )));
+        }
+        let bytes = field.bytes().await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::TooLarge
+            } else {
+                ApiError::BadRequest(format!("could not read `{file_name}`: {e}"))
+            }
+        })?;
+        let content = String::from_utf8(Vec::from(bytes))
+            .map_err(|_| ApiError::Invalid(format!("`{file_name}` is not UTF-8 text")))?;
+        if content.contains('\0') {
+            return Err(ApiError::Invalid(format!(
+                "`{file_name}` holds NUL characters; upload plain text"
+            )));
+        }
+        // The first `# Heading` is the title (and leaves the body); else the file name.
+        let (title, content) = palgraph_nodes::documents::title_and_body(&file_name, &content);
+        out.push(NewDocument { title, content });
+    }
+    if let (Some(t), 1) = (title, out.len()) {
+        out[0].title = t;
+    }
+    if out.is_empty() {
+        return Err(ApiError::Invalid(
+            "no .txt or .md file in the upload (field `file`)".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// `POST /documents`: the answer describes what was stored without echoing the content
+/// back (a large upload would cost its size again); `GET /documents/{id}` returns the text.
+async fn create(
+    user: User,
+    Extension(store): Store,
+    Upload(docs): Upload,
+) -> ApiResult<(StatusCode, Json<Created>)> {
+    let mut created = Vec::new();
+    for d in docs {
+        let doc = store
+            .create(&user.id, &d.title, &d.content)
+            .await
+            .map_err(store_error)?;
+        drop(d);
+        created.push(summary(&doc));
+    }
+    let created = if created.len() == 1 {
+        Created::One(created.swap_remove(0))
+    } else {
+        Created::Many(created)
+    };
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+/// `GET /documents`.
+async fn list(user: User, Extension(store): Store) -> ApiResult<Json<Vec<DocumentSummary>>> {
+    let docs = store.list(&user.id).await.map_err(store_error)?;
+    Ok(Json(docs.iter().map(summary).collect()))
+}
+
+/// `GET /documents/{id}`.
+async fn get(
+    user: User,
+    Extension(store): Store,
+    Path(DocumentPath { id }): Path<DocumentPath>,
+) -> ApiResult<Json<DocumentOut>> {
+    let d = store
+        .get(&user.id, &id)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| ApiError::NotFound(format!("document `{id}`")))?;
+    Ok(Json(DocumentOut {
+        id: d.id.clone(),
+        title: d.title.clone(),
+        created_at: iso(d.created_at_ms),
+        size: d.content.len(),
+        content: d.content,
+    }))
+}
+
+/// `DELETE /documents/{id}`.
+async fn delete(
+    user: User,
+    Extension(store): Store,
+    Path(DocumentPath { id }): Path<DocumentPath>,
+) -> ApiResult<StatusCode> {
+    if store.delete(&user.id, &id).await.map_err(store_error)? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("document `{id}`")))
+    }
+}
+
+/// The most a document upload may carry: the store's content limit and room for the form.
+pub const UPLOAD_LIMIT: usize = palgraph_nodes::documents::MAX_CONTENT_BYTES + 64 * 1024;
+
+/// The document store on the server's database (its tables made by [`Documents`]' start).
+pub fn store_on(db: &Database) -> Arc<dyn DocumentStore> {
+    match db {
+        Database::Sqlite(p) => Arc::new(SqliteDocumentStore::new(p.clone())),
+        Database::Postgres(p) => Arc::new(PostgresDocumentStore::new(p.clone())),
+        _ => Arc::new(palgraph_nodes::documents::MemoryDocumentStore::new()),
+    }
+}
+
+/// PalAssist's documents as a server extension (on the server's database).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Documents;
+
+#[async_trait]
+impl palgraph_server::Extension for Documents {
+    fn name(&self) -> &str {
+        "palassist documents"
+    }
+
+    async fn start(&self, ctx: &ServeContext) -> Result<(), BoxError> {
+        match &ctx.database {
+            Database::Sqlite(p) => {
+                MIGRATIONS.apply_sqlite(p).await?;
+            }
+            Database::Postgres(p) => {
+                MIGRATIONS.apply_postgres(p).await?;
+            }
+            _ => {}
+        }
+        if let Some(user) = ctx.local_user {
+            let added = seed_samples(store_on(&ctx.database).as_ref(), user).await?;
+            if added > 0 {
+                tracing::info!(
+                    documents = added,
+                    "added the sample documents for the local user"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn routes(&self, ctx: &ServeContext) -> ApiRouter<AppState> {
+        ApiRouter::new()
+            .api_route(
+                "/documents",
+                post_with(create, |o| {
+                    o.summary("Add documents (JSON, or .txt / .md files)")
+                        .tag("documents")
+                })
+                .layer(DefaultBodyLimit::max(UPLOAD_LIMIT))
+                .get_with(list, |o| {
+                    o.summary("The caller's documents").tag("documents")
+                }),
+            )
+            .api_route(
+                "/documents/{id}",
+                get_with(get, |o| {
+                    o.summary("A document with its text").tag("documents")
+                })
+                .delete_with(delete, |o| o.summary("Delete a document").tag("documents")),
+            )
+            .layer(Extension(store_on(&ctx.database)))
+    }
+}

@@ -1,0 +1,179 @@
+//! Run admission: the one place a run is let in, for the chat contract and the LangGraph
+//! API alike. It finds (or creates) the caller's thread, keeps a thread on the graph whose
+//! state it holds, checks a fork's checkpoint and the run's input with the rules the engine
+//! runs it by, then creates the run under the thread's lock with its multitask strategy and
+//! idempotency key. A refused run changes nothing.
+
+use palgraph::dynamic::DynInput;
+use serde_json::{json, Map, Value};
+
+use super::auth::User;
+use super::error::{ApiError, ApiResult};
+use super::AppState;
+use crate::graphs::GraphEntry;
+use crate::runs::spec::RunSpec;
+use crate::store::{CreatedRun, IfExists, MultitaskStrategy, NewRun, Thread};
+
+/// Whose thread a run goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ThreadRule {
+    /// It must exist and be the caller's (404 otherwise).
+    Existing,
+    /// Created when missing (LangGraph's `if_not_exists: create`).
+    CreateIfMissing,
+    /// The id was minted for this request: create it without looking it up.
+    New,
+}
+
+/// A run asked for.
+pub(crate) struct Admit<'a> {
+    /// The caller.
+    pub(crate) user: &'a User,
+    /// The thread (a UUID; checked).
+    pub(crate) thread_id: &'a str,
+    /// Whose thread it is.
+    pub(crate) thread: ThreadRule,
+    /// The graph that runs.
+    pub(crate) graph: &'a GraphEntry,
+    /// What it runs.
+    pub(crate) input: DynInput,
+    /// Run from this checkpoint (fork) instead of the thread's latest.
+    pub(crate) checkpoint_id: Option<String>,
+    /// What to do when the thread is busy.
+    pub(crate) multitask: MultitaskStrategy,
+    /// A retried request with the same key returns the same run.
+    pub(crate) idempotency_key: Option<String>,
+    /// Caller metadata of the run.
+    pub(crate) metadata: Map<String, Value>,
+    /// Everything else the worker needs (stream modes, recursion limit, context, the API's
+    /// options); its input and checkpoint are set here.
+    pub(crate) spec: RunSpec,
+}
+
+/// Checks that `id` is a UUID (422 otherwise).
+pub(crate) fn check_uuid(id: &str, what: &str) -> ApiResult<()> {
+    uuid::Uuid::parse_str(id)
+        .map(|_| ())
+        .map_err(|_| ApiError::Invalid(format!("{what} `{id}` is not a valid UUID")))
+}
+
+/// The owner's thread, or 404 (also when it belongs to someone else).
+pub(crate) async fn own_thread(
+    state: &AppState,
+    user: &User,
+    thread_id: &str,
+) -> ApiResult<Thread> {
+    state
+        .store
+        .get_thread(&user.id, thread_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("thread `{thread_id}`")))
+}
+
+/// Lets a run in (see the module docs).
+pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRun> {
+    check_uuid(a.thread_id, "thread_id")?;
+    let existing = match a.thread {
+        ThreadRule::New => None,
+        rule => match state.store.get_thread_any(a.thread_id).await? {
+            Some(t) if t.owner != a.user.id => {
+                return Err(ApiError::NotFound(format!("thread `{}`", a.thread_id)))
+            }
+            Some(t) => Some(t),
+            None if rule == ThreadRule::CreateIfMissing => None,
+            None => return Err(ApiError::NotFound(format!("thread `{}`", a.thread_id))),
+        },
+    };
+    if let Some(t) = &existing {
+        same_graph(state, t, a.graph).await?;
+    }
+    let input = match &existing {
+        Some(_) => {
+            a.graph
+                .graph
+                .check_input(a.thread_id, a.checkpoint_id.as_deref(), a.input)
+                .await?
+        }
+        // A new thread has no checkpoint to fork and nothing to resume.
+        None => {
+            if let Some(cp) = &a.checkpoint_id {
+                return Err(ApiError::NotFound(format!(
+                    "checkpoint `{cp}` of thread `{}`",
+                    a.thread_id
+                )));
+            }
+            a.graph
+                .graph
+                .check_input(a.thread_id, None, a.input)
+                .await?
+        }
+    };
+    let graph_meta = json!({"graph_id": a.graph.graph_id, "assistant_id": a.graph.assistant_id});
+    if existing.is_none() {
+        let now = crate::store::now_ms();
+        state
+            .store
+            .create_thread(
+                Thread {
+                    thread_id: a.thread_id.to_string(),
+                    owner: a.user.id.clone(),
+                    metadata: graph_meta.clone(),
+                    status: "idle".into(),
+                    created_at_ms: now,
+                    updated_at_ms: now,
+                },
+                IfExists::DoNothing,
+            )
+            .await?;
+    }
+    let mut spec = a.spec;
+    spec.input = input;
+    spec.checkpoint_id = a.checkpoint_id;
+    spec.context
+        .insert("user_id".into(), a.user.id.clone().into());
+    let created = state
+        .runs
+        .create(NewRun {
+            run_id: uuid::Uuid::now_v7().to_string(),
+            thread_id: a.thread_id.to_string(),
+            owner: a.user.id.clone(),
+            assistant_id: a.graph.assistant_id.clone(),
+            graph_id: a.graph.graph_id.clone(),
+            kwargs: serde_json::to_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?,
+            metadata: Value::Object(a.metadata),
+            multitask_strategy: a.multitask,
+            idempotency_key: a.idempotency_key,
+        })
+        .await?;
+    Ok(created)
+}
+
+/// A thread keeps the graph whose state it holds (409 `graph_mismatch` otherwise).
+async fn same_graph(state: &AppState, t: &Thread, graph: &GraphEntry) -> ApiResult<()> {
+    let Some(other) = t
+        .metadata
+        .get("graph_id")
+        .and_then(Value::as_str)
+        .filter(|g| *g != graph.graph_id)
+        .and_then(|g| state.graphs.find(g))
+    else {
+        return Ok(());
+    };
+    let has_state = other.graph.state(&t.thread_id, None).await?.is_some();
+    let active = state
+        .store
+        .active_runs(&t.thread_id)
+        .await?
+        .iter()
+        .any(|r| r.graph_id != graph.graph_id);
+    if has_state || active {
+        return Err(ApiError::Conflict {
+            code: "graph_mismatch",
+            message: format!(
+                "thread `{}` holds the state of graph `{}`; run `{}` on a new thread",
+                t.thread_id, other.graph_id, graph.graph_id
+            ),
+        });
+    }
+    Ok(())
+}

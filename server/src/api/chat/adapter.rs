@@ -1,0 +1,124 @@
+//! What makes a graph a chat graph: how a chat request becomes its input, and how its
+//! state and prompts become the chat contract's events. A graph registered with a
+//! [`ChatAdapter`] is served on `/chat` with every guarantee of the contract (background
+//! runs, reconnect, cancel, idempotency, 409); the rest is the server's.
+//!
+//! [`MessagesChat`] adapts any graph whose state keeps a `messages` list of the engine's
+//! messages: a turn adds the user's message, the answer is the last AI message, a prompt is
+//! the interrupt's payload.
+
+use palgraph::InterruptInfo;
+use serde_json::{json, Map, Value};
+
+use super::models::{HistoryMessage, ResumeValue};
+
+/// A chat turn as the adapter sees it: the message, and the request's other fields (the
+/// graph's own, e.g. PalAssist's `tiptap_json`, `tagged_doc_ids`, `action`).
+#[derive(Clone, Copy, Debug)]
+pub struct TurnRequest<'a> {
+    /// The user's message.
+    pub message: &'a str,
+    /// The request's fields beyond the contract's envelope.
+    pub fields: &'a Map<String, Value>,
+}
+
+/// How a graph speaks the chat contract.
+pub trait ChatAdapter: Send + Sync + 'static {
+    /// The graph's input for a new turn (JSON of its state's update); an `Err` is a 422
+    /// with that message.
+    fn turn_input(&self, turn: TurnRequest<'_>) -> Result<Value, String>;
+
+    /// The JSON schema of the graph's own request fields (merged into `POST /chat`'s
+    /// request schema in the OpenAPI document).
+    fn turn_schema(&self) -> schemars::Schema {
+        schemars::json_schema!({"type": "object"})
+    }
+
+    /// The value a prompt's answer resumes the graph with (`type: "cancel"`: null).
+    fn resume_value(&self, resume: &ResumeValue) -> Value {
+        if resume.kind == "cancel" {
+            Value::Null
+        } else {
+            resume.value.clone()
+        }
+    }
+
+    /// The `response` event of a completed run, from its final state.
+    fn response(&self, values: &Value) -> Value;
+
+    /// The `interrupt` event of a pending interrupt (the contract's prompt).
+    fn prompt(&self, interrupt: &InterruptInfo) -> Value {
+        let mut v = match &interrupt.value {
+            Value::Object(m) => Value::Object(m.clone()),
+            other => json!({"interrupt_type": "text_input", "message": other, "options": []}),
+        };
+        if let Some(m) = v.as_object_mut() {
+            m.insert("type".into(), "interrupt".into());
+            m.insert("interrupt_id".into(), interrupt.id.clone().into());
+            m.entry("options").or_insert(json!([]));
+        }
+        v
+    }
+
+    /// A new message arrived while `interrupt` waited: record the abandoned prompt in the
+    /// new turn's `input` (the default records nothing).
+    fn abandon_prompt(&self, _input: &mut Value, _interrupt: &InterruptInfo) {}
+
+    /// The conversation, oldest first, from the state.
+    fn history(&self, values: &Value) -> Vec<HistoryMessage> {
+        messages_history(values)
+    }
+}
+
+/// The history of a state's `messages` (the engine's messages): users' and the assistant's,
+/// without system and tool messages.
+pub fn messages_history(values: &Value) -> Vec<HistoryMessage> {
+    values
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(|msgs| {
+            msgs.iter()
+                .filter_map(|m| {
+                    let role = match m.get("type").and_then(Value::as_str)? {
+                        "human" => "user",
+                        "ai" => "assistant",
+                        _ => return None,
+                    };
+                    let text = |k: &str| {
+                        m.get(k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    Some(HistoryMessage {
+                        id: text("id"),
+                        role: role.into(),
+                        content: text("content"),
+                        metadata: m.get("metadata").cloned().unwrap_or(json!({})),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The chat contract for a graph whose state keeps `messages`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MessagesChat;
+
+impl ChatAdapter for MessagesChat {
+    fn turn_input(&self, turn: TurnRequest<'_>) -> Result<Value, String> {
+        Ok(json!({"messages": [{"type": "human", "content": turn.message}]}))
+    }
+
+    fn response(&self, values: &Value) -> Value {
+        let answer = values
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|m| m.iter().rev().find(|m| m["type"] == "ai"))
+            .and_then(|m| m.get("content"))
+            .cloned()
+            .unwrap_or_else(|| json!(""));
+        json!({"type": "response", "response": answer, "citations": []})
+    }
+}

@@ -1,0 +1,260 @@
+//! `/info` and `/assistants`: one assistant per registered graph, its graph drawing and its
+//! schemas. Assistants are read-only here (creating another or changing one is a 501).
+
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Map, Value};
+
+use super::common::{assistant, one_of, project, values, with_header, AssistantPath};
+use super::models::{
+    Assistant, AssistantSchemas, AssistantSearch, CreateAssistant, GraphDrawing, Info,
+};
+use super::unsupported::NotSupported;
+use crate::api::auth::User;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{ApiJson, OptionalJson};
+use crate::api::AppState;
+use crate::graphs::GraphEntry;
+
+/// `GET /info`.
+pub(crate) async fn info() -> Json<Info> {
+    Json(Info {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        langgraph_py_version: None,
+        flags: json!({"assistants": true, "crons": false, "langsmith": false, "langsmith_tracing_replicas": false}),
+        host: json!({"kind": "palgraph", "project_id": null, "revision_id": null, "tenant_id": null}),
+    })
+}
+
+fn matching<'a>(
+    state: &'a AppState,
+    q: &'a AssistantSearch,
+) -> impl Iterator<Item = &'a GraphEntry> + 'a {
+    state
+        .graphs
+        .all()
+        .filter(|e| q.graph_id.as_ref().is_none_or(|g| &e.graph_id == g))
+        .filter(|e| {
+            q.name
+                .as_ref()
+                .is_none_or(|n| e.graph_id.contains(n.as_str()))
+        })
+        .filter(|_| {
+            q.metadata
+                .iter()
+                .all(|(k, v)| k == "created_by" && v == "system")
+        })
+}
+
+/// `POST /assistants/search`.
+pub(crate) async fn search(
+    State(state): State<AppState>,
+    _user: User,
+    OptionalJson(q): OptionalJson<AssistantSearch>,
+) -> ApiResult<Response> {
+    one_of(
+        "sort_by",
+        q.sort_by.as_deref(),
+        &[
+            "assistant_id",
+            "graph_id",
+            "name",
+            "created_at",
+            "updated_at",
+        ],
+    )?;
+    one_of("sort_order", q.sort_order.as_deref(), &["asc", "desc"])?;
+    let limit = q.limit.unwrap_or(10).clamp(1, 1000);
+    let offset = q.offset.unwrap_or(0);
+    let mut all: Vec<&GraphEntry> = matching(&state, &q).collect();
+    match q.sort_by.as_deref() {
+        Some("assistant_id") => all.sort_by(|a, b| a.assistant_id.cmp(&b.assistant_id)),
+        _ => all.sort_by(|a, b| a.graph_id.cmp(&b.graph_id)),
+    }
+    if q.sort_order.as_deref() == Some("desc") {
+        all.reverse();
+    }
+    let total = all.len();
+    let page = values(all.into_iter().skip(offset).take(limit).map(Assistant::of));
+    let resp = Json(Value::Array(project(page, &q.select))).into_response();
+    Ok(if offset + limit < total {
+        with_header(resp, "x-pagination-next", &(offset + limit).to_string())
+    } else {
+        resp
+    })
+}
+
+/// `POST /assistants/count`.
+pub(crate) async fn count(
+    State(state): State<AppState>,
+    _user: User,
+    OptionalJson(q): OptionalJson<AssistantSearch>,
+) -> Json<usize> {
+    Json(matching(&state, &q).count())
+}
+
+/// `POST /assistants`: palgraph serves one assistant per graph; asking for an existing one
+/// with `if_exists: do_nothing` returns it.
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    _user: User,
+    ApiJson(req): ApiJson<CreateAssistant>,
+) -> ApiResult<Response> {
+    one_of(
+        "if_exists",
+        req.if_exists.as_deref(),
+        &["raise", "do_nothing"],
+    )?;
+    let graph = req
+        .graph_id
+        .as_deref()
+        .ok_or_else(|| ApiError::Invalid("graph_id is required".into()))?;
+    let e = assistant(&state, graph)?;
+    let existing = req
+        .assistant_id
+        .as_deref()
+        .is_none_or(|a| a == e.assistant_id || a == e.graph_id);
+    if existing && req.if_exists.as_deref() == Some("do_nothing") {
+        return Ok(Json(Assistant::of(&e)).into_response());
+    }
+    Ok(NotSupported(
+        "creating assistants (each graph has one default assistant; use its graph_id or assistant_id)",
+    )
+    .into_response())
+}
+
+/// `PATCH|DELETE /assistants/{id}`.
+pub(crate) async fn change(_user: User, Path(_p): Path<AssistantPath>) -> NotSupported {
+    NotSupported("changing or deleting assistants")
+}
+
+/// `GET /assistants/{id}`.
+pub(crate) async fn get(
+    State(state): State<AppState>,
+    _user: User,
+    Path(AssistantPath { id }): Path<AssistantPath>,
+) -> ApiResult<Json<Assistant>> {
+    Ok(Json(Assistant::of(&assistant(&state, &id)?)))
+}
+
+/// `POST /assistants/{id}/versions`: the one version.
+pub(crate) async fn versions(
+    State(state): State<AppState>,
+    _user: User,
+    Path(AssistantPath { id }): Path<AssistantPath>,
+) -> ApiResult<Json<Vec<Assistant>>> {
+    Ok(Json(vec![Assistant::of(&assistant(&state, &id)?)]))
+}
+
+/// `GET /assistants/{id}/graph`: nodes and edges (plus Mermaid).
+pub(crate) async fn graph(
+    State(state): State<AppState>,
+    _user: User,
+    Path(AssistantPath { id }): Path<AssistantPath>,
+) -> ApiResult<Json<GraphDrawing>> {
+    let e = assistant(&state, &id)?;
+    let mut nodes = vec![json!({"id": "__start__", "type": "schema", "data": "__start__"})];
+    nodes.extend(
+        e.graph
+            .nodes()
+            .into_iter()
+            .map(|n| json!({"id": n, "type": "runnable", "data": {"name": n}})),
+    );
+    nodes.push(json!({"id": "__end__", "type": "schema", "data": "__end__"}));
+    let mermaid = e.graph.mermaid();
+    let edges: Vec<Value> = mermaid
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let (arrow, conditional) = if l.contains(" -.-> ") {
+                (" -.-> ", true)
+            } else {
+                (" --> ", false)
+            };
+            let (a, b) = l.split_once(arrow)?;
+            Some(json!({"source": a.trim(), "target": b.trim(), "conditional": conditional}))
+        })
+        .collect();
+    Ok(Json(GraphDrawing {
+        nodes,
+        edges,
+        mermaid,
+    }))
+}
+
+/// `GET /assistants/{id}/subgraphs`: palgraph graphs have no subgraphs.
+pub(crate) async fn subgraphs(
+    State(state): State<AppState>,
+    _user: User,
+    Path(AssistantPath { id }): Path<AssistantPath>,
+) -> ApiResult<Json<Map<String, Value>>> {
+    assistant(&state, &id)?;
+    Ok(Json(Map::new()))
+}
+
+/// The path of a subgraph of an assistant.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub(crate) struct SubgraphPath {
+    /// The assistant's id, or its graph's name.
+    id: String,
+    /// The subgraph's namespace.
+    namespace: String,
+}
+
+/// `GET /assistants/{id}/subgraphs/{namespace}`: palgraph graphs have no subgraphs.
+pub(crate) async fn subgraph(
+    State(state): State<AppState>,
+    _user: User,
+    Path(p): Path<SubgraphPath>,
+) -> ApiResult<Json<Map<String, Value>>> {
+    let _ = p.namespace;
+    assistant(&state, &p.id)?;
+    Ok(Json(Map::new()))
+}
+
+/// The state schema: the registered one when it describes fields, otherwise one listing the
+/// state's fields (with their reducers).
+fn state_schema(e: &GraphEntry) -> Value {
+    if e.state_schema.get("properties").is_some() {
+        return (*e.state_schema).clone();
+    }
+    let props: Map<String, Value> = e
+        .graph
+        .fields()
+        .iter()
+        .map(|f| {
+            let mut s = if f.name == "messages" {
+                json!({"type": "array", "items": {"type": "object"}})
+            } else {
+                json!({})
+            };
+            s["description"] = json!(format!("reducer: {}", f.reducer));
+            (f.name.to_string(), s)
+        })
+        .collect();
+    json!({"title": e.graph_id, "type": "object", "properties": props})
+}
+
+/// `GET /assistants/{id}/schemas`. A run's `input` is an update of the state, so the input
+/// schema is the state's with nothing required.
+pub(crate) async fn schemas(
+    State(state): State<AppState>,
+    _user: User,
+    Path(AssistantPath { id }): Path<AssistantPath>,
+) -> ApiResult<Json<AssistantSchemas>> {
+    let e = assistant(&state, &id)?;
+    let state_schema = state_schema(&e);
+    let mut input_schema = state_schema.clone();
+    if let Some(o) = input_schema.as_object_mut() {
+        o.remove("required");
+    }
+    Ok(Json(AssistantSchemas {
+        graph_id: e.graph_id.clone(),
+        input_schema,
+        output_schema: state_schema.clone(),
+        state_schema,
+        config_schema: json!({"type": "object", "properties": {}}),
+        context_schema: json!({"type": "object", "properties": {}}),
+    }))
+}

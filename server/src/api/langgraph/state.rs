@@ -1,0 +1,207 @@
+//! A thread's state: at its latest or any checkpoint, its history, and `update_state`.
+
+use axum::extract::{Path, State};
+use axum::Json;
+use palgraph::ListOptions;
+use serde_json::{json, Value};
+
+use super::common::{
+    checkpoint_id_of, project, subgraph_ns, thread_graph, values, CheckpointPath, Params,
+    ThreadPath,
+};
+use super::models::{
+    CheckpointRef, HistoryParams, HistoryQuery, StateAt, StateUpdated, ThreadState, UpdateState,
+};
+use super::unsupported::NotSupported;
+use crate::api::admission::own_thread;
+use crate::api::auth::User;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::extract::{ApiJson, OptionalJson};
+use crate::api::AppState;
+
+/// `GET /threads/{id}/state[/{checkpoint_id}]`.
+pub(crate) async fn get(
+    State(state): State<AppState>,
+    user: User,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
+) -> ApiResult<Json<ThreadState>> {
+    state_at(&state, &user, &id, None).await
+}
+
+/// `GET /threads/{id}/state/{checkpoint_id}`.
+pub(crate) async fn get_at(
+    State(state): State<AppState>,
+    user: User,
+    Path(p): Path<CheckpointPath>,
+) -> ApiResult<Json<ThreadState>> {
+    state_at(&state, &user, &p.thread_id, Some(&p.checkpoint_id)).await
+}
+
+async fn state_at(
+    state: &AppState,
+    user: &User,
+    id: &str,
+    checkpoint: Option<&str>,
+) -> ApiResult<Json<ThreadState>> {
+    let t = own_thread(state, user, id).await?;
+    let Some(g) = thread_graph(state, &t) else {
+        return Ok(Json(ThreadState::empty(id)));
+    };
+    match g.graph.state(id, checkpoint).await? {
+        Some(s) => Ok(Json(ThreadState::of(id, &s))),
+        None => match checkpoint {
+            Some(c) => Err(ApiError::NotFound(format!("checkpoint `{c}`"))),
+            None => Ok(Json(ThreadState::empty(id))),
+        },
+    }
+}
+
+/// `POST /threads/{id}/state/checkpoint`.
+pub(crate) async fn at(
+    State(state): State<AppState>,
+    user: User,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
+    OptionalJson(req): OptionalJson<StateAt>,
+) -> ApiResult<Json<ThreadState>> {
+    let t = own_thread(&state, &user, &id).await?;
+    if let Some(ns) = subgraph_ns(&req.checkpoint) {
+        return Err(ApiError::NotFound(format!("subgraph `{ns}`")));
+    }
+    let Some(g) = thread_graph(&state, &t) else {
+        return Ok(Json(ThreadState::empty(&id)));
+    };
+    let cp = checkpoint_id_of(&req.checkpoint, &req.checkpoint_id);
+    match g.graph.state(&id, cp.as_deref()).await? {
+        Some(s) => Ok(Json(ThreadState::of(&id, &s))),
+        None if cp.is_none() => Ok(Json(ThreadState::empty(&id))),
+        None => Err(ApiError::NotFound(format!(
+            "checkpoint `{}`",
+            cp.unwrap_or_default()
+        ))),
+    }
+}
+
+/// `POST /threads/{id}/state`: `update_state`.
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    user: User,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
+    ApiJson(req): ApiJson<UpdateState>,
+) -> ApiResult<Json<StateUpdated>> {
+    let t = own_thread(&state, &user, &id).await?;
+    let g = thread_graph(&state, &t).ok_or_else(|| {
+        ApiError::Invalid(format!(
+            "thread `{id}` has no graph yet: run it once, or create it with metadata.graph_id"
+        ))
+    })?;
+    if !state.store.active_runs(&id).await?.is_empty() {
+        return Err(ApiError::Conflict {
+            code: "thread_busy",
+            message: format!("thread `{id}` is running a task; its state cannot be updated now"),
+        });
+    }
+    let values = if req.values.is_null() {
+        json!({})
+    } else {
+        req.values
+    };
+    let cp = checkpoint_id_of(&req.checkpoint, &req.checkpoint_id);
+    if let Some(c) = &cp {
+        if g.graph.state(&id, Some(c)).await?.is_none() {
+            return Err(ApiError::NotFound(format!("checkpoint `{c}`")));
+        }
+    }
+    let new_id = g
+        .graph
+        .update_state(&id, cp.as_deref(), values, req.as_node.as_deref())
+        .await?;
+    Ok(Json(StateUpdated {
+        checkpoint: CheckpointRef::new(&id, &new_id),
+        configurable: CheckpointRef::new(&id, &new_id),
+    }))
+}
+
+/// `PATCH /threads/{id}/state` (checkpoint metadata).
+pub(crate) async fn patch(
+    State(state): State<AppState>,
+    user: User,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
+) -> ApiResult<NotSupported> {
+    own_thread(&state, &user, &id).await?;
+    Ok(NotSupported(
+        "changing a checkpoint's metadata (checkpoints are immutable)",
+    ))
+}
+
+async fn history_of(
+    state: &AppState,
+    user: &User,
+    id: &str,
+    q: HistoryQuery,
+) -> ApiResult<Json<Vec<Value>>> {
+    let t = own_thread(state, user, id).await?;
+    let Some(g) = thread_graph(state, &t) else {
+        return Ok(Json(Vec::new()));
+    };
+    if subgraph_ns(&q.checkpoint).is_some() {
+        return Ok(Json(Vec::new()));
+    }
+    let before = match q.before {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        Some(Value::Object(o)) => o
+            .get("checkpoint_id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        None | Some(Value::Null) | Some(Value::String(_)) => None,
+        Some(other) => {
+            return Err(ApiError::Invalid(format!(
+                "before must be a checkpoint id or a checkpoint, not {other}"
+            )))
+        }
+    };
+    let opts = ListOptions {
+        before,
+        limit: Some(q.limit.unwrap_or(10).clamp(1, 1000)),
+        filter: q.metadata.filter(|m| !m.is_empty()),
+    };
+    let snaps = g.graph.history(id, &opts).await?;
+    let list = values(snaps.iter().map(|s| ThreadState::of(id, s)));
+    Ok(Json(project(list, &q.select)))
+}
+
+/// `POST /threads/{id}/history`.
+pub(crate) async fn post_history(
+    State(state): State<AppState>,
+    user: User,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
+    OptionalJson(q): OptionalJson<HistoryQuery>,
+) -> ApiResult<Json<Vec<Value>>> {
+    history_of(&state, &user, &id, q).await
+}
+
+/// `GET /threads/{id}/history?limit=&before=`.
+pub(crate) async fn get_history(
+    State(state): State<AppState>,
+    user: User,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
+    params: Params<HistoryParams>,
+) -> ApiResult<Json<Vec<Value>>> {
+    let limit = match params.get("limit") {
+        Some(l) => Some(
+            l.parse::<usize>()
+                .map_err(|_| ApiError::BadRequest(format!("limit must be a number, not `{l}`")))?,
+        ),
+        None => None,
+    };
+    history_of(
+        &state,
+        &user,
+        &id,
+        HistoryQuery {
+            limit,
+            before: params.get("before").map(|b| Value::String(b.to_string())),
+            ..Default::default()
+        },
+    )
+    .await
+}

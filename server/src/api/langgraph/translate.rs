@@ -1,0 +1,457 @@
+//! A run's engine events as LangGraph SSE events, for the stream modes a client asked for:
+//! the translator keeps what later events need (the latest values, each message's streamed
+//! text, each node's step).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use palgraph::Event;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::models::{CheckpointRef, Interrupt};
+use crate::api::time::iso;
+use crate::api::AppState;
+use crate::store::Run;
+
+/// LangGraph's stream modes (`tools` and `lifecycle` produce nothing here: palgraph graphs
+/// have no LangChain tools and no subgraphs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// The whole state after each step.
+    Values,
+    /// Messages as they are written (`messages/partial`, `messages/complete`).
+    Messages,
+    /// Message chunks with their metadata (`[chunk, metadata]`).
+    MessagesTuple,
+    /// Each node's update.
+    Updates,
+    /// Custom events and status lines.
+    Custom,
+    /// Tasks starting and finishing.
+    Tasks,
+    /// Checkpoints as they are written.
+    Checkpoints,
+    /// Everything (tasks, results, checkpoints).
+    Debug,
+    /// LangChain-style events (a subset).
+    Events,
+    /// Nothing here.
+    Tools,
+    /// Nothing here.
+    Lifecycle,
+}
+
+impl Mode {
+    /// Its wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Values => "values",
+            Mode::Messages => "messages",
+            Mode::MessagesTuple => "messages-tuple",
+            Mode::Updates => "updates",
+            Mode::Custom => "custom",
+            Mode::Tasks => "tasks",
+            Mode::Checkpoints => "checkpoints",
+            Mode::Debug => "debug",
+            Mode::Events => "events",
+            Mode::Tools => "tools",
+            Mode::Lifecycle => "lifecycle",
+        }
+    }
+
+    /// Every mode.
+    pub const ALL: [Mode; 11] = [
+        Mode::Values,
+        Mode::Messages,
+        Mode::MessagesTuple,
+        Mode::Updates,
+        Mode::Custom,
+        Mode::Tasks,
+        Mode::Checkpoints,
+        Mode::Debug,
+        Mode::Events,
+        Mode::Tools,
+        Mode::Lifecycle,
+    ];
+
+    /// The mode named `name`.
+    pub fn parse(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// The engine events this mode needs.
+    pub fn engine_modes(self) -> &'static [palgraph::StreamMode] {
+        use palgraph::StreamMode as E;
+        match self {
+            Mode::Values => &[E::Values],
+            Mode::Updates | Mode::Tasks => &[E::Updates],
+            Mode::Messages | Mode::MessagesTuple => &[E::Messages],
+            Mode::Custom => &[E::Custom],
+            Mode::Debug | Mode::Checkpoints | Mode::Events => &[E::Debug, E::Values],
+            Mode::Tools | Mode::Lifecycle => &[],
+        }
+    }
+}
+
+fn ai_chunk(id: &str, content: &str) -> Value {
+    json!({
+        "type": "AIMessageChunk", "content": content, "id": id, "name": null,
+        "additional_kwargs": {}, "response_metadata": {},
+        "tool_calls": [], "tool_call_chunks": [], "invalid_tool_calls": [],
+    })
+}
+
+/// Turns a run's engine events into LangGraph SSE events for the requested modes, keeping
+/// what later events need (the latest state, streamed message text, node steps).
+pub(crate) struct Translator {
+    run_id: String,
+    thread_id: String,
+    graph_id: String,
+    modes: Vec<Mode>,
+    partial: HashMap<String, String>,
+    /// Text sent in `messages-tuple` chunks, per message; after a reset, the text sent
+    /// before it, which the replayed deltas must get past before anything is sent again.
+    tuple_sent: HashMap<String, String>,
+    tuple_replay: HashMap<String, (String, String)>,
+    streamed: HashSet<String>,
+    node_step: HashMap<String, i64>,
+    values: Option<Value>,
+    parent_checkpoint: Option<String>,
+}
+
+impl Translator {
+    pub(crate) fn new(run: &Run, modes: Vec<Mode>) -> Self {
+        Translator {
+            run_id: run.run_id.clone(),
+            thread_id: run.thread_id.clone(),
+            graph_id: run.graph_id.clone(),
+            modes,
+            partial: HashMap::new(),
+            tuple_sent: HashMap::new(),
+            tuple_replay: HashMap::new(),
+            streamed: HashSet::new(),
+            node_step: HashMap::new(),
+            values: None,
+            parent_checkpoint: None,
+        }
+    }
+
+    fn want(&self, m: Mode) -> bool {
+        self.modes.contains(&m)
+    }
+
+    /// The `messages-tuple` chunk to send for a delta: after a reset, nothing while the
+    /// replayed text is still a beginning of what this client has, then only what goes
+    /// beyond it (a replay that says something else is sent as it comes).
+    fn tuple_chunk(&mut self, message_id: &str, delta: &str) -> Option<String> {
+        let chunk = match self.tuple_replay.get_mut(message_id) {
+            Some((had, again)) => {
+                again.push_str(delta);
+                if had.starts_with(again.as_str()) {
+                    return None;
+                }
+                let chunk = match again.strip_prefix(had.as_str()) {
+                    Some(beyond) => beyond.to_string(),
+                    None => delta.to_string(),
+                };
+                let again = std::mem::take(again);
+                self.tuple_replay.remove(message_id);
+                self.tuple_sent.insert(message_id.to_string(), again);
+                return Some(chunk);
+            }
+            None => delta.to_string(),
+        };
+        self.tuple_sent
+            .entry(message_id.to_string())
+            .or_default()
+            .push_str(delta);
+        Some(chunk)
+    }
+
+    fn meta(&self, node: &str) -> Value {
+        json!({
+            "langgraph_node": node,
+            "langgraph_step": self.node_step.get(node),
+            "langgraph_triggers": [format!("branch:to:{node}")],
+            "langgraph_path": ["__pregel_pull", node],
+            "langgraph_checkpoint_ns": "",
+            "checkpoint_ns": "",
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "graph_id": self.graph_id,
+            "tags": [],
+        })
+    }
+
+    fn debug(&self, kind: &str, step: i64, payload: Value) -> (String, Value) {
+        (
+            "debug".into(),
+            json!({"type": kind, "step": step, "timestamp": iso(crate::store::now_ms()), "payload": payload}),
+        )
+    }
+
+    fn lc_event(&self, event: &str, name: &str, run_id: &str, node: &str, data: Value) -> Value {
+        json!({
+            "event": event, "name": name, "run_id": run_id, "parent_ids": [self.run_id],
+            "tags": [], "metadata": self.meta(node), "data": data,
+        })
+    }
+
+    /// The SSE events (name, data) an engine event becomes.
+    pub(crate) async fn translate(
+        &mut self,
+        state: &AppState,
+        event: &Event,
+    ) -> Vec<(String, Value)> {
+        let mut out = Vec::new();
+        match event {
+            Event::RunStarted { .. } if self.want(Mode::Events) => {
+                let mut e =
+                    self.lc_event("on_chain_start", &self.graph_id, &self.run_id, "", json!({}));
+                e["parent_ids"] = json!([]);
+                out.push(("events".into(), e));
+            }
+            Event::NodeStarted {
+                node,
+                task_id,
+                step,
+                status,
+            } => {
+                self.node_step.insert(node.clone(), *step);
+                if let (true, Some(line)) = (self.want(Mode::Custom), status) {
+                    out.push((
+                        "custom".into(),
+                        json!({"type": "status", "node": node, "message": line}),
+                    ));
+                }
+                let task = json!({"id": task_id, "name": node, "input": self.values, "triggers": [format!("branch:to:{node}")]});
+                if self.want(Mode::Tasks) {
+                    out.push(("tasks".into(), task.clone()));
+                }
+                if self.want(Mode::Debug) {
+                    out.push(self.debug("task", *step, task));
+                }
+                if self.want(Mode::Events) {
+                    out.push((
+                        "events".into(),
+                        self.lc_event("on_chain_start", node, task_id, node, json!({"input": self.values})),
+                    ));
+                }
+            }
+            Event::NodeFinished {
+                node,
+                task_id,
+                step,
+                update,
+                ..
+            } => {
+                if self.want(Mode::Updates) {
+                    out.push(("updates".into(), json!({ node.clone(): update })));
+                }
+                let result = json!({"id": task_id, "name": node, "error": null, "interrupts": [], "result": update});
+                if self.want(Mode::Tasks) {
+                    out.push(("tasks".into(), result.clone()));
+                }
+                if self.want(Mode::Debug) {
+                    out.push(self.debug("task_result", *step, result));
+                }
+                let messages: Vec<Value> = update
+                    .get("messages")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for m in messages.iter().filter(|m| m.is_object()) {
+                    let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
+                    let streamed = self.streamed.contains(id);
+                    if self.want(Mode::MessagesTuple) && !streamed {
+                        out.push(("messages".into(), json!([m, self.meta(node)])));
+                    }
+                    if self.want(Mode::Messages) {
+                        if !streamed && !id.is_empty() {
+                            out.push((
+                                "messages/metadata".into(),
+                                json!({ id: {"metadata": self.meta(node)} }),
+                            ));
+                        }
+                        out.push(("messages/complete".into(), json!([m])));
+                    }
+                }
+                if self.want(Mode::Events) {
+                    out.push((
+                        "events".into(),
+                        self.lc_event("on_chain_end", node, task_id, node, json!({"output": update})),
+                    ));
+                }
+            }
+            Event::Values { values, .. } => {
+                self.values = Some(values.clone());
+                if self.want(Mode::Values) {
+                    out.push(("values".into(), values.clone()));
+                }
+            }
+            Event::Checkpoint {
+                checkpoint_id,
+                step,
+                next,
+            } => {
+                if self.want(Mode::Checkpoints) || self.want(Mode::Debug) {
+                    let payload = json!({
+                        "config": {"configurable": CheckpointRef::new(&self.thread_id, checkpoint_id)},
+                        "parent_config": self.parent_checkpoint.as_deref().map(|p| json!({"configurable": CheckpointRef::new(&self.thread_id, p)})),
+                        "values": self.values.clone().unwrap_or_else(|| json!({})),
+                        "metadata": {"source": if *step < 0 { "input" } else { "loop" }, "step": step, "run_id": self.run_id, "thread_id": self.thread_id},
+                        "next": next,
+                        "tasks": next.iter().map(|n| json!({"id": null, "name": n, "interrupts": [], "state": null})).collect::<Vec<_>>(),
+                    });
+                    if self.want(Mode::Checkpoints) {
+                        out.push(("checkpoints".into(), payload.clone()));
+                    }
+                    if self.want(Mode::Debug) {
+                        out.push(self.debug("checkpoint", *step, payload));
+                    }
+                }
+                self.parent_checkpoint = Some(checkpoint_id.clone());
+            }
+            Event::MessageDelta {
+                node,
+                message_id,
+                delta,
+            } => {
+                self.streamed.insert(message_id.clone());
+                if self.want(Mode::MessagesTuple) {
+                    if let Some(chunk) = self.tuple_chunk(message_id, delta) {
+                        out.push((
+                            "messages".into(),
+                            json!([ai_chunk(message_id, &chunk), self.meta(node)]),
+                        ));
+                    }
+                }
+                if self.want(Mode::Messages) {
+                    let first = !self.partial.contains_key(message_id);
+                    if first {
+                        out.push((
+                            "messages/metadata".into(),
+                            json!({ message_id.clone(): {"metadata": self.meta(node)} }),
+                        ));
+                    }
+                    let text = self.partial.entry(message_id.clone()).or_default();
+                    text.push_str(delta);
+                    let text = text.clone();
+                    let mut m = ai_chunk(message_id, &text);
+                    m["type"] = json!("ai");
+                    out.push(("messages/partial".into(), json!([m])));
+                }
+                if self.want(Mode::Events) {
+                    out.push((
+                        "events".into(),
+                        self.lc_event(
+                            "on_chat_model_stream",
+                            node,
+                            message_id,
+                            node,
+                            json!({"chunk": ai_chunk(message_id, delta)}),
+                        ),
+                    ));
+                }
+            }
+            Event::MessageReset { message_id, .. } => {
+                // `messages` sends the whole text so far: start it again. Chunks of
+                // `messages-tuple` are concatenated by clients: hold back the replayed text
+                // until it goes beyond what this client has.
+                self.partial.remove(message_id);
+                if let Some(sent) = self.tuple_sent.remove(message_id) {
+                    self.tuple_replay
+                        .insert(message_id.clone(), (sent, String::new()));
+                }
+            }
+            Event::Custom { node, value } => {
+                if self.want(Mode::Custom) {
+                    out.push(("custom".into(), value.clone()));
+                }
+                if self.want(Mode::Events) {
+                    out.push((
+                        "events".into(),
+                        self.lc_event("on_custom_event", "custom", &self.run_id, node, value.clone()),
+                    ));
+                }
+            }
+            Event::Status {
+                node,
+                message,
+                details,
+            } if self.want(Mode::Custom) => {
+                let mut v = json!({"type": "status", "node": node, "message": message});
+                if let (Some(o), Some(d)) = (v.as_object_mut(), details.as_object()) {
+                    for (k, x) in d {
+                        o.insert(k.clone(), x.clone());
+                    }
+                }
+                out.push(("custom".into(), v));
+            }
+            Event::Interrupted { interrupts } => {
+                let list: Vec<Value> = interrupts.iter().map(|i| json!(Interrupt::from(i))).collect();
+                if self.want(Mode::Values) {
+                    let mut values = match self.values.clone() {
+                        Some(v) => v,
+                        None => match state.graphs.find(&self.graph_id) {
+                            Some(g) => g
+                                .graph
+                                .state(&self.thread_id, None)
+                                .await
+                                .ok()
+                                .flatten()
+                                .map(|s| s.values)
+                                .unwrap_or_else(|| json!({})),
+                            None => json!({}),
+                        },
+                    };
+                    if let Some(o) = values.as_object_mut() {
+                        o.insert("__interrupt__".into(), Value::Array(list.clone()));
+                    }
+                    out.push(("values".into(), values));
+                }
+                if self.want(Mode::Updates) {
+                    out.push(("updates".into(), json!({"__interrupt__": list})));
+                }
+                if self.want(Mode::Tasks) || self.want(Mode::Debug) {
+                    let mut by_task: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+                    for i in interrupts {
+                        by_task
+                            .entry((i.task_id.clone(), i.node.clone()))
+                            .or_default()
+                            .push(json!(Interrupt::from(i)));
+                    }
+                    for ((task, node), list) in by_task {
+                        let result = json!({"id": task, "name": node, "error": null, "interrupts": list, "result": {}});
+                        let step = self.node_step.get(&node).copied().unwrap_or(-1);
+                        if self.want(Mode::Tasks) {
+                            out.push(("tasks".into(), result.clone()));
+                        }
+                        if self.want(Mode::Debug) {
+                            out.push(self.debug("task_result", step, result));
+                        }
+                    }
+                }
+            }
+            Event::Completed { .. } if self.want(Mode::Events) => {
+                let mut e = self.lc_event(
+                    "on_chain_end",
+                    &self.graph_id,
+                    &self.run_id,
+                    "",
+                    json!({"output": self.values}),
+                );
+                e["parent_ids"] = json!([]);
+                out.push(("events".into(), e));
+            }
+            Event::Failed { node, error } => out.push((
+                "error".into(),
+                json!({"error": if node.is_some() { "NodeError" } else { "RunError" }, "message": error}),
+            )),
+            _ => {}
+        }
+        out
+    }
+}

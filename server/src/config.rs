@@ -1,0 +1,160 @@
+//! The server's settings: every one a flag and an environment variable (`palgraph serve
+//! --help` lists them), and a field a program embedding the server can set in code.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::api::auth::{AuthConfig, AuthSettingError, JwtSettings};
+use crate::runs::RunSettings;
+
+/// `palgraph serve` settings (flags or environment).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ServeConfig {
+    /// Address to listen on. Without auth only loopback addresses are allowed.
+    #[arg(long, env = "PALGRAPH_HOST", default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Port (0 picks a free one; the address is printed on start).
+    #[arg(long, env = "PALGRAPH_PORT", default_value_t = 8123)]
+    pub port: u16,
+    /// Postgres URL; when absent the embedded SQLite file is used.
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// The SQLite file (embedded mode).
+    #[arg(long, env = "PALGRAPH_DB", default_value = "palgraph.db")]
+    pub sqlite_path: PathBuf,
+    /// HS256 secret of bearer JWTs (`sub` = user), at least 32 bytes; Supabase's JWT
+    /// secret works.
+    #[arg(long, env = "PALGRAPH_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    /// Refuse JWTs without `exp`.
+    #[arg(long, env = "PALGRAPH_JWT_REQUIRE_EXP", default_value_t = true, action = clap::ArgAction::Set)]
+    pub jwt_require_exp: bool,
+    /// Leeway for a JWT's `exp` and `nbf`, in seconds.
+    #[arg(long, env = "PALGRAPH_JWT_LEEWAY_SECS", default_value_t = 60)]
+    pub jwt_leeway_secs: u64,
+    /// Accepted JWT audiences (`aud`), comma-separated; unset: `aud` is not checked.
+    #[arg(long, env = "PALGRAPH_JWT_AUDIENCE", value_delimiter = ',')]
+    pub jwt_audience: Vec<String>,
+    /// Accepted JWT issuers (`iss`), comma-separated; unset: `iss` is not checked.
+    #[arg(long, env = "PALGRAPH_JWT_ISSUER", value_delimiter = ',')]
+    pub jwt_issuer: Vec<String>,
+    /// API keys: `key=user,key2=user2`.
+    #[arg(long, env = "PALGRAPH_API_KEYS", hide_env_values = true)]
+    pub api_keys: Option<String>,
+    /// Trust this request header as the user id (only behind a proxy that sets it).
+    #[arg(long, env = "PALGRAPH_TRUSTED_USER_HEADER")]
+    pub trusted_user_header: Option<String>,
+    /// Seconds a worker's lease on a run lasts without a heartbeat.
+    #[arg(long, env = "PALGRAPH_LEASE_SECS", default_value_t = 30)]
+    pub lease_secs: u64,
+    /// Seconds running runs get to finish on SIGTERM before they are handed back.
+    #[arg(long, env = "PALGRAPH_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
+    pub grace_secs: u64,
+    /// Runs executed at once by this process.
+    #[arg(long, env = "PALGRAPH_MAX_RUNS", default_value_t = 256)]
+    pub max_runs: usize,
+    /// Postgres connections of this process.
+    #[arg(long, env = "PALGRAPH_DB_CONNECTIONS", default_value_t = 32)]
+    pub db_connections: u32,
+    /// Seconds a run keeps retrying after storage errors (connection lost, database
+    /// restarting, deadlocks) before it fails; it continues from its last checkpoint.
+    #[arg(long, env = "PALGRAPH_STORAGE_RETRY_SECS", default_value_t = 60)]
+    pub storage_retry_secs: u64,
+    /// Claims of one run before it fails (a run that takes its process down every time).
+    #[arg(long, env = "PALGRAPH_MAX_ATTEMPTS", default_value_t = 20)]
+    pub max_attempts: i64,
+    /// Origins allowed to call the API from a browser (comma-separated, e.g.
+    /// `http://localhost:3000`, or `*`); none by default.
+    #[arg(long, env = "PALGRAPH_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+    /// Seconds a connection has to send a request head, and may sit idle between requests.
+    #[arg(long, env = "PALGRAPH_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// Connections served at once (at most the process's open-file limit less a reserve);
+    /// more wait in the listen backlog.
+    #[arg(long, env = "PALGRAPH_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
+}
+
+impl ServeConfig {
+    /// The authentication settings, checked: an empty or short secret, an empty API key or
+    /// user, or an empty header name is an error, never authentication quietly off.
+    ///
+    /// # Errors
+    /// See [`AuthSettingError`].
+    pub fn auth(&self) -> Result<AuthConfig, AuthSettingError> {
+        let jwt = self.jwt_secret.as_ref().map(|s| JwtSettings {
+            secret: s.as_bytes().to_vec(),
+            require_exp: self.jwt_require_exp,
+            leeway_secs: self.jwt_leeway_secs,
+            audience: non_empty(&self.jwt_audience),
+            issuer: non_empty(&self.jwt_issuer),
+        });
+        AuthConfig::new(
+            jwt,
+            self.api_keys.as_deref(),
+            self.trusted_user_header.as_deref(),
+        )
+    }
+}
+
+impl ServeConfig {
+    /// The settings from the environment alone (`PALGRAPH_*`, `DATABASE_URL`), with the
+    /// defaults for what is not set.
+    ///
+    /// # Errors
+    /// A variable whose value does not parse.
+    pub fn from_env() -> Result<Self, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            cfg: ServeConfig,
+        }
+        <Wrapper as clap::Parser>::try_parse_from(["palgraph"]).map(|w| w.cfg)
+    }
+
+    /// The HTTP connection limits.
+    pub fn http_limits(&self) -> crate::listen::HttpLimits {
+        let ceiling = crate::listen::connection_ceiling().unwrap_or(self.max_connections);
+        if self.max_connections > ceiling {
+            tracing::warn!(
+                asked = self.max_connections,
+                serving = ceiling,
+                "PALGRAPH_MAX_CONNECTIONS is above what the open-file limit allows"
+            );
+        }
+        crate::listen::HttpLimits {
+            header_timeout: Duration::from_secs(self.header_timeout_secs.max(1)),
+            max_connections: self.max_connections.min(ceiling).max(1),
+        }
+    }
+
+    /// The run machinery's settings.
+    pub fn run_settings(&self) -> RunSettings {
+        RunSettings {
+            lease: Duration::from_secs(self.lease_secs.max(1)),
+            max_concurrent: self.max_runs.max(1),
+            storage_retry: Duration::from_secs(self.storage_retry_secs),
+            max_attempts: self.max_attempts.max(1),
+            ..Default::default()
+        }
+    }
+
+    /// The origins allowed to call the API from a browser.
+    pub fn cors_origins(&self) -> Vec<String> {
+        self.cors_origins
+            .iter()
+            .map(|s| s.trim().trim_end_matches('/').to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+}
+
+fn non_empty(items: &[String]) -> Vec<String> {
+    items
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}

@@ -1,0 +1,318 @@
+//! Serving graphs: [`Server::builder`] registers them (and whatever routes and start-up
+//! work they bring), opens the database, starts the run machinery and binds the listener;
+//! [`Server::serve`] serves until a stop signal, then drains.
+//!
+//! ```no_run
+//! use palgraph::State;
+//! use palgraph_server::Server;
+//!
+//! #[derive(Clone, Default, Debug, serde::Serialize, serde::Deserialize, State)]
+//! struct Ticket {
+//!     text: String,
+//! }
+//!
+//! # async fn serve(graph: palgraph::CompiledGraph<Ticket>) -> Result<(), palgraph_server::ServeError> {
+//! Server::builder()
+//!     .compiled_graph("triage", "Sorts support tickets", graph)
+//!     .serve_from_env()
+//!     .await
+//! # }
+//! //! ```
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aide::axum::ApiRouter;
+use async_trait::async_trait;
+use palgraph::checkpoint::Checkpointer;
+use palgraph::{CompiledGraph, State};
+use tokio_util::sync::CancellationToken;
+
+use crate::api::auth::{AuthSettingError, LOCAL_USER};
+use crate::api::{router, AppState};
+use crate::config::ServeConfig;
+use crate::database::{Database, DatabaseError};
+use crate::graphs::{GraphEntry, Graphs};
+use crate::listen::HttpLimits;
+use crate::runs::Runs;
+
+/// An error of a graph's registration or an extension's start-up work.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a server could not start or serve.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// A setting in the environment does not parse.
+    #[error(transparent)]
+    Config(#[from] clap::Error),
+    /// An authentication setting is refused.
+    #[error(transparent)]
+    Auth(#[from] AuthSettingError),
+    /// Listening beyond loopback without authentication.
+    #[error("refusing to listen on {0} without authentication: configure PALGRAPH_JWT_SECRET, PALGRAPH_API_KEYS or PALGRAPH_TRUSTED_USER_HEADER, or listen on 127.0.0.1")]
+    Unprotected(std::net::IpAddr),
+    /// The database could not be opened.
+    #[error(transparent)]
+    Database(#[from] DatabaseError),
+    /// A graph's registration or an extension's start-up failed.
+    #[error("{what}: {source}")]
+    Registration {
+        /// Which graph or extension.
+        what: String,
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+    /// The address could not be bound, or serving failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What registrations and extensions can use: the opened database, the checkpointer on
+/// it, and the authentication mode.
+#[derive(Clone)]
+pub struct ServeContext {
+    /// The database.
+    pub database: Database,
+    /// The checkpointer on it (the graphs' storage).
+    pub checkpointer: Arc<dyn Checkpointer>,
+    /// The user of the auth-less local mode, when authentication is off.
+    pub local_user: Option<&'static str>,
+}
+
+/// Something a graph brings besides itself: start-up work on the database (migrations,
+/// seed data) and routes of its own.
+#[async_trait]
+pub trait Extension: Send + Sync + 'static {
+    /// Its name (in errors).
+    fn name(&self) -> &str;
+
+    /// Runs once the database is open, before the server takes requests.
+    async fn start(&self, _ctx: &ServeContext) -> Result<(), BoxError> {
+        Ok(())
+    }
+
+    /// Its routes (registered documented; they see the server's `AppState` and `User`).
+    fn routes(&self, _ctx: &ServeContext) -> ApiRouter<AppState> {
+        ApiRouter::new()
+    }
+}
+
+type GraphFactory = Box<dyn FnOnce(&ServeContext) -> Result<GraphEntry, BoxError> + Send>;
+
+/// Registers graphs and extensions, then binds a [`Server`].
+#[derive(Default)]
+#[must_use]
+pub struct ServerBuilder {
+    config: Option<ServeConfig>,
+    graphs: Vec<(String, GraphFactory)>,
+    extensions: Vec<Arc<dyn Extension>>,
+    default_chat: Option<String>,
+}
+
+impl ServerBuilder {
+    /// Serves with these settings (otherwise: from the environment).
+    pub fn config(mut self, config: ServeConfig) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Registers a graph made once the database is open (it gets the server's checkpointer
+    /// through `ctx`, and may build what it needs on the database).
+    pub fn graph(
+        mut self,
+        graph_id: &str,
+        make: impl FnOnce(&ServeContext) -> Result<GraphEntry, BoxError> + Send + 'static,
+    ) -> Self {
+        self.graphs.push((graph_id.to_string(), Box::new(make)));
+        self
+    }
+
+    /// Registers a compiled graph, run on the server's checkpointer.
+    pub fn compiled_graph<S: State>(
+        self,
+        graph_id: &str,
+        description: &str,
+        graph: CompiledGraph<S>,
+    ) -> Self {
+        let (id, description) = (graph_id.to_string(), description.to_string());
+        self.graph(graph_id, move |ctx| {
+            let graph = graph.with_checkpointer(ctx.checkpointer.clone());
+            Ok(GraphEntry::new(&id, &description, Arc::new(graph)))
+        })
+    }
+
+    /// Adds an extension (start-up work and routes).
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        self.extensions.push(Arc::new(extension));
+        self
+    }
+
+    /// Makes `graph_id` the chat graph of new conversations (default: the first chat
+    /// graph registered).
+    pub fn default_chat(mut self, graph_id: &str) -> Self {
+        self.default_chat = Some(graph_id.to_string());
+        self
+    }
+
+    /// Opens the database, registers everything, starts the run machinery and binds the
+    /// listener (it serves once [`Server::serve`] runs).
+    ///
+    /// # Errors
+    /// See [`ServeError`].
+    pub async fn bind(self) -> Result<(Server, tokio::net::TcpListener), ServeError> {
+        let cfg = match self.config {
+            Some(c) => c,
+            None => ServeConfig::from_env()?,
+        };
+        let auth = cfg.auth()?;
+        if !auth.enabled() && !cfg.host.is_loopback() {
+            return Err(ServeError::Unprotected(cfg.host));
+        }
+        let worker_id = crate::runs::new_worker_id();
+        let database = Database::open_as(&cfg, Some(&worker_id)).await?;
+        let ctx = ServeContext {
+            checkpointer: database.checkpointer(),
+            database: database.clone(),
+            local_user: (!auth.enabled()).then_some(LOCAL_USER),
+        };
+        for e in &self.extensions {
+            e.start(&ctx)
+                .await
+                .map_err(|source| ServeError::Registration {
+                    what: format!("extension `{}`", e.name()),
+                    source,
+                })?;
+        }
+        let mut graphs = Graphs::default();
+        for (id, make) in self.graphs {
+            let entry = make(&ctx).map_err(|source| ServeError::Registration {
+                what: format!("graph `{id}`"),
+                source,
+            })?;
+            graphs.insert(entry);
+        }
+        if let Some(g) = &self.default_chat {
+            graphs.set_default_chat(g);
+        }
+        let runs = Runs::with_worker_id(
+            database.store(),
+            graphs.clone(),
+            cfg.run_settings(),
+            worker_id,
+        );
+        runs.start();
+        let shutdown = CancellationToken::new();
+        let state = AppState {
+            runs,
+            store: database.store(),
+            graphs,
+            auth: Arc::new(auth),
+            shutdown: shutdown.clone(),
+        };
+        let routes: Vec<ApiRouter<AppState>> =
+            self.extensions.iter().map(|e| e.routes(&ctx)).collect();
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, cfg.port)).await?;
+        let addr = listener.local_addr()?;
+        Ok((
+            Server {
+                addr,
+                app: router(state.clone(), routes, &cfg.cors_origins()),
+                state,
+                shutdown,
+                grace: Duration::from_secs(cfg.grace_secs),
+                limits: cfg.http_limits(),
+            },
+            listener,
+        ))
+    }
+
+    /// Binds, says where (`palgraph listening on http://...` on stdout), and serves until
+    /// SIGTERM or Ctrl-C.
+    ///
+    /// # Errors
+    /// See [`ServeError`].
+    pub async fn serve_from_env(self) -> Result<(), ServeError> {
+        let (server, listener) = self.bind().await?;
+        println!("palgraph listening on http://{}", server.addr);
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        server.serve(listener, shutdown_signal()).await
+    }
+}
+
+/// A bound server.
+pub struct Server {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its state.
+    pub state: AppState,
+    app: axum::Router,
+    shutdown: CancellationToken,
+    grace: Duration,
+    limits: HttpLimits,
+}
+
+impl Server {
+    /// Registers graphs and extensions.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// Serves until `stop` resolves; then stops claiming runs, lets running ones finish
+    /// within the grace period, hands the rest back, and closes the streams.
+    ///
+    /// # Errors
+    /// Serving failed.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let runs = self.state.runs.clone();
+        let token = self.shutdown.clone();
+        let grace = self.grace;
+        // On stop: readiness turns 503 and new runs are refused at once (the process is
+        // draining), running runs get the grace period, the rest are handed back, then open
+        // streams end and the listener closes.
+        let drained = async move {
+            stop.await;
+            tracing::info!("shutting down: no new runs; waiting for running ones");
+            runs.shutdown(grace).await;
+            token.cancel();
+        };
+        crate::listen::serve(
+            listener,
+            self.app,
+            self.limits,
+            drained,
+            Duration::from_secs(5),
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
