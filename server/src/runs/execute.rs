@@ -16,7 +16,6 @@
 //!    next turn starts from the state before the failed one. A claim that was lost (the
 //!    lease passed to another worker, or the fence was superseded) writes nothing more.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,7 +65,7 @@ struct Attempt {
     runs: Arc<Runs>,
     run: Run,
     cancel: Cancellation,
-    lost: Arc<AtomicBool>,
+    lost: CancellationToken,
     fence: Fence,
     sink: Arc<RunSink>,
 }
@@ -81,19 +80,15 @@ impl Attempt {
     }
 
     fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
+        self.lost.is_cancelled()
     }
 
     /// Waits `wait`, or less if the claim is lost meanwhile; false when it was.
     async fn pause(&self, wait: Duration) -> bool {
-        let deadline = Instant::now() + wait;
-        while Instant::now() < deadline {
-            if self.is_lost() {
-                return false;
-            }
-            tokio::time::sleep((deadline - Instant::now()).min(Duration::from_millis(50))).await;
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => !self.is_lost(),
+            _ = self.lost.cancelled() => false,
         }
-        !self.is_lost()
     }
 
     /// Runs a storage operation until it succeeds, fails for good, or the retry budget is
@@ -120,7 +115,7 @@ pub(crate) async fn execute(
     runs: Arc<Runs>,
     run: Run,
     cancel: Cancellation,
-    lost: Arc<AtomicBool>,
+    lost: CancellationToken,
     done: CancellationToken,
 ) {
     let _done = Done(done);

@@ -28,7 +28,6 @@ pub(crate) mod worker;
 pub(crate) mod writer;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -48,8 +47,8 @@ pub(crate) struct Running {
     /// The claim's epoch (the run's attempt).
     pub(crate) attempt: i64,
     pub(crate) cancel: Cancellation,
-    /// Set when the lease was lost: the run stops and writes nothing more.
-    pub(crate) lost: Arc<AtomicBool>,
+    /// Cancelled when the lease was lost: the run stops and writes nothing more.
+    pub(crate) lost: CancellationToken,
     /// Until when the lease surely holds, by this process's clock.
     pub(crate) deadline: Instant,
     pub(crate) abort: Option<tokio::task::AbortHandle>,
@@ -60,7 +59,7 @@ pub(crate) struct Running {
 impl Running {
     /// Gives the run up: it stops at once and writes nothing more.
     pub(crate) fn lose(&self) {
-        self.lost.store(true, Ordering::Release);
+        self.lost.cancel();
         self.cancel.cancel(CancelReason::Shutdown);
     }
 }

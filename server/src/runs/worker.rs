@@ -2,7 +2,6 @@
 //! the moment its lease may have passed to someone else.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -79,7 +78,7 @@ pub(crate) async fn heartbeat_loop(runs: Arc<Runs>) {
         let held: Vec<(String, i64)> = runs
             .running()
             .iter()
-            .filter(|(_, r)| !r.lost.load(std::sync::atomic::Ordering::Acquire))
+            .filter(|(_, r)| !r.lost.is_cancelled())
             .map(|(id, r)| (id.clone(), r.attempt))
             .collect();
         if held.is_empty() {
@@ -133,7 +132,7 @@ pub(crate) async fn watchdog_loop(runs: Arc<Runs>) {
         tokio::time::sleep(every).await;
         let now = Instant::now();
         for (id, r) in runs.running().iter() {
-            if !r.lost.load(std::sync::atomic::Ordering::Acquire) && now + margin >= r.deadline {
+            if !r.lost.is_cancelled() && now + margin >= r.deadline {
                 tracing::warn!(run_id = %id, "the run's lease could not be renewed in time; giving the run up");
                 r.lose();
             }
@@ -149,7 +148,7 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
         cancel.cancel(reason(run.cancel_reason.as_deref()));
     }
     let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id, graph = %run.graph_id, attempt = run.attempt);
-    let lost = Arc::new(AtomicBool::new(false));
+    let lost = CancellationToken::new();
     let done = CancellationToken::new();
     // An earlier claim of this run by this process may still be winding down (it lost its
     // lease and the run came back here): this one starts once that one has ended.
