@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
 use palgraph_graphs::{fanout, palassist, streaming};
-use palgraph_server::{Database, GraphEntry, ServeConfig, Server, ServerBuilder};
+use palgraph_server::{Database, GraphEntry, MessagesChat, ServeConfig, Server, ServerBuilder};
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -100,11 +100,15 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
             "Three reviewers in parallel, one summary (fan-out / fan-in)",
             fanout::graph()?,
         )
-        .compiled_graph(
-            "streaming",
-            "Answers word by word, streaming each word; stops cleanly when cancelled",
-            streaming::graph()?,
-        );
+        .graph("streaming", |ctx| {
+            let graph = streaming::graph()?.with_checkpointer(ctx.checkpointer.clone());
+            Ok(GraphEntry::new(
+                "streaming",
+                "Answers word by word, streaming each word; stops cleanly when cancelled",
+                Arc::new(graph),
+            )
+            .chat(Arc::new(MessagesChat)))
+        });
     if std::env::var("PALGRAPH_FAULT_GRAPH").is_ok_and(|v| v == "1") {
         b = b.extension(fault::Ledger).graph("ledger", |ctx| {
             let graph = fault::graph(ctx.database.clone(), ctx.checkpointer.clone())?;

@@ -181,6 +181,14 @@ pub trait DynGraph: Send + Sync {
         message: &str,
         fence: Option<&Fence>,
     ) -> Result<bool, RunError>;
+    /// Settles a failed turn with a JSON update (see [`CompiledGraph::settle_failed_turn`]).
+    async fn settle_failed_turn(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        update: Value,
+        fence: Option<&Fence>,
+    ) -> Result<Option<String>, RunError>;
 }
 
 fn decode<S: State>(v: &Value) -> Result<S::Update, RunError> {
@@ -299,5 +307,16 @@ impl<S: State> DynGraph for CompiledGraph<S> {
         fence: Option<&Fence>,
     ) -> Result<bool, RunError> {
         CompiledGraph::record_failure(self, thread_id, run_id, node, message, fence).await
+    }
+
+    async fn settle_failed_turn(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        update: Value,
+        fence: Option<&Fence>,
+    ) -> Result<Option<String>, RunError> {
+        CompiledGraph::settle_failed_turn(self, thread_id, run_id, decode::<S>(&update)?, fence)
+            .await
     }
 }

@@ -21,7 +21,7 @@ pub mod server;
 pub mod store;
 
 pub use api::auth::{User, LOCAL_USER};
-pub use api::chat::{ChatAdapter, MessagesChat, TurnRequest};
+pub use api::chat::{ChatAdapter, MessagesChat, PartialAnswer, TurnRequest};
 pub use api::error::{ApiError, ApiResult};
 pub use api::AppState;
 pub use config::ServeConfig;

@@ -90,7 +90,14 @@ export async function openThread(id, opts) {
   try {
     hist = await api('GET', `/chat/history/${encodeURIComponent(id)}`);
   } catch (e) {
-    if (seq === state.openSeq) showError(e, { context: 'This conversation could not be loaded.', retry: () => openThread(id, opts) });
+    if (seq !== state.openSeq) return;
+    if (e.status === 404) {
+      // Gone (deleted, or from another database): start a new conversation instead.
+      setThread(null);
+      welcome();
+      return;
+    }
+    showError(e, { context: 'This conversation could not be loaded.', retry: () => openThread(id, opts) });
     return;
   }
   if (seq !== state.openSeq) return;

@@ -136,3 +136,62 @@ pub async fn a_value_that_does_not_encode_is_an_encode_error(cp: Arc<dyn Checkpo
     assert_eq!(snap.values.counter, 1, "the last good checkpoint is kept");
     assert_eq!(snap.next, vec!["spoil"]);
 }
+
+pub async fn a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows(
+    cp: Arc<dyn Checkpointer>,
+) {
+    for first_turn_fails in [false, true] {
+        let g = panicking_graph(cp.clone(), false);
+        let t = thread();
+        if !first_turn_fails {
+            ok(&g, RunConfig::new(&t), say("hello")).await;
+        }
+        let run_id = "run-that-failed";
+        let err = g
+            .invoke(RunConfig::new(&t).run_id(run_id), say("please fail"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RunError::Panic { .. }), "{err:?}");
+        // Only the failed run's own turn is settled.
+        assert_eq!(
+            g.settle_failed_turn(&t, "another-run", Upd::default(), None)
+                .await
+                .unwrap(),
+            None
+        );
+        let kept = Upd::default().messages(vec![
+            crate::Message::human("please fail"),
+            crate::Message::ai("half an ans").with_metadata("interrupted", true),
+        ]);
+        let id = g
+            .settle_failed_turn(&t, run_id, kept, None)
+            .await
+            .unwrap()
+            .expect("the failed turn is settled");
+        let snap = g.get_state(&t).await.unwrap().unwrap();
+        assert_eq!(snap.checkpoint_id, id);
+        assert!(snap.next.is_empty(), "nothing is due: {:?}", snap.next);
+        assert!(snap.tasks.iter().all(|t| t.error.is_none()));
+        let mut expected = if first_turn_fails {
+            vec![]
+        } else {
+            vec!["hello"]
+        };
+        expected.extend(["please fail", "half an ans"]);
+        assert_eq!(contents(&snap.values.messages), expected);
+        assert!(
+            !snap.values.log.contains(&"ack please fail".to_string()),
+            "the failed turn's own writes are not kept"
+        );
+        // Settled once: a second call changes nothing.
+        assert_eq!(
+            g.settle_failed_turn(&t, run_id, Upd::default(), None)
+                .await
+                .unwrap(),
+            None
+        );
+        let out = ok(&g, RunConfig::new(&t), say("again")).await;
+        expected.push("again");
+        assert_eq!(contents(&out.state.messages), expected);
+    }
+}

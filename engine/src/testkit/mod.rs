@@ -51,6 +51,7 @@ macro_rules! checkpointer_suite {
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
             failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
             failure_cases::a_value_that_does_not_encode_is_an_encode_error,
+            failure_cases::a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows,
             input_cases::check_input_refuses_what_a_run_refuses_and_changes_nothing,
             input_cases::a_resume_keyed_by_interrupt_ids_is_normalized_and_runs,
             input_cases::every_dyn_input_round_trips_through_json,

@@ -63,6 +63,7 @@ pub(crate) async fn own_thread(
     user: &User,
     thread_id: &str,
 ) -> ApiResult<Thread> {
+    check_uuid(thread_id, "thread_id")?;
     state
         .store
         .get_thread(&user.id, thread_id)

@@ -28,6 +28,7 @@ use palgraph::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::failed_turn;
 use super::sink::RunSink;
 use super::spec::RunSpec;
 use super::Runs;
@@ -388,6 +389,33 @@ impl Attempt {
                     return None;
                 }
                 tracing::warn!(error = %e, "could not record the failure on the thread");
+            }
+            if let Some(streamed) = self.sink.last_streamed() {
+                let client_turn_id = RunSpec::from_kwargs(&self.run.kwargs).ok().and_then(|s| {
+                    s.context
+                        .get("client_turn_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                });
+                let settled = self
+                    .persist("keeping the failed turn's partial answer", || {
+                        failed_turn::settle(
+                            entry,
+                            &self.run,
+                            &self.fence,
+                            &streamed,
+                            client_turn_id.as_deref(),
+                            &message,
+                        )
+                    })
+                    .await?;
+                match settled {
+                    Err(e) if e.is_fenced() => return None,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not keep the failed turn's partial answer")
+                    }
+                    Ok(_) => {}
+                }
             }
         }
         // The terminal event says what the run's status says, whatever the engine sent.

@@ -19,6 +19,7 @@
 //! database outage longer than the lease) stops the run at once and writes nothing more.
 
 mod execute;
+mod failed_turn;
 pub(crate) mod hub;
 mod sink;
 pub mod spec;
@@ -281,6 +282,42 @@ impl Runs {
             self.signal_cancel(r);
         }
         Ok(run)
+    }
+
+    /// Waits until run `run_id` has ended (its end is recorded, with its terminal event) or
+    /// `deadline` passes; returns the run as it is then (`None`: it no longer exists, as
+    /// after a rollback). Woken when a run of this process ends or another process announces
+    /// the run's events, and looks again every 250 ms in case an announcement was missed.
+    pub async fn wait_ended(
+        &self,
+        run_id: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<Run>, StoreError> {
+        let waiter = self.remote.waiter(run_id);
+        let result = loop {
+            let ended = self.ended.notified();
+            let announced = waiter.notified();
+            tokio::pin!(ended, announced);
+            ended.as_mut().enable();
+            announced.as_mut().enable();
+            let run = match self.store.get_run_any(run_id).await {
+                Ok(r) => r,
+                Err(e) => break Err(e),
+            };
+            let over = run.as_ref().is_none_or(|r| r.status.is_final());
+            if over || tokio::time::Instant::now() >= deadline {
+                break Ok(run);
+            }
+            tokio::select! {
+                _ = ended => {}
+                _ = announced => {}
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+                _ = tokio::time::sleep_until(deadline) => {}
+            }
+        };
+        drop(waiter);
+        self.remote.release(run_id);
+        result
     }
 
     /// Makes a cancel take effect: a run running here is told at once (other replicas hear

@@ -12,6 +12,9 @@
 //! the start. Before the first delta of each message in a retry or a later attempt the sink
 //! publishes [`Event::MessageReset`]: clients replace the partial text instead of appending
 //! to it, so nobody sees an answer's beginning twice.
+//!
+//! **Partial text.** The sink keeps the text streamed in the current try, per message, so
+//! a run that fails can leave the answer it had written so far on its thread.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +47,17 @@ pub(crate) struct RunSink {
     reset: Mutex<HashSet<String>>,
     /// Set once the claim is lost: nothing more is published or stored.
     stopped: AtomicBool,
+    /// The text streamed in the current try, per message, in the order they started.
+    streamed: Mutex<Vec<Streamed>>,
+}
+
+/// The text of a message streamed in the current try.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Streamed {
+    /// The message's id.
+    pub(crate) message_id: String,
+    /// Its text so far.
+    pub(crate) text: String,
 }
 
 impl RunSink {
@@ -65,6 +79,7 @@ impl RunSink {
             replaying: AtomicBool::new(attempt > 1),
             reset: Mutex::new(HashSet::new()),
             stopped: AtomicBool::new(false),
+            streamed: Mutex::new(Vec::new()),
         }
     }
 
@@ -106,6 +121,30 @@ impl RunSink {
         let _ = self.take_terminal();
         self.replaying.store(true, Ordering::Release);
         self.reset.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.streamed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// The last message streamed in the current try, with its text so far.
+    pub(crate) fn last_streamed(&self) -> Option<Streamed> {
+        self.streamed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
+            .cloned()
+    }
+
+    fn keep_text(&self, message_id: &str, delta: &str) {
+        let mut streamed = self.streamed.lock().unwrap_or_else(|e| e.into_inner());
+        match streamed.iter_mut().find(|m| m.message_id == message_id) {
+            Some(m) => m.text.push_str(delta),
+            None => streamed.push(Streamed {
+                message_id: message_id.to_string(),
+                text: delta.to_string(),
+            }),
+        }
     }
 
     /// The claim was lost: drop whatever comes after.
@@ -122,9 +161,12 @@ impl EventSink for RunSink {
             return;
         }
         if let Event::MessageDelta {
-            node, message_id, ..
+            node,
+            message_id,
+            delta,
         } = &event.event
         {
+            self.keep_text(message_id, delta);
             let first = self.replaying.load(Ordering::Acquire)
                 && self
                     .reset

@@ -68,6 +68,61 @@ pub trait ChatAdapter: Send + Sync + 'static {
     fn history(&self, values: &Value) -> Vec<HistoryMessage> {
         messages_history(values)
     }
+
+    /// What a run that failed after streaming part of an answer leaves on its thread: the
+    /// update applied to the state its turn started from (`base`), where the next turn
+    /// starts. By default the turn's messages (those of the failed state `failed` that `base`
+    /// lacks) and the partial answer as an AI message (see [`messages_failed_turn`]); `None`
+    /// keeps nothing, so the thread reads as it did before the turn.
+    fn failed_turn(&self, failed: &Value, base: &Value, answer: &PartialAnswer) -> Option<Value> {
+        messages_failed_turn(failed, base, answer)
+    }
+}
+
+/// The answer a run had streamed when it stopped.
+#[derive(Clone, Debug)]
+pub struct PartialAnswer {
+    /// The message's id.
+    pub message_id: String,
+    /// The text streamed so far.
+    pub text: String,
+    /// The contract's metadata of a stopped answer: `interrupted: true`,
+    /// `interrupted_reason`, `stream_run_id`, `client_turn_id`, `finished_reason`, `error`.
+    pub metadata: Map<String, Value>,
+}
+
+/// [`ChatAdapter::failed_turn`] for a state that keeps `messages`: the messages the failed
+/// turn added, then the partial answer (replacing a message of the same id).
+pub fn messages_failed_turn(failed: &Value, base: &Value, answer: &PartialAnswer) -> Option<Value> {
+    let ids = |v: &Value| -> Vec<String> {
+        v.get("messages")
+            .and_then(Value::as_array)
+            .map(|ms| {
+                ms.iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = ids(base);
+    let mut messages: Vec<Value> = failed
+        .get("messages")?
+        .as_array()?
+        .iter()
+        .filter(|m| {
+            m.get("id")
+                .and_then(Value::as_str)
+                .is_none_or(|id| !before.iter().any(|b| b == id) && id != answer.message_id)
+        })
+        .cloned()
+        .collect();
+    messages.push(json!({
+        "type": "ai",
+        "id": answer.message_id,
+        "content": answer.text,
+        "metadata": answer.metadata,
+    }));
+    Some(json!({ "messages": messages }))
 }
 
 /// The history of a state's `messages` (the engine's messages): users' and the assistant's,
@@ -107,8 +162,15 @@ pub fn messages_history(values: &Value) -> Vec<HistoryMessage> {
 pub struct MessagesChat;
 
 impl ChatAdapter for MessagesChat {
+    /// The user's message, and the request's other fields as the graph's own (checked
+    /// against its state at admission: an unknown field is a 422).
     fn turn_input(&self, turn: TurnRequest<'_>) -> Result<Value, String> {
-        Ok(json!({"messages": [{"type": "human", "content": turn.message}]}))
+        let mut input = turn.fields.clone();
+        input.insert(
+            "messages".into(),
+            json!([{"type": "human", "content": turn.message}]),
+        );
+        Ok(Value::Object(input))
     }
 
     fn response(&self, values: &Value) -> Value {

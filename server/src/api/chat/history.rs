@@ -1,12 +1,14 @@
-//! `GET /chat/history/{thread_id}`: the conversation and the prompt waiting for an answer.
+//! `GET /chat/history/{thread_id}`: the conversation and the prompt waiting for an answer
+//! (422 for a malformed id, 404 for an unknown thread or someone else's).
 
 use axum::extract::{Path, State};
 use axum::Json;
 
 use super::models::History;
 use super::thread_chat;
+use crate::api::admission::own_thread;
 use crate::api::auth::User;
-use crate::api::error::{ApiError, ApiResult};
+use crate::api::error::ApiResult;
 use crate::api::langgraph::common::ThreadPath;
 use crate::api::AppState;
 
@@ -16,17 +18,11 @@ pub async fn history(
     user: User,
     Path(ThreadPath { thread_id }): Path<ThreadPath>,
 ) -> ApiResult<Json<History>> {
+    let thread = own_thread(&state, &user, &thread_id).await?;
     let empty = History {
         thread_id: thread_id.clone(),
         messages: Vec::new(),
         pending_interrupt: None,
-    };
-    let thread = match state.store.get_thread_any(&thread_id).await? {
-        None => return Ok(Json(empty)),
-        Some(t) if t.owner != user.id => {
-            return Err(ApiError::NotFound(format!("thread `{thread_id}`")))
-        }
-        Some(t) => t,
     };
     let Ok((entry, adapter)) = thread_chat(&state, &thread) else {
         return Ok(Json(empty));

@@ -24,7 +24,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use adapter::{messages_history, ChatAdapter, MessagesChat, TurnRequest};
+pub use adapter::{
+    messages_failed_turn, messages_history, ChatAdapter, MessagesChat, PartialAnswer, TurnRequest,
+};
 pub use cancel::cancel_thread;
 pub use history::history;
 pub use models::{ChatRequest, History, HistoryMessage, OnDisconnect, ResumeRequest, ResumeValue};

@@ -95,4 +95,7 @@ pub struct Cancelled {
     pub thread_id: String,
     /// The runs asked to stop.
     pub cancelled: Vec<String>,
+    /// Whether they have all stopped (`false`, with status 202: still stopping after the
+    /// endpoint's wait).
+    pub stopped: bool,
 }

@@ -136,6 +136,17 @@ pub async fn stream(
         } else {
             body["result"] = adapter.response(&s.values);
         }
+        // An answer that was stopped (cancelled, superseded, failed) is kept with what it
+        // had written: the snapshot carries it.
+        let history = adapter.history(&s.values);
+        if let Some(m) = history
+            .last()
+            .filter(|m| m.role == "assistant" && m.metadata["interrupted"] == true)
+        {
+            body["partial_text"] = m.content.clone().into();
+            body["message_id"] = m.id.clone().into();
+            body["interrupted_reason"] = m.metadata["interrupted_reason"].clone();
+        }
     }
     if let Some(r) = &last_run {
         if r.status == RunState::Error {

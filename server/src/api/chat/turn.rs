@@ -95,7 +95,7 @@ pub async fn chat(
             multitask: req.multitask_strategy.unwrap_or(MultitaskStrategy::Reject),
             idempotency_key,
             metadata: Default::default(),
-            spec: RunSpec::default(),
+            spec: with_client_turn(req.client_turn_id.as_deref()),
         },
     )
     .await?;
@@ -109,6 +109,32 @@ pub async fn chat(
         req.on_disconnect.unwrap_or_default(),
     );
     Ok(sse_response(&state, stream, &headers))
+}
+
+/// A run spec whose context names the client's turn (`client_turn_id`), which nodes and
+/// the server write on the answers they stop.
+fn with_client_turn(client_turn_id: Option<&str>) -> RunSpec {
+    let mut spec = RunSpec::default();
+    if let Some(c) = client_turn_id {
+        spec.context.insert("client_turn_id".into(), c.into());
+    }
+    spec
+}
+
+/// The client turn of the thread's latest run: a resume continues that turn.
+async fn latest_client_turn(state: &AppState, thread_id: &str) -> Option<String> {
+    let run = state
+        .store
+        .list_runs(thread_id, 1, 0)
+        .await
+        .ok()?
+        .into_iter()
+        .next()?;
+    let spec = RunSpec::from_kwargs(&run.kwargs).ok()?;
+    spec.context
+        .get("client_turn_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// `POST /chat/resume`.
@@ -133,7 +159,7 @@ pub async fn resume(
             multitask: MultitaskStrategy::Reject,
             idempotency_key: None,
             metadata: Default::default(),
-            spec: RunSpec::default(),
+            spec: with_client_turn(latest_client_turn(&state, &req.thread_id).await.as_deref()),
         },
     )
     .await?;
