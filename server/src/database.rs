@@ -11,8 +11,7 @@ use palgraph::checkpoint::{
 use palgraph::db::migrate::MigrateError;
 
 use crate::config::ServeConfig;
-use crate::store::postgres::PgStore;
-use crate::store::sqlite::SqliteStore;
+use crate::store::sql::SqlStore;
 use crate::store::Store;
 
 /// The opened database.
@@ -97,8 +96,8 @@ impl Database {
     /// The server's store on it.
     pub fn store(&self) -> Arc<dyn Store> {
         match self {
-            Database::Sqlite(p) => Arc::new(SqliteStore::new(p.clone())),
-            Database::Postgres(p) => Arc::new(PgStore::new(p.clone())),
+            Database::Sqlite(p) => Arc::new(SqlStore::new(p.clone())),
+            Database::Postgres(p) => Arc::new(SqlStore::new(p.clone())),
         }
     }
 }

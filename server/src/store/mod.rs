@@ -1,9 +1,15 @@
 //! The server's own tables: threads, runs (the work queue, with worker leases) and run
-//! events (what watchers replay). One trait, a SQLite and a Postgres implementation.
+//! events (what watchers replay). One trait, implemented once over SQL (`sql`) with the
+//! little that differs between SQLite and Postgres in a dialect each.
 
+mod dialect;
 mod migrations;
 pub mod postgres;
+mod rows;
+pub(crate) mod sql;
 pub(crate) mod sqlite;
+#[cfg(test)]
+mod tests;
 
 pub use migrations::MIGRATIONS;
 
@@ -51,6 +57,65 @@ pub struct Thread {
     pub updated_at_ms: i64,
 }
 
+/// Gives an enum its stored (and wire) names, and stores it as that text in any database
+/// whose text type it can use: `as_str`, `parse` and sqlx's `Type`, `Encode` and `Decode`.
+macro_rules! stored_as_text {
+    ($ty:ident { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            /// Its stored name.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name),+
+                }
+            }
+
+            /// Parses a stored name.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s {
+                    $($name => Some($ty::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl<DB: sqlx::Database> sqlx::Type<DB> for $ty
+        where
+            str: sqlx::Type<DB>,
+        {
+            fn type_info() -> DB::TypeInfo {
+                <str as sqlx::Type<DB>>::type_info()
+            }
+
+            fn compatible(ty: &DB::TypeInfo) -> bool {
+                <str as sqlx::Type<DB>>::compatible(ty)
+            }
+        }
+
+        impl<'q, DB: sqlx::Database> sqlx::Encode<'q, DB> for $ty
+        where
+            for<'a> &'a str: sqlx::Encode<'a, DB>,
+        {
+            fn encode_by_ref(
+                &self,
+                buf: &mut DB::ArgumentBuffer,
+            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <&str as sqlx::Encode<'_, DB>>::encode_by_ref(&self.as_str(), buf)
+            }
+        }
+
+        impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for $ty
+        where
+            &'r str: sqlx::Decode<'r, DB>,
+        {
+            fn decode(value: DB::ValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                let s = <&str as sqlx::Decode<DB>>::decode(value)?;
+                Self::parse(s)
+                    .ok_or_else(|| format!("`{s}` is not a {}", stringify!($ty)).into())
+            }
+        }
+    };
+}
+
 /// Run states as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,32 +134,16 @@ pub enum RunState {
     Cancelled,
 }
 
+stored_as_text!(RunState {
+    Pending => "pending",
+    Running => "running",
+    Success => "success",
+    Error => "error",
+    Interrupted => "interrupted",
+    Cancelled => "cancelled",
+});
+
 impl RunState {
-    /// Its stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Pending => "pending",
-            RunState::Running => "running",
-            RunState::Success => "success",
-            RunState::Error => "error",
-            RunState::Interrupted => "interrupted",
-            RunState::Cancelled => "cancelled",
-        }
-    }
-
-    /// Parses a stored name.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "pending" => RunState::Pending,
-            "running" => RunState::Running,
-            "success" => RunState::Success,
-            "error" => RunState::Error,
-            "interrupted" => RunState::Interrupted,
-            "cancelled" => RunState::Cancelled,
-            _ => return None,
-        })
-    }
-
     /// Whether the run is over.
     pub fn is_final(self) -> bool {
         !matches!(self, RunState::Pending | RunState::Running)
@@ -115,17 +164,12 @@ pub enum MultitaskStrategy {
     Enqueue,
 }
 
-impl MultitaskStrategy {
-    /// Its wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MultitaskStrategy::Reject => "reject",
-            MultitaskStrategy::Interrupt => "interrupt",
-            MultitaskStrategy::Rollback => "rollback",
-            MultitaskStrategy::Enqueue => "enqueue",
-        }
-    }
-}
+stored_as_text!(MultitaskStrategy {
+    Reject => "reject",
+    Interrupt => "interrupt",
+    Rollback => "rollback",
+    Enqueue => "enqueue",
+});
 
 /// A cancel asked of a run: what to do with its work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -136,6 +180,11 @@ pub enum CancelAction {
     /// Stop it and delete it and its checkpoints.
     Rollback,
 }
+
+stored_as_text!(CancelAction {
+    Interrupt => "interrupt",
+    Rollback => "rollback",
+});
 
 impl StoreError {
     /// Whether the same operation may succeed when retried (the database was unreachable,
@@ -333,7 +382,12 @@ pub trait Store: Send + Sync {
     /// Creates a thread.
     async fn create_thread(&self, t: Thread, if_exists: IfExists) -> Result<Thread, StoreError>;
     /// A thread, if it exists and belongs to `owner`.
-    async fn get_thread(&self, owner: &str, thread_id: &str) -> Result<Option<Thread>, StoreError>;
+    async fn get_thread(&self, owner: &str, thread_id: &str) -> Result<Option<Thread>, StoreError> {
+        Ok(self
+            .get_thread_any(thread_id)
+            .await?
+            .filter(|t| t.owner == owner))
+    }
     /// A thread by id, whoever owns it.
     async fn get_thread_any(&self, thread_id: &str) -> Result<Option<Thread>, StoreError>;
     /// The owner's threads, newest update first.
@@ -359,7 +413,12 @@ pub trait Store: Send + Sync {
         owner: &str,
         thread_id: &str,
         run_id: &str,
-    ) -> Result<Option<Run>, StoreError>;
+    ) -> Result<Option<Run>, StoreError> {
+        Ok(self
+            .get_run_any(run_id)
+            .await?
+            .filter(|r| r.owner == owner && r.thread_id == thread_id))
+    }
     /// A run by id.
     async fn get_run_any(&self, run_id: &str) -> Result<Option<Run>, StoreError>;
     /// A thread's runs, newest first.

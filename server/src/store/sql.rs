@@ -1,0 +1,570 @@
+//! The store written once, in the SQL that SQLite and Postgres share: [`SqlStore`] runs the
+//! same statements on both (with `$1, $2, ...` parameters, which sqlx-sqlite reads as
+//! argument 1, 2, ... as Postgres does), and a [`Dialect`] holds what differs: how a writer
+//! takes its locks, how other processes hear of changes, how JSON is searched and unpacked,
+//! and the few writes Postgres makes in one statement where SQLite needs several.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::types::Json;
+use sqlx::{AssertSqlSafe, Database, Encode, Executor, FromRow, IntoArguments, Pool, Type};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::dialect::Dialect;
+use super::rows::{json, StoredJson};
+use super::{
+    cancelled_event, decide, merge_metadata, now_ms, CancelAction, Claim, CreatedRun, EventRow,
+    Finish, IfExists, NewRun, Notification, Renewed, Run, RunState, Store, StoreError, Thread,
+    ThreadQuery,
+};
+
+/// The server's store on a SQLite or Postgres database migrated with [`super::MIGRATIONS`].
+pub(crate) struct SqlStore<DB: Database> {
+    pool: Pool<DB>,
+}
+
+impl<DB: Database> SqlStore<DB> {
+    pub(crate) fn new(pool: Pool<DB>) -> Self {
+        SqlStore { pool }
+    }
+}
+
+macro_rules! thread_columns {
+    () => {
+        "thread_id, owner, metadata, status, created_at_ms, updated_at_ms"
+    };
+}
+
+macro_rules! run_columns {
+    () => {
+        "run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status, kwargs, metadata, \
+         multitask_strategy, idempotency_key, cancel_action, cancel_reason, worker_id, \
+         lease_until_ms, attempt, error, created_at_ms, updated_at_ms"
+    };
+}
+
+const ACTIVE_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY thread_seq"
+);
+
+const RUN: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = $1");
+
+/// What a write's `WITH n AS (SELECT ...)`, joined into it, evaluates once to announce the
+/// change (see [`Dialect::notify`]); `NULL` where nobody listens. The announcement costs no
+/// statement of its own.
+fn announce<DB: Dialect>(channel: &str, payload: &str) -> String {
+    DB::notify(channel, payload).unwrap_or_else(|| "NULL".into())
+}
+
+impl<DB> SqlStore<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    str: Type<DB>,
+    for<'a> &'a str: Encode<'a, DB>,
+    i64: Type<DB> + for<'a> Encode<'a, DB>,
+    for<'r> Run: FromRow<'r, DB::Row>,
+{
+    /// Cancels an active run inside a write transaction that holds its thread: a pending run
+    /// ends at once with its terminal event (a rollback deletes it); a running one is flagged
+    /// for its worker. Returns the run as it is afterwards (`None` if it was not active).
+    async fn cancel_in(
+        conn: &mut DB::Connection,
+        run_id: &str,
+        action: CancelAction,
+        reason: &str,
+        now: i64,
+    ) -> Result<Option<Run>, StoreError> {
+        let run: Option<Run> = sqlx::query_as(concat!(
+            "UPDATE runs SET cancel_action = COALESCE(cancel_action, $2),
+                 cancel_reason = COALESCE(cancel_reason, $3), updated_at_ms = $4,
+                 status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END
+             WHERE run_id = $1 AND status IN ('pending', 'running')
+             RETURNING ",
+            run_columns!()
+        ))
+        .bind(run_id)
+        .bind(action)
+        .bind(reason)
+        .bind(now)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some(run) = run else {
+            return Ok(None);
+        };
+        if run.status == RunState::Cancelled {
+            // It never started: it ends here, with its terminal event, or goes entirely.
+            let reason = run.cancel_reason.as_deref().unwrap_or(reason);
+            let finish = Finish {
+                status: RunState::Cancelled,
+                error: None,
+                terminal: (1, cancelled_event(reason)),
+                delete: run.cancel_action == Some(CancelAction::Rollback),
+            };
+            DB::end_run(conn, run_id, &run.thread_id, &finish, now).await?;
+        } else if let Some(notify) = DB::notify("palgraph_cancel", "$1") {
+            sqlx::query(AssertSqlSafe(format!("SELECT {notify}")))
+                .bind(run_id)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(Some(run))
+    }
+}
+
+#[async_trait]
+impl<DB> Store for SqlStore<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    str: Type<DB>,
+    for<'a> &'a str: Encode<'a, DB>,
+    for<'a> Option<&'a str>: Encode<'a, DB>,
+    i64: Type<DB> + for<'a> Encode<'a, DB>,
+    for<'a> Json<StoredJson<'a>>: Encode<'a, DB> + Type<DB>,
+    for<'a> Option<Json<StoredJson<'a>>>: Encode<'a, DB>,
+    for<'r> Thread: FromRow<'r, DB::Row>,
+    for<'r> Run: FromRow<'r, DB::Row>,
+    for<'r> EventRow: FromRow<'r, DB::Row>,
+    for<'r> Renewed: FromRow<'r, DB::Row>,
+    for<'r> (i64,): FromRow<'r, DB::Row>,
+    for<'r> (String,): FromRow<'r, DB::Row>,
+{
+    async fn notifications(&self) -> Option<UnboundedReceiver<Notification>> {
+        DB::notifications(&self.pool).await
+    }
+
+    async fn recover_orphans(&self) -> Result<u64, StoreError> {
+        DB::recover_orphans(&self.pool).await
+    }
+
+    async fn create_thread(&self, t: Thread, if_exists: IfExists) -> Result<Thread, StoreError> {
+        let created: Option<Thread> = sqlx::query_as(concat!(
+            "INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
+             VALUES ($1, $2, $3, $4, $5, $5)
+             ON CONFLICT (thread_id) DO NOTHING
+             RETURNING ",
+            thread_columns!()
+        ))
+        .bind(t.thread_id.as_str())
+        .bind(t.owner.as_str())
+        .bind(json::<DB>(&t.metadata))
+        .bind(t.status.as_str())
+        .bind(t.created_at_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some(created) = created {
+            return Ok(created);
+        }
+        match self.get_thread(&t.owner, &t.thread_id).await? {
+            Some(existing) if if_exists == IfExists::DoNothing => Ok(existing),
+            _ => Err(StoreError::Exists(format!("thread `{}`", t.thread_id))),
+        }
+    }
+
+    async fn get_thread_any(&self, thread_id: &str) -> Result<Option<Thread>, StoreError> {
+        Ok(sqlx::query_as(concat!(
+            "SELECT ",
+            thread_columns!(),
+            " FROM threads WHERE thread_id = $1"
+        ))
+        .bind(thread_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    async fn search_threads(
+        &self,
+        owner: &str,
+        q: &ThreadQuery,
+    ) -> Result<Vec<Thread>, StoreError> {
+        let metadata = Value::Object(q.metadata.clone());
+        let ids = q.ids.clone().map(Value::from);
+        Ok(sqlx::query_as(AssertSqlSafe(format!(
+            concat!(
+                "SELECT ",
+                thread_columns!(),
+                " FROM threads t
+                 WHERE t.owner = $1 AND {matches} AND ($3 IS NULL OR t.status = $3)
+                 ORDER BY t.updated_at_ms DESC, t.thread_id
+                 LIMIT $5 OFFSET $6"
+            ),
+            matches = DB::THREAD_MATCHES
+        )))
+        .bind(owner)
+        .bind(json::<DB>(&metadata))
+        .bind(q.status.as_deref())
+        .bind(ids.as_ref().map(json::<DB>))
+        .bind(q.limit)
+        .bind(q.offset)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn patch_thread(
+        &self,
+        owner: &str,
+        thread_id: &str,
+        patch: &Value,
+    ) -> Result<Option<Thread>, StoreError> {
+        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
+        let thread: Option<Thread> = sqlx::query_as(AssertSqlSafe(format!(
+            concat!(
+                "SELECT ",
+                thread_columns!(),
+                " FROM threads WHERE thread_id = $1 AND owner = $2{}"
+            ),
+            DB::FOR_UPDATE
+        )))
+        .bind(thread_id)
+        .bind(owner)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(thread) = thread else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        let thread: Thread = sqlx::query_as(concat!(
+            "UPDATE threads SET metadata = $2, updated_at_ms = $3 WHERE thread_id = $1 RETURNING ",
+            thread_columns!()
+        ))
+        .bind(thread_id)
+        .bind(json::<DB>(&merge_metadata(&thread.metadata, patch)))
+        .bind(now_ms())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(thread))
+    }
+
+    async fn delete_thread(&self, owner: &str, thread_id: &str) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
+        // The thread first (deleting it locks it), then its runs: every writer's lock order.
+        let deleted: Option<String> = sqlx::query_scalar(
+            "DELETE FROM threads WHERE thread_id = $1 AND owner = $2 RETURNING thread_id",
+        )
+        .bind(thread_id)
+        .bind(owner)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if deleted.is_none() {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        for delete in [
+            "DELETE FROM run_events WHERE thread_id = $1",
+            "DELETE FROM runs WHERE thread_id = $1",
+        ] {
+            sqlx::query(delete)
+                .bind(thread_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
+        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
+        // The thread first, always: one lock order for everything that touches a thread
+        // and its runs.
+        let run_seq: Option<i64> = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT run_seq FROM threads WHERE thread_id = $1{}",
+            DB::FOR_UPDATE
+        )))
+        .bind(new.thread_id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(run_seq) = run_seq else {
+            tx.rollback().await?;
+            return Err(StoreError::NotFound(format!("thread `{}`", new.thread_id)));
+        };
+        if let Some(key) = &new.idempotency_key {
+            let existing: Option<Run> = sqlx::query_as(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE owner = $1 AND idempotency_key = $2"
+            ))
+            .bind(new.owner.as_str())
+            .bind(key.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(run) = existing {
+                tx.commit().await?;
+                return Ok(CreatedRun {
+                    run,
+                    existing: true,
+                    cancelled: Vec::new(),
+                });
+            }
+        }
+        let active: Vec<Run> = sqlx::query_as(ACTIVE_RUNS)
+            .bind(new.thread_id.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
+        let decision = match decide(&new.thread_id, &active, new.multitask_strategy) {
+            Ok(d) => d,
+            Err(e) => {
+                tx.rollback().await?;
+                return Err(e);
+            }
+        };
+        let now = now_ms();
+        let mut cancelled = Vec::new();
+        for (run, action) in decision {
+            cancelled
+                .extend(Self::cancel_in(&mut tx, &run.run_id, action, "superseded", now).await?);
+        }
+        let run: Run = sqlx::query_as(concat!(
+            "INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status,
+                 kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms)
+             VALUES ($1, $2, $11, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $10)
+             RETURNING ",
+            run_columns!()
+        ))
+        .bind(new.run_id.as_str())
+        .bind(new.thread_id.as_str())
+        .bind(new.owner.as_str())
+        .bind(new.assistant_id.as_str())
+        .bind(new.graph_id.as_str())
+        .bind(json::<DB>(&new.kwargs))
+        .bind(json::<DB>(&new.metadata))
+        .bind(new.multitask_strategy)
+        .bind(new.idempotency_key.as_deref())
+        .bind(now)
+        .bind(run_seq + 1)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query(AssertSqlSafe(format!(
+            "WITH n AS (SELECT {notify})
+             UPDATE threads SET status = 'busy', updated_at_ms = $2, run_seq = run_seq + 1,
+                 metadata = {with_graph}
+             FROM n WHERE thread_id = $1",
+            notify = announce::<DB>("palgraph_runs", "$1"),
+            with_graph = DB::WITH_GRAPH
+        )))
+        .bind(new.thread_id.as_str())
+        .bind(now)
+        .bind(new.graph_id.as_str())
+        .bind(new.assistant_id.as_str())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(CreatedRun {
+            run,
+            existing: false,
+            cancelled,
+        })
+    }
+
+    async fn get_run_any(&self, run_id: &str) -> Result<Option<Run>, StoreError> {
+        Ok(sqlx::query_as(RUN)
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn list_runs(
+        &self,
+        thread_id: &str,
+        limit: i64,
+        offset: i64,
+    ) -> Result<Vec<Run>, StoreError> {
+        Ok(sqlx::query_as(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE thread_id = $1 ORDER BY thread_seq DESC LIMIT $2 OFFSET $3"
+        ))
+        .bind(thread_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn active_runs(&self, thread_id: &str) -> Result<Vec<Run>, StoreError> {
+        Ok(sqlx::query_as(ACTIVE_RUNS)
+            .bind(thread_id)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    async fn claim_run(
+        &self,
+        worker: &str,
+        lease_ms: i64,
+        only: Option<&str>,
+    ) -> Result<Option<Run>, StoreError> {
+        let now = now_ms();
+        // One statement: the choice and the claim are one write (SQLite takes its writer
+        // lock before the statement reads anything).
+        Ok(sqlx::query_as(AssertSqlSafe(format!(
+            concat!(
+                "UPDATE runs SET status = 'running', worker_id = $1, lease_until_ms = $2,
+                     attempt = attempt + 1, updated_at_ms = $3
+                 WHERE run_id = (
+                     SELECT r.run_id FROM runs r
+                     WHERE r.status IN ('pending', 'running')
+                       AND (r.status = 'pending' OR r.lease_until_ms < $3)
+                       AND ($4 IS NULL OR r.run_id = $4)
+                       AND NOT EXISTS (SELECT 1 FROM runs o
+                                       WHERE o.thread_id = r.thread_id
+                                         AND o.status IN ('pending', 'running')
+                                         AND o.thread_seq < r.thread_seq)
+                     ORDER BY r.run_id
+                     LIMIT 1{skip_locked})
+                 RETURNING ",
+                run_columns!()
+            ),
+            skip_locked = DB::SKIP_LOCKED
+        )))
+        .bind(worker)
+        .bind(now + lease_ms)
+        .bind(now)
+        .bind(only)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    async fn heartbeat(
+        &self,
+        worker: &str,
+        held: &[(String, i64)],
+        lease_ms: i64,
+    ) -> Result<Vec<Renewed>, StoreError> {
+        if held.is_empty() {
+            return Ok(Vec::new());
+        }
+        let claims: Value = held
+            .iter()
+            .map(|(run, attempt)| serde_json::json!([run, attempt]))
+            .collect();
+        Ok(sqlx::query_as(AssertSqlSafe(format!(
+            "UPDATE runs SET lease_until_ms = $3
+             FROM {held}
+             WHERE run_id = h.id AND attempt = h.att AND worker_id = $1 AND status = 'running'
+             RETURNING run_id, cancel_action, cancel_reason",
+            held = DB::HELD
+        )))
+        .bind(worker)
+        .bind(json::<DB>(&claims))
+        .bind(now_ms() + lease_ms)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn finish_run(&self, claim: Claim<'_>, finish: &Finish) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
+        // The thread's lock, then the run's: the order every writer of runs takes.
+        let thread_id: Option<String> = sqlx::query_scalar(AssertSqlSafe(format!(
+            "WITH t AS (SELECT thread_id FROM threads
+                        WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1){lock})
+             SELECT r.thread_id FROM runs r JOIN t ON t.thread_id = r.thread_id
+             WHERE r.run_id = $1 AND r.worker_id = $2 AND r.attempt = $3 AND r.status = 'running'{lock}",
+            lock = DB::FOR_UPDATE
+        )))
+        .bind(claim.run_id)
+        .bind(claim.worker)
+        .bind(claim.attempt)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(thread_id) = thread_id else {
+            tx.rollback().await?;
+            return Ok(false);
+        };
+        DB::end_run(&mut tx, claim.run_id, &thread_id, finish, now_ms()).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn release_run(&self, claim: Claim<'_>) -> Result<(), StoreError> {
+        sqlx::query(AssertSqlSafe(format!(
+            "WITH n AS (SELECT {})
+             UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL,
+                 updated_at_ms = $4
+             FROM n WHERE run_id = $1 AND worker_id = $2 AND attempt = $3 AND status = 'running'",
+            announce::<DB>("palgraph_runs", "$1")
+        )))
+        .bind(claim.run_id)
+        .bind(claim.worker)
+        .bind(claim.attempt)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn request_cancel(
+        &self,
+        run_id: &str,
+        action: CancelAction,
+        reason: &str,
+    ) -> Result<Option<Run>, StoreError> {
+        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT 1 FROM threads WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1){}",
+            DB::FOR_UPDATE
+        )))
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        let run = match Self::cancel_in(&mut tx, run_id, action, reason, now_ms()).await? {
+            Some(run) => Some(run),
+            None => {
+                sqlx::query_as(RUN)
+                    .bind(run_id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+            }
+        };
+        tx.commit().await?;
+        Ok(run)
+    }
+
+    async fn delete_run(&self, run_id: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
+        for delete in [
+            "DELETE FROM run_events WHERE run_id = $1",
+            "DELETE FROM runs WHERE run_id = $1",
+        ] {
+            sqlx::query(delete).bind(run_id).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn sweep_orphans(
+        &self,
+        worker: &str,
+        gone: &mut HashMap<String, Instant>,
+        debounce: Duration,
+    ) -> Result<u64, StoreError> {
+        DB::sweep_orphans(&self.pool, worker, gone, debounce).await
+    }
+
+    async fn append_events(&self, rows: &[EventRow]) -> Result<(), StoreError> {
+        DB::append_events(&self.pool, rows).await
+    }
+
+    async fn events_after(
+        &self,
+        run_id: &str,
+        after_seq: i64,
+    ) -> Result<Vec<EventRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT run_id, seq, thread_id, event FROM run_events
+             WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+        )
+        .bind(run_id)
+        .bind(after_seq)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
