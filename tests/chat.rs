@@ -696,7 +696,10 @@ async fn bad_chat_requests_are_clear_errors(b: Backend) {
     assert_eq!(code, 404, "{e}");
     let unknown = uuid::Uuid::new_v4();
     let (code, h) = s.get_json(&format!("/chat/history/{unknown}")).await;
-    assert_eq!(code, 404, "an unknown thread is not found, as everywhere: {h}");
+    assert_eq!(
+        code, 404,
+        "an unknown thread is not found, as everywhere: {h}"
+    );
     // Documents: JSON and multipart, per user, 404 when unknown.
     let (code, d) = s
         .post_json(

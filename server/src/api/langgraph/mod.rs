@@ -16,6 +16,7 @@ pub mod models;
 pub mod runs;
 pub mod state;
 pub mod stream;
+pub mod thread_runs;
 pub mod thread_stream;
 pub mod threads;
 pub mod translate;
@@ -217,7 +218,7 @@ fn runs() -> ApiRouter<AppState> {
     ApiRouter::new()
         .api_route(
             "/threads/{thread_id}/runs",
-            get_with(runs::list, |o| {
+            get_with(thread_runs::list, |o| {
                 o.summary("A thread's runs, newest first").tag("runs")
             })
             .post_with(runs::create, |o| {
@@ -251,8 +252,8 @@ fn runs() -> ApiRouter<AppState> {
         )
         .api_route(
             "/threads/{thread_id}/runs/{run_id}",
-            get_with(runs::get, |o| o.summary("A run").tag("runs"))
-                .delete_with(runs::delete, |o| {
+            get_with(thread_runs::get, |o| o.summary("A run").tag("runs"))
+                .delete_with(thread_runs::delete, |o| {
                     o.summary("Delete a finished run").tag("runs")
                 }),
         )
@@ -266,14 +267,14 @@ fn runs() -> ApiRouter<AppState> {
         )
         .api_route(
             "/threads/{thread_id}/runs/{run_id}/join",
-            get_with(runs::join, |o| {
+            get_with(thread_runs::join, |o| {
                 o.summary("Wait for a run and return the thread's values")
                     .tag("runs")
             }),
         )
         .api_route(
             "/threads/{thread_id}/runs/{run_id}/stream",
-            get_with(runs::join_stream, |o| {
+            get_with(thread_runs::join_stream, |o| {
                 sse(o
                     .summary("Join a run's stream (Last-Event-ID resumes it)")
                     .tag("runs"))
@@ -281,7 +282,7 @@ fn runs() -> ApiRouter<AppState> {
         )
         .api_route(
             "/threads/{thread_id}/runs/{run_id}/cancel",
-            post_with(runs::cancel, |o| {
+            post_with(thread_runs::cancel, |o| {
                 o.summary("Cancel a run (idempotent)").tag("runs")
             }),
         )
@@ -317,14 +318,14 @@ fn runs() -> ApiRouter<AppState> {
         )
         .api_route(
             "/runs/cancel",
-            post_with(runs::cancel_many, |o| {
+            post_with(thread_runs::cancel_many, |o| {
                 o.summary("Cancel runs of a thread, or every active run of the caller")
                     .tag("runs")
             }),
         )
         .api_route(
             "/runs/{run_id}/stream",
-            get_with(runs::join_stream_by_run, |o| {
+            get_with(thread_runs::join_stream_by_run, |o| {
                 sse(o.summary("Join a run's stream by its id").tag("runs"))
             }),
         )

@@ -1,0 +1,9 @@
+//! The LangGraph Agent Server API's bodies, as the official SDKs send and read them: typed,
+//! so handlers read fields instead of probing JSON, and the OpenAPI document is generated
+//! from them.
+
+mod requests;
+mod responses;
+
+pub use requests::*;
+pub use responses::*;

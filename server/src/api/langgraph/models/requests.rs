@@ -1,0 +1,303 @@
+//! The request bodies and query parameters of the LangGraph Agent Server API.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::api::chat::OnDisconnect;
+use crate::store::{IfExists, MultitaskStrategy};
+
+/// `POST /assistants/search` and `/assistants/count`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct AssistantSearch {
+    /// Only this graph's assistant.
+    pub graph_id: Option<String>,
+    /// Metadata entries that must match (assistants have `created_by: system`).
+    pub metadata: Map<String, Value>,
+    /// Page size (1 to 1000, default 10).
+    pub limit: Option<usize>,
+    /// Page offset.
+    pub offset: Option<usize>,
+    /// A part of the name.
+    pub name: Option<String>,
+    /// Only these fields of each assistant.
+    pub select: Option<Vec<String>>,
+    /// `assistant_id`, `graph_id`, `name`, `created_at` or `updated_at`.
+    pub sort_by: Option<String>,
+    /// `asc` or `desc`.
+    pub sort_order: Option<String>,
+}
+
+/// `POST /assistants`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CreateAssistant {
+    /// The graph (required).
+    pub graph_id: Option<String>,
+    /// The assistant's id.
+    pub assistant_id: Option<String>,
+    /// `raise` (default) or `do_nothing`.
+    pub if_exists: Option<String>,
+}
+
+/// One update of a superstep.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct SuperstepUpdate {
+    /// The update's values.
+    pub values: Value,
+    /// A command (not supported).
+    pub command: Option<Value>,
+    /// The node the update is written as.
+    pub as_node: Option<String>,
+}
+
+/// A superstep of updates applied when a thread is created.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Superstep {
+    /// Its updates.
+    pub updates: Vec<SuperstepUpdate>,
+}
+
+/// `POST /threads`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CreateThread {
+    /// Its id (a UUID; a new one when absent).
+    pub thread_id: Option<String>,
+    /// Metadata.
+    pub metadata: Option<Map<String, Value>>,
+    /// What to do when the id exists.
+    pub if_exists: Option<IfExists>,
+    /// The graph whose state it will hold.
+    pub graph_id: Option<String>,
+    /// Updates to apply at once.
+    pub supersteps: Option<Vec<Superstep>>,
+    /// Accepted, not applied.
+    pub ttl: Option<Value>,
+}
+
+/// `POST /threads/search` and `/threads/count`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct SearchThreads {
+    /// Metadata entries that must match.
+    pub metadata: Map<String, Value>,
+    /// `idle`, `busy`, `interrupted` or `error`.
+    pub status: Option<String>,
+    /// Only these thread ids.
+    pub ids: Option<Vec<String>>,
+    /// Page size (1 to 1000, default 10).
+    pub limit: Option<i64>,
+    /// Page offset.
+    pub offset: Option<i64>,
+    /// State values that must match.
+    pub values: Option<Map<String, Value>>,
+    /// `thread_id`, `status`, `created_at`, `updated_at` or `state_updated_at`.
+    pub sort_by: Option<String>,
+    /// `asc` or `desc`.
+    pub sort_order: Option<String>,
+    /// Only these fields of each thread.
+    pub select: Option<Vec<String>>,
+    /// Not supported (422 when given).
+    pub extract: Option<Map<String, Value>>,
+}
+
+/// `PATCH /threads/{id}`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct PatchThread {
+    /// Entries merged into the thread's metadata.
+    pub metadata: Map<String, Value>,
+    /// Accepted, not applied.
+    pub ttl: Option<Value>,
+}
+
+/// `POST /threads/prune`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct PruneThreads {
+    /// The threads.
+    pub thread_ids: Vec<String>,
+    /// `delete` (default) or `keep_latest`.
+    pub strategy: Option<String>,
+}
+
+/// `POST /threads/{id}/state/checkpoint`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct StateAt {
+    /// A checkpoint config (`checkpoint_id`, `checkpoint_ns`).
+    pub checkpoint: Option<Map<String, Value>>,
+    /// A checkpoint id.
+    pub checkpoint_id: Option<String>,
+}
+
+/// `POST /threads/{id}/state`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct UpdateState {
+    /// The update (JSON of the state's update type).
+    pub values: Value,
+    /// Written as if this node had.
+    pub as_node: Option<String>,
+    /// A checkpoint config to update from.
+    pub checkpoint: Option<Map<String, Value>>,
+    /// A checkpoint id to update from.
+    pub checkpoint_id: Option<String>,
+}
+
+/// `POST /threads/{id}/history`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct HistoryQuery {
+    /// At most this many (1 to 1000, default 10).
+    pub limit: Option<usize>,
+    /// Only checkpoints older than this one (an id or a config).
+    pub before: Option<Value>,
+    /// Metadata entries that must match.
+    pub metadata: Option<Map<String, Value>>,
+    /// A checkpoint config (`checkpoint_ns` of a subgraph: none).
+    pub checkpoint: Option<Map<String, Value>>,
+    /// Only these fields of each state.
+    pub select: Option<Vec<String>>,
+}
+
+/// A run's command.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CommandBody {
+    /// Answers pending interrupts: one value, or an object of interrupt id to value.
+    pub resume: Option<Value>,
+    /// An update of the state.
+    pub update: Option<Value>,
+    /// Node names (or `Send`s naming a node) to run next.
+    pub goto: Option<Value>,
+}
+
+/// `POST /threads/{id}/runs[/stream|/wait]` and the stateless `/runs...`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CreateRun {
+    /// The assistant (or graph) to run (required).
+    pub assistant_id: Option<String>,
+    /// The input: an update of the state starting a new turn.
+    pub input: Option<Value>,
+    /// A command instead of input.
+    pub command: Option<CommandBody>,
+    /// Fork from this checkpoint config.
+    pub checkpoint: Option<Map<String, Value>>,
+    /// Fork from this checkpoint.
+    pub checkpoint_id: Option<String>,
+    /// `recursion_limit`, `configurable.checkpoint_id`.
+    pub config: Option<Value>,
+    /// Run-scoped context for nodes.
+    pub context: Option<Map<String, Value>>,
+    /// Metadata of the run.
+    pub metadata: Option<Map<String, Value>>,
+    /// A stream mode or a list of them.
+    pub stream_mode: Option<Value>,
+    /// Accepted (graphs here have no subgraphs).
+    pub stream_subgraphs: Option<bool>,
+    /// Implied: every run can be rejoined.
+    pub stream_resumable: Option<bool>,
+    /// What to do when the thread is busy (default `reject`).
+    pub multitask_strategy: Option<MultitaskStrategy>,
+    /// `reject` (default) or `create`.
+    pub if_not_exists: Option<String>,
+    /// What a disconnect does to the run.
+    pub on_disconnect: Option<OnDisconnect>,
+    /// A stateless run's thread: `delete` (default) or `keep`.
+    pub on_completion: Option<String>,
+    /// Not supported (422 when given).
+    pub interrupt_before: Option<Value>,
+    /// Not supported (422 when given).
+    pub interrupt_after: Option<Value>,
+    /// Not supported (422 when given).
+    pub after_seconds: Option<f64>,
+    /// Not supported (422 when given).
+    pub webhook: Option<String>,
+    /// Accepted, not applied (every step is durable).
+    pub durability: Option<String>,
+    /// Accepted, not applied.
+    pub checkpoint_during: Option<bool>,
+    /// Accepted, not applied.
+    pub strict_resume: Option<bool>,
+}
+
+/// `POST /runs/cancel`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CancelMany {
+    /// The thread of `run_ids`.
+    pub thread_id: Option<String>,
+    /// The runs.
+    pub run_ids: Option<Vec<String>>,
+    /// Instead: every `pending`, `running` or `all` active run of the caller.
+    pub status: Option<String>,
+}
+
+// ---------- query parameters (documented; read as sent, see `common::Params`) ----------
+
+/// `GET /threads/{id}/runs`.
+#[derive(Deserialize, JsonSchema)]
+pub struct ListRunsParams {
+    /// Page size (1 to 1000, default 10).
+    pub limit: Option<i64>,
+    /// Page offset.
+    pub offset: Option<i64>,
+    /// Only runs with this status.
+    pub status: Option<String>,
+    /// Only these fields of each run (comma-separated or repeated).
+    pub select: Option<String>,
+}
+
+/// `GET /threads/{id}/history`.
+#[derive(Deserialize, JsonSchema)]
+pub struct HistoryParams {
+    /// At most this many (1 to 1000, default 10).
+    pub limit: Option<usize>,
+    /// Only checkpoints older than this one.
+    pub before: Option<String>,
+}
+
+/// `GET /threads/{id}/runs/{run_id}/join`.
+#[derive(Deserialize, JsonSchema)]
+pub struct JoinParams {
+    /// Cancel the run when the client leaves.
+    pub cancel_on_disconnect: Option<bool>,
+}
+
+/// Joining a run's stream.
+#[derive(Deserialize, JsonSchema)]
+pub struct JoinStreamParams {
+    /// Stream modes (default: the run's own), comma-separated or repeated.
+    pub stream_mode: Option<String>,
+    /// Cancel the run when the client leaves.
+    pub cancel_on_disconnect: Option<bool>,
+}
+
+/// `POST /threads/{id}/runs/{run_id}/cancel`.
+#[derive(Deserialize, JsonSchema)]
+pub struct CancelParams {
+    /// Wait until the run has stopped, and return it.
+    pub wait: Option<bool>,
+    /// `interrupt` (keep what it did) or `rollback` (delete it and its checkpoints).
+    pub action: Option<String>,
+}
+
+/// `POST /runs/cancel`.
+#[derive(Deserialize, JsonSchema)]
+pub struct CancelManyParams {
+    /// `interrupt` or `rollback`.
+    pub action: Option<String>,
+}
+
+/// `GET /threads/{id}/stream`.
+#[derive(Deserialize, JsonSchema)]
+pub struct ThreadStreamParams {
+    /// `run_modes` (each run with its own modes, the default) or `state_update`.
+    pub stream_mode: Option<String>,
+}
