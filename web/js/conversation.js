@@ -92,8 +92,7 @@ export async function openThread(id, opts) {
   } catch (e) {
     if (seq !== state.openSeq) return;
     if (e.status === 404) {
-      // Gone (deleted, or from another database): start a new conversation instead.
-      setThread(null);
+      // Not there (yet): a new conversation under this id; the first message creates it.
       welcome();
       return;
     }
