@@ -46,14 +46,20 @@ async fn compare_with_one_document_asks_for_a_second_until_it_has_one() {
     assert_eq!(p["interrupt_type"], "text_input");
     assert_eq!(
         p["message"],
-        format!("To compare I need a second document. Which document should I compare with \"{a_title}\"?")
+        format!("Compare needs at least 2 documents, and I have only \"{a_title}\". Which other document should I compare it with?")
     );
+    assert_eq!(p["options"], Value::Null, "a text_input has no options");
     let out = resume(&g, "t", json!("the pizza menu")).await;
     let again = prompt(&out);
-    assert!(again["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("I couldn't find \"the pizza menu\""));
+    let again = again["message"].as_str().unwrap();
+    assert!(
+        again.starts_with("I couldn't find \"the pizza menu\""),
+        "{again}"
+    );
+    assert!(
+        again.contains("Compare needs at least 2 documents"),
+        "{again}"
+    );
     let out = resume(&g, "t", json!("Data Retention Policy 2024")).await;
     assert!(out.interrupts().is_empty());
     assert_eq!(out.state.resolved_doc_ids, [a, b]);
@@ -69,7 +75,7 @@ async fn compare_with_no_document_takes_two_names_in_one_answer() {
     assert!(prompt(&out)["message"]
         .as_str()
         .unwrap()
-        .contains("two documents"));
+        .starts_with("Compare needs at least 2 documents"));
     let out = resume(&g, "t", json!("the AML policy and the CRR")).await;
     assert_eq!(out.state.resolved_doc_ids, [aml, crr]);
 }
