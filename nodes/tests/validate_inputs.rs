@@ -183,6 +183,33 @@ async fn web_search_gets_a_query_naming_the_document() {
 }
 
 #[tokio::test]
+async fn a_request_about_the_present_turns_web_search_on_without_the_intent_resolver() {
+    // An explicit action skips intent_resolver, so its temporal keyword scan happens here.
+    let kit = kit().await;
+    let (crr, _) = kit.doc("Capital").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request(
+            "What is the latest leverage ratio?",
+            Action::Inquire,
+            &[&crr],
+        ),
+    )
+    .await;
+    assert!(out.state.enable_web_search);
+    assert!(out.state.web_search_query.is_some());
+    let out = run(
+        &graph(&kit),
+        "u",
+        request("What is the leverage ratio?", Action::Inquire, &[&crr]),
+    )
+    .await;
+    assert!(!out.state.enable_web_search);
+    assert_eq!(out.state.web_search_query, None);
+}
+
+#[tokio::test]
 async fn a_cancelled_prompt_ends_the_turn() {
     let kit = kit().await;
     let g = graph(&kit);
