@@ -163,7 +163,7 @@ async fn doc_choice_then_resume_answers_and_history_shows_the_prompt(b: Backend)
     assert_eq!(intr["type"], "interrupt");
     assert_eq!(intr["interrupt_type"], "doc_choice");
     let options = intr["options"].as_array().unwrap();
-    assert_eq!(options.last().unwrap()["value"], "all");
+    assert_eq!(options.last().unwrap()["id"], "all");
     // A refresh shows the pending prompt.
     let h = history(&s, &t).await;
     assert_eq!(h["pending_interrupt"]["interrupt_type"], "doc_choice");
@@ -175,7 +175,7 @@ async fn doc_choice_then_resume_answers_and_history_shows_the_prompt(b: Backend)
     let pick = options
         .iter()
         .find(|o| o["label"].as_str().unwrap().contains("2024"))
-        .unwrap()["value"]
+        .unwrap()["id"]
         .clone();
     let events = resume(&s, &t, "doc_choice", pick).await;
     let end = terminal(&events);

@@ -280,7 +280,9 @@ async fn cancel_mid_run_keeps_partial_text(b: Backend) {
         .unwrap()
         .clone();
     assert_eq!(last["metadata"]["interrupted"], true);
-    assert_eq!(last["metadata"]["reason"], "user_cancelled");
+    assert_eq!(last["metadata"]["interrupted_reason"], "user_cancelled");
+    assert_eq!(last["metadata"]["finished_reason"], "cancelled");
+    assert_eq!(last["metadata"]["stream_run_id"], rid.as_str());
     let words = last["content"].as_str().unwrap().split_whitespace().count();
     assert!(
         words > 0 && words < 1000,
@@ -366,7 +368,7 @@ async fn busy_thread_and_multitask_strategies(b: Backend) {
     wait_status(&s, &t, &second_id, "success").await;
     let (_, st) = s.get_json(&format!("/threads/{t}/state")).await;
     let msgs = st["values"]["messages"].as_array().unwrap();
-    assert_eq!(msgs[1]["metadata"]["reason"], "superseded");
+    assert_eq!(msgs[1]["metadata"]["interrupted_reason"], "superseded");
     // enqueue: runs after the current one.
     let (_, third) = s
         .post_json(&format!("/threads/{t}/runs"), start(None, 30))

@@ -29,6 +29,8 @@ struct Attempt {
     interrupt_counter: i64,
     step_counters: HashMap<String, i64>,
     raised: Option<Raised>,
+    /// The messages this attempt streamed deltas of, in order.
+    streamed: Vec<String>,
 }
 
 /// What every task of one run shares: whose run it is, where it writes, where its events
@@ -69,6 +71,9 @@ pub(crate) struct TaskShared {
     /// Durable step results recorded so far: (channel, idx) -> JSON.
     recorded: Mutex<HashMap<(String, i64), Json>>,
     attempt: Mutex<Attempt>,
+    /// The status lines the task reported (line and details), so that an attempt after a
+    /// retry does not report one again.
+    reported: Mutex<Vec<(String, Value)>>,
     /// A storage error that stopped the task (a durable step could not be recorded): the
     /// run stops with it rather than the node failing.
     storage_failure: Mutex<Option<CheckpointError>>,
@@ -85,6 +90,7 @@ impl TaskShared {
             resumes: task.resumes,
             recorded: Mutex::new(task.recorded),
             attempt: Mutex::new(Attempt::default()),
+            reported: Mutex::new(Vec::new()),
             storage_failure: Mutex::new(None),
         }
     }
@@ -109,9 +115,17 @@ impl TaskShared {
         self.attempt.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts a new attempt: interrupt and step counters start again from zero.
+    /// Starts a new attempt: interrupt and step counters start again from zero, and the
+    /// messages the previous attempt streamed are void: a [`Event::MessageReset`] for each
+    /// tells consumers to replace their partial text with what this attempt streams.
     pub(crate) fn begin_attempt(&self) {
-        *self.attempt() = Attempt::default();
+        let previous = std::mem::take(&mut *self.attempt());
+        for message_id in previous.streamed {
+            self.run.emitter.emit_with(|| Event::MessageReset {
+                node: self.node.clone(),
+                message_id,
+            });
+        }
     }
 
     /// The interrupt raised in the last attempt, if any.
@@ -279,17 +293,40 @@ impl NodeContext {
         });
     }
 
-    /// Reports a status line with details (e.g. `{"docs_found": [...]}`).
+    /// Reports a status line with details (e.g. `{"docs_found": [...]}`). A line the task
+    /// already reported with the same details (an attempt after a retry reporting it again)
+    /// is not streamed twice.
     pub fn status(&self, message: impl Into<String>, details: impl Serialize) {
+        let message = message.into();
+        let details = serde_json::to_value(details).unwrap_or(Value::Null);
+        {
+            let mut reported = self
+                .inner
+                .reported
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if reported.iter().any(|(m, d)| *m == message && *d == details) {
+                return;
+            }
+            reported.push((message.clone(), details.clone()));
+        }
         self.inner.run.emitter.emit_with(|| Event::Status {
             node: self.inner.node.clone(),
-            message: message.into(),
-            details: serde_json::to_value(details).unwrap_or(Value::Null),
+            message,
+            details,
         });
     }
 
-    /// Streams a piece of a message being written (stream mode `messages`).
+    /// Streams a piece of a message being written (stream mode `messages`). When the node
+    /// fails and its retry policy runs it again, the engine emits [`Event::MessageReset`]
+    /// for every message the failed attempt streamed, before the new attempt starts.
     pub fn message_delta(&self, message_id: &str, delta: impl Into<String>) {
+        {
+            let mut a = self.inner.attempt();
+            if !a.streamed.iter().any(|m| m == message_id) {
+                a.streamed.push(message_id.to_string());
+            }
+        }
         self.inner.run.emitter.emit_with(|| Event::MessageDelta {
             node: self.inner.node.clone(),
             message_id: message_id.to_string(),

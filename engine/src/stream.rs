@@ -52,7 +52,8 @@ pub enum Event {
         task_id: String,
         /// The step.
         step: i64,
-        /// The node's declared status line ("Finding documents...").
+        /// The node's declared status line ("Finding documents..."); `None` when it has none
+        /// or reports it itself (`NodeBuilder::reports_status`).
         status: Option<String>,
     },
     /// A status line a node reported while it ran, with details (e.g. `docs_found`).
@@ -81,9 +82,10 @@ pub enum Event {
         delta: String,
     },
     /// The text streamed so far for a message is void: it is being written again from the
-    /// start, by a node that runs again after its run was taken over (a crash, a lost lease,
-    /// a storage outage). A consumer replaces the message's partial text with the deltas
-    /// that follow. The engine never emits it; whoever resumes runs across processes does.
+    /// start, by a node that runs again after an error its retry policy retries (the engine
+    /// emits it before the new attempt), or after its run was taken over (a crash, a lost
+    /// lease, a storage outage: whoever resumes runs across processes emits it). A consumer
+    /// replaces the message's partial text with the deltas that follow.
     MessageReset {
         /// The node.
         node: String,

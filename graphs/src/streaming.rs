@@ -1,6 +1,8 @@
 //! A streaming graph: `write` answers word by word, streaming each word as a message
-//! delta, and stops early when the run is cancelled, keeping the partial answer marked
-//! `interrupted` with the reason. It shows how a node streams and honours cancellation;
+//! delta, and stops early when the run is cancelled, keeping the partial answer marked as
+//! PalAssist marks one (`interrupted: true`, `interrupted_reason`, `stream_run_id`,
+//! `client_turn_id` when the run's context has one, `finished_reason: "cancelled"`; a
+//! complete answer has `finished_reason: "stop"`). It shows how a node streams and honours cancellation;
 //! tests use it for runs that take a while (`delay_ms` per word).
 //!
 //! ```text
@@ -68,10 +70,18 @@ async fn write(
         text.push_str(&piece);
     }
     let mut reply = Message::ai(text).with_id(id);
-    if let Some(reason) = ctx.cancel_reason() {
-        reply = reply
-            .with_metadata("interrupted", true)
-            .with_metadata("reason", reason.as_str());
+    match ctx.cancel_reason() {
+        Some(reason) => {
+            reply = reply
+                .with_metadata("interrupted", true)
+                .with_metadata("interrupted_reason", reason.as_str())
+                .with_metadata("stream_run_id", ctx.run_id())
+                .with_metadata("finished_reason", "cancelled");
+            if let Some(turn) = ctx.context().get("client_turn_id").filter(|v| !v.is_null()) {
+                reply = reply.with_metadata("client_turn_id", turn.clone());
+            }
+        }
+        None => reply = reply.with_metadata("finished_reason", "stop"),
     }
     Ok(StreamingStateUpdate::default().messages(vec![reply]))
 }
@@ -108,6 +118,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(out.state.messages[1].content, "one two one two");
+        assert_eq!(out.state.messages[1].metadata["finished_reason"], "stop");
 
         let cancel = Cancellation::new();
         let turn = StreamingStateUpdate::default()
@@ -117,6 +128,7 @@ mod tests {
         let mut s = g.stream(
             RunConfig::new("s2")
                 .cancel(cancel.clone())
+                .context("client_turn_id", "turn-7")
                 .stream_modes(StreamModes::ALL),
             RunInput::Turn(turn),
         );
@@ -137,6 +149,10 @@ mod tests {
         let last = out.state.messages.last().unwrap();
         assert_eq!(last.content, "slow words slow");
         assert_eq!(last.metadata["interrupted"], true);
-        assert_eq!(last.metadata["reason"], "user_cancelled");
+        assert_eq!(last.metadata["interrupted_reason"], "user_cancelled");
+        assert_eq!(last.metadata["finished_reason"], "cancelled");
+        assert_eq!(last.metadata["client_turn_id"], "turn-7");
+        assert_eq!(last.metadata["stream_run_id"], out.run_id.as_str());
+        assert!(last.metadata.get("reason").is_none());
     }
 }

@@ -20,7 +20,9 @@
 //! matches the request.
 //!
 //! Sets `resolved_doc_ids`, `inference_source`, `inference_confidence`, `unresolved_names`
-//! and `suggested_doc_ids`, and reports `docs_found` on the status line.
+//! and `suggested_doc_ids`. The node reports its status line itself, once, when it is done
+//! ([`STATUS`] with `docs_found: [{id, title}]`; empty when the turn ended at a prompt): the
+//! graph declares it with `reports_status`, so the line is not also streamed at the start.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -45,6 +47,9 @@ use crate::title_match::{
 };
 use crate::validate_inputs::instruction;
 use crate::versions::replacements;
+
+/// The node's status line.
+pub const STATUS: &str = "Finding documents...";
 
 /// A registry guess at least this sure is taken.
 pub const RESOLVED: f64 = 0.8;
@@ -295,7 +300,7 @@ pub async fn doc_resolver(
                 )
             };
             match asker.ask(&Prompt::doc_choice(message, &group.candidates))? {
-                None => return Ok(cancelled(&found, usage, asker)),
+                None => return Ok(cancelled(&ctx, &found, usage, asker)),
                 Some(answer) if answer.eq_ignore_ascii_case(ALL) => {
                     for d in &group.candidates {
                         found.add(d, 1.0, InferenceSource::UserChoice);
@@ -325,7 +330,7 @@ pub async fn doc_resolver(
                     "I couldn't find \"{name}\" among your documents. Which document do you mean? {offer}"
                 );
                 match asker.ask(&Prompt::text_input(message))? {
-                    None => return Ok(cancelled(&found, usage, asker)),
+                    None => return Ok(cancelled(&ctx, &found, usage, asker)),
                     Some(answer) => {
                         unknown.clear();
                         read_typed(&answer, &library, &mut found, &mut ambiguous, &mut unknown);
@@ -346,7 +351,7 @@ pub async fn doc_resolver(
     }
     if found.docs.is_empty() && !unknown.is_empty() {
         // The prompts ran out without finding anything.
-        return Ok(cancelled(&found, usage, asker)
+        return Ok(cancelled(&ctx, &found, usage, asker)
             .response(format!(
                 "I still couldn't find \"{}\" among your documents. Mention it with @, or check its title on the documents page.",
                 unknown[0]
@@ -367,12 +372,7 @@ pub async fn doc_resolver(
         }
     }
 
-    let docs_found: Vec<serde_json::Value> = found
-        .docs
-        .iter()
-        .map(|d| json!({"id": d.id, "title": d.title}))
-        .collect();
-    ctx.status("Finding documents...", json!({ "docs_found": docs_found }));
+    report(&ctx, &found.docs);
     Ok(AgentStateUpdate::default()
         .resolved_doc_ids(found.docs.iter().map(|d| d.id.clone()).collect())
         .inference_source(found.source())
@@ -430,8 +430,18 @@ fn read_typed(
     }
 }
 
-/// The update of a turn ended at a prompt.
-fn cancelled(found: &Found, usage: Usage, asker: Asker<'_>) -> AgentStateUpdate {
+/// Reports the node's status line with the documents found.
+fn report(ctx: &NodeContext, docs: &[DocRef]) {
+    let docs_found: Vec<serde_json::Value> = docs
+        .iter()
+        .map(|d| json!({"id": d.id, "title": d.title}))
+        .collect();
+    ctx.status(STATUS, json!({ "docs_found": docs_found }));
+}
+
+/// The update of a turn ended at a prompt (its status line found nothing to work on).
+fn cancelled(ctx: &NodeContext, found: &Found, usage: Usage, asker: Asker<'_>) -> AgentStateUpdate {
+    report(ctx, &[]);
     AgentStateUpdate::default()
         .cancelled_turn(CANCELLED_RESPONSE)
         .suggested_doc_ids(found.suggested.clone())

@@ -4,8 +4,13 @@
 //! 2. Otherwise the LLM classifies the message (structured output: action, confidence,
 //!    web search, multi-action); when it is unsure (confidence below 0.7) and the
 //!    conversation has history, a second pass sees the last 5 messages.
-//! 3. Several actions asked, or still unsure: an `action_choice` prompt. Its answer is an
+//! 3. Several actions asked: an `action_choice` prompt with those actions. Still unsure: an
+//!    `action_choice` prompt with the top two actions ([`top_two`]). Its answer is an
 //!    action name; a cancel (null) falls back to inquire.
+//!
+//! In PalAssist's graph a request with an explicit action does not come here at all (the
+//! graph routes it from START to `doc_resolver`); the short-cut of step 1 serves this node
+//! used on its own.
 //!
 //! Web search is on when the request asks for it, OR the message has a temporal keyword
 //! (see [`crate::temporal`]), OR the LLM says the answer needs current information.
@@ -37,6 +42,24 @@ fn action_in(answer: &str) -> Option<Action> {
             .find_map(|w| Action::parse(w))
             .or_else(|| crate::llm::requested_actions(answer).first().copied())
     })
+}
+
+/// The two actions an unsure classification offers: its best guess, then the runner-up:
+/// the next action the message asks for, else the likeliest other one (inquire; summarize
+/// when the guess is inquire).
+pub fn top_two(decision: &IntentDecision) -> [Action; 2] {
+    let best = decision.action;
+    let runner_up = decision
+        .requested_actions
+        .iter()
+        .copied()
+        .find(|a| *a != best)
+        .unwrap_or(if best == Action::Inquire {
+            Action::Summarize
+        } else {
+            Action::Inquire
+        });
+    [best, runner_up]
 }
 
 fn list(actions: &[Action]) -> String {
@@ -112,7 +135,7 @@ pub async fn intent_resolver(
                 &decision.requested_actions,
             )
         } else {
-            Prompt::action_choice("What would you like me to do?", &Action::ALL)
+            Prompt::action_choice("What would you like me to do?", &top_two(&decision))
         };
         match asker.ask(&prompt)? {
             Some(answer) => match action_in(&answer) {
@@ -143,6 +166,36 @@ pub async fn intent_resolver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn unsure(action: Action, requested: Vec<Action>) -> IntentDecision {
+        IntentDecision {
+            action,
+            requested_actions: requested,
+            confidence: 0.4,
+            enable_web_search: false,
+            multi_action_detected: false,
+            reasoning: String::new(),
+        }
+    }
+
+    #[test]
+    fn an_unsure_decision_offers_its_guess_and_the_runner_up() {
+        assert_eq!(
+            top_two(&unsure(Action::Inquire, vec![])),
+            [Action::Inquire, Action::Summarize]
+        );
+        assert_eq!(
+            top_two(&unsure(Action::Audit, vec![Action::Audit])),
+            [Action::Audit, Action::Inquire]
+        );
+        assert_eq!(
+            top_two(&unsure(
+                Action::Compare,
+                vec![Action::Compare, Action::Summarize]
+            )),
+            [Action::Compare, Action::Summarize]
+        );
+    }
 
     #[test]
     fn typed_answers_name_actions() {

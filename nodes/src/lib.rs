@@ -21,6 +21,7 @@
 //!   [`format_response`](format_response::format_response); each takes
 //!   [`PalAssistDeps`] and reads the calling user from `ctx.context()["user_id"]`;
 //! - [`prompt`]: the prompts' payloads and answers;
+//! - [`confidence`]: confidence levels (`high`, `medium`, `low`) and their thresholds;
 //! - [`llm`]: the LLM (async-openai, or the offline resolver);
 //! - [`documents`]: the per-user document store and the sample documents;
 //! - [`tiptap`], [`temporal`]: mention walking and the temporal keyword scan.
@@ -39,6 +40,7 @@
 
 pub mod actions;
 mod citations;
+pub mod confidence;
 mod conversation;
 pub mod deps;
 pub mod doc_resolver;
@@ -60,6 +62,7 @@ pub mod validate_inputs;
 mod versions;
 mod vocabulary;
 
+pub use confidence::Confidence;
 pub use deps::{user_id, PalAssistDeps, USER_ID};
 pub use documents::{
     seed_samples, Document, DocumentError, DocumentStore, MemoryDocumentStore,

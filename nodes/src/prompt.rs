@@ -2,9 +2,10 @@
 //! answer, and the message that records an answered prompt in the conversation.
 //!
 //! A payload is `{"interrupt_type": "action_choice" | "doc_choice" | "text_input",
-//! "message": <question>, "options": [{"value", "label"}...]}`; a `doc_choice` ends with
-//! `{"value": "all", "label": "All of these"}`, a `text_input` has no options. The resume
-//! value is the chosen `value` (a string) or free text; `null` cancels.
+//! "message": <question>, "options": [{"id", "label"}...] | null}` (the chat contract's
+//! `interrupt` event); a `doc_choice` ends with `{"id": "all", "label": "All of these"}`, a
+//! `text_input` has `"options": null`. The resume value is the chosen option's `id` (a
+//! string) or free text; `null` cancels.
 
 use palgraph::{Message, NodeContext, NodeError};
 use serde::{Deserialize, Serialize};
@@ -15,7 +16,7 @@ use crate::state::{Action, DocRef};
 /// The `kind` in the metadata of a message recording an answered prompt.
 pub const RECORD_KIND: &str = "palassist_prompt";
 
-/// The option value that picks every offered document.
+/// The option id that picks every offered document.
 pub const ALL: &str = "all";
 
 /// What a turn cancelled at a prompt answers (clients may hide it).
@@ -37,10 +38,20 @@ pub enum PromptKind {
 /// A button of a prompt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptOption {
-    /// What the client sends back when it is chosen.
-    pub value: String,
+    /// What the client sends back when it is chosen (an action name, a document id, or
+    /// [`ALL`]).
+    pub id: String,
     /// The button text.
     pub label: String,
+}
+
+impl PromptOption {
+    fn new(id: impl Into<String>, label: impl Into<String>) -> Self {
+        PromptOption {
+            id: id.into(),
+            label: label.into(),
+        }
+    }
 }
 
 /// A prompt: the interrupt payload PalAssist raises.
@@ -50,8 +61,8 @@ pub struct Prompt {
     pub interrupt_type: PromptKind,
     /// The question for the user.
     pub message: String,
-    /// The choices (none for `text_input`).
-    pub options: Vec<PromptOption>,
+    /// The choices (`None`, sent as `null`, for `text_input`).
+    pub options: Option<Vec<PromptOption>>,
 }
 
 impl Prompt {
@@ -60,13 +71,12 @@ impl Prompt {
         Prompt {
             interrupt_type: PromptKind::ActionChoice,
             message: message.into(),
-            options: actions
-                .iter()
-                .map(|a| PromptOption {
-                    value: a.as_str().to_string(),
-                    label: a.label().to_string(),
-                })
-                .collect(),
+            options: Some(
+                actions
+                    .iter()
+                    .map(|a| PromptOption::new(a.as_str(), a.label()))
+                    .collect(),
+            ),
         }
     }
 
@@ -74,19 +84,13 @@ impl Prompt {
     pub fn doc_choice(message: impl Into<String>, docs: &[DocRef]) -> Self {
         let mut options: Vec<PromptOption> = docs
             .iter()
-            .map(|d| PromptOption {
-                value: d.id.clone(),
-                label: d.title.clone(),
-            })
+            .map(|d| PromptOption::new(d.id.clone(), d.title.clone()))
             .collect();
-        options.push(PromptOption {
-            value: ALL.to_string(),
-            label: "All of these".to_string(),
-        });
+        options.push(PromptOption::new(ALL, "All of these"));
         Prompt {
             interrupt_type: PromptKind::DocChoice,
             message: message.into(),
-            options,
+            options: Some(options),
         }
     }
 
@@ -95,14 +99,14 @@ impl Prompt {
         Prompt {
             interrupt_type: PromptKind::TextInput,
             message: message.into(),
-            options: Vec::new(),
+            options: None,
         }
     }
 }
 
-/// Reads a resume value: a string (trimmed; empty means cancel), `null` (cancel), a
-/// number or boolean (as text), or an object with a `value` (or `"type": "cancel"`), as
-/// chat clients send `{type, value}`.
+/// Reads a resume value: a string (an option's `id` or typed text; trimmed, empty means
+/// cancel), `null` (cancel), a number or boolean (as text), or an object with a `value` (or
+/// `"type": "cancel"`), as chat clients send `{type, value}`.
 ///
 /// # Errors
 /// A fatal error for anything else (an array).
@@ -122,7 +126,7 @@ pub fn read_answer(value: Value) -> Result<Option<String>, NodeError> {
             read_answer(o.remove("value").unwrap_or(Value::Null))
         }
         Value::Array(_) => Err(NodeError::fatal(
-            "a PalAssist prompt is answered with a string (an option's value or text) or null to cancel, not a list",
+            "a PalAssist prompt is answered with a string (an option's id or text) or null to cancel, not a list",
         )),
     }
 }
@@ -184,15 +188,15 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&p).unwrap(),
             json!({"interrupt_type": "doc_choice", "message": "Which one?", "options": [
-                {"value": "d1", "label": "Policy"}, {"value": "all", "label": "All of these"}
+                {"id": "d1", "label": "Policy"}, {"id": "all", "label": "All of these"}
             ]})
         );
         assert_eq!(
             serde_json::to_value(Prompt::text_input("Which?")).unwrap(),
-            json!({"interrupt_type": "text_input", "message": "Which?", "options": []})
+            json!({"interrupt_type": "text_input", "message": "Which?", "options": null})
         );
         let a = serde_json::to_value(Prompt::action_choice("Do?", &[Action::Audit])).unwrap();
-        assert_eq!(a["options"][0], json!({"value": "audit", "label": "Audit"}));
+        assert_eq!(a["options"][0], json!({"id": "audit", "label": "Audit"}));
     }
 
     #[test]

@@ -347,8 +347,9 @@ pub struct ChatTurn {
 }
 
 /// The input of a new turn: appends the human message and sets the request's transient
-/// fields. An unknown explicit action is dropped with a notice (the intent is then
-/// inferred from the message).
+/// fields. An explicit action is certain (`intent_confidence` 1: PalAssist's graph then
+/// skips intent classification); an unknown one is dropped with a notice (the intent is
+/// then inferred from the message).
 pub fn turn_input(turn: ChatTurn) -> AgentStateUpdate {
     let requested = turn
         .action
@@ -370,6 +371,9 @@ pub fn turn_input(turn: ChatTurn) -> AgentStateUpdate {
         .tagged_set_ids(turn.tagged_set_ids)
         .action(action)
         .enable_web_search(turn.enable_web_search);
+    if action.is_some() {
+        update = update.intent_confidence(1.0);
+    }
     if let (Some(name), None) = (requested, action) {
         update = update.notices(vec![format!(
             "\"{name}\" is not an action I know (summarize, inquire, compare, audit), so I worked out what to do from your message."
@@ -399,6 +403,7 @@ mod tests {
         assert!(state.enable_web_search);
         assert!(state.notices.is_empty());
         assert_eq!(state.messages[0].metadata["action"], "summarize");
+        assert_eq!(state.intent_confidence, 1.0);
     }
 
     #[test]

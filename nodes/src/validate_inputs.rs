@@ -1,8 +1,8 @@
 //! The `validate_inputs` node: does the action have what it needs?
 //!
 //! - compare needs at least two documents, summarize at least one: otherwise a
-//!   `text_input` prompt asks which (the answer is matched by title, like a typed answer
-//!   at the doc resolver's prompts), until there are enough;
+//!   `text_input` prompt says so and asks which (the answer is matched by title, like a
+//!   typed answer at the doc resolver's prompts), until there are enough;
 //! - audit needs a text to audit besides the mentions (the part after a colon, a quoted
 //!   passage, or sentences that are not instructions): otherwise a `text_input` prompt asks
 //!   for it, and the answer is the text. With no document resolved, the audit checks the
@@ -11,7 +11,9 @@
 //!   user's documents.
 //!
 //! A cancel (null) ends the turn politely with no action. Sets the web query the action
-//! uses when web search stays on.
+//! uses when web search stays on. Web search is on when the request or the intent resolver
+//! turned it on, or the request asks about the present (the temporal keyword scan, which
+//! the intent resolver also makes: a request with an explicit action skips that node).
 
 use std::sync::Arc;
 
@@ -24,6 +26,7 @@ use crate::llm::requested_actions;
 use crate::passages::rank_documents;
 use crate::prompt::{Asker, Prompt, CANCELLED_RESPONSE};
 use crate::state::{Action, AgentState, AgentStateUpdate, DocRef};
+use crate::temporal::{asks_about_present, current_year};
 use crate::text::{is_stopword, sentences, terms, tokens};
 use crate::title_match::match_answer;
 
@@ -100,6 +103,19 @@ pub(crate) fn web_query(text: &str, docs: &[DocRef]) -> String {
     parts.join(" ")
 }
 
+/// The question asked when a comparison has fewer than two documents.
+pub(crate) fn compare_needs_two(docs: &[DocRef], miss: &str) -> String {
+    match docs {
+        [] => format!(
+            "{miss}Compare needs at least 2 documents. Which documents should I compare?"
+        ),
+        [one, ..] => format!(
+            "{miss}Compare needs at least 2 documents, and I have only \"{}\". Which other document should I compare it with?",
+            one.title
+        ),
+    }
+}
+
 fn titles(docs: &[DocRef]) -> String {
     crate::extractive::join_titles(docs)
 }
@@ -124,7 +140,8 @@ pub async fn validate_inputs(
     let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
     let text = request_text(&state, &labels);
     let mut notices = Vec::new();
-    let mut web = state.enable_web_search;
+    let mut web =
+        state.enable_web_search || asks_about_present(&instruction(&text), current_year());
     let mut audited = None;
     let mut asker = Asker::new(&ctx);
     let mut missed: Option<String> = None;
@@ -151,14 +168,8 @@ pub async fn validate_inputs(
             .take()
             .map(|m| format!("I couldn't find \"{m}\" among your documents. "))
             .unwrap_or_default();
-        let message = match (action, docs.first()) {
-            (Action::Compare, Some(first)) => format!(
-                "{miss}To compare I need a second document. Which document should I compare with \"{}\"?",
-                first.title
-            ),
-            (Action::Compare, None) => {
-                format!("{miss}To compare I need two documents. Which documents should I compare?")
-            }
+        let message = match action {
+            Action::Compare => compare_needs_two(&docs, &miss),
             _ => format!("{miss}Which document should I summarize?"),
         };
         let Some(answer) = asker.ask(&Prompt::text_input(message))? else {
@@ -269,6 +280,20 @@ mod tests {
             instruction("How long are emails kept?"),
             "How long are emails kept?"
         );
+    }
+
+    #[test]
+    fn compare_with_fewer_than_two_documents_says_it_needs_two() {
+        let one = [DocRef {
+            id: "a".into(),
+            title: "AML Policy".into(),
+        }];
+        for docs in [&one[..], &[]] {
+            let m = compare_needs_two(docs, "");
+            assert!(m.starts_with("Compare needs at least 2 documents"), "{m}");
+        }
+        assert!(compare_needs_two(&one, "").contains("\"AML Policy\""));
+        assert!(compare_needs_two(&one, "I couldn't find \"x\". ").starts_with("I couldn't"));
     }
 
     #[test]

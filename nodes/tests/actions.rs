@@ -1,4 +1,5 @@
-//! The four action nodes: answers with citations, streaming, notices, web status,
+//! The four action nodes: answers with citations and their metadata, streaming, notices,
+//! one status line (with `web_query` only when the LLM really searches the web),
 //! cancellation mid-answer, and LLM failures.
 
 #![allow(clippy::unwrap_used)]
@@ -84,6 +85,13 @@ async fn each_action_appends_one_cited_assistant_message() {
             serde_json::json!(out.state.citations)
         );
         assert!(m.metadata.get("interrupted").is_none());
+        assert_eq!(m.metadata["finished_reason"], "stop");
+        for k in ["retrieval_confidence", "inference_confidence"] {
+            let level = m.metadata[k].as_str().unwrap();
+            assert!(["high", "medium", "low"].contains(&level), "{action} {k}");
+        }
+        let score = m.metadata["confidence_score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&score), "{action}");
         assert!(!out.state.citations.is_empty(), "{action}");
         let resolved = input.resolved_doc_ids.clone().unwrap();
         for c in &out.state.citations {
@@ -177,32 +185,83 @@ async fn notices_preface_the_answer() {
     );
 }
 
-#[tokio::test]
-async fn web_search_reports_its_query_on_the_status_line() {
-    let kit = kit().await;
+/// The offline model, but as if a web-search model were configured.
+struct WebSearchingLlm;
+
+#[async_trait]
+impl Llm for WebSearchingLlm {
+    fn describe(&self) -> String {
+        "web searching".into()
+    }
+    async fn classify_intent(&self, r: &IntentRequest) -> Result<Reply<IntentDecision>, LlmError> {
+        OfflineLlm::new().classify_intent(r).await
+    }
+    async fn resolve_documents(&self, r: &DocRequest) -> Result<Reply<DocResolution>, LlmError> {
+        OfflineLlm::new().resolve_documents(r).await
+    }
+    async fn answer(&self, r: &AnswerRequest) -> Result<AnswerStream, LlmError> {
+        OfflineLlm::new().answer(r).await
+    }
+    fn searches_web(&self) -> bool {
+        true
+    }
+}
+
+/// The status lines an action reports with a web query in its state.
+async fn web_status(kit: &Kit) -> (Vec<(String, serde_json::Value)>, AgentState) {
     let (crr, _) = kit.doc("Capital").await;
     let input = request("Is the leverage ratio still 3%?", Action::Inquire, &[&crr])
         .enable_web_search(true)
         .web_search_query(Some("CRR leverage ratio still 3%".into()));
     let sink = Arc::new(VecSink::default());
-    let out = graph_for(Action::Inquire, &kit)
+    let out = graph_for(Action::Inquire, kit)
         .run(config("t"), RunInput::Turn(input), sink.clone())
         .await
         .unwrap();
-    let status = sink.events().into_iter().find_map(|e| match e {
-        Event::Status {
-            message, details, ..
-        } => Some((message, details)),
-        _ => None,
-    });
+    let lines = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Status {
+                message, details, ..
+            } => Some((message, details)),
+            _ => None,
+        })
+        .collect();
+    (lines, (*out.state).clone())
+}
+
+#[tokio::test]
+async fn a_web_searching_llm_reports_its_query_on_the_one_status_line() {
+    let kit = kit_with(Arc::new(WebSearchingLlm)).await;
+    let (lines, state) = web_status(&kit).await;
     assert_eq!(
-        status,
-        Some((
+        lines,
+        [(
             "Researching your question...".to_string(),
             serde_json::json!({"web_query": "CRR leverage ratio still 3%"})
-        ))
+        )]
     );
-    assert!(out.state.response.contains("leverage ratio of 3%"));
+    assert!(state.response.contains("leverage ratio of 3%"));
+}
+
+#[tokio::test]
+async fn without_web_search_the_status_line_claims_no_web_query() {
+    let kit = kit().await;
+    let (lines, state) = web_status(&kit).await;
+    assert_eq!(
+        lines,
+        [(
+            "Researching your question...".to_string(),
+            serde_json::json!({})
+        )],
+        "one line, and no web query the offline model would not run"
+    );
+    assert!(
+        state.response.contains("Web search is not available"),
+        "the answer says it relies on the documents: {}",
+        state.response
+    );
 }
 
 /// Answers with one chunk, then never finishes.
@@ -234,7 +293,9 @@ async fn a_cancel_mid_answer_keeps_the_partial_text_marked_interrupted() {
     let graph = then_format("inquire", inquire, &kit.deps);
     let cancel = Cancellation::new();
     let mut run = graph.stream(
-        config("t").cancel(cancel.clone()),
+        config("t")
+            .cancel(cancel.clone())
+            .context("client_turn_id", "turn-42"),
         RunInput::Turn(request("What is the CET1 ratio?", Action::Inquire, &[&crr])),
     );
     while let Some(e) = run.next().await {
@@ -251,7 +312,14 @@ async fn a_cancel_mid_answer_keeps_the_partial_text_marked_interrupted() {
     assert_eq!(m.kind, MessageKind::Ai);
     assert_eq!(m.content, "The CET1 ratio is 4.5% [2]");
     assert_eq!(m.metadata["interrupted"], true);
-    assert_eq!(m.metadata["reason"], "user_cancelled");
+    assert_eq!(m.metadata["interrupted_reason"], "user_cancelled");
+    assert_eq!(m.metadata["finished_reason"], "cancelled");
+    assert_eq!(m.metadata["stream_run_id"], out.run_id.as_str());
+    assert_eq!(m.metadata["client_turn_id"], "turn-42");
+    assert!(
+        m.metadata.get("reason").is_none(),
+        "the key is interrupted_reason"
+    );
     assert_eq!(out.state.citations.len(), 1, "what was said is still cited");
     assert!(
         out.state.conversation_docs.is_empty(),

@@ -28,7 +28,7 @@ fn option_values(p: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| o["value"].as_str().unwrap().to_string())
+        .map(|o| o["id"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -48,12 +48,18 @@ async fn pure_mentions_in_nested_tiptap_resolve_without_an_llm_call() {
     assert_eq!(out.state.inference_source, Some(InferenceSource::Explicit));
     assert_eq!(out.state.inference_confidence, 1.0);
     assert_eq!(kit.llm.calls().doc_resolution, 0);
-    let status = sink.events().into_iter().find_map(|e| match e {
-        Event::Status {
-            message, details, ..
-        } => Some((message, details)),
-        _ => None,
-    });
+    let statuses: Vec<(String, Value)> = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Status {
+                message, details, ..
+            } => Some((message, details)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses.len(), 1, "one status line: {statuses:?}");
+    let status = statuses.into_iter().next();
     assert_eq!(
         status,
         Some((
@@ -367,10 +373,31 @@ async fn a_cancelled_doc_choice_ends_the_turn() {
         asking("Summarize the data retention policy", Action::Summarize),
     )
     .await;
-    let out = resume(&g, "t", Value::Null).await;
+    let sink = Arc::new(VecSink::default());
+    let out = g
+        .run(
+            config("t"),
+            RunInput::Resume(palgraph::Resume::Value(Value::Null)),
+            sink.clone(),
+        )
+        .await
+        .unwrap();
     assert!(out.state.cancelled);
     assert_eq!(out.state.response, CANCELLED_RESPONSE);
     assert!(out.state.resolved_doc_ids.is_empty());
+    let statuses: Vec<Value> = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Status { details, .. } => Some(details),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [json!({"docs_found": []})],
+        "the node still reports its one status line: nothing found to work on"
+    );
 }
 
 #[tokio::test]

@@ -150,7 +150,7 @@ async fn an_unsure_first_pass_gets_a_second_with_the_last_five_messages() {
 }
 
 #[tokio::test]
-async fn still_unsure_asks_with_every_action_and_takes_the_pick() {
+async fn still_unsure_offers_the_top_two_actions_and_takes_the_pick() {
     let kit = kit().await;
     let g = graph(&kit);
     let out = run(&g, "t", said("the AML policy")).await;
@@ -161,17 +161,21 @@ async fn still_unsure_asks_with_every_action_and_takes_the_pick() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| o["value"].as_str().unwrap())
+        .map(|o| o["id"].as_str().unwrap())
         .collect();
-    assert_eq!(values, ["summarize", "inquire", "compare", "audit"]);
-    let out = resume(&g, "t", json!("compare")).await;
-    assert_eq!(out.state.action, Some(Action::Compare));
+    assert_eq!(
+        values,
+        ["inquire", "summarize"],
+        "the guess (a question) and the runner-up, not every action"
+    );
+    let out = resume(&g, "t", json!("summarize")).await;
+    assert_eq!(out.state.action, Some(Action::Summarize));
     assert_eq!(out.state.intent_confidence, 1.0);
     let record = out.state.messages.last().unwrap();
     assert_eq!(record.content, "What would you like me to do?");
     assert_eq!(
         Value::Object(record.metadata.clone()),
-        json!({"kind": "palassist_prompt", "interrupt_type": "action_choice", "answer": "compare"})
+        json!({"kind": "palassist_prompt", "interrupt_type": "action_choice", "answer": "summarize"})
     );
 }
 
@@ -188,7 +192,7 @@ async fn several_actions_ask_among_them_and_the_resume_repeats_no_call() {
     let p = prompt(&out);
     assert_eq!(
         p["options"],
-        json!([{"value": "summarize", "label": "Summarize"}, {"value": "audit", "label": "Audit"}])
+        json!([{"id": "summarize", "label": "Summarize"}, {"id": "audit", "label": "Audit"}])
     );
     assert_eq!(kit.llm.calls().intent, 1);
     let out = resume(&g, "t", json!("summarize")).await;

@@ -1,7 +1,8 @@
 //! The async-openai client against an OpenAI-compatible server speaking the real wire
 //! format: structured outputs with the schemars schema, streamed answers with usage,
-//! retries on 429, 5xx and timeouts, no retry on 400, silence inside a stream, cost per
-//! model, and the whole `inquire` node streaming through it.
+//! retries on 429, 5xx and timeouts, no retry on 400, silence inside a stream, a stream cut
+//! before the model finished (a retryable failure, never a short answer), cost per model,
+//! and the whole `inquire` node streaming through it (and retrying a cut stream).
 
 #![allow(clippy::unwrap_used)]
 
@@ -14,8 +15,8 @@ use std::time::Duration;
 use fake_openai::{FakeOpenAi, Reply as Fake};
 use futures_util::StreamExt;
 use palgraph::stream::VecSink;
-use palgraph::{Event, RunInput};
-use palgraph_nodes::actions::inquire;
+use palgraph::{Event, RunInput, RunStatus};
+use palgraph_nodes::actions::{self, inquire};
 use palgraph_nodes::llm::{
     strict_schema, AnswerChunk, AnswerRequest, IntentDecision, IntentRequest, Llm, LlmError,
     OpenAiConfig, OpenAiLlm, RetrySettings, TaskModels,
@@ -240,7 +241,7 @@ async fn a_streamed_answer_yields_its_chunks_then_its_usage() {
         .iter()
         .filter_map(|c| match c {
             AnswerChunk::Text(t) => Some(t.as_str()),
-            AnswerChunk::Usage(_) => None,
+            AnswerChunk::Usage(_) | AnswerChunk::Finished(_) => None,
         })
         .collect();
     assert_eq!(text, "Records are kept 5 years [1].");
@@ -250,6 +251,10 @@ async fn a_streamed_answer_yields_its_chunks_then_its_usage() {
             .filter(|c| matches!(c, AnswerChunk::Text(_)))
             .count(),
         3
+    );
+    assert!(
+        items.contains(&AnswerChunk::Finished("stop".into())),
+        "the finish_reason is passed on"
     );
     match items.last() {
         Some(AnswerChunk::Usage(u)) => {
@@ -339,5 +344,137 @@ async fn the_inquire_node_streams_the_servers_tokens_and_cites_its_markers() {
     assert!(
         prompt.contains("leverage ratio of 3%"),
         "the best passages are sent: {prompt}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_before_the_model_finished_ends_with_a_truncated_error() {
+    for abort in [false, true] {
+        let server = FakeOpenAi::start(vec![Fake::Truncated {
+            deltas: vec!["Records are ".into(), "kept".into()],
+            abort,
+        }])
+        .await;
+        let stream = client(&server, 3).answer(&answer_request()).await.unwrap();
+        let items: Vec<Result<AnswerChunk, LlmError>> = stream.collect().await;
+        let text: String = items
+            .iter()
+            .filter_map(|c| match c {
+                Ok(AnswerChunk::Text(t)) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        if abort {
+            // A broken connection may lose what was in flight.
+            assert!("Records are kept".starts_with(&text), "{text}");
+        } else {
+            assert_eq!(text, "Records are kept");
+        }
+        let last = items.last().unwrap().as_ref().unwrap_err();
+        assert!(last.is_transient(), "abort {abort}: {last}");
+        if !abort {
+            assert!(
+                matches!(last, LlmError::Truncated { chars: 16 }),
+                "a body that just ends is a truncated answer: {last}"
+            );
+        }
+        assert!(
+            !items
+                .iter()
+                .any(|c| matches!(c, Ok(AnswerChunk::Finished(_)))),
+            "the model never finished"
+        );
+        assert_eq!(
+            server.received().len(),
+            1,
+            "a stream that started is not retried by the client"
+        );
+    }
+}
+
+fn inquire_with_retries(kit: &support::Kit) -> palgraph::CompiledGraph<palgraph_nodes::AgentState> {
+    let deps = Arc::new(kit.deps.clone());
+    let mut g = palgraph::StateGraph::<palgraph_nodes::AgentState>::new();
+    g.add_node("inquire", move |s, c| inquire(deps.clone(), s, c))
+        .retry(actions::retry_policy());
+    g.add_edge(palgraph::START, "inquire");
+    g.add_edge("inquire", palgraph::END);
+    g.compile().unwrap()
+}
+
+fn cut() -> Fake {
+    Fake::Truncated {
+        deltas: vec!["The leverage ratio ".into(), "must".into()],
+        abort: false,
+    }
+}
+
+#[tokio::test]
+async fn the_inquire_node_retries_a_cut_stream_and_streams_the_answer_again() {
+    let server = FakeOpenAi::start(vec![
+        cut(),
+        Fake::Stream {
+            deltas: vec!["The leverage ratio ".into(), "must be 3% [1].".into()],
+            prompt_tokens: 400,
+            completion_tokens: 10,
+            stall_after: None,
+        },
+    ])
+    .await;
+    let kit = support::kit_with(Arc::new(client(&server, 1))).await;
+    let (crr, _) = kit.doc("Capital").await;
+    let sink = Arc::new(VecSink::default());
+    let input = support::said("What is the leverage ratio?")
+        .action(Some(Action::Inquire))
+        .resolved_doc_ids(vec![crr]);
+    let out = inquire_with_retries(&kit)
+        .run(support::config("t"), RunInput::Turn(input), sink.clone())
+        .await
+        .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.response, "The leverage ratio must be 3% [1].");
+    assert_eq!(server.received().len(), 2);
+    // What a client shows: the cut attempt's text is reset, then the whole answer.
+    let mut shown = String::new();
+    for e in sink.events() {
+        match e {
+            Event::MessageDelta { delta, .. } => shown.push_str(&delta),
+            Event::MessageReset { .. } => shown.clear(),
+            _ => {}
+        }
+    }
+    assert_eq!(shown, out.state.response);
+    let last = out.state.messages.last().unwrap();
+    assert_eq!(last.metadata["finished_reason"], "stop");
+}
+
+#[tokio::test]
+async fn a_stream_cut_on_every_attempt_fails_the_run_instead_of_answering_short() {
+    let server = FakeOpenAi::start(vec![cut(), cut(), cut()]).await;
+    let kit = support::kit_with(Arc::new(client(&server, 1))).await;
+    let (crr, _) = kit.doc("Capital").await;
+    let input = support::said("What is the leverage ratio?")
+        .action(Some(Action::Inquire))
+        .resolved_doc_ids(vec![crr]);
+    let err = inquire_with_retries(&kit)
+        .invoke(support::config("t"), RunInput::Turn(input))
+        .await
+        .unwrap_err();
+    match err {
+        palgraph::RunError::Node { node, error } => {
+            assert_eq!(node, "inquire");
+            assert!(error.is_retryable(), "a transport failure: {error}");
+            assert!(
+                error.message().contains("ended before the model finished"),
+                "{}",
+                error.message()
+            );
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert_eq!(
+        server.received().len(),
+        actions::ANSWER_ATTEMPTS as usize,
+        "the node's retry policy ran the answer again, then gave up"
     );
 }

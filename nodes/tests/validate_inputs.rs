@@ -46,14 +46,20 @@ async fn compare_with_one_document_asks_for_a_second_until_it_has_one() {
     assert_eq!(p["interrupt_type"], "text_input");
     assert_eq!(
         p["message"],
-        format!("To compare I need a second document. Which document should I compare with \"{a_title}\"?")
+        format!("Compare needs at least 2 documents, and I have only \"{a_title}\". Which other document should I compare it with?")
     );
+    assert_eq!(p["options"], Value::Null, "a text_input has no options");
     let out = resume(&g, "t", json!("the pizza menu")).await;
     let again = prompt(&out);
-    assert!(again["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("I couldn't find \"the pizza menu\""));
+    let again = again["message"].as_str().unwrap();
+    assert!(
+        again.starts_with("I couldn't find \"the pizza menu\""),
+        "{again}"
+    );
+    assert!(
+        again.contains("Compare needs at least 2 documents"),
+        "{again}"
+    );
     let out = resume(&g, "t", json!("Data Retention Policy 2024")).await;
     assert!(out.interrupts().is_empty());
     assert_eq!(out.state.resolved_doc_ids, [a, b]);
@@ -69,7 +75,7 @@ async fn compare_with_no_document_takes_two_names_in_one_answer() {
     assert!(prompt(&out)["message"]
         .as_str()
         .unwrap()
-        .contains("two documents"));
+        .starts_with("Compare needs at least 2 documents"));
     let out = resume(&g, "t", json!("the AML policy and the CRR")).await;
     assert_eq!(out.state.resolved_doc_ids, [aml, crr]);
 }
@@ -174,6 +180,33 @@ async fn web_search_gets_a_query_naming_the_document() {
         out.state.web_search_query.as_deref(),
         Some("Capital Requirements Regulation leverage ratio still 3%")
     );
+}
+
+#[tokio::test]
+async fn a_request_about_the_present_turns_web_search_on_without_the_intent_resolver() {
+    // An explicit action skips intent_resolver, so its temporal keyword scan happens here.
+    let kit = kit().await;
+    let (crr, _) = kit.doc("Capital").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request(
+            "What is the latest leverage ratio?",
+            Action::Inquire,
+            &[&crr],
+        ),
+    )
+    .await;
+    assert!(out.state.enable_web_search);
+    assert!(out.state.web_search_query.is_some());
+    let out = run(
+        &graph(&kit),
+        "u",
+        request("What is the leverage ratio?", Action::Inquire, &[&crr]),
+    )
+    .await;
+    assert!(!out.state.enable_web_search);
+    assert_eq!(out.state.web_search_query, None);
 }
 
 #[tokio::test]

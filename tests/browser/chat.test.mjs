@@ -13,7 +13,7 @@
 //   01-statuses-and-streaming-answer.png  PalReasoning (status line, document pills) while the answer streams
 //   02-answer-with-sources.png            the finished answer, its sources, the conversation in the sidebar
 //   03-mention-picker.png                 typing "@reten": the document picker
-//   03a-web-search-query.png              explicit action + web search: the web query under the status line
+//   03a-explicit-action-web-search.png    explicit action + web search with none configured: no intent step, no web query claimed
 //   04-doc-choice-prompt.png              PalAssist doc_choice prompt: document pills, "All of these" apart, the composer hint
 //   05-text-input-prompt.png              PalAssist text_input prompt, the message box answers it
 //   06-cancelled-prompt.png               a prompt cancelled: kept as a muted line, no cancel answer
@@ -144,19 +144,26 @@ step('@ mention sends a TipTap mention node and tagged_doc_ids', async (ctx) => 
   await page.close();
 });
 
-step('explicit action and web search: sent, and the web query shown', async (ctx) => {
+step('explicit action and web search: sent; no intent step, and no web query the server cannot run', async (ctx) => {
   const page = await open(ctx);
+  await record(page);
   await page.locator('#action').selectOption('inquire');
   await page.locator('#web-search').check();
   const req = page.waitForRequest((r) => r.url() === `${BASE}/chat` && r.method() === 'POST');
   await send(page, 'What are the capital requirements in the CRR?');
   const body = JSON.parse((await req).postData());
   eq([body.action, body.enable_web_search], ['inquire', true], 'action and web search');
-  await page.locator('.turn .reasoning .web-query', { hasText: 'Searching the web for “Capital Requirements Regulation' }).waitFor();
   await page.locator('.turn .reasoning .pill', { hasText: 'Capital Requirements Regulation (CRR)' }).waitFor();
-  await shot(page, '03a-web-search-query.png');
+  await shot(page, '03a-explicit-action-web-search.png');
   const answer = await finalAnswer(page);
   check((await answer.innerText()).includes('Action: inquire'), 'the answer says its action');
+  check((await answer.innerText()).includes('Web search is not available'), 'the answer says it relies on the documents');
+  // This server has no web search: no "Searching the web" line; an explicit action skips
+  // intent classification, so the first line is the document search.
+  eq(await page.locator('.turn .reasoning .web-query:not([hidden])').count(), 0, 'no web query shown');
+  const lines = (await recorded(page)).statuses.filter((s) => s.text !== '<cleared>').map((s) => s.text);
+  check(!lines.includes('Clarifying intent...'), `no intent step: ${JSON.stringify(lines)}`);
+  eq(lines[0], 'Finding documents...', 'the first status line');
   await settled(page);
   await page.close();
 });
@@ -219,7 +226,7 @@ step('text_input: the message box answers the prompt (a resume, not a new turn)'
   const page = await open(ctx);
   await send(page, COMPARE_ONE);
   await page.locator('#prompt[data-type="text_input"]').waitFor();
-  check((await page.locator('#prompt-message').innerText()).includes('second document'), 'text_input message');
+  check((await page.locator('#prompt-message').innerText()).includes('Compare needs at least 2 documents'), 'text_input message');
   eq(await page.locator('#prompt-options button').count(), 0, 'no option buttons for text_input');
   eq(await page.locator('#send').innerText(), 'Answer', 'the send button answers');
   const posts = [];

@@ -11,9 +11,9 @@
 // `browser-key`): the layout step fills its user's sidebar there, away from the other steps.
 //
 // A few steps feed the page a stream written here (page.route): chat-contract shapes the
-// server does not send yet (`{id, label}` options, "high"/"medium"/"low" confidences,
-// `answered_by`, `reset` tokens), Markdown the offline model never writes (tables, code), and
-// errors. Every other step is the real server end to end.
+// offline server does not produce on demand (a model's `answered_by`, `reset` tokens, a
+// `web_query` from a server with web search), Markdown the offline model never writes
+// (tables, code), and errors. Every other step is the real server end to end.
 //
 // Screenshots (artifacts/screenshots/):
 //   15-sidebar-many-conversations.png    35 conversations, 30 documents: the lists and the conversation scroll on their own
@@ -21,7 +21,7 @@
 //   17-notice-once.png                   a real notice from the server, shown once (not as "_Note: …_" in the text)
 //   18-error-readable-retry.png          a request refused with a parser message: readable, with Retry
 //   19-run-error-retry.png               a run that failed: a readable line in the conversation, with Retry
-//   20-doc-choice-new-shape.png          a prompt with `{id, label}` options: document pills, "All of these" apart
+//   20-doc-choice-id-label.png           a prompt with `{id, label}` options: document pills, "All of these" apart
 //   21-conversations-rename-search.png   a conversation renamed inline (after the list was searched)
 //   22-delete-conversation-confirm.png   the confirmation before a conversation is deleted
 //   23-citation-document-viewer.png      a citation opened: the document with the cited passage highlighted
@@ -275,19 +275,20 @@ step('Markdown: emphasis, numbered and nested lists, a table, code; sanitized; a
   await page.close();
 });
 
-step('contract shapes old and new: confidence numbers, reset tokens, offline badge, {id, label} options', async (ctx) => {
+step('contract shapes: confidence levels, a web query, reset tokens, offline badge, {id, label} options', async (ctx) => {
   const page = await open(ctx);
   await record(page);
-  // Old shapes (a 0..1 confidence) and a token that replaces the text so far.
+  // A web query (a server with web search), a token that replaces the text so far.
   await serveStream(page, '/chat', [
-    { type: 'status', node: 'inquire', message: 'Researching your question...' },
+    { type: 'status', node: 'inquire', message: 'Researching your question...', web_query: 'CRR leverage ratio' },
     { type: 'token', node: 'inquire', message_id: 'm1', content: 'A first draft ' },
     { type: 'token', node: 'inquire', message_id: 'm1', content: 'that is wrong.' },
     { type: 'token', node: 'inquire', message_id: 'm1', content: 'The corrected ', reset: true },
     { type: 'token', node: 'inquire', message_id: 'm1', content: 'answer.' },
-    { type: 'response', response: 'The corrected answer.', citations: [], action: 'inquire', retrieval_confidence: 0.5, inference_confidence: 0.9, tokens_used: 0, cost_usd: 0, answered_by: 'offline' },
-  ]);
+    { type: 'response', response: 'The corrected answer.', citations: [], action: 'inquire', retrieval_confidence: 'medium', inference_confidence: 'high', confidence_score: 0.5, tokens_used: 0, cost_usd: 0, answered_by: 'offline' },
+  ], undefined, 80);
   await send(page, 'A question');
+  await page.locator('.turn .reasoning .web-query', { hasText: 'Searching the web for “CRR leverage ratio”' }).waitFor();
   const answer = await finalAnswer(page);
   eq(await answer.locator('.content').innerText(), 'The corrected answer.', 'the text after the reset');
   const rec = await recorded(page);
@@ -317,7 +318,7 @@ step('contract shapes old and new: confidence numbers, reset tokens, offline bad
   eq(await page.locator('#prompt-options .option-pill.doc').allInnerTexts(), ['Retention Policy A', 'Retention Policy B'], 'document pills');
   eq(await page.locator('#prompt-options .option-all').allInnerTexts(), ['All of these'], '"All of these" apart');
   await page.locator('#composer-hint', { hasText: 'waiting for your choice' }).waitFor();
-  await shot(page, '20-doc-choice-new-shape.png');
+  await shot(page, '20-doc-choice-id-label.png');
   const resumes = [];
   await serveStream(
     page,

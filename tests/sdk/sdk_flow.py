@@ -404,7 +404,7 @@ async def double_texting(client) -> None:
     await wait_status(client, tid, first["run_id"], "interrupted")
     await wait_status(client, tid, second["run_id"], "success")
     msgs = (await client.threads.get_state(tid))["values"]["messages"]
-    ok(msgs[1]["metadata"]["reason"] == "superseded" and msgs[-1]["content"] == "interrupting interrupting", "multitask interrupt keeps the first run's progress")
+    ok(msgs[1]["metadata"]["interrupted_reason"] == "superseded" and msgs[-1]["content"] == "interrupting interrupting", "multitask interrupt keeps the first run's progress")
 
     before = len(await client.threads.get_history(tid, limit=1000))
     third = await client.runs.create(tid, "streaming", input=words_input("to roll back", 1000, 10))

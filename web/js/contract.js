@@ -1,29 +1,26 @@
-// The chat contract's shapes that are changing on the server, read the old and the new way:
-// - a prompt option is `{id, label}` (new) or `{label, value}` (old); a button sends its id;
-// - a confidence is "high" | "medium" | "low" (new) or a 0..1 number (old);
+// The chat contract's shapes the page reads (DESIGN.md, "Chat contract: exact shapes"):
+// - a prompt option is `{id, label}`; a button sends its `id` back as the resume value;
+// - a confidence is "high" | "medium" | "low" (the 0..1 score is `confidence_score`);
 // - a response may say how it was made (`answered_by`, `model`).
 
-/** The value a prompt option sends back. */
+/** The value a prompt option sends back: its id. */
 export function optionValue(o) {
   if (o === null || typeof o !== 'object') return o;
-  return o.id ?? o.value;
+  return o.id;
 }
 
-/** How a prompt option reads ("all" reads "All of these"). */
+/** How a prompt option reads: its label ("all" reads "All of these" if it has none). */
 export function optionLabel(o) {
   const v = optionValue(o);
   if (o && typeof o === 'object' && o.label) return String(o.label);
   return v === 'all' ? 'All of these' : typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-/** "high" | "medium" | "low" from a level or a 0..1 number (>= 0.75 high, >= 0.45 medium); null when absent. */
+/** "high" | "medium" | "low" from a confidence level; null when absent or not a level. */
 export function confidenceLevel(v) {
-  if (typeof v === 'string') {
-    const s = v.toLowerCase();
-    return ['high', 'medium', 'low'].includes(s) ? s : null;
-  }
-  if (typeof v === 'number' && Number.isFinite(v)) return v >= 0.75 ? 'high' : v >= 0.45 ? 'medium' : 'low';
-  return null;
+  if (typeof v !== 'string') return null;
+  const s = v.toLowerCase();
+  return ['high', 'medium', 'low'].includes(s) ? s : null;
 }
 
 /** A short badge for how the answer was made: "offline · extractive", a model name, or null. */

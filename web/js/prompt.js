@@ -1,6 +1,7 @@
 // The PalAssist prompt above the message box (an `interrupt` event): its message, its
-// options (documents as pills, "All of these" set apart), Cancel. A `text_input` prompt is
-// answered in the message box.
+// options `[{id, label}]` (documents as pills, "All of these" set apart; a button resumes
+// with its option's `id`), Cancel. A `text_input` prompt (options null) is answered in the
+// message box.
 
 import { updateComposer } from './composer.js';
 import { optionLabel, optionValue } from './contract.js';
@@ -9,15 +10,15 @@ import { answerPrompt } from './runs.js';
 import { state } from './state.js';
 
 function optionButton(p, o) {
-  const value = optionValue(o);
+  const id = optionValue(o);
   const label = optionLabel(o);
-  const all = value === 'all';
+  const all = id === 'all';
   const doc = p.interrupt_type === 'doc_choice' && !all;
   return h('button', {
     type: 'button',
     class: all ? 'option-all' : `option-pill${doc ? ' doc' : ''}`,
-    dataset: { value: typeof value === 'string' ? value : JSON.stringify(value) },
-    onclick: () => answerPrompt({ type: p.interrupt_type, value }, label),
+    dataset: { optionId: typeof id === 'string' ? id : JSON.stringify(id) },
+    onclick: () => answerPrompt({ type: p.interrupt_type, value: id }, label),
     text: label,
   });
 }

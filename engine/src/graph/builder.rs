@@ -55,6 +55,8 @@ pub(crate) struct NodeSpec<S: State> {
     pub(crate) name: String,
     pub(crate) func: NodeFn<S>,
     pub(crate) status: Option<String>,
+    /// The node reports its status line itself (`ctx.status`): `NodeStarted` carries none.
+    pub(crate) reports_status: bool,
     pub(crate) retry: RetryPolicy,
     pub(crate) destinations: Vec<String>,
 }
@@ -111,6 +113,33 @@ impl<S: State> NodeBuilder<'_, S> {
         self
     }
 
+    /// The node reports its status line itself, with [`NodeContext::status`] and the
+    /// details only it knows (e.g. the documents it found, the web query it really runs):
+    /// the engine does not stream the declared line when the node starts
+    /// ([`Event::NodeStarted`](crate::Event::NodeStarted) carries `status: None`), so a
+    /// consumer sees one status line for the node, not two. The declared line
+    /// ([`NodeBuilder::status`]) is still the node's line in
+    /// [`CompiledGraph::node_status`] and in `NodeFinished`.
+    ///
+    /// ```
+    /// # use palgraph::*;
+    /// # #[derive(Clone, Default, Debug, serde::Serialize, serde::Deserialize, State)]
+    /// # struct S { n: u32 }
+    /// async fn find(state: std::sync::Arc<S>, ctx: NodeContext) -> Result<SUpdate, NodeError> {
+    ///     ctx.status("Finding documents...", serde_json::json!({"docs_found": []}));
+    ///     Ok(SUpdate::default())
+    /// }
+    /// let mut g = StateGraph::<S>::new();
+    /// g.add_node("find", find).status("Finding documents...").reports_status();
+    /// # g.add_edge(START, "find");
+    /// # g.add_edge("find", END);
+    /// # g.compile().unwrap();
+    /// ```
+    pub fn reports_status(self) -> Self {
+        self.spec.reports_status = true;
+        self
+    }
+
     /// The node's retry policy.
     pub fn retry(self, policy: RetryPolicy) -> Self {
         self.spec.retry = policy;
@@ -146,6 +175,7 @@ impl<S: State> StateGraph<S> {
             name: name.into(),
             func: erase_node(f),
             status: None,
+            reports_status: false,
             retry: RetryPolicy::default(),
             destinations: Vec::new(),
         });

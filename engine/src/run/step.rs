@@ -59,7 +59,9 @@ impl<S: State> Executor<'_, S> {
                 node: t.node.clone(),
                 task_id: t.id.clone(),
                 step,
-                status: self.g.graph.nodes[idx].status.clone(),
+                status: Some(&self.g.graph.nodes[idx])
+                    .filter(|n| !n.reports_status)
+                    .and_then(|n| n.status.clone()),
             });
             let span = tracing::info_span!("node", node = %t.node, step, task_id = %t.id);
             let fut = run_and_record(

@@ -198,16 +198,16 @@ impl Runner {
         })
     }
 
-    /// The resume value for `answer` at `prompt`: the value of the option it names (by
-    /// label, or a document title prefix), else the text itself.
+    /// The resume value for `answer` at `prompt`: the id of the option it names (by label,
+    /// a document title prefix, or its id), else the text itself.
     fn answer_to(&self, prompt: &Value, answer: &str) -> Value {
         let wanted = answer.to_lowercase();
         let options = prompt["options"].as_array().cloned().unwrap_or_default();
         for o in &options {
             let label = o["label"].as_str().unwrap_or_default().to_lowercase();
-            let value = o["value"].as_str().unwrap_or_default();
-            if label.starts_with(&wanted) || value.eq_ignore_ascii_case(answer) {
-                return json!(value);
+            let id = o["id"].as_str().unwrap_or_default();
+            if label.starts_with(&wanted) || id.eq_ignore_ascii_case(answer) {
+                return json!(id);
             }
         }
         json!(answer)

@@ -3,6 +3,7 @@
 //! out (DESIGN.md, "Chat contract: exact shapes").
 
 use palgraph::InterruptInfo;
+use palgraph_nodes::confidence::{self, Confidence};
 use palgraph_nodes::ChatTurn;
 use palgraph_server::{ChatAdapter, TurnRequest};
 use serde_json::{json, Map, Value};
@@ -27,15 +28,20 @@ impl ChatAdapter for PalAssistChat {
         schemars::schema_for!(ChatTurn)
     }
 
+    /// The `response` event: the confidences as `high|medium|low` (thresholds in
+    /// [`palgraph_nodes::confidence`]), the 0..1 retrieval score as `confidence_score`.
     fn response(&self, values: &Value) -> Value {
         let pick = |k: &str, default: Value| values.get(k).cloned().unwrap_or(default);
+        let number = |k: &str| values.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        let retrieval = number("retrieval_confidence");
         json!({
             "type": "response",
             "response": pick("response", json!("")),
             "citations": pick("citations", json!([])),
             "action": pick("action", Value::Null),
-            "inference_confidence": pick("inference_confidence", Value::Null),
-            "retrieval_confidence": pick("retrieval_confidence", Value::Null),
+            "inference_confidence": Confidence::of_inference(number("inference_confidence")),
+            "retrieval_confidence": Confidence::of_retrieval(retrieval),
+            "confidence_score": confidence::score(retrieval),
             "tokens_used": pick("tokens_used", json!(0)),
             "cost_usd": pick("cost_usd", json!(0.0)),
             "cancelled": pick("cancelled", json!(false)),
@@ -62,5 +68,32 @@ impl ChatAdapter for PalAssistChat {
         if let Some(Value::Array(msgs)) = input.get_mut("messages") {
             msgs.insert(0, record);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confidences_are_levels_and_the_score_a_clean_number() {
+        let r = PalAssistChat.response(&json!({
+            "response": "x", "action": "inquire",
+            "inference_confidence": 0.6, "retrieval_confidence": 0.36258161003552053
+        }));
+        assert_eq!(r["inference_confidence"], "medium");
+        assert_eq!(r["retrieval_confidence"], "low");
+        assert_eq!(r["confidence_score"], 0.363);
+        let r = PalAssistChat.response(&json!({"retrieval_confidence": -0.0}));
+        assert_eq!(r["retrieval_confidence"], "low");
+        assert_eq!(r["inference_confidence"], "low");
+        assert_eq!(
+            serde_json::to_string(&r["confidence_score"]).unwrap(),
+            "0.0"
+        );
+        let r = PalAssistChat
+            .response(&json!({"retrieval_confidence": 1.0, "inference_confidence": 1.0}));
+        assert_eq!(r["retrieval_confidence"], "high");
+        assert_eq!(r["inference_confidence"], "high");
     }
 }

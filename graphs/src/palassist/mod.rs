@@ -2,12 +2,20 @@
 //! the engine's builder.
 //!
 //! ```text
-//! START -> intent_resolver -> doc_resolver -+-> validate_inputs -+-> summarize -+
-//!                                           |                    +-> inquire   -+
-//!                                           |                    +-> compare   -+-> format_response -> END
-//!                                           |                    +-> audit     -+
-//!                                           +--------(cancelled)-+--------------+
+//! START -+-> intent_resolver -+-> doc_resolver -+-> validate_inputs -+-> summarize -+
+//!        |                    |                 |                    +-> inquire   -+
+//!        +---(explicit action)+                 |                    +-> compare   -+-> format_response -> END
+//!                                               |                    +-> audit     -+
+//!                                               +--------(cancelled)-+--------------+
 //! ```
+//!
+//! A request with an explicit `action` goes from START straight to `doc_resolver`: no
+//! intent classification, no `intent_resolver` status. Every node streams one status line
+//! per run: the engine streams it as the node starts, except for `doc_resolver` (which
+//! reports it when done, with `docs_found`) and the actions (which report it as they start,
+//! with `web_query` only when they really search the web); see `reports_status` in the
+//! engine's node builder. The actions retry a broken LLM stream once
+//! ([`actions::retry_policy`]).
 //!
 //! A turn is `RunInput::Turn(turn_input(chat_turn))`, run with the calling user in the
 //! context (`RunConfig::new(thread).context("user_id", user)`). When a node asks the user
@@ -20,7 +28,7 @@ pub mod documents;
 use std::sync::Arc;
 
 use palgraph::{CompiledGraph, GraphError, StateGraph, END, START};
-use palgraph_nodes::actions::{audit, compare, inquire, summarize};
+use palgraph_nodes::actions::{self, audit, compare, inquire, summarize};
 use palgraph_nodes::doc_resolver::doc_resolver;
 use palgraph_nodes::format_response::format_response;
 use palgraph_nodes::intent_resolver::intent_resolver;
@@ -34,6 +42,16 @@ pub use palgraph_nodes::{
 
 /// The graph's registered name.
 pub const NAME: &str = "palassist";
+
+/// Where a turn starts: at `doc_resolver` when the request names its action, at
+/// `intent_resolver` otherwise. (A resume re-enters the node that asked, not START.)
+fn entry(s: &AgentState) -> &'static str {
+    if s.action.is_some() {
+        "doc_resolver"
+    } else {
+        "intent_resolver"
+    }
+}
 
 /// Where `doc_resolver` and `validate_inputs` go next: on to the action, or straight to
 /// `format_response` when the user cancelled a prompt.
@@ -59,19 +77,27 @@ pub fn graph(deps: PalAssistDeps) -> Result<CompiledGraph<AgentState>, GraphErro
         ($name:literal, $f:path, $status:literal) => {{
             let d = deps.clone();
             g.add_node($name, move |s, c| $f(d.clone(), s, c))
-                .status($status);
+                .status($status)
         }};
     }
     node!("intent_resolver", intent_resolver, "Clarifying intent...");
-    node!("doc_resolver", doc_resolver, "Finding documents...");
+    node!("doc_resolver", doc_resolver, "Finding documents...").reports_status();
     node!("validate_inputs", validate_inputs, "Validating request...");
-    node!("summarize", summarize, "Summarizing documents...");
-    node!("inquire", inquire, "Researching your question...");
-    node!("compare", compare, "Comparing documents...");
-    node!("audit", audit, "Auditing against regulations...");
+    node!("summarize", summarize, "Summarizing documents...")
+        .reports_status()
+        .retry(actions::retry_policy());
+    node!("inquire", inquire, "Researching your question...")
+        .reports_status()
+        .retry(actions::retry_policy());
+    node!("compare", compare, "Comparing documents...")
+        .reports_status()
+        .retry(actions::retry_policy());
+    node!("audit", audit, "Auditing against regulations...")
+        .reports_status()
+        .retry(actions::retry_policy());
     node!("format_response", format_response, "Formatting response...");
 
-    g.add_edge(START, "intent_resolver");
+    g.add_conditional_edges(START, entry, ["intent_resolver", "doc_resolver"]);
     g.add_edge("intent_resolver", "doc_resolver");
     g.add_conditional_edges(
         "doc_resolver",
@@ -138,6 +164,14 @@ mod tests {
             ("format_response", "Formatting response..."),
         ] {
             assert_eq!(g.node_status(node), Some(line), "{node}");
+        }
+        // The lines the nodes report themselves are the declared ones.
+        assert_eq!(
+            g.node_status("doc_resolver"),
+            Some(palgraph_nodes::doc_resolver::STATUS)
+        );
+        for a in Action::ALL {
+            assert_eq!(g.node_status(a.as_str()), Some(a.status_line()));
         }
         assert!(g.mermaid().contains("validate_inputs"));
     }

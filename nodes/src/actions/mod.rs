@@ -6,19 +6,36 @@
 //! and record what made the answer (`answered_by`).
 //!
 //! The answer is produced inside the durable step `answer`, so a re-entered node never
-//! asks again. When the run is cancelled mid-answer, the action stops and keeps the
-//! partial text as its message, marked `{"interrupted": true, "reason": ...}`.
+//! asks again. A stream that breaks (a transient [`LlmError`], e.g. a truncated stream) fails
+//! the node with a retryable error: the graph's [`retry_policy`] writes the answer again
+//! (the engine resets the streamed text), then the run fails.
+//!
+//! Each action reports its status line itself, once, as it starts
+//! ([`Action::status_line`], declared with `reports_status`), with `web_query` only when the
+//! answer really searches the web ([`Llm::searches_web`]).
+//!
+//! The answer's message carries `action`, `answered_by`, `citations`, `doc_ids`,
+//! `retrieval_confidence` and `inference_confidence` (`high|medium|low`, see
+//! [`crate::confidence`]), `confidence_score` (the 0..1 retrieval score) and
+//! `finished_reason` (the LLM's `finish_reason`, `stop` when it reports none). When the run
+//! is cancelled mid-answer, the action stops and keeps the partial text as its message,
+//! marked `interrupted: true`, `interrupted_reason` (`user_cancelled`, `superseded`,
+//! `disconnect`), `stream_run_id` (the run), `client_turn_id` (from the run's context, when
+//! the server put one there) and `finished_reason: "cancelled"`.
 
 pub mod audit;
 pub mod compare;
 pub mod inquire;
 pub mod summarize;
 
-use futures_util::StreamExt;
-use palgraph::{Message, NodeContext, NodeError};
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use std::time::Duration;
 
+use futures_util::StreamExt;
+use palgraph::{Message, NodeContext, NodeError, RetryPolicy};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::confidence::{self, Confidence};
 use crate::conversation::{recent_lines, request_text};
 use crate::deps::{store_error, user_id, PalAssistDeps};
 use crate::documents::Document;
@@ -34,6 +51,20 @@ pub use summarize::summarize;
 
 /// How many earlier messages an answer sees.
 const HISTORY: usize = 4;
+
+/// How many times an action writes its answer when the LLM's stream breaks (a transient
+/// failure once the stream has started: a truncated stream, a silent one, a reset
+/// connection). Failures before the stream starts are already retried by the LLM client.
+pub const ANSWER_ATTEMPTS: u32 = 2;
+
+/// The retry policy of the action nodes: [`ANSWER_ATTEMPTS`] attempts, retryable errors
+/// only, half a second apart.
+pub fn retry_policy() -> RetryPolicy {
+    RetryPolicy::attempts(ANSWER_ATTEMPTS).initial_interval(Duration::from_millis(500))
+}
+
+/// `finished_reason` of an answer cut short by a cancel.
+pub const CANCELLED: &str = "cancelled";
 
 /// What an action chooses its passages from.
 pub(crate) struct Inputs<'a> {
@@ -60,6 +91,9 @@ struct Generated {
     usage: Usage,
     /// Why the answer stopped early, when the run was cancelled.
     interrupted: Option<String>,
+    /// Why the model stopped (its `finish_reason`), when it said.
+    #[serde(default)]
+    finished: Option<String>,
 }
 
 /// Streams the answer into `message_id` until it ends or the run is cancelled.
@@ -74,6 +108,7 @@ async fn generate(
         text: String::new(),
         usage: Usage::default(),
         interrupted: None,
+        finished: None,
     };
     let reason = || {
         ctx.cancel_reason()
@@ -106,11 +141,38 @@ async fn generate(
                     out.text.push_str(&t);
                 }
                 Some(Ok(AnswerChunk::Usage(u))) => out.usage.add(&u),
+                Some(Ok(AnswerChunk::Finished(reason))) => out.finished = Some(reason),
                 Some(Err(e)) => return Err(e.into_node_error()),
             }
         }
     }
     Ok(out)
+}
+
+/// The details of an action's status line: `web_query` when the answer searches the web
+/// for it (web search on, a query, and an LLM that really searches), nothing otherwise.
+fn status_details(deps: &PalAssistDeps, state: &AgentState) -> Value {
+    match &state.web_search_query {
+        Some(q) if state.enable_web_search && deps.llm.searches_web() => {
+            json!({ "web_query": q })
+        }
+        _ => json!({}),
+    }
+}
+
+/// Marks an answer cut short by a cancel: `interrupted`, `interrupted_reason`,
+/// `stream_run_id`, `client_turn_id` (when the run's context has one) and
+/// `finished_reason: "cancelled"`.
+pub(crate) fn interrupted(message: Message, ctx: &NodeContext, reason: &str) -> Message {
+    let mut message = message
+        .with_metadata("interrupted", true)
+        .with_metadata("interrupted_reason", reason)
+        .with_metadata("stream_run_id", ctx.run_id())
+        .with_metadata("finished_reason", CANCELLED);
+    if let Some(turn) = ctx.context().get("client_turn_id").filter(|v| !v.is_null()) {
+        message = message.with_metadata("client_turn_id", turn.clone());
+    }
+    message
 }
 
 /// Runs `action`: the shared body of the four action nodes.
@@ -121,6 +183,7 @@ pub(crate) async fn run(
     ctx: &NodeContext,
     prepare: fn(&Inputs<'_>) -> Prepared,
 ) -> Result<AgentStateUpdate, NodeError> {
+    ctx.status(action.status_line(), status_details(deps, state));
     let owner = user_id(ctx)?;
     let mut notices = state.notices.clone();
     let library = deps.docs.list(&owner).await.map_err(store_error)?;
@@ -156,9 +219,6 @@ pub(crate) async fn run(
             .filter(|_| state.enable_web_search),
         history: recent_lines(state, HISTORY),
     };
-    if let Some(q) = &request.web_search_query {
-        ctx.status(action.status_line(), json!({ "web_query": q }));
-    }
     let preface: String = notices.iter().map(|n| format!("_Note: {n}_\n\n")).collect();
     let message_id = format!("{}:answer", ctx.task_id());
     let mut generated: Generated = ctx
@@ -186,12 +246,26 @@ pub(crate) async fn run(
         .with_metadata(
             "doc_ids",
             json!(request.documents.iter().map(|d| &d.id).collect::<Vec<_>>()),
+        )
+        .with_metadata(
+            "retrieval_confidence",
+            Confidence::of_retrieval(prepared.retrieval_confidence).as_str(),
+        )
+        .with_metadata(
+            "inference_confidence",
+            Confidence::of_inference(state.inference_confidence).as_str(),
+        )
+        .with_metadata(
+            "confidence_score",
+            confidence::score(prepared.retrieval_confidence),
         );
-    if let Some(reason) = &generated.interrupted {
-        message = message
-            .with_metadata("interrupted", true)
-            .with_metadata("reason", reason.as_str());
-    }
+    message = match &generated.interrupted {
+        Some(reason) => interrupted(message, ctx, reason),
+        None => message.with_metadata(
+            "finished_reason",
+            generated.finished.as_deref().unwrap_or("stop"),
+        ),
+    };
     Ok(AgentStateUpdate::default()
         .response(generated.text)
         .citations(citations)

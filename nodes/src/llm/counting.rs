@@ -101,6 +101,10 @@ impl Llm for CountingLlm {
         self.inner.answer(request).await
     }
 
+    fn searches_web(&self) -> bool {
+        self.inner.searches_web()
+    }
+
     fn answered_by(&self, request: &AnswerRequest) -> AnsweredBy {
         self.inner.answered_by(request)
     }

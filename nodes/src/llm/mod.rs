@@ -215,6 +215,10 @@ pub enum AnswerChunk {
     Text(String),
     /// The answer's usage (usually last).
     Usage(Usage),
+    /// The model finished writing, and why (the OpenAI `finish_reason`: `stop`, `length`,
+    /// `content_filter`, ...). A stream that ends without it ended normally only when its
+    /// LLM does not report one (the offline model).
+    Finished(String),
 }
 
 /// A streamed answer.
@@ -251,6 +255,13 @@ pub enum LlmError {
     /// The service could not be reached, or the connection broke.
     #[error("cannot reach the LLM service: {0}")]
     Transport(String),
+    /// A streamed answer ended before the model finished (no `finish_reason`, no
+    /// `data: [DONE]`): the connection broke mid-answer. The text so far is incomplete.
+    #[error("the LLM's answer stream ended before the model finished, after {chars} characters (no finish_reason, no [DONE]): the connection broke mid-answer")]
+    Truncated {
+        /// How many characters of text arrived.
+        chars: usize,
+    },
     /// The answer did not fit the expected structure.
     #[error("the LLM's answer does not fit the expected format: {0}")]
     BadOutput(String),
@@ -264,9 +275,10 @@ impl LlmError {
     /// connections).
     pub fn is_transient(&self) -> bool {
         match self {
-            LlmError::RateLimited { .. } | LlmError::Timeout { .. } | LlmError::Transport(_) => {
-                true
-            }
+            LlmError::RateLimited { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::Transport(_)
+            | LlmError::Truncated { .. } => true,
             LlmError::Api { status, .. } => *status >= 500,
             LlmError::BadOutput(_) | LlmError::Config(_) => false,
         }
@@ -313,6 +325,13 @@ pub trait Llm: Send + Sync {
     /// # Errors
     /// An [`LlmError`] before the stream starts; later failures arrive in the stream.
     async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError>;
+
+    /// Whether an answer with a web query really searches the web (a web-search model is
+    /// configured). When it does not, PalAssist shows no web query and no "Searching the
+    /// web" line: the answer relies on the documents and says so.
+    fn searches_web(&self) -> bool {
+        false
+    }
 
     /// What answers `request`: a language model by name (the default: [`Llm::describe`]),
     /// or the offline extractive model.
@@ -370,6 +389,14 @@ mod tests {
         let d = llm.describe();
         assert!(d.starts_with("openai"), "{d}");
         assert!(d.contains("127.0.0.1:9"), "{d}");
+    }
+
+    #[test]
+    fn a_truncated_stream_is_a_retryable_transport_failure() {
+        let e = LlmError::Truncated { chars: 12 };
+        assert!(e.is_transient());
+        assert!(e.to_string().contains("ended before the model finished"));
+        assert!(e.into_node_error().is_retryable());
     }
 
     #[test]

@@ -83,15 +83,9 @@ instead of guessing. Be concise; use Markdown bullet points. End with one line \
 passage states the answer outright, low when the passages only touch on the request or the \
 retrieval match is low.";
 
-/// A 0..1 match as a word.
+/// A 0..1 match as a word (the chat contract's retrieval levels).
 fn level(score: f64) -> &'static str {
-    if score >= 0.7 {
-        "high"
-    } else if score >= 0.4 {
-        "medium"
-    } else {
-        "low"
-    }
+    crate::confidence::Confidence::of_retrieval(score).as_str()
 }
 
 fn action_instruction(action: Action) -> &'static str {

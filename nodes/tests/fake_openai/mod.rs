@@ -1,8 +1,9 @@
 //! An OpenAI-compatible chat-completions server for tests, speaking the real HTTP wire
 //! format: `POST /v1/chat/completions` answers, in the order scripted, with a
 //! `chat.completion` JSON body, a `text/event-stream` of `chat.completion.chunk`s ending in
-//! a usage chunk and `data: [DONE]`, an error status with OpenAI's error body (429, 500,
-//! 400), or silence. It records every request (headers and JSON body). It binds
+//! a usage chunk and `data: [DONE]`, a stream cut before the model finished (no
+//! `finish_reason`, no `[DONE]`: the body ends, or the connection breaks), an error status
+//! with OpenAI's error body (429, 500, 400), or silence. It records every request (headers and JSON body). It binds
 //! 127.0.0.1:0. Instead of a script, a responder may compute each answer from the request
 //! (a stand-in model that answers any number of calls).
 
@@ -38,6 +39,10 @@ pub enum Reply {
         completion_tokens: u32,
         stall_after: Option<usize>,
     },
+    /// The start of a stream of content deltas, then the stream stops before the model
+    /// finished: no finish_reason, no usage, no `data: [DONE]`. The body ends cleanly, or,
+    /// with `abort`, the connection breaks mid-body.
+    Truncated { deltas: Vec<String>, abort: bool },
     /// An error status with OpenAI's error body.
     Error { status: u16, message: String },
     /// No answer for this long.
@@ -204,6 +209,41 @@ async fn completions(
                 body.to_string(),
             )
                 .into_response()
+        }
+        Some(Reply::Truncated { deltas, abort }) => {
+            let mut events = vec![chunk(
+                &model,
+                json!({"role": "assistant", "content": "", "refusal": null}),
+                Value::Null,
+                Value::Null,
+                true,
+            )];
+            for d in &deltas {
+                events.push(chunk(
+                    &model,
+                    json!({"content": d}),
+                    Value::Null,
+                    Value::Null,
+                    true,
+                ));
+            }
+            let body = stream::iter(events)
+                .then(|e| async move {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    Ok::<_, std::io::Error>(Bytes::from(e))
+                })
+                .chain(stream::iter(abort.then(|| {
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "the upstream connection broke",
+                    ))
+                })));
+            Response::builder()
+                .status(StatusCode::OK)
+                .header("content-type", "text/event-stream")
+                .header("cache-control", "no-cache")
+                .body(Body::from_stream(body))
+                .unwrap()
         }
         Some(Reply::Stream {
             deltas,
