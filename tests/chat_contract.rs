@@ -669,11 +669,7 @@ async fn a_stopped_answer_carries_its_interruption(b: Backend) {
         md.get("reason").is_none(),
         "the key is interrupted_reason: {md}"
     );
-    // The server puts the request's client_turn_id in the run's context; until it does,
-    // the message has none (never another one).
-    if let Some(turn) = md.get("client_turn_id") {
-        assert_eq!(turn, "turn-abc", "{md}");
-    }
+    assert_eq!(md["client_turn_id"], "turn-abc", "{md}");
 }
 both_backends!(
     a_stopped_answer_carries_its_interruption_,
