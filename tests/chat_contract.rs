@@ -619,6 +619,14 @@ async fn a_truncated_llm_stream_is_retried_then_fails_the_run(b: Backend) {
             assert!(!events.iter().any(|e| e.data["type"] == "response"));
             assert_eq!(answers.load(Ordering::SeqCst), 2, "tried, retried, failed");
             assert_eq!(r["status"], "error", "{r}");
+            // The failed answer keeps what its last try had written, marked as failed.
+            let h = history(&s, &t).await;
+            let last = h["messages"].as_array().unwrap().last().unwrap().clone();
+            assert_eq!(last["role"], "assistant", "{h}");
+            assert_eq!(last["content"], shown, "{h}");
+            assert!(!shown.is_empty());
+            assert_eq!(last["metadata"]["interrupted_reason"], "failed", "{last}");
+            assert_eq!(last["metadata"]["stream_run_id"], run.as_str(), "{last}");
         }
     }
 }

@@ -296,3 +296,75 @@ both_backends!(
     ids_are_checked_the_same_way_everywhere_,
     ids_are_checked_the_same_way_everywhere
 );
+
+/// Waits until `run` is over.
+async fn ended(s: &TestServer, t: &str, run: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = run_status(s, t, run).await;
+        if !["pending", "running"].contains(&status.as_str()) {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "run {run} did not end");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn superseded_and_disconnected_answers_keep_their_partial_text(b: Backend) {
+    let s = TestServer::start_with(b, PACED).await;
+    let question = "What are the capital requirements?";
+    // Superseded: a second message with the interrupt strategy stops the first answer.
+    let mut first = chat(&s, json!({"message": question, "client_turn_id": "first"})).await;
+    let (t, run) = (header(&first, "x-thread-id"), header(&first, "x-run-id"));
+    let mut seen = until_tokens(&mut first, 2).await;
+    let second = chat(
+        &s,
+        json!({"message": "And the leverage ratio?", "thread_id": t, "multitask_strategy": "interrupt"}),
+    )
+    .await;
+    seen.extend(first.all().await);
+    let end = terminal(&seen);
+    assert_eq!(end["type"], "cancelled");
+    assert_eq!(end["reason"], "superseded");
+    let mut second = second;
+    assert_eq!(terminal(&second.all().await)["type"], "response");
+    let (_, h) = s.get_json(&format!("/chat/history/{t}")).await;
+    let stopped = h["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metadata"]["stream_run_id"] == run.as_str())
+        .unwrap_or_else(|| panic!("the superseded answer is kept: {h}"))
+        .clone();
+    assert_eq!(stopped["content"], tokens(&seen));
+    assert_eq!(stopped["metadata"]["interrupted"], true);
+    assert_eq!(stopped["metadata"]["interrupted_reason"], "superseded");
+    assert_eq!(stopped["metadata"]["client_turn_id"], "first");
+
+    // Disconnected: the client asked for its run to stop when it leaves.
+    let mut sse = chat(
+        &s,
+        json!({"message": question, "thread_id": t, "on_disconnect": "cancel"}),
+    )
+    .await;
+    let run = header(&sse, "x-run-id");
+    let seen = until_tokens(&mut sse, 2).await;
+    drop(sse);
+    assert_eq!(ended(&s, &t, &run).await, "interrupted");
+    let (_, h) = s.get_json(&format!("/chat/history/{t}")).await;
+    let last = h["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["metadata"]["stream_run_id"], run.as_str(), "{h}");
+    assert_eq!(
+        last["metadata"]["interrupted_reason"], "disconnect",
+        "{last}"
+    );
+    let kept = last["content"].as_str().unwrap();
+    assert!(
+        kept.starts_with(&tokens(&seen)),
+        "the kept text begins with what the client saw: {kept:?}"
+    );
+}
+both_backends!(
+    superseded_and_disconnected_answers_keep_their_partial_text_,
+    superseded_and_disconnected_answers_keep_their_partial_text
+);

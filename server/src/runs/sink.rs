@@ -160,6 +160,13 @@ impl EventSink for RunSink {
             *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some(numbered);
             return;
         }
+        if let Event::MessageReset { message_id, .. } = &event.event {
+            // The engine retries a node: its message starts over.
+            self.streamed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|m| &m.message_id != message_id);
+        }
         if let Event::MessageDelta {
             node,
             message_id,
