@@ -1,7 +1,8 @@
 //! The `doc_resolver` node: which of the user's documents is the request about?
 //!
 //! 1. **Mentions.** The TipTap JSON's mention nodes (nested ones too) and the tagged ids
-//!    name documents outright. When the rest of the message names nothing else (a *pure
+//!    name documents outright; a tagged or mentioned document set names every document it
+//!    holds (an unknown, someone else's or an empty set adds a notice). When the rest of the message names nothing else (a *pure
 //!    mention* message), that is the answer, with no LLM call.
 //! 2. **Registry.** Otherwise one LLM call gets the message and the conversation's registry
 //!    of discussed documents; it returns the registry documents the message refers to
@@ -64,6 +65,8 @@ const MAX_PROMPTS: usize = 4;
 /// How many earlier messages the LLM sees when no registry title is named.
 const HISTORY: usize = 5;
 
+mod sets;
+
 /// Several documents one reference could mean.
 struct Ambiguity {
     /// What the message said.
@@ -73,7 +76,7 @@ struct Ambiguity {
 
 /// What the node has found so far.
 #[derive(Default)]
-struct Found {
+pub(crate) struct Found {
     docs: Vec<DocRef>,
     sources: Vec<InferenceSource>,
     confidence: Option<f64>,
@@ -81,7 +84,7 @@ struct Found {
 }
 
 impl Found {
-    fn add(&mut self, doc: &DocRef, confidence: f64, source: InferenceSource) {
+    pub(crate) fn add(&mut self, doc: &DocRef, confidence: f64, source: InferenceSource) {
         if !self.docs.iter().any(|d| d.id == doc.id) {
             self.docs.push(doc.clone());
         }
@@ -161,32 +164,20 @@ pub async fn doc_resolver(
     let mut unresolved: Vec<String> = Vec::new();
     let mut usage = Usage::default();
 
-    // Stage 1: mentions and tagged ids.
+    // Stage 1: mentions and tagged ids, documents then sets.
     let mut labels = Vec::new();
     let mut tagged: Vec<(String, Option<String>)> = Vec::new();
-    let turn_mentions = mentions(&state);
-    for m in &turn_mentions {
+    let mut tagged_sets: Vec<(String, Option<String>)> = Vec::new();
+    for m in mentions(&state) {
         match m.kind {
-            MentionKind::Document => tagged.push((m.id.clone(), m.label.clone())),
-            MentionKind::Set => {
-                labels.extend(m.label.clone());
-            }
+            MentionKind::Document => tagged.push((m.id, m.label)),
+            MentionKind::Set => tagged_sets.push((m.id, m.label)),
         }
     }
     tagged.extend(state.explicit_doc_ids.iter().map(|id| (id.clone(), None)));
+    tagged_sets.extend(state.tagged_set_ids.iter().map(|id| (id.clone(), None)));
     let mut seen = std::collections::HashSet::new();
     tagged.retain(|(id, _)| seen.insert(id.clone()));
-    let sets = turn_mentions
-        .iter()
-        .filter(|m| m.kind == MentionKind::Set)
-        .count()
-        + state.tagged_set_ids.len();
-    if sets > 0 {
-        notices.push(
-            "Document sets are not stored in palgraph, so the tagged set was left out; tag its documents instead."
-                .to_string(),
-        );
-    }
     for (id, label) in tagged {
         match library.iter().find(|d| d.id == id) {
             Some(d) => {
@@ -202,6 +193,19 @@ pub async fn doc_resolver(
             }
         }
     }
+    sets::resolve(
+        &deps,
+        &ctx,
+        &owner,
+        tagged_sets,
+        &mut sets::Resolution {
+            found: &mut found,
+            labels: &mut labels,
+            notices: &mut notices,
+            unresolved: &mut unresolved,
+        },
+    )
+    .await?;
     let text = request_text(&state, &labels);
     // Documents are named in the request, not in a text pasted to be audited.
     let named_in = if action == Action::Audit {

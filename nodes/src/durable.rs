@@ -1,5 +1,5 @@
-//! Durable calls: every LLM call, and the read of the user's document list a node may
-//! re-enter with, goes through the engine's `ctx.step`, so a node re-entered after a prompt
+//! Durable calls: every LLM call, and the reads of the user's document list and tagged
+//! document sets a node may re-enter with, goes through the engine's `ctx.step`, so a node re-entered after a prompt
 //! (or a crash) gets the recorded result instead of calling again. LLM calls also stop when
 //! the run is cancelled.
 
@@ -9,6 +9,7 @@ use palgraph::{NodeContext, NodeError};
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::deps::{store_error, PalAssistDeps};
+use crate::documents::DocumentSet;
 use crate::llm::LlmError;
 use crate::state::DocRef;
 
@@ -36,6 +37,24 @@ pub(crate) async fn library(
 ) -> Result<Vec<DocRef>, NodeError> {
     ctx.step("list_documents", async {
         deps.docs.titles(owner).await.map_err(store_error)
+    })
+    .await
+}
+
+/// The document sets of `ids` (each the owner's set, or `None`), read once per node attempt
+/// chain and recorded like [`library`].
+pub(crate) async fn document_sets(
+    deps: &PalAssistDeps,
+    ctx: &NodeContext,
+    owner: &str,
+    ids: &[String],
+) -> Result<Vec<Option<DocumentSet>>, NodeError> {
+    ctx.step("read_document_sets", async {
+        let mut sets = Vec::with_capacity(ids.len());
+        for id in ids {
+            sets.push(deps.docs.set(owner, id).await.map_err(store_error)?);
+        }
+        Ok::<_, NodeError>(sets)
     })
     .await
 }

@@ -65,8 +65,8 @@ mod vocabulary;
 pub use confidence::Confidence;
 pub use deps::{user_id, PalAssistDeps, USER_ID};
 pub use documents::{
-    seed_samples, Document, DocumentError, DocumentStore, MemoryDocumentStore,
-    PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore,
+    seed_samples, Document, DocumentError, DocumentSet, DocumentSetStore, DocumentStore,
+    MemoryDocumentStore, PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore,
 };
 pub use llm::Llm;
 pub use passages::Passage;

@@ -335,7 +335,8 @@ pub struct ChatTurn {
     /// Document ids tagged outside the text.
     #[serde(default)]
     pub tagged_doc_ids: Vec<String>,
-    /// Document-set ids tagged outside the text.
+    /// Document-set ids tagged outside the text: every document of each of the user's sets
+    /// is in scope (see [`crate::documents::DocumentSetStore`]).
     #[serde(default)]
     pub tagged_set_ids: Vec<String>,
     /// An explicit action (`summarize`, `inquire`, `compare`, `audit`).
@@ -360,6 +361,9 @@ pub fn turn_input(turn: ChatTurn) -> AgentStateUpdate {
     let mut human = Message::human(turn.message);
     if !turn.tagged_doc_ids.is_empty() {
         human = human.with_metadata("tagged_doc_ids", json!(turn.tagged_doc_ids));
+    }
+    if !turn.tagged_set_ids.is_empty() {
+        human = human.with_metadata("tagged_set_ids", json!(turn.tagged_set_ids));
     }
     if let Some(a) = action {
         human = human.with_metadata("action", a.as_str());

@@ -4,7 +4,9 @@
 //!
 //! Any node type ending in `mention` counts (`mention`, `docMention`, `documentMention`).
 //! A mention whose type or `attrs.type`/`attrs.kind` names a set (`setMention`,
-//! `"kind": "set"`) is a document-set mention.
+//! `"kind": "set"`) is a document-set mention: its `id` is a document set's id, and it
+//! stands for every document of the set. PalAssist's page writes
+//! `{"type": "mention", "attrs": {"id": "<set id>", "label": "Basel", "kind": "set"}}`.
 
 use serde_json::Value;
 

@@ -426,17 +426,68 @@ async fn nothing_named_means_retrieval_for_questions_but_not_for_summaries() {
 }
 
 #[tokio::test]
-async fn a_document_set_is_left_out_with_a_notice() {
+async fn a_tagged_or_mentioned_set_resolves_to_every_document_of_the_set() {
+    use palgraph_nodes::DocumentSetStore;
     let kit = kit().await;
     let (crr, _) = kit.doc("Capital").await;
+    let (aml, _) = kit.doc("Anti-Money").await;
+    let (r24, _) = kit.doc("Data Retention Policy 2024").await;
+    let basel = kit
+        .docs
+        .create_set(USER, "Basel", &[crr.clone(), aml.clone()])
+        .await
+        .unwrap();
+    let empty = kit.docs.create_set(USER, "Empty", &[]).await.unwrap();
+    let bobs = kit
+        .docs
+        .create_set("bob", "Bob's folder", &[])
+        .await
+        .unwrap();
+
+    // tagged_set_ids: the set's documents, deduplicated with the tagged documents, no LLM.
+    let input = asking("Summarize", Action::Summarize)
+        .explicit_doc_ids(vec![aml.clone(), r24.clone()])
+        .tagged_set_ids(vec![basel.id.clone(), basel.id.clone()]);
+    let out = run(&graph(&kit), "t", input).await;
+    assert_eq!(
+        out.state.resolved_doc_ids,
+        [aml.clone(), r24.clone(), crr.clone()]
+    );
+    assert_eq!(out.state.inference_source, Some(InferenceSource::Explicit));
+    assert!(out.state.notices.is_empty(), "{:?}", out.state.notices);
+    assert_eq!(kit.llm.calls().doc_resolution, 0);
+
+    // A set mention in the TipTap JSON (`kind: "set"`), its label left out of the request.
+    let mention = json!({"type": "doc", "content": [{"type": "paragraph", "content": [
+        {"type": "text", "text": "Summarize "},
+        {"type": "mention", "attrs": {"id": basel.id, "label": "Basel", "kind": "set"}},
+    ]}]});
+    let input = asking("Summarize @Basel", Action::Summarize).tiptap_json(Some(mention));
+    let out = run(&graph(&kit), "m", input).await;
+    assert_eq!(out.state.resolved_doc_ids, [crr.clone(), aml.clone()]);
+    assert_eq!(kit.llm.calls().doc_resolution, 0, "a pure set mention");
+
+    // Someone else's, unknown and empty sets are named in notices; the rest still counts.
     let input = asking("Summarize", Action::Summarize)
         .explicit_doc_ids(vec![crr.clone()])
-        .tagged_set_ids(vec!["set-1".into()]);
-    let out = run(&graph(&kit), "t", input).await;
+        .tagged_set_ids(vec![
+            bobs.id.clone(),
+            "no-such-set".into(),
+            empty.id.clone(),
+        ]);
+    let out = run(&graph(&kit), "n", input).await;
     assert_eq!(out.state.resolved_doc_ids, [crr]);
-    assert!(out
-        .state
-        .notices
-        .iter()
-        .any(|n| n.contains("Document sets")));
+    let notices = out.state.notices.join("\n");
+    assert!(
+        notices.contains(&format!("\"{}\" is not among your document sets", bobs.id)),
+        "{notices}"
+    );
+    assert!(
+        notices.contains("\"no-such-set\" is not among your document sets"),
+        "{notices}"
+    );
+    assert!(
+        notices.contains("\"Empty\" holds no documents"),
+        "{notices}"
+    );
 }

@@ -1,9 +1,12 @@
 //! The document stores (memory, SQLite, Postgres) pass one set of cases: owner scoping,
-//! ordering, validation, deletion, and seeding the samples once.
+//! ordering, validation, deletion, and seeding the samples once; and for document sets:
+//! owner scoping, names, adding and removing documents, deleting documents and sets, and
+//! concurrent changes to one set.
 
 #![allow(clippy::unwrap_used)]
 
 use palgraph_nodes::documents::samples::samples;
+use palgraph_nodes::documents::{Removal, MAX_SET_DOCUMENTS};
 use palgraph_nodes::{
     seed_samples, DocumentError, DocumentStore, MemoryDocumentStore, PostgresDocumentStore,
     SqliteDocumentStore,
@@ -68,16 +71,224 @@ async fn conformance(store: &dyn DocumentStore) {
     assert!(dave.contains(&"Data Retention Policy 2024".to_string()));
 }
 
+fn ids(docs: &[&palgraph_nodes::Document]) -> Vec<String> {
+    docs.iter().map(|d| d.id.clone()).collect()
+}
+
+fn set_ids(set: &palgraph_nodes::DocumentSet) -> Vec<String> {
+    set.documents.iter().map(|d| d.id.clone()).collect()
+}
+
+async fn set_conformance(store: &dyn DocumentStore) {
+    let a = store.create("erin", "A", "one").await.unwrap();
+    let b = store.create("erin", "B", "two").await.unwrap();
+    let c = store.create("erin", "C", "three").await.unwrap();
+    let frank = store.create("frank", "F", "frank's").await.unwrap();
+
+    // Created with documents (listed oldest first, each once), names trimmed.
+    let set = store
+        .create_set("erin", "  Basel ", &ids(&[&c, &a, &c]))
+        .await
+        .unwrap();
+    assert_eq!(set.name, "Basel");
+    assert_eq!(set_ids(&set), ids(&[&a, &c]));
+    assert_eq!(store.set("erin", &set.id).await.unwrap(), Some(set.clone()));
+    let empty = store.create_set("erin", "Empty", &[]).await.unwrap();
+    assert!(empty.documents.is_empty());
+    let listed: Vec<String> = store
+        .sets("erin")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(listed, ["Basel", "Empty"], "oldest first");
+
+    // Scoped by owner: frank neither sees erin's set nor changes it, nor adds his document.
+    assert_eq!(store.set("frank", &set.id).await.unwrap(), None);
+    assert!(store.sets("frank").await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .add_to_set("frank", &set.id, &ids(&[&frank]))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.rename_set("frank", &set.id, "x").await.unwrap(), None);
+    assert_eq!(
+        store
+            .remove_from_set("frank", &set.id, &a.id)
+            .await
+            .unwrap(),
+        Removal::NoSuchSet
+    );
+    assert!(!store.delete_set("frank", &set.id).await.unwrap());
+    let err = store
+        .add_to_set("erin", &set.id, &ids(&[&b, &frank]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, DocumentError::Invalid(ref m) if m.contains(&frank.id)),
+        "{err}"
+    );
+    let err = store
+        .create_set("erin", "Mixed", &ids(&[&frank]))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, DocumentError::Invalid(_)), "{err}");
+    assert_eq!(
+        set_ids(&store.set("erin", &set.id).await.unwrap().unwrap()),
+        ids(&[&a, &c])
+    );
+    assert_eq!(store.sets("erin").await.unwrap().len(), 2, "nothing stored");
+
+    // Names: checked, and unique per owner (another owner may use it).
+    for bad in ["", "   ", &"x".repeat(101)] {
+        let err = store.create_set("erin", bad, &[]).await.unwrap_err();
+        assert!(matches!(err, DocumentError::Invalid(_)), "{err}");
+    }
+    let err = store.create_set("erin", "Basel", &[]).await.unwrap_err();
+    assert!(matches!(err, DocumentError::Conflict(_)), "{err}");
+    let err = store
+        .rename_set("erin", &empty.id, " Basel")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, DocumentError::Conflict(_)), "{err}");
+    store.create_set("frank", "Basel", &[]).await.unwrap();
+    let renamed = store
+        .rename_set("erin", &empty.id, "Later")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(renamed.name, "Later");
+    assert_eq!(
+        store
+            .rename_set("erin", &set.id, "Basel")
+            .await
+            .unwrap()
+            .unwrap()
+            .name,
+        "Basel",
+        "its own name again"
+    );
+
+    // Adding: what is already there stays once; removing one.
+    let added = store
+        .add_to_set("erin", &set.id, &ids(&[&b, &a]))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(set_ids(&added), ids(&[&a, &b, &c]));
+    assert!(added.updated_at_ms >= set.updated_at_ms);
+    let err = store.add_to_set("erin", &set.id, &[]).await.unwrap_err();
+    assert!(matches!(err, DocumentError::Invalid(_)), "{err}");
+    assert_eq!(
+        store.remove_from_set("erin", &set.id, &b.id).await.unwrap(),
+        Removal::Removed
+    );
+    assert_eq!(
+        store.remove_from_set("erin", &set.id, &b.id).await.unwrap(),
+        Removal::NotInSet
+    );
+    assert_eq!(
+        store
+            .add_to_set("erin", "no-such-set", &ids(&[&a]))
+            .await
+            .unwrap(),
+        None
+    );
+
+    // Deleting a document takes it out of its sets; deleting a set keeps its documents.
+    assert!(store.delete("erin", &a.id).await.unwrap());
+    assert_eq!(
+        set_ids(&store.set("erin", &set.id).await.unwrap().unwrap()),
+        ids(&[&c])
+    );
+    assert!(store.delete_set("erin", &set.id).await.unwrap());
+    assert!(!store.delete_set("erin", &set.id).await.unwrap());
+    assert_eq!(store.set("erin", &set.id).await.unwrap(), None);
+    assert!(store.get("erin", &c.id).await.unwrap().is_some());
+    assert_eq!(store.sets("erin").await.unwrap().len(), 1);
+
+    // The limit on a set's documents.
+    let many: Vec<String> = (0..=MAX_SET_DOCUMENTS).map(|i| format!("d{i}")).collect();
+    let err = store.create_set("erin", "Big", &many).await.unwrap_err();
+    assert!(matches!(err, DocumentError::Invalid(_)), "{err}");
+}
+
+/// Two adds to one set at once both land; a set deleted while documents are added to it
+/// and documents deleted while added leave no membership behind.
+async fn concurrent_set_changes(store: std::sync::Arc<dyn DocumentStore>) {
+    let mut docs = Vec::new();
+    for i in 0..8 {
+        docs.push(
+            store
+                .create("gina", &format!("G{i}"), "x")
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    let set = store.create_set("gina", "Race", &[]).await.unwrap();
+    let adds: Vec<_> = docs
+        .iter()
+        .map(|d| {
+            let (store, set, d) = (store.clone(), set.id.clone(), d.clone());
+            tokio::spawn(async move { store.add_to_set("gina", &set, &[d]).await })
+        })
+        .collect();
+    for a in adds {
+        assert!(a.await.unwrap().unwrap().is_some());
+    }
+    let got = store.set("gina", &set.id).await.unwrap().unwrap();
+    assert_eq!(set_ids(&got), docs, "every concurrent add landed");
+
+    // Delete documents and the set while adding: whatever order they run in, no set holds
+    // a deleted document and nothing fails but with "no such set" or a refused document.
+    let other = store.create_set("gina", "Other", &[]).await.unwrap();
+    let mut tasks = Vec::new();
+    for d in docs.iter().take(4) {
+        let (s, id, doc) = (store.clone(), other.id.clone(), d.clone());
+        tasks.push(tokio::spawn(async move {
+            match s.add_to_set("gina", &id, &[doc]).await {
+                Ok(_) | Err(DocumentError::Invalid(_)) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }));
+        let (s, d) = (store.clone(), d.clone());
+        tasks.push(tokio::spawn(async move {
+            s.delete("gina", &d).await.unwrap();
+        }));
+    }
+    let (s, id) = (store.clone(), set.id.clone());
+    tasks.push(tokio::spawn(async move {
+        assert!(s.delete_set("gina", &id).await.unwrap());
+    }));
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(store.set("gina", &set.id).await.unwrap(), None);
+    let other = store.set("gina", &other.id).await.unwrap().unwrap();
+    assert!(other.documents.is_empty(), "{other:?}");
+    let kept = store.create_set("gina", "Kept", &docs[4..]).await.unwrap();
+    assert_eq!(set_ids(&kept), docs[4..]);
+}
+
 #[tokio::test]
 async fn memory_store_conforms() {
     conformance(&MemoryDocumentStore::new()).await;
+    set_conformance(&MemoryDocumentStore::new()).await;
+    concurrent_set_changes(std::sync::Arc::new(MemoryDocumentStore::new())).await;
 }
 
 #[tokio::test]
 async fn sqlite_store_conforms() {
     let path = palgraph::testkit::backends::temp_db_path();
     let pool = palgraph::db::open_sqlite(&path).await.unwrap();
-    conformance(&SqliteDocumentStore::open(pool.clone()).await.unwrap()).await;
+    let store = SqliteDocumentStore::open(pool.clone()).await.unwrap();
+    conformance(&store).await;
+    set_conformance(&store).await;
+    concurrent_set_changes(std::sync::Arc::new(store)).await;
     pool.close().await;
     palgraph::testkit::backends::remove_sqlite_files(&path);
 }
@@ -85,8 +296,11 @@ async fn sqlite_store_conforms() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_store_conforms() {
     let schema = palgraph::testkit::backends::PgSchema::create().await;
-    let pool = schema.pool(2).await;
-    conformance(&PostgresDocumentStore::open(pool.clone()).await.unwrap()).await;
+    let pool = schema.pool(4).await;
+    let store = PostgresDocumentStore::open(pool.clone()).await.unwrap();
+    conformance(&store).await;
+    set_conformance(&store).await;
+    concurrent_set_changes(std::sync::Arc::new(store)).await;
     pool.close().await;
 }
 
@@ -97,7 +311,7 @@ async fn documents_from_before_scoped_migrations_survive_the_upgrade() {
     use palgraph_nodes::documents::MIGRATIONS;
 
     let adopted = Applied {
-        ran: vec![],
+        ran: vec![2],
         adopted: vec![1],
     };
     let path = palgraph::testkit::backends::temp_db_path();
@@ -110,7 +324,7 @@ async fn documents_from_before_scoped_migrations_survive_the_upgrade() {
     assert_eq!(
         MIGRATIONS.apply_sqlite(&pool).await.unwrap(),
         adopted,
-        "unscoped 2 is the documents' 1"
+        "unscoped 2 is the documents' 1; the sets' 2 is new"
     );
     let store = SqliteDocumentStore::open(pool.clone()).await.unwrap();
     assert_eq!(store.get("alice", &doc.id).await.unwrap(), Some(doc));

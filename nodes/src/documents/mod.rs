@@ -5,10 +5,16 @@
 //! written once for both; its table is [`MIGRATIONS`]. [`seed_samples`] gives a new user
 //! the sample documents of [`samples`]; [`title_and_body`] reads an uploaded file's title
 //! (its first `#` heading, else its file name) and body.
+//!
+//! Every store also keeps its users' **document sets** ([`DocumentSetStore`], a supertrait
+//! of [`DocumentStore`]): named folders of a user's documents, which a chat request tags
+//! (`tagged_set_ids`, or a set mention) to put every document of the set in scope.
 
 mod memory;
 pub mod samples;
+mod sets;
 mod sql;
+mod sql_sets;
 mod title;
 
 use async_trait::async_trait;
@@ -20,26 +26,43 @@ use crate::state::DocRef;
 
 pub use memory::MemoryDocumentStore;
 pub use samples::seed_samples;
+pub use sets::{
+    is_id, DocumentSet, DocumentSetStore, Removal, MAX_SETS, MAX_SET_DOCUMENTS, MAX_SET_NAME_CHARS,
+};
 pub use sql::{PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore};
 pub use title::title_and_body;
 
-/// The `documents` table (`nodes/migrations/`), for SQLite and Postgres: apply it to a pool
-/// with `MIGRATIONS.apply_sqlite(&pool)` / `apply_postgres(&pool)`, or open a store with
-/// [`SqlDocumentStore::open`], which does.
+/// The `documents` table and the document sets' tables (`nodes/migrations/`), for SQLite
+/// and Postgres: apply them to a pool with `MIGRATIONS.apply_sqlite(&pool)` /
+/// `apply_postgres(&pool)`, or open a store with [`SqlDocumentStore::open`], which does.
 pub const MIGRATIONS: Migrator = Migrator {
     scope: "documents",
-    postgres: &[Migration::new(
-        1,
-        "documents",
-        include_str!("../../migrations/postgres/0001_documents.sql"),
-    )
-    .replacing(2)],
-    sqlite: &[Migration::new(
-        1,
-        "documents",
-        include_str!("../../migrations/sqlite/0001_documents.sql"),
-    )
-    .replacing(2)],
+    postgres: &[
+        Migration::new(
+            1,
+            "documents",
+            include_str!("../../migrations/postgres/0001_documents.sql"),
+        )
+        .replacing(2),
+        Migration::new(
+            2,
+            "document_sets",
+            include_str!("../../migrations/postgres/0002_document_sets.sql"),
+        ),
+    ],
+    sqlite: &[
+        Migration::new(
+            1,
+            "documents",
+            include_str!("../../migrations/sqlite/0001_documents.sql"),
+        )
+        .replacing(2),
+        Migration::new(
+            2,
+            "document_sets",
+            include_str!("../../migrations/sqlite/0002_document_sets.sql"),
+        ),
+    ],
 };
 
 /// The longest title accepted, in characters.
@@ -76,17 +99,21 @@ impl Document {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DocumentError {
-    /// The input was refused (empty title, content too large, ...); nothing was stored.
+    /// The input was refused (empty title, content too large, a set naming a document that
+    /// is not the owner's, ...); nothing was stored.
     #[error("invalid document: {0}")]
     Invalid(String),
+    /// The owner already has a set of that name; nothing was stored.
+    #[error("{0}")]
+    Conflict(String),
     /// The database failed.
     #[error("document storage failed: {0}")]
     Storage(#[from] sqlx::Error),
 }
 
-/// Where a user's documents live. Every call is scoped by `owner`.
+/// Where a user's documents (and document sets) live. Every call is scoped by `owner`.
 #[async_trait]
-pub trait DocumentStore: Send + Sync {
+pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// Stores a new document for `owner`.
     ///
     /// # Errors
@@ -117,7 +144,8 @@ pub trait DocumentStore: Send + Sync {
     /// A storage error.
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError>;
 
-    /// Deletes one of the owner's documents; false when there was none to delete.
+    /// Deletes one of the owner's documents, and takes it out of the sets that hold it;
+    /// false when there was none to delete.
     ///
     /// # Errors
     /// A storage error.
@@ -161,7 +189,7 @@ pub(crate) fn new_document(
     })
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

@@ -12,13 +12,15 @@ use sqlx::{
     Row, Type,
 };
 
+use super::sets::is_id;
 use super::{new_document, Document, DocumentError, DocumentStore};
 use crate::state::DocRef;
 
-/// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`];
+/// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`]
+/// (and document sets in its `document_sets` tables, see `sql_sets.rs`);
 /// on SQLite: [`SqliteDocumentStore`], on Postgres: [`PostgresDocumentStore`].
 pub struct SqlDocumentStore<DB: Database> {
-    pool: Pool<DB>,
+    pub(super) pool: Pool<DB>,
 }
 
 /// Documents in a SQLite database.
@@ -117,6 +119,9 @@ where
     for<'r> Document: FromRow<'r, DB::Row>,
     for<'r> DocRef: FromRow<'r, DB::Row>,
     for<'r> (String,): FromRow<'r, DB::Row>,
+    for<'r> (i64,): FromRow<'r, DB::Row>,
+    for<'r> (String, String, i64, i64): FromRow<'r, DB::Row>,
+    for<'r> (String, String, String): FromRow<'r, DB::Row>,
 {
     async fn create(
         &self,
@@ -155,6 +160,9 @@ where
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {
+        if !is_id(id) {
+            return Ok(None);
+        }
         let mut q = QueryBuilder::<DB>::new(COLUMNS);
         q.push(" WHERE owner = ")
             .push_bind(owner)
@@ -166,12 +174,26 @@ where
     }
 
     async fn delete(&self, owner: &str, id: &str) -> Result<bool, DocumentError> {
+        // The document and its memberships go together (Postgres would cascade; the SQLite
+        // pool does not enforce foreign keys).
+        if !is_id(id) {
+            return Ok(false);
+        }
+        let mut tx = self.pool.begin().await?;
         let mut q = QueryBuilder::<DB>::new("DELETE FROM documents WHERE owner = ");
         q.push_bind(owner)
             .push(" AND id = ")
             .push_bind(id)
             .push(" RETURNING id");
-        let deleted: Option<(String,)> = q.build_query_as().fetch_optional(&self.pool).await?;
-        Ok(deleted.is_some())
+        let deleted: Option<(String,)> = q.build_query_as().fetch_optional(&mut *tx).await?;
+        if deleted.is_none() {
+            return Ok(false);
+        }
+        let mut q =
+            QueryBuilder::<DB>::new("DELETE FROM document_set_members WHERE document_id = ");
+        q.push_bind(id);
+        q.build().execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 }
