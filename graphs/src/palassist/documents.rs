@@ -1,7 +1,8 @@
 //! PalAssist's documents over HTTP, per user: `POST /documents` (JSON `{title, content}`,
 //! or a multipart upload of `.txt` / `.md` files titled by their first `#` heading, else by
-//! their file name), `GET /documents`, `GET /documents/{id}`, `DELETE /documents/{id}`.
-//! Another user's document is a 404. Registered with PalAssist as a server extension, which
+//! their file name), `GET /documents`, `GET /documents/{id}`, `DELETE /documents/{id}`
+//! (which also takes the document out of its sets). Another user's document is a 404. The
+//! document sets' routes are [`super::document_sets`]. Registered with PalAssist as a server extension, which
 //! also gives the local user of the auth-less mode the sample documents.
 
 use std::sync::Arc;
@@ -91,6 +92,10 @@ fn summary(d: &Document) -> DocumentSummary {
 fn store_error(e: DocumentError) -> ApiError {
     match e {
         DocumentError::Invalid(m) => ApiError::Invalid(m),
+        DocumentError::Conflict(message) => ApiError::Conflict {
+            code: "exists",
+            message,
+        },
         other => ApiError::Internal(other.to_string()),
     }
 }
@@ -317,6 +322,7 @@ impl palgraph_server::Extension for Documents {
     }
 
     fn routes(&self, ctx: &ServeContext) -> ApiRouter<AppState> {
+        let store = store_on(&ctx.database);
         ApiRouter::new()
             .api_route(
                 "/documents",
@@ -336,6 +342,7 @@ impl palgraph_server::Extension for Documents {
                 })
                 .delete_with(delete, |o| o.summary("Delete a document").tag("documents")),
             )
-            .layer(Extension(store_on(&ctx.database)))
+            .layer(Extension(store.clone()))
+            .merge(super::document_sets::routes(store))
     }
 }

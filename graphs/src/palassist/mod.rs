@@ -23,6 +23,7 @@
 //! with the chosen option's value, typed text, or null to cancel.
 
 pub mod chat;
+pub mod document_sets;
 pub mod documents;
 
 use std::sync::Arc;
