@@ -6,11 +6,12 @@
 //! `.ci/run` installs it). `npm ci` runs in `tests/browser` when its `node_modules` is
 //! missing (playwright-core only; it never downloads a browser).
 //!
-//! Two files of steps share the servers and one helper module (`tests/browser/lib.mjs`):
+//! Three files of steps share the servers and one helper module (`tests/browser/lib.mjs`):
 //! `chat.test.mjs` (the chat contract: statuses, streaming, prompts, stops, reloads,
-//! reconnects, errors) and `daily.test.mjs` (the page a team uses daily: layout, Markdown,
+//! reconnects, errors), `daily.test.mjs` (the page a team uses daily: layout, Markdown,
 //! notices, Retry, conversations and documents, citations, another tab, dark mode,
-//! keyboard). Screenshots of the main states are written to `artifacts/screenshots/` at
+//! keyboard) and `sets.test.mjs` (document sets: made, filled, mentioned, renamed,
+//! deleted). Screenshots of the main states are written to `artifacts/screenshots/` at
 //! the top of the repository (listed and described at the top of each file).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -27,7 +28,7 @@ use tokio::process::Command;
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The test files of `tests/browser`, run one after the other against the same servers.
-const TEST_FILES: [&str; 2] = ["chat.test.mjs", "daily.test.mjs"];
+const TEST_FILES: [&str; 3] = ["chat.test.mjs", "daily.test.mjs", "sets.test.mjs"];
 
 /// The whole browser run; it normally takes about two minutes.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(420);

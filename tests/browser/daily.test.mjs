@@ -338,7 +338,7 @@ step('contract shapes: confidence levels, a web query, reset tokens, offline bad
 
 step('a notice from the server is shown once, live and after a reload', async (ctx) => {
   const page = await open(ctx);
-  // The page never tags document sets; this request does, so the server adds its notice.
+  // This request tags a document set the user does not have, so the server adds a notice.
   await page.route(`${BASE}/chat`, (route) => {
     const body = JSON.parse(route.request().postData());
     route.continue({ postData: JSON.stringify({ ...body, tagged_set_ids: ['folder-1'] }) });
@@ -346,7 +346,7 @@ step('a notice from the server is shown once, live and after a reload', async (c
   await send(page, DOC_Q);
   const answer = await finalAnswer(page);
   await settled(page);
-  const want = 'Document sets are not stored in palgraph, so the tagged set was left out; tag its documents instead.';
+  const want = '"folder-1" is not among your document sets, so I left it out.';
   eq(await answer.locator('.notices li').allInnerTexts(), [want], 'the notice, once');
   const text = await answer.locator('.content').innerText();
   check(!text.includes('_') && !text.includes('Note:'), `no raw "_Note: …_" in the answer: ${text.slice(0, 100)}`);

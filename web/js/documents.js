@@ -5,6 +5,7 @@ import { confirmDialog } from './dialogs.js';
 import { h, ui } from './dom.js';
 import { editor } from './editor.js';
 import { showError } from './errors.js';
+import { refreshSets } from './sets.js';
 import { state } from './state.js';
 import { openDocument } from './viewer.js';
 
@@ -51,6 +52,8 @@ function row(d) {
 function renderDocs() {
   ui.docList.replaceChildren(...state.docs.map(row));
   ui.docsEmpty.hidden = state.docs.length > 0;
+  // An open set's document picker lists the documents too.
+  if (ui.setList.querySelector('.set-docs')) refreshSets();
 }
 
 async function askDelete(d) {
@@ -71,7 +74,8 @@ async function askDelete(d) {
   state.docs = state.docs.filter((x) => x.id !== d.id);
   renderDocs();
   ui.uploadStatus.textContent = `Deleted “${d.title}”.`;
-  await refreshDocs();
+  // The document left its sets too.
+  await Promise.all([refreshDocs(), refreshSets()]);
 }
 
 /** Reloads the list of documents. */

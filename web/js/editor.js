@@ -34,7 +34,9 @@ export const editor = {
           pushText(n.nodeValue.replace(/\u00a0/g, ' ').replace(/\u200b/g, ''));
         } else if (n.nodeType === Node.ELEMENT_NODE) {
           if (n.classList.contains('mention') && n.dataset.id) {
+            // A set mention carries `kind: "set"` (README, "The chat contract").
             const attrs = { id: n.dataset.id, label: n.dataset.label };
+            if (n.dataset.kind === 'set') attrs.kind = 'set';
             para().push({ type: 'mention', attrs });
             text += `@${attrs.label}`;
             if (!mentions.some((m) => m.id === attrs.id)) mentions.push(attrs);
@@ -89,9 +91,15 @@ export const editor = {
     placeCaretAtEnd();
   },
 
-  /** Inserts a mention chip for `doc`, replacing the typed "@query" `q` when given. */
+  /**
+   * Inserts a mention chip for `doc` (`{id, title, kind?}`; `kind: 'set'` for a document
+   * set), replacing the typed "@query" `q` when given.
+   */
   insertMention(doc, q) {
-    const chip = h('span', { class: 'mention', contenteditable: 'false', dataset: { id: doc.id, label: doc.title }, text: `@${doc.title}` });
+    const dataset = { id: doc.id, label: doc.title };
+    if (doc.kind === 'set') dataset.kind = 'set';
+    const cls = doc.kind === 'set' ? 'mention set-mention' : 'mention';
+    const chip = h('span', { class: cls, contenteditable: 'false', dataset, text: `@${doc.title}` });
     const space = document.createTextNode('\u00a0');
     const range = document.createRange();
     if (q && q.node.isConnected) {

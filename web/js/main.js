@@ -36,6 +36,7 @@
 import { TOKEN_KEY } from './config.js';
 import { openThread } from './conversation.js';
 import { refreshDocs } from './documents.js';
+import { createSet, refreshSets } from './sets.js';
 import { ui } from './dom.js';
 import { closeMentions, mentionKey, updateMentions } from './mentions.js';
 import { answerPrompt, send } from './runs.js';
@@ -90,13 +91,14 @@ ui.tokenForm.addEventListener('submit', (e) => {
   location.reload();
 });
 ui.upload.addEventListener('change', () => upload(Array.from(ui.upload.files || [])));
+ui.setForm.addEventListener('submit', createSet);
 window.addEventListener('popstate', () => {
   const id = threadFromHash();
   if (id !== state.threadId) openThread(id);
 });
 
 async function start() {
-  await Promise.all([refreshDocs(), refreshThreads()]);
+  await Promise.all([refreshDocs(), refreshSets(), refreshThreads()]);
   await openThread(threadFromHash(), { initial: true });
   document.body.dataset.ready = 'true';
 }

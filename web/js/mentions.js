@@ -1,7 +1,9 @@
-// The "@" document picker of the message box (a listbox under the caret's query).
+// The "@" picker of the message box (a listbox under the caret's query): documents, then
+// document sets (a set mention puts every document of the set in scope).
 
 import { h, ui } from './dom.js';
 import { editor } from './editor.js';
+import { setMention } from './sets.js';
 import { state } from './state.js';
 
 const mention = { open: false, items: [], index: 0, query: null };
@@ -23,7 +25,10 @@ function mentionQuery() {
 
 function matchingDocs(query) {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  return state.docs.filter((d) => words.every((w) => d.title.toLowerCase().includes(w))).slice(0, 8);
+  const fits = (name) => words.every((w) => name.toLowerCase().includes(w));
+  const docs = state.docs.filter((d) => fits(d.title)).slice(0, 8);
+  const sets = state.sets.filter((s) => fits(s.name)).slice(0, 4).map(setMention);
+  return docs.concat(sets);
 }
 
 /** Opens, updates or closes the picker for what is before the caret. */
@@ -34,6 +39,7 @@ export function updateMentions() {
   mention.open = true;
   mention.query = q;
   if (mention.items.map((d) => d.id).join() !== items.map((d) => d.id).join()) mention.index = 0;
+  mention.index = Math.min(mention.index, items.length - 1);
   mention.items = items;
   renderMentions();
 }
@@ -46,8 +52,9 @@ function renderMentions() {
         id: `mention-opt-${i}`,
         role: 'option',
         'aria-selected': i === mention.index ? 'true' : 'false',
-        dataset: { docId: d.id },
-        text: d.title,
+        class: d.kind === 'set' ? 'set-option' : null,
+        dataset: d.kind === 'set' ? { setId: d.id } : { docId: d.id },
+        text: d.kind === 'set' ? `${d.title} (set)` : d.title,
         onmousedown: (e) => {
           e.preventDefault();
           editor.insertMention(d, mention.query);

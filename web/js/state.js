@@ -1,9 +1,10 @@
-// What the page knows: the open conversation, the documents, the conversations, the run it
-// follows and the pending PalAssist prompt.
+// What the page knows: the open conversation, the documents and document sets, the
+// conversations, the run it follows and the pending PalAssist prompt.
 
 export const state = {
   threadId: null,
   docs: [],
+  sets: [], // the user's document sets: {id, name, documents: [{id, title}], document_count}
   threads: [],
   live: null, // the run this page follows (see live.js)
   prompt: null, // the pending PalAssist prompt (an `interrupt` event)

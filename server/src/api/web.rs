@@ -56,6 +56,7 @@ const JS: &[(&str, &str)] = embed!("js":
     "prompt.js",
     "reasoning.js",
     "runs.js",
+    "sets.js",
     "sse.js",
     "state.js",
     "stop.js",
