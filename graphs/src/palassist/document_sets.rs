@@ -36,9 +36,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NewDocumentSet {
     /// Its name: 1 to 100 characters, unique among the caller's sets.
+    #[schemars(length(min = 1, max = 100))]
     pub name: String,
     /// The caller's documents it starts with (each once; at most 500).
     #[serde(default)]
+    #[schemars(length(max = 500))]
     pub document_ids: Vec<String>,
 }
 
@@ -46,6 +48,7 @@ pub struct NewDocumentSet {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RenameDocumentSet {
     /// Its name: 1 to 100 characters, unique among the caller's sets.
+    #[schemars(length(min = 1, max = 100))]
     pub name: String,
 }
 
@@ -53,6 +56,7 @@ pub struct RenameDocumentSet {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AddToDocumentSet {
     /// The caller's documents to add (at least one; those already in the set stay once).
+    #[schemars(length(min = 1, max = 500))]
     pub document_ids: Vec<String>,
 }
 
@@ -77,6 +81,7 @@ pub struct DocumentSetOut {
 #[derive(Deserialize, JsonSchema)]
 pub struct SetPath {
     /// The set's id.
+    #[schemars(extend("format" = "uuid"))]
     set_id: String,
 }
 
@@ -84,8 +89,10 @@ pub struct SetPath {
 #[derive(Deserialize, JsonSchema)]
 pub struct SetDocumentPath {
     /// The set's id.
+    #[schemars(extend("format" = "uuid"))]
     set_id: String,
     /// The document's id.
+    #[schemars(extend("format" = "uuid"))]
     document_id: String,
 }
 
