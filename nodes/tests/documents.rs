@@ -274,6 +274,11 @@ async fn concurrent_set_changes(store: std::sync::Arc<dyn DocumentStore>) {
     assert_eq!(set_ids(&kept), docs[4..]);
 }
 
+/// Memberships whose document or set is gone.
+const DANGLING: &str = "SELECT COUNT(*) FROM document_set_members m \
+     WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = m.document_id) \
+     OR NOT EXISTS (SELECT 1 FROM document_sets s WHERE s.id = m.set_id)";
+
 #[tokio::test]
 async fn memory_store_conforms() {
     conformance(&MemoryDocumentStore::new()).await;
@@ -289,6 +294,8 @@ async fn sqlite_store_conforms() {
     conformance(&store).await;
     set_conformance(&store).await;
     concurrent_set_changes(std::sync::Arc::new(store)).await;
+    let (dangling,): (i64,) = sqlx::query_as(DANGLING).fetch_one(&pool).await.unwrap();
+    assert_eq!(dangling, 0, "no membership outlives its document or set");
     pool.close().await;
     palgraph::testkit::backends::remove_sqlite_files(&path);
 }
@@ -301,6 +308,8 @@ async fn postgres_store_conforms() {
     conformance(&store).await;
     set_conformance(&store).await;
     concurrent_set_changes(std::sync::Arc::new(store)).await;
+    let (dangling,): (i64,) = sqlx::query_as(DANGLING).fetch_one(&pool).await.unwrap();
+    assert_eq!(dangling, 0, "no membership outlives its document or set");
     pool.close().await;
 }
 
