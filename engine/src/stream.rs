@@ -165,7 +165,8 @@ impl Event {
     /// The stream mode that carries this event (`None`: lifecycle, always delivered).
     pub fn mode(&self) -> Option<StreamMode> {
         match self {
-            Event::NodeStarted { .. } | Event::Checkpoint { .. } => Some(StreamMode::Debug),
+            Event::NodeStarted { .. } => Some(StreamMode::Tasks),
+            Event::Checkpoint { .. } => Some(StreamMode::Checkpoints),
             Event::NodeFinished { .. } => Some(StreamMode::Updates),
             Event::Values { .. } => Some(StreamMode::Values),
             Event::Status { .. } | Event::Custom { .. } => Some(StreamMode::Custom),
@@ -204,6 +205,11 @@ pub enum StreamMode {
     Messages,
     /// Everything, including node starts and checkpoints.
     Debug,
+    /// Node starts (with their declared status lines), without the rest of `debug` (a chat
+    /// client's status line needs them, not the whole state).
+    Tasks,
+    /// Checkpoints as they are written.
+    Checkpoints,
 }
 
 /// A set of stream modes.
@@ -214,7 +220,7 @@ impl StreamModes {
     /// No mode: lifecycle events only.
     pub const NONE: StreamModes = StreamModes(0);
     /// Every mode.
-    pub const ALL: StreamModes = StreamModes(0b11111);
+    pub const ALL: StreamModes = StreamModes(0b111_1111);
 
     fn bit(m: StreamMode) -> u8 {
         match m {
@@ -223,6 +229,8 @@ impl StreamModes {
             StreamMode::Custom => 4,
             StreamMode::Messages => 8,
             StreamMode::Debug => 16,
+            StreamMode::Tasks => 32,
+            StreamMode::Checkpoints => 64,
         }
     }
 

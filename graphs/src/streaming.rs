@@ -61,9 +61,15 @@ async fn write(
             .get(i % source.len().max(1))
             .cloned()
             .unwrap_or_else(|| "word".into());
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(state.delay_ms)) => {}
-            _ = ctx.cancelled() => break,
+        if ctx.is_cancelled() {
+            break;
+        }
+        // `sleep(0)` still waits for the next timer tick (about 1 ms): no delay, no sleep.
+        if state.delay_ms > 0 {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(state.delay_ms)) => {}
+                _ = ctx.cancelled() => break,
+            }
         }
         let piece = if i == 0 { word } else { format!(" {word}") };
         ctx.message_delta(&id, piece.clone());

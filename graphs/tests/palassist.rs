@@ -626,12 +626,12 @@ async fn compare_asking_for_the_latest_drops_web_search_and_says_so() {
     assert_eq!(out.state.web_search_query, None);
     assert!(out.state.notices.contains(&COMPARE_DROPS_WEB.to_string()));
     assert!(
-        out.state
-            .response
-            .starts_with(&format!("_Note: {COMPARE_DROPS_WEB}_")),
-        "{}",
+        !out.state.response.contains(COMPARE_DROPS_WEB),
+        "the notice is beside the answer, not in it: {}",
         out.state.response
     );
+    let answer = out.state.messages.last().expect("the answer message");
+    assert_eq!(answer.metadata["notices"][0], COMPARE_DROPS_WEB);
 }
 
 #[tokio::test]

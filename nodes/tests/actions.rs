@@ -170,18 +170,22 @@ async fn the_answer_streams_as_deltas_of_the_message_it_appends() {
 }
 
 #[tokio::test]
-async fn notices_preface_the_answer() {
+async fn notices_go_beside_the_answer_not_into_its_text() {
     let kit = kit().await;
     let (crr, _) = kit.doc("Capital").await;
     let input =
         request("Summarize", Action::Summarize, &[&crr]).notices(vec!["Something to know.".into()]);
     let out = run(&graph_for(Action::Summarize, &kit), "t", input).await;
     assert!(
-        out.state
-            .response
-            .starts_with("_Note: Something to know._\n\n"),
+        !out.state.response.contains("Something to know"),
         "{}",
         out.state.response
+    );
+    assert_eq!(out.state.notices, vec!["Something to know.".to_string()]);
+    let answer = out.state.messages.last().expect("the answer message");
+    assert_eq!(
+        answer.metadata["notices"],
+        serde_json::json!(["Something to know."])
     );
 }
 

@@ -61,6 +61,15 @@ pub struct ServeConfig {
     /// restarting, deadlocks) before it fails; it continues from its last checkpoint.
     #[arg(long, env = "PALGRAPH_STORAGE_RETRY_SECS", default_value_t = 60)]
     pub storage_retry_secs: u64,
+    /// Milliseconds the event writer gathers a run's events before it stores them: token
+    /// deltas of one message within the window become one row (watchers on this replica
+    /// see every event at once; on other replicas, up to this much later).
+    #[arg(long, env = "PALGRAPH_EVENT_FLUSH_MS", default_value_t = 50)]
+    pub event_flush_ms: u64,
+    /// Seconds a finished run's events are kept for replays (reconnects, joins); after that
+    /// a replay gets only the run's outcome. 0 keeps them until the thread is deleted.
+    #[arg(long, env = "PALGRAPH_EVENT_RETENTION_SECS", default_value_t = 3600)]
+    pub event_retention_secs: u64,
     /// Claims of one run before it fails (a run that takes its process down every time).
     #[arg(long, env = "PALGRAPH_MAX_ATTEMPTS", default_value_t = 20)]
     pub max_attempts: i64,
@@ -137,6 +146,9 @@ impl ServeConfig {
             max_concurrent: self.max_runs.max(1),
             storage_retry: Duration::from_secs(self.storage_retry_secs),
             max_attempts: self.max_attempts.max(1),
+            event_flush: Duration::from_millis(self.event_flush_ms.min(1000)),
+            event_retention: (self.event_retention_secs > 0)
+                .then(|| Duration::from_secs(self.event_retention_secs)),
             ..Default::default()
         }
     }

@@ -338,21 +338,23 @@ step('contract shapes: confidence levels, a web query, reset tokens, offline bad
 
 step('a notice from the server is shown once, live and after a reload', async (ctx) => {
   const page = await open(ctx);
-  // This request tags a document set the user does not have, so the server adds a notice.
+  // This request tags a document the user does not have, so the server adds its notice.
   await page.route(`${BASE}/chat`, (route) => {
     const body = JSON.parse(route.request().postData());
-    route.continue({ postData: JSON.stringify({ ...body, tagged_set_ids: ['folder-1'] }) });
+    route.continue({ postData: JSON.stringify({ ...body, tagged_doc_ids: ['no-such-document'] }) });
   });
   await send(page, DOC_Q);
   const answer = await finalAnswer(page);
   await settled(page);
-  const want = '"folder-1" is not among your document sets, so I left it out.';
+  const want = '"no-such-document" is not among your documents, so I left it out.';
   eq(await answer.locator('.notices li').allInnerTexts(), [want], 'the notice, once');
   const text = await answer.locator('.content').innerText();
   check(!text.includes('_') && !text.includes('Note:'), `no raw "_Note: …_" in the answer: ${text.slice(0, 100)}`);
   check(text.includes('retained for 7 years'), 'the answer itself');
   const hist = await history(threadOf(page));
-  check(hist.messages[hist.messages.length - 1].content.startsWith('_Note: '), 'the server wrote the notice into the text (that is what is shown once)');
+  const last = hist.messages[hist.messages.length - 1];
+  check(!last.content.includes(want), 'the notice is not in the answer text');
+  eq(last.metadata.notices, [want], 'the notice is in the answer message metadata');
   await shot(page, '17-notice-once.png');
   await page.unrouteAll({ behavior: 'ignoreErrors' });
   await page.reload();

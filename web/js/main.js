@@ -16,8 +16,8 @@
 // - PalReasoning: each status line stays at least 300 ms (queued) until the answer starts
 //   streaming: then the line jumps to the node writing it. The line, its document pills and
 //   the web query are cleared when the answer or a prompt arrives.
-// - Answers are Markdown (marked + DOMPurify, vendored in web/vendor); the `_Note: ..._`
-//   paragraphs PalAssist puts on top are shown once, as notices.
+// - Answers are Markdown (marked + DOMPurify, vendored in web/vendor); their `notices` are
+//   shown once, above the text.
 // - PalAssist: a prompt shows above the message box; while a `text_input` prompt is open,
 //   what is typed is its answer (a resume), never a new turn. Cancel resumes with `cancel`
 //   and the answer to the cancel is not shown.

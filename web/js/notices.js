@@ -1,6 +1,7 @@
-// Notices of an answer ("Web search is off for comparisons", ...): PalAssist writes them at
-// the top of the answer text as `_Note: ..._` paragraphs and also sends them as `notices`.
-// The page shows each once, in the answer's notice box, and takes them out of the text.
+// Notices of an answer ("Web search is off for comparisons", ...): PalAssist sends them as
+// `notices` (on the response event and in the answer message's metadata), never in the text.
+// Answers stored before that carry them at the top of the text as `_Note: ..._` paragraphs:
+// the page shows each once, in the answer's notice box, and takes them out of the text.
 
 const NOTE = /^\s*_Note: ([\s\S]*?)_(?:\n\s*\n|\s*$)/;
 const OPEN_NOTE = /^\s*_Note: ([\s\S]*)$/;

@@ -21,6 +21,8 @@ mod memory;
 mod pg_conns;
 #[cfg(feature = "postgres")]
 mod pg_group_commit;
+#[cfg(all(test, feature = "postgres", feature = "testkit"))]
+mod pg_plans;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

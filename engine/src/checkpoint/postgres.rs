@@ -96,7 +96,7 @@ macro_rules! its_writes {
     };
 }
 
-const GET: &str = concat!(
+pub(super) const GET: &str = concat!(
     "WITH RECURSIVE c AS (",
     the_checkpoint!(),
     r#"), chain AS (

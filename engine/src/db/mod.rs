@@ -147,7 +147,8 @@ pub async fn open_postgres(url: &str, max_connections: u32) -> Result<PgPool, Ch
 }
 
 /// [`open_postgres`], with every connection announcing `application_name` (a server
-/// process uses its worker id, so other processes can see it is alive).
+/// process uses its worker id, so other processes can see it is alive). Connections run
+/// with `jit = off`.
 ///
 /// # Errors
 /// When the database cannot be reached, or migrating refuses ([`CheckpointError::Migrate`]).
@@ -158,7 +159,10 @@ pub async fn open_postgres_as(
     application_name: Option<&str>,
 ) -> Result<PgPool, CheckpointError> {
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-    let mut options: PgConnectOptions = url.parse()?;
+    // JIT off: the checkpoint load's recursive query is costed above Postgres's
+    // `jit_above_cost` once the tables are big (its plan is index probes whatever the
+    // size), and compiling it on every call cost 20 ms a load (issue 17).
+    let mut options: PgConnectOptions = url.parse::<PgConnectOptions>()?.options([("jit", "off")]);
     if let Some(name) = application_name {
         options = options.application_name(name);
     }

@@ -102,7 +102,6 @@ async fn generate(
     request: &AnswerRequest,
     ctx: &NodeContext,
     message_id: &str,
-    preface: String,
 ) -> Result<Generated, NodeError> {
     let mut out = Generated {
         text: String::new(),
@@ -115,10 +114,6 @@ async fn generate(
             .map(|r| r.as_str().to_string())
             .unwrap_or_else(|| "user_cancelled".to_string())
     };
-    if !preface.is_empty() {
-        ctx.message_delta(message_id, preface.clone());
-        out.text = preface;
-    }
     let mut stream = tokio::select! {
         biased;
         _ = ctx.cancelled() => {
@@ -185,13 +180,13 @@ pub(crate) async fn run(
 ) -> Result<AgentStateUpdate, NodeError> {
     ctx.status(action.status_line(), status_details(deps, state));
     let owner = user_id(ctx)?;
-    let mut notices = state.notices.clone();
+    let mut added = Vec::new();
     let library = deps.docs.list(&owner).await.map_err(store_error)?;
     let mut docs = Vec::new();
     for id in &state.resolved_doc_ids {
         match library.iter().find(|d| &d.id == id) {
             Some(d) => docs.push(d.clone()),
-            None => notices
+            None => added
                 .push("A document of this request no longer exists, so I left it out.".to_string()),
         }
     }
@@ -219,12 +214,12 @@ pub(crate) async fn run(
             .filter(|_| state.enable_web_search),
         history: recent_lines(state, HISTORY),
     };
-    let preface: String = notices.iter().map(|n| format!("_Note: {n}_\n\n")).collect();
+    let notices: Vec<&String> = state.notices.iter().chain(&added).collect();
     let message_id = format!("{}:answer", ctx.task_id());
     let mut generated: Generated = ctx
         .step(
             "answer",
-            generate(deps.llm.as_ref(), &request, ctx, &message_id, preface),
+            generate(deps.llm.as_ref(), &request, ctx, &message_id),
         )
         .await?;
     if generated.interrupted.is_none() && generated.text.trim().is_empty() {
@@ -259,6 +254,9 @@ pub(crate) async fn run(
             "confidence_score",
             confidence::score(prepared.retrieval_confidence),
         );
+    if !notices.is_empty() {
+        message = message.with_metadata("notices", json!(notices));
+    }
     message = match &generated.interrupted {
         Some(reason) => interrupted(message, ctx, reason),
         None => message.with_metadata(
@@ -272,5 +270,6 @@ pub(crate) async fn run(
         .answered_by(Some(answered_by))
         .retrieval_confidence(prepared.retrieval_confidence)
         .with_usage(&generated.usage)
+        .with_notices(added)
         .messages(vec![message]))
 }

@@ -121,12 +121,16 @@ pub(crate) async fn execute(
 ) {
     let _done = Done(done);
     let channel = runs.hub.open(&run.run_id);
+    let wanted = RunSpec::from_kwargs(&run.kwargs)
+        .map(|spec| modes(&spec))
+        .unwrap_or(StreamModes::ALL);
     let sink = Arc::new(RunSink::new(
         &run.run_id,
         &run.thread_id,
         run.attempt,
         channel,
         runs.writer.clone(),
+        wanted,
     ));
     let attempt = Attempt {
         fence: Fence::new(&run.thread_id, epoch(&run)),
@@ -472,10 +476,19 @@ fn retryable(e: &RunError) -> bool {
     e.is_transient() || matches!(e, RunError::Checkpoint(CheckpointError::Conflict { .. }))
 }
 
+/// The engine events a run produces (and so stores): what the chat contract streams (status
+/// lines, custom events, tokens), and for a LangGraph API run also the stream modes its
+/// client asked for; tokens are kept for every run because the SDKs join a run with other
+/// modes than it was created with (`joinStream(..., {streamMode: "messages-tuple"})`).
+/// Never the whole state, the node updates or the checkpoints unless a client asked.
 fn modes(spec: &RunSpec) -> StreamModes {
+    use palgraph::StreamMode;
+    let chat = StreamModes::NONE
+        .with(StreamMode::Tasks)
+        .with(StreamMode::Custom)
+        .with(StreamMode::Messages);
     spec.stream_modes
         .iter()
         .copied()
-        .collect::<StreamModes>()
-        .with(palgraph::StreamMode::Debug)
+        .fold(chat, StreamModes::with)
 }

@@ -18,9 +18,11 @@
 //! claimed again. A worker that cannot renew its lease in time (a paused process, a
 //! database outage longer than the lease) stops the run at once and writes nothing more.
 
+mod compact;
 mod execute;
 mod failed_turn;
 pub(crate) mod hub;
+mod retention;
 mod sink;
 pub mod spec;
 pub(crate) mod waiters;
@@ -83,6 +85,13 @@ pub struct RunSettings {
     /// How long another process must have been gone from the database before its runs are
     /// taken over without waiting for their leases (Postgres).
     pub orphan_grace: Duration,
+    /// How long the event writer gathers events before it stores them (token deltas of one
+    /// message within a window are stored as one row). Watchers on this process see events
+    /// at once; watchers on other replicas, up to this much later.
+    pub event_flush: Duration,
+    /// How long a finished run's events are kept for replays; after that only its terminal
+    /// event stays (`None`: kept until the thread is deleted).
+    pub event_retention: Option<Duration>,
 }
 
 impl Default for RunSettings {
@@ -94,6 +103,8 @@ impl Default for RunSettings {
             storage_retry: Duration::from_secs(60),
             max_attempts: 20,
             orphan_grace: Duration::from_secs(2),
+            event_flush: Duration::from_millis(50),
+            event_retention: Some(Duration::from_secs(3600)),
         }
     }
 }
@@ -147,7 +158,7 @@ impl Runs {
         worker_id: String,
     ) -> Arc<Self> {
         Arc::new(Runs {
-            writer: EventWriter::start(store.clone(), settings.storage_retry),
+            writer: EventWriter::start(store.clone(), settings.storage_retry, settings.event_flush),
             store,
             graphs,
             hub: Hub::default(),
@@ -177,6 +188,7 @@ impl Runs {
         });
         tokio::spawn(worker::heartbeat_loop(self.clone()));
         tokio::spawn(worker::watchdog_loop(self.clone()));
+        tokio::spawn(retention::sweep_loop(self.clone()));
         let runs = self.clone();
         tokio::spawn(async move {
             if let Some(mut rx) = runs.store.notifications().await {
@@ -185,6 +197,29 @@ impl Runs {
                 }
             }
         });
+    }
+
+    /// A run's stored events after `after`, as a watcher that saw everything up to it gets
+    /// them (coalesced deltas cut at `after`).
+    pub(crate) async fn stored_events(
+        &self,
+        run_id: &str,
+        after: u64,
+    ) -> Result<Vec<palgraph::RunEvent>, crate::store::StoreError> {
+        let rows = self.store.events_after(run_id, after as i64).await?;
+        Ok(compact::replay(rows, after))
+    }
+
+    /// Deletes the events of runs that ended longer ago than the retention (what the
+    /// background sweep does); returns how many rows went.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn expire_events(&self) -> Result<u64, crate::store::StoreError> {
+        match self.settings.event_retention {
+            Some(keep) => retention::sweep(self, keep).await,
+            None => Ok(0),
+        }
     }
 
     async fn on_notification(&self, n: crate::store::Notification) {

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use palgraph::{Event, EventSink, RunEvent};
+use palgraph::{Event, EventSink, RunEvent, StreamModes};
 
 use super::hub::RunChannel;
 use super::writer::EventWriter;
@@ -49,6 +49,8 @@ pub(crate) struct RunSink {
     stopped: AtomicBool,
     /// The text streamed in the current try, per message, in the order they started.
     streamed: Mutex<Vec<Streamed>>,
+    /// The events the run's clients asked for: the others are neither published nor stored.
+    modes: StreamModes,
 }
 
 /// The text of a message streamed in the current try.
@@ -67,6 +69,7 @@ impl RunSink {
         attempt: i64,
         channel: Arc<RunChannel>,
         writer: EventWriter,
+        modes: StreamModes,
     ) -> Self {
         RunSink {
             run_id: run_id.to_string(),
@@ -80,6 +83,7 @@ impl RunSink {
             reset: Mutex::new(HashSet::new()),
             stopped: AtomicBool::new(false),
             streamed: Mutex::new(Vec::new()),
+            modes,
         }
     }
 
@@ -155,6 +159,9 @@ impl RunSink {
 
 impl EventSink for RunSink {
     fn send(&self, event: RunEvent) {
+        if !self.modes.delivers(&event.event) {
+            return;
+        }
         if event.event.is_terminal() {
             let numbered = self.number(event.event);
             *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some(numbered);

@@ -73,19 +73,13 @@ async fn follow_channel(
     // channel does not hold.
     let (first, _) = ch.after(*last);
     if first.first().is_some_and(|e| e.seq > *last + 1) {
-        if let Ok(rows) = runs.store.events_after(run_id, *last as i64).await {
-            for r in rows {
-                if first.first().is_some_and(|e| r.seq as u64 >= e.seq) {
+        if let Ok(events) = runs.stored_events(run_id, *last).await {
+            for ev in events {
+                if first.first().is_some_and(|e| ev.seq >= e.seq) {
                     break;
                 }
-                if let Ok(event) = serde_json::from_value(r.event) {
-                    let ev = RunEvent {
-                        seq: r.seq as u64,
-                        event,
-                    };
-                    if send(tx, ev, last).await == Follow::Done {
-                        return Follow::Done;
-                    }
+                if send(tx, ev, last).await == Follow::Done {
+                    return Follow::Done;
                 }
             }
         }
@@ -112,7 +106,7 @@ async fn follow_stored(
 ) -> Follow {
     let mut idle = Duration::from_millis(10);
     // The run's end was seen: one more read finds its terminal event (stored with it).
-    let mut ended = false;
+    let mut ended: Option<crate::store::Run> = None;
     // Why it was cancelled, if it was: said when it disappears (a rollback deletes it).
     let mut cancel_reason: Option<String> = None;
     loop {
@@ -122,7 +116,7 @@ async fn follow_stored(
         let notified = waiter.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let rows = match runs.store.events_after(run_id, *last as i64).await {
+        let events = match runs.stored_events(run_id, *last).await {
             Ok(r) => r,
             Err(e) => {
                 // The database is away: keep the client, look again soon.
@@ -131,15 +125,8 @@ async fn follow_stored(
                 continue;
             }
         };
-        let got = !rows.is_empty();
-        for r in rows {
-            let Ok(event) = serde_json::from_value::<Event>(r.event) else {
-                continue;
-            };
-            let ev = RunEvent {
-                seq: r.seq as u64,
-                event,
-            };
+        let got = !events.is_empty();
+        for ev in events {
             if send(tx, ev, last).await == Follow::Done {
                 return Follow::Done;
             }
@@ -148,13 +135,18 @@ async fn follow_stored(
             idle = Duration::from_millis(10);
             continue;
         }
-        if ended {
-            tracing::warn!(run_id, "the run ended without a stored terminal event");
+        if let Some(run) = ended.take() {
+            // Its events expired (or were never stored): its row says how it ended.
+            if let Some(ev) = super::retention::terminal_of(runs, &run, *last + 1).await {
+                let _ = send(tx, ev, last).await;
+            } else {
+                tracing::warn!(run_id, "the run ended without a stored terminal event");
+            }
             return Follow::Done;
         }
         match runs.store.get_run_any(run_id).await {
             Ok(Some(r)) if r.status.is_final() => {
-                ended = true;
+                ended = Some(r);
                 continue;
             }
             Ok(Some(r)) => cancel_reason = r.cancel_reason.or(cancel_reason),

@@ -1,13 +1,15 @@
 //! Persists run events in batches.
 //!
-//! Runs hand their events to one writer task, which inserts whatever has queued up in one
-//! statement (without waiting for fsync on Postgres: checkpoints, not events, are the
-//! durable truth). A run flushes its events before it is marked finished, so a watcher that
+//! Runs hand their events to one writer task, which gathers what arrives within a flush
+//! window (or until a run asks for a flush), coalesces token deltas ([`super::compact`]) and
+//! inserts the batch in one statement (without waiting for fsync on Postgres: checkpoints,
+//! not events, are the durable truth). A run flushes its events before it is marked finished, so a watcher that
 //! sees a finished run finds every event in the table. While the database is unreachable
 //! the writer retries (a batch is dropped only after the storage retry budget); rows of a
 //! claim that lost its run are refused by the store.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -28,12 +30,13 @@ const MAX_BATCH: usize = 1024;
 
 impl EventWriter {
     /// Starts the writer task.
-    pub(crate) fn start(store: Arc<dyn Store>, retry_for: std::time::Duration) -> Self {
+    pub(crate) fn start(store: Arc<dyn Store>, retry_for: Duration, window: Duration) -> Self {
         let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
         tokio::spawn(async move {
             let mut batch = Vec::new();
             let mut acks = Vec::new();
             while let Some(first) = rx.recv().await {
+                let deadline = tokio::time::Instant::now() + window;
                 let mut next = Some(first);
                 while let Some(m) = next.take() {
                     match m {
@@ -43,9 +46,20 @@ impl EventWriter {
                     if batch.len() >= MAX_BATCH {
                         break;
                     }
-                    next = rx.try_recv().ok();
+                    next = match rx.try_recv() {
+                        Ok(m) => Some(m),
+                        // Nothing queued: wait out the window, unless a run waits on us.
+                        Err(_) if acks.is_empty() && !window.is_zero() => {
+                            tokio::time::timeout_at(deadline, rx.recv())
+                                .await
+                                .ok()
+                                .flatten()
+                        }
+                        Err(_) => None,
+                    };
                 }
                 if !batch.is_empty() {
+                    batch = super::compact::coalesce(std::mem::take(&mut batch));
                     let stored = crate::retry::transient(
                         "storing run events",
                         retry_for,

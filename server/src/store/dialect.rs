@@ -41,6 +41,9 @@ pub(crate) trait Dialect: Database {
     /// process shares it.
     fn notify(channel: &str, payload: &str) -> Option<String>;
 
+    /// How many rows a statement changed.
+    fn rows_affected(result: &Self::QueryResult) -> u64;
+
     /// Ends a run inside a write transaction holding its thread (and the run's claim, if it
     /// was claimed): stores the terminal event and final status, or deletes the run and its
     /// events; sets the thread's status; tells the run's watchers.

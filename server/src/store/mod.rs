@@ -482,6 +482,16 @@ pub trait Store: Send + Sync {
     /// A run's events after `after_seq`, in order.
     async fn events_after(&self, run_id: &str, after_seq: i64)
         -> Result<Vec<EventRow>, StoreError>;
+
+    /// Deletes the events of up to `limit` runs whose ids sort before `before_run_id` (run
+    /// ids are UUIDv7: created before then) and that ended before `ended_before_ms`;
+    /// returns how many rows went.
+    async fn expire_events(
+        &self,
+        before_run_id: &str,
+        ended_before_ms: i64,
+        limit: i64,
+    ) -> Result<u64, StoreError>;
 }
 
 /// Milliseconds since the epoch.

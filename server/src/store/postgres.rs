@@ -33,6 +33,10 @@ impl Dialect for Postgres {
     const HELD: &'static str =
         "(SELECT e->>0 AS id, (e->>1)::bigint AS att FROM jsonb_array_elements($2) AS e) AS h";
 
+    fn rows_affected(result: &Self::QueryResult) -> u64 {
+        result.rows_affected()
+    }
+
     fn notify(channel: &str, payload: &str) -> Option<String> {
         Some(format!("pg_notify('{channel}', {payload})"))
     }

@@ -567,4 +567,28 @@ where
         .fetch_all(&self.pool)
         .await?)
     }
+
+    async fn expire_events(
+        &self,
+        before_run_id: &str,
+        ended_before_ms: i64,
+        limit: i64,
+    ) -> Result<u64, StoreError> {
+        // A range scan of the events' primary key below the cut, then the runs' by key: the
+        // cost follows the events still kept, not the number of runs ever made.
+        let done = sqlx::query(
+            "DELETE FROM run_events WHERE run_id IN (
+                 SELECT r.run_id FROM runs r
+                 WHERE r.run_id IN (SELECT DISTINCT run_id FROM run_events
+                                    WHERE run_id < $1 ORDER BY run_id LIMIT $3)
+                   AND r.status NOT IN ('pending', 'running')
+                   AND r.updated_at_ms < $2)",
+        )
+        .bind(before_run_id)
+        .bind(ended_before_ms)
+        .bind(limit)
+        .execute(&self.pool)
+        .await?;
+        Ok(DB::rows_affected(&done))
+    }
 }

@@ -23,6 +23,10 @@ impl Dialect for Sqlite {
     const HELD: &'static str = "(SELECT json_extract(value, '$[0]') AS id,
             json_extract(value, '$[1]') AS att FROM json_each($2)) AS h";
 
+    fn rows_affected(result: &Self::QueryResult) -> u64 {
+        result.rows_affected()
+    }
+
     fn notify(_channel: &str, _payload: &str) -> Option<String> {
         None
     }

@@ -32,18 +32,7 @@ async fn snapshot(
 ) -> ApiResult<(Value, u64)> {
     let events: Vec<RunEvent> = match state.runs.hub.get(&run.run_id) {
         Some(ch) => ch.after(0).0,
-        None => state
-            .store
-            .events_after(&run.run_id, 0)
-            .await?
-            .into_iter()
-            .filter_map(|r| {
-                serde_json::from_value(r.event).ok().map(|event| RunEvent {
-                    seq: r.seq as u64,
-                    event,
-                })
-            })
-            .collect(),
+        None => state.runs.stored_events(&run.run_id, 0).await?,
     };
     let mut statuses = Vec::new();
     let mut partial = String::new();

@@ -81,15 +81,22 @@ impl Mode {
         Mode::ALL.into_iter().find(|m| m.as_str() == name)
     }
 
-    /// The engine events this mode needs.
+    /// The engine events this mode needs: what the run produces and stores is what its
+    /// client asked for (README, "What a run stores").
     pub fn engine_modes(self) -> &'static [palgraph::StreamMode] {
         use palgraph::StreamMode as E;
         match self {
             Mode::Values => &[E::Values],
-            Mode::Updates | Mode::Tasks => &[E::Updates],
-            Mode::Messages | Mode::MessagesTuple => &[E::Messages],
-            Mode::Custom => &[E::Custom],
-            Mode::Debug | Mode::Checkpoints | Mode::Events => &[E::Debug, E::Values],
+            Mode::Updates => &[E::Updates],
+            // Task starts carry their input (the state before the step).
+            Mode::Tasks => &[E::Tasks, E::Updates, E::Values],
+            // Chunks carry their node's step (node starts); complete messages come from
+            // the node's update.
+            Mode::Messages | Mode::MessagesTuple => &[E::Messages, E::Tasks, E::Updates],
+            // Declared status lines come with node starts.
+            Mode::Custom => &[E::Custom, E::Tasks],
+            Mode::Checkpoints => &[E::Checkpoints, E::Values],
+            Mode::Debug | Mode::Events => &[E::Debug, E::Values],
             Mode::Tools | Mode::Lifecycle => &[],
         }
     }

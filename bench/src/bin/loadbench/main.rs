@@ -4,7 +4,15 @@
 //! ```text
 //! cargo build --release -p palgraph-app -p palgraph-bench
 //! target/release/palgraph-loadbench [--quick] [--out DIR] [--server PATH] [--watchers N]
+//!     [--sizes 0,100000,1000000] [--soak SECS]
 //! ```
+//!
+//! `--sizes` (default `0,100000`; `--quick`: `0`) repeats the load at each database size:
+//! the schema is grown to that many finished runs between the rounds, each run on a thread
+//! of its own with a real chat turn's checkpoints (copied in bulk, see `database.rs`).
+//! Each load also reports Postgres CPU per turn (every `postgres` process of the machine)
+//! and the bytes the run tables and the checkpoint tables grew by per turn. `--soak SECS`
+//! then holds N = 32 for SECS in 20 s windows and reports each window's turns/s.
 //!
 //! Reports turns/s, time to the first `status` event and turn latency (p50/p99) for
 //! N = 1, 8, 32 chats, and the server's resident memory at idle, after the load, and with
@@ -15,6 +23,8 @@
 //! gets a fresh schema. Writes `palgraph-load.json` in the output directory.
 
 #![allow(unreachable_pub)]
+
+mod database;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -34,6 +44,8 @@ struct Args {
     out: PathBuf,
     server: PathBuf,
     watchers: usize,
+    sizes: Option<Vec<i64>>,
+    soak: Option<f64>,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -43,6 +55,8 @@ fn args() -> anyhow::Result<Args> {
         out: PathBuf::from("target/bench"),
         server: exe.with_file_name("palgraph"),
         watchers: 1000,
+        sizes: None,
+        soak: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -51,6 +65,15 @@ fn args() -> anyhow::Result<Args> {
             "--out" => a.out = it.next().context("--out needs a directory")?.into(),
             "--server" => a.server = it.next().context("--server needs a path")?.into(),
             "--watchers" => a.watchers = it.next().context("--watchers needs a number")?.parse()?,
+            "--sizes" => {
+                let list = it.next().context("--sizes needs a list")?;
+                a.sizes = Some(
+                    list.split(',')
+                        .map(|n| n.trim().parse::<i64>())
+                        .collect::<Result<_, _>>()?,
+                );
+            }
+            "--soak" => a.soak = Some(it.next().context("--soak needs seconds")?.parse()?),
             other => bail!("unknown argument {other}; see the module docs"),
         }
     }
@@ -190,7 +213,13 @@ fn pct(v: &mut [f64], q: f64) -> f64 {
 
 /// N clients chat back to back for `secs` (after `warm` seconds), client i on replica
 /// `i % servers.len()`; turns/s and timings (server CPU summed over the replicas).
-async fn load(servers: &[&Server], n: usize, warm: f64, secs: f64) -> anyhow::Result<Value> {
+async fn load(
+    servers: &[&Server],
+    pool: &sqlx::PgPool,
+    n: usize,
+    warm: f64,
+    secs: f64,
+) -> anyhow::Result<Value> {
     let cpu_s = || servers.iter().map(|s| s.cpu_s()).sum::<f64>();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(64)
@@ -226,13 +255,23 @@ async fn load(servers: &[&Server], n: usize, warm: f64, secs: f64) -> anyhow::Re
         }));
     }
     tokio::time::sleep(Duration::from_secs_f64(warm)).await;
+    const EVENTS: &[&str] = &["run_events"];
+    const RUNS: &[&str] = &["runs", "threads"];
+    const CHECKPOINTS: &[&str] = &["checkpoints", "checkpoint_writes"];
+    let (ev0, runs0, cp0) = (
+        database::bytes(pool, EVENTS).await?,
+        database::bytes(pool, RUNS).await?,
+        database::bytes(pool, CHECKPOINTS).await?,
+    );
     *cpu0.lock().unwrap_or_else(|e| e.into_inner()) = cpu_s();
+    let pg0 = database::postgres_cpu_s();
     measuring.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
     tokio::time::sleep(Duration::from_secs_f64(secs)).await;
     measuring.store(false, Ordering::Relaxed);
     let elapsed = t0.elapsed().as_secs_f64();
     let cpu = cpu_s() - *cpu0.lock().unwrap_or_else(|e| e.into_inner());
+    let pg_cpu = database::postgres_cpu_s() - pg0;
     stop.store(true, Ordering::Relaxed);
     let (mut first, mut total, mut errors) = (Vec::new(), Vec::new(), 0);
     for t in tasks {
@@ -244,6 +283,25 @@ async fn load(servers: &[&Server], n: usize, warm: f64, secs: f64) -> anyhow::Re
         }
     }
     let tput = total.len() as f64 / elapsed;
+    // Bytes grown, over every turn made meanwhile (warm-up and wind-down included: the
+    // tables do not know which turns were measured).
+    let all_turns: f64 = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM runs")
+        .fetch_one(pool)
+        .await? as f64;
+    let per = |after: i64, before: i64, made: f64| (after - before) as f64 / made.max(1.0);
+    let made = (all_turns - *TURNS_BEFORE.lock().unwrap_or_else(|e| e.into_inner())).max(1.0);
+    *TURNS_BEFORE.lock().unwrap_or_else(|e| e.into_inner()) = all_turns;
+    let event_bytes = per(database::bytes(pool, EVENTS).await?, ev0, made);
+    let run_bytes = per(database::bytes(pool, RUNS).await?, runs0, made);
+    let checkpoint_bytes = per(database::bytes(pool, CHECKPOINTS).await?, cp0, made);
+    let count = total.len();
+    let per_turn_ms = move |c: f64| {
+        if count == 0 {
+            f64::NAN
+        } else {
+            c * 1e3 / count as f64
+        }
+    };
     let out = json!({
         "n": n,
         "replicas": servers.len(),
@@ -255,7 +313,11 @@ async fn load(servers: &[&Server], n: usize, warm: f64, secs: f64) -> anyhow::Re
         "turn_us_p50": pct(&mut total, 0.5),
         "turn_us_p99": pct(&mut total, 0.99),
         "server_cpu_cores": cpu / elapsed,
-        "server_cpu_ms_per_turn": if total.is_empty() { f64::NAN } else { cpu * 1e3 / total.len() as f64 },
+        "server_cpu_ms_per_turn": per_turn_ms(cpu),
+        "postgres_cpu_ms_per_turn": per_turn_ms(pg_cpu),
+        "event_bytes_per_turn": event_bytes,
+        "run_bytes_per_turn": run_bytes,
+        "checkpoint_bytes_per_turn": checkpoint_bytes,
     });
     println!("  N={n:<3} {tput:>8.1} turns/s  first status p50 {:>7.0} us p99 {:>7.0} us  turn p50 {:>7.0} us p99 {:>7.0} us  server {:.2} cores  errors {errors}  replicas {}",
         out["first_status_us_p50"].as_f64().unwrap_or(f64::NAN),
@@ -264,6 +326,11 @@ async fn load(servers: &[&Server], n: usize, warm: f64, secs: f64) -> anyhow::Re
         out["turn_us_p99"].as_f64().unwrap_or(f64::NAN),
         cpu / elapsed,
         servers.len());
+    println!(
+        "         CPU per turn: server {:.2} ms, Postgres {:.2} ms;  bytes per turn: events {event_bytes:.0}, runs {run_bytes:.0}, checkpoints {checkpoint_bytes:.0}",
+        per_turn_ms(cpu),
+        per_turn_ms(pg_cpu)
+    );
     Ok(out)
 }
 
@@ -313,6 +380,28 @@ async fn idle_watchers(server: &Server, count: usize) -> anyhow::Result<Value> {
     Ok(out)
 }
 
+/// Runs made before the current load (to spread the bytes a load adds over its turns).
+static TURNS_BEFORE: std::sync::Mutex<f64> = std::sync::Mutex::new(0.0);
+
+/// N = 32 for `secs`, in 20 s windows: each window's turns/s, to see whether throughput
+/// holds as the database grows under it.
+async fn soak(server: &Server, pool: &sqlx::PgPool, secs: f64) -> anyhow::Result<Value> {
+    let windows = (secs / 20.0).ceil().max(1.0) as usize;
+    let mut out = Vec::new();
+    for w in 0..windows {
+        let r = load(&[server], pool, 32, if w == 0 { 3.0 } else { 0.5 }, 20.0).await?;
+        out.push(r);
+    }
+    let tput = |r: &Value| r["turns_per_s"].as_f64().unwrap_or(f64::NAN);
+    let first = out.first().map(tput).unwrap_or(f64::NAN);
+    let last = out.last().map(tput).unwrap_or(f64::NAN);
+    println!(
+        "soak: first window {first:.1} turns/s, last {last:.1} ({:.2}x)",
+        last / first
+    );
+    Ok(json!({"windows": out, "last_over_first": last / first}))
+}
+
 fn main() -> anyhow::Result<()> {
     let args = args()?;
     // reqwest is built without a bundled crypto provider (the workspace picks ring).
@@ -335,10 +424,48 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let idle_rss = server.rss_kib();
     println!("server idle: RSS {idle_rss} KiB");
     let (warm, secs) = if args.quick { (1.0, 3.0) } else { (3.0, 15.0) };
+    let pool = schema.pool(2).await;
+    let sizes = args.sizes.clone().unwrap_or_else(|| {
+        if args.quick {
+            vec![0]
+        } else {
+            vec![0, 100_000]
+        }
+    });
     let mut loads = Vec::new();
-    for n in [1, 8, 32] {
-        loads.push(load(&[&server], n, warm, secs).await?);
+    let mut by_size = Vec::new();
+    for size in sizes {
+        if let Some(took) = database::grow(&pool, size).await? {
+            println!(
+                "database grown to {size} runs in {:.1} s",
+                took.as_secs_f64()
+            );
+            *TURNS_BEFORE.lock().unwrap_or_else(|e| e.into_inner()) =
+                sqlx::query_scalar::<_, i64>("SELECT count(*) FROM runs")
+                    .fetch_one(&pool)
+                    .await? as f64;
+        }
+        let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM runs")
+            .fetch_one(&pool)
+            .await?;
+        println!("database: {runs} runs");
+        let mut at = Vec::new();
+        for n in [1, 8, 32] {
+            at.push(load(&[&server], &pool, n, warm, secs).await?);
+        }
+        if loads.is_empty() {
+            loads = at.clone();
+        }
+        by_size.push(json!({
+            "runs_before": runs,
+            "tables": database::size(&pool).await?,
+            "load": at,
+        }));
     }
+    let soaked = match args.soak {
+        Some(s) => Some(soak(&server, &pool, s).await?),
+        None => None,
+    };
     let after_rss = server.rss_kib();
     println!("server after the load: RSS {after_rss} KiB");
     let watchers = idle_watchers(&server, args.watchers).await?;
@@ -346,7 +473,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let mut second = Server::start(&args.server, &schema.schema_url()).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     println!("two replicas:");
-    let two = load(&[&server, &second], 32, warm, secs).await?;
+    let two = load(&[&server, &second], &pool, 32, warm, secs).await?;
     let _ = second.child.kill().await;
     let _ = server.child.kill().await;
     let pg: Value = {
@@ -366,6 +493,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "idle_rss_kib": idle_rss,
         "after_load_rss_kib": after_rss,
         "load": loads,
+        "by_database_size": by_size,
+        "soak": soaked,
         "idle_watchers": watchers,
         "two_replicas": two,
     });

@@ -1,0 +1,153 @@
+//! The Postgres checkpoint load's plan on a big database (issue 17): index probes only,
+//! whatever the table size, and no JIT compilation on palgraph's own connections (the
+//! recursive query's estimated cost crosses `jit_above_cost` once the tables are big, and
+//! compiling it took longer than running it).
+
+use serde_json::{json, Value};
+
+use crate::testkit::backends::PgSchema;
+
+/// Every node of a plan (depth first).
+fn nodes(plan: &Value, out: &mut Vec<Value>) {
+    out.push(plan.clone());
+    if let Some(children) = plan.get("Plans").and_then(Value::as_array) {
+        for c in children {
+            nodes(c, out);
+        }
+    }
+}
+
+/// A thread of six checkpoints whose `messages` field is a delta chain, copied `copies`
+/// times under other thread ids.
+async fn grow(pool: &sqlx::PgPool, copies: i64) {
+    let mut prev: Option<String> = None;
+    for seq in 1..=6i64 {
+        let id = format!("00000000-0000-7000-8000-{seq:012}");
+        let vals = json!({"messages": [prev, prev.is_some(), [format!("message {seq}")]]});
+        sqlx::query(
+            "INSERT INTO checkpoints (thread_id, checkpoint_id, seq, parent_id, created_at_ms,
+                                      metadata, versions, plan, vals)
+             VALUES ('template', $1, $2, $3, 0, '{}', $4, '[]', $5)",
+        )
+        .bind(&id)
+        .bind(seq)
+        .bind(&prev)
+        .bind(json!({"messages": id}))
+        .bind(vals)
+        .execute(pool)
+        .await
+        .expect("insert a checkpoint");
+        prev = Some(id);
+    }
+    sqlx::query(
+        "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
+         VALUES ('template', $1, 'task', 'messages', 0, '[\"pending\"]'),
+                ('template', $1, 'task', '__interrupt__', 0, '{}')",
+    )
+    .bind(&prev)
+    .execute(pool)
+    .await
+    .expect("insert pending writes");
+    sqlx::query(
+        "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
+         SELECT 't' || i, w.checkpoint_id, w.task_id, w.channel, w.idx, w.value
+         FROM generate_series(1, $1::bigint) AS i, checkpoint_writes w
+         WHERE w.thread_id = 'template'",
+    )
+    .bind(copies)
+    .execute(pool)
+    .await
+    .expect("copy the writes");
+    sqlx::query(
+        "INSERT INTO checkpoints (thread_id, checkpoint_id, seq, parent_id, created_at_ms,
+                                  metadata, versions, plan, vals)
+         SELECT 't' || i, c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
+                c.metadata, c.versions, c.plan, c.vals
+         FROM generate_series(1, $1::bigint) AS i, checkpoints c WHERE c.thread_id = 'template'",
+    )
+    .bind(copies)
+    .execute(pool)
+    .await
+    .expect("copy the thread");
+    sqlx::query("ANALYZE checkpoints")
+        .execute(pool)
+        .await
+        .expect("analyze");
+    sqlx::query("ANALYZE checkpoint_writes")
+        .execute(pool)
+        .await
+        .expect("analyze");
+}
+
+/// The load's plan for a thread, run, with the JIT threshold at 0.
+async fn explain_on(conn: &mut sqlx::PgConnection) -> Value {
+    let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) {}", super::postgres::GET);
+    let mut tx = sqlx::Connection::begin(conn).await.expect("begin");
+    sqlx::query("SET LOCAL jit_above_cost = 0")
+        .execute(&mut *tx)
+        .await
+        .expect("set the threshold");
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind("t20000")
+        .bind(None::<String>)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("explain the load")
+}
+
+#[tokio::test]
+async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
+    let schema = PgSchema::create().await;
+    let pool = crate::db::open_postgres_as(&schema.schema_url(), 2, Some(&schema.name))
+        .await
+        .expect("open the schema the way palgraph does");
+    // 40,000 threads, 240,000 checkpoint rows: the load's estimated cost is then above
+    // Postgres 15's default `jit_above_cost` (100,000).
+    grow(&pool, 40_000).await;
+    // Whatever the estimate, palgraph's connections never compile: even with the threshold
+    // at 0 (a control connection with the server's defaults does compile then).
+    let mut ours = pool.acquire().await.expect("a connection");
+    let out = explain_on(&mut ours).await;
+    let mut control = <sqlx::PgConnection as sqlx::Connection>::connect_with(&schema.options())
+        .await
+        .expect("a connection with the server's defaults");
+    let with_defaults = explain_on(&mut control).await;
+    let jit_available = with_defaults[0].get("JIT").is_some();
+    let top = &out[0];
+    let cost = top["Plan"]["Total Cost"].as_f64().unwrap_or(0.0);
+    assert!(
+        top.get("JIT").is_none(),
+        "no JIT on palgraph's connections (cost {cost}): {}",
+        top["JIT"]
+    );
+    let mut all = Vec::new();
+    nodes(&top["Plan"], &mut all);
+    for n in &all {
+        let kind = n["Node Type"].as_str().unwrap_or("");
+        let table = n["Relation Name"].as_str().unwrap_or("");
+        assert!(
+            !(kind == "Seq Scan" && table.starts_with("checkpoint")),
+            "a sequential scan of {table} in the load's plan: {top}"
+        );
+    }
+    let probes = all
+        .iter()
+        .filter(|n| {
+            n["Node Type"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("Index"))
+        })
+        .count();
+    assert!(probes > 0, "index probes: {top}");
+    println!(
+        "checkpoint load on 240,000 rows: estimated cost {cost}, {:.2} ms, no JIT \
+         (with the server's defaults and the threshold at 0: {} ms, JIT {})",
+        top["Execution Time"].as_f64().unwrap_or(f64::NAN),
+        with_defaults[0]["Execution Time"],
+        if jit_available {
+            "compiled"
+        } else {
+            "not available on this server"
+        }
+    );
+}
