@@ -111,7 +111,10 @@ pub use messages::{AddMessages, Message, MessageKind};
 pub use node::{Command, ErrorKind, NodeError, RetryPolicy};
 pub use palgraph_macros::State;
 pub use reducer::{Append, MergeMap, Overwrite, ReduceError, Reducer};
-pub use run::{RunConfig, RunError, RunInput, RunOutcome, RunStatus, RunStream};
+pub use run::{
+    Breakpoint, BreakpointWhen, NodeSet, RunConfig, RunError, RunInput, RunOutcome, RunStatus,
+    RunStream,
+};
 pub use state::{FieldInfo, FieldSet, Lifetime, State, StateError, StateUpdate};
 pub use stream::{Event, EventSink, RunEvent, StreamMode, StreamModes};
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::context::NodeContext;
 use crate::node::{erase_node, Command, NodeError, NodeFn, RetryPolicy};
+use crate::run::NodeSet;
 use crate::state::State;
 
 use super::compile::{compile, CompiledGraph};
@@ -88,6 +89,8 @@ pub struct StateGraph<S: State> {
     pub(crate) edges: Vec<(String, String)>,
     pub(crate) joins: Vec<(Vec<String>, String)>,
     pub(crate) routers: Vec<RouterSpec<S>>,
+    pub(crate) interrupt_before: Option<NodeSet>,
+    pub(crate) interrupt_after: Option<NodeSet>,
 }
 
 impl<S: State> Default for StateGraph<S> {
@@ -97,6 +100,8 @@ impl<S: State> Default for StateGraph<S> {
             edges: Vec::new(),
             joins: Vec::new(),
             routers: Vec::new(),
+            interrupt_before: None,
+            interrupt_after: None,
         }
     }
 }
@@ -235,6 +240,21 @@ impl<S: State> StateGraph<S> {
         for pair in names.windows(2) {
             self.edges.push((pair[0].clone(), pair[1].clone()));
         }
+        self
+    }
+
+    /// Breakpoints: every run stops before these nodes run, unless its
+    /// [`RunConfig::interrupt_before`](crate::RunConfig::interrupt_before) says otherwise
+    /// (see [`crate::run::breakpoint`]). `compile` refuses a name that is not a node.
+    pub fn interrupt_before(&mut self, nodes: impl Into<NodeSet>) -> &mut Self {
+        self.interrupt_before = Some(nodes.into());
+        self
+    }
+
+    /// Breakpoints: every run stops after a step in which one of these nodes ran, unless
+    /// its [`RunConfig::interrupt_after`](crate::RunConfig::interrupt_after) says otherwise.
+    pub fn interrupt_after(&mut self, nodes: impl Into<NodeSet>) -> &mut Self {
+        self.interrupt_after = Some(nodes.into());
         self
     }
 

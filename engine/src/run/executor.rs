@@ -16,6 +16,7 @@ use crate::node::{Command, NodeError};
 use crate::state::State;
 use crate::stream::{Emitter, Event, EventSink, StreamMode};
 
+use super::breakpoint::{self, Breakpoint, BreakpointWhen, NodeSet};
 use super::cache::{CleanHead, Entry};
 use super::cursor::{Cursor, NextCheckpoint, StepWrites};
 use super::plan::{Plan, TaskPlan};
@@ -216,7 +217,39 @@ impl<S: State> Executor<'_, S> {
         });
     }
 
+    /// The nodes this run stops before (its config's list, else the graph's).
+    pub(super) fn interrupt_before(&self) -> Option<&NodeSet> {
+        self.cfg
+            .interrupt_before
+            .as_ref()
+            .or(self.g.graph.interrupt_before.as_ref())
+    }
+
+    /// The nodes this run stops after (its config's list, else the graph's).
+    pub(super) fn interrupt_after(&self) -> Option<&NodeSet> {
+        self.cfg
+            .interrupt_after
+            .as_ref()
+            .or(self.g.graph.interrupt_after.as_ref())
+    }
+
+    /// The breakpoint that fires at a checkpoint this run plans: after `ran` (the tasks of
+    /// the step just applied), or else before `next` (the tasks planned).
+    pub(super) fn breakpoint(&self, ran: &[TaskPlan], next: &[TaskPlan]) -> Option<Breakpoint> {
+        let run_id = &self.cfg.run_id;
+        breakpoint::fire(self.interrupt_after(), BreakpointWhen::After, ran, run_id).or_else(|| {
+            breakpoint::fire(
+                self.interrupt_before(),
+                BreakpointWhen::Before,
+                next,
+                run_id,
+            )
+        })
+    }
+
     async fn execute(&mut self, input: RunInput<S>) -> Result<RunOutcome<S>, RunError> {
+        breakpoint::check(&self.g.graph, self.cfg.interrupt_before.as_ref())?;
+        breakpoint::check(&self.g.graph, self.cfg.interrupt_after.as_ref())?;
         let cur = self.first_cursor(input).await?;
         self.steps(cur).await
     }
@@ -249,6 +282,16 @@ impl<S: State> Executor<'_, S> {
     async fn steps(&mut self, mut cur: Cursor<S>) -> Result<RunOutcome<S>, RunError> {
         let mut steps_run = 0usize;
         loop {
+            // A breakpoint this run stopped at (just now, or in an earlier try of the same
+            // run); another run continues past it.
+            if cur
+                .plan
+                .paused
+                .as_ref()
+                .is_some_and(|b| b.run_id == self.cfg.run_id)
+            {
+                return Ok(self.outcome(&cur, RunStatus::Interrupted(Vec::new())));
+            }
             if cur.plan.tasks.is_empty() {
                 return Ok(self.outcome(&cur, RunStatus::Completed));
             }

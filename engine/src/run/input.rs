@@ -164,6 +164,7 @@ impl<S: State> Executor<'_, S> {
             meta.insert("abandoned_interrupts".into(), Value::Array(abandoned));
         }
         let plan = Plan {
+            paused: self.breakpoint(&[], &tasks),
             tasks,
             barriers: BTreeMap::new(),
             counters: BTreeMap::new(),
@@ -213,6 +214,7 @@ impl<S: State> Executor<'_, S> {
             return Ok(());
         }
         let mut plan = cur.plan.clone();
+        plan.paused = None;
         for t in &mut plan.tasks {
             t.id = uuid::Uuid::new_v4().to_string();
         }
@@ -237,6 +239,7 @@ impl<S: State> Executor<'_, S> {
             state.apply(update)?;
         }
         let mut plan = cur.plan.clone();
+        plan.paused = None;
         if !cmd.goto.is_empty() {
             plan.tasks = plan::tasks_for(&self.g.graph, &targets);
         } else {

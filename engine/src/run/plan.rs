@@ -33,6 +33,9 @@ pub(crate) struct Plan {
     pub(crate) barriers: BTreeMap<String, Vec<String>>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) counters: BTreeMap<String, DeltaCounter>,
+    /// The breakpoint a run stopped at, at this checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paused: Option<super::breakpoint::Breakpoint>,
 }
 
 impl Plan {

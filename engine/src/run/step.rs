@@ -189,8 +189,10 @@ impl<S: State> Executor<'_, S> {
         }
         let mut barriers = cur.plan.barriers.clone();
         let targets = plan::successors(&self.g.graph, &*cur.state, &finished, &mut barriers)?;
+        let next_tasks = plan::tasks_for(&self.g.graph, &targets);
         let next = Plan {
-            tasks: plan::tasks_for(&self.g.graph, &targets),
+            paused: self.breakpoint(&tasks, &next_tasks),
+            tasks: next_tasks,
             barriers,
             counters: BTreeMap::new(),
         };

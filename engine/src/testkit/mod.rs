@@ -10,6 +10,7 @@
 //! held to one executable contract.
 
 pub mod backends;
+pub mod breakpoint_cases;
 pub mod counting;
 pub mod engine_cases;
 pub mod failure_cases;
@@ -49,6 +50,9 @@ macro_rules! checkpointer_suite {
             engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
+            breakpoint_cases::interrupt_before_stops_with_next_set_and_continue_runs_on,
+            breakpoint_cases::interrupt_after_stops_and_update_state_between_is_kept,
+            breakpoint_cases::a_retry_of_the_stopped_run_stops_again_and_bad_names_are_refused,
             failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
             failure_cases::a_value_that_does_not_encode_is_an_encode_error,
             failure_cases::a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows,
