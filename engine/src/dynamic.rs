@@ -79,6 +79,7 @@ impl DynInput {
             DynInput::Command { update, goto } => RunInput::Command(Command {
                 update: update.as_ref().map(decode::<S>).transpose()?,
                 goto: goto.clone(),
+                sends: Vec::new(),
             }),
         })
     }

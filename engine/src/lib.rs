@@ -96,6 +96,7 @@ pub mod messages;
 pub mod node;
 pub mod reducer;
 pub mod run;
+pub mod send;
 pub mod state;
 pub mod stream;
 #[cfg(feature = "testkit")]

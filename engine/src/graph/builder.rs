@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::context::NodeContext;
 use crate::node::{erase_node, Command, NodeError, NodeFn, RetryPolicy};
 use crate::run::NodeSet;
+use crate::send;
 use crate::state::State;
 
 use super::compile::{compile, CompiledGraph};
@@ -16,37 +17,79 @@ pub const START: &str = "__start__";
 /// The name of the graph's end.
 pub const END: &str = "__end__";
 
-/// Where a router sends the graph: one or more node names (or [`END`]).
+/// Where a router sends the graph: node names (or [`END`]) and [`Send`](crate::send::Send)(crate::send::Send)s, each of which
+/// starts its own task with its own input (see [`crate::send`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Targets(pub Vec<String>);
+pub struct Targets {
+    /// Nodes to run next.
+    pub nodes: Vec<String>,
+    /// Tasks to start next, one per send.
+    pub sends: Vec<send::Send>,
+}
+
+impl Targets {
+    /// These nodes.
+    pub fn nodes<I, T>(names: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        Targets {
+            nodes: names.into_iter().map(Into::into).collect(),
+            sends: Vec::new(),
+        }
+    }
+
+    /// The same targets and one more send.
+    #[must_use]
+    pub fn send(mut self, send: send::Send) -> Self {
+        self.sends.push(send);
+        self
+    }
+}
 
 impl From<&str> for Targets {
     fn from(s: &str) -> Self {
-        Targets(vec![s.to_string()])
+        Targets::nodes([s])
     }
 }
 
 impl From<String> for Targets {
     fn from(s: String) -> Self {
-        Targets(vec![s])
+        Targets::nodes([s])
     }
 }
 
 impl From<Vec<String>> for Targets {
     fn from(v: Vec<String>) -> Self {
-        Targets(v)
+        Targets::nodes(v)
     }
 }
 
 impl From<Vec<&str>> for Targets {
     fn from(v: Vec<&str>) -> Self {
-        Targets(v.into_iter().map(str::to_string).collect())
+        Targets::nodes(v)
     }
 }
 
 impl<const N: usize> From<[&str; N]> for Targets {
     fn from(v: [&str; N]) -> Self {
-        Targets(v.iter().map(|s| s.to_string()).collect())
+        Targets::nodes(v)
+    }
+}
+
+impl From<send::Send> for Targets {
+    fn from(s: send::Send) -> Self {
+        Targets::default().send(s)
+    }
+}
+
+impl From<Vec<send::Send>> for Targets {
+    fn from(sends: Vec<send::Send>) -> Self {
+        Targets {
+            nodes: Vec::new(),
+            sends,
+        }
     }
 }
 
@@ -209,7 +252,8 @@ impl<S: State> StateGraph<S> {
     }
 
     /// Adds a conditional edge: after `from` runs, `router` picks the next node(s) among the
-    /// declared `targets` (a router returning anything else fails the run).
+    /// declared `targets` (a router returning anything else fails the run). It may also
+    /// return [`Send`](crate::send::Send)(crate::send::Send)s to declared targets, one task each (map-reduce; see [`crate::send`]).
     pub fn add_conditional_edges<R, T, I, N>(
         &mut self,
         from: impl Into<String>,

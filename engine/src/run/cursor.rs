@@ -33,6 +33,8 @@ pub(crate) struct StoredResult<U> {
     pub(crate) update: Option<U>,
     #[serde(default)]
     pub(crate) goto: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sends: Vec<crate::send::Send>,
 }
 
 /// A raised interrupt as stored in its pending write.

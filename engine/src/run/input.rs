@@ -241,7 +241,11 @@ impl<S: State> Executor<'_, S> {
         let mut plan = cur.plan.clone();
         plan.paused = None;
         if !cmd.goto.is_empty() {
-            plan.tasks = plan::tasks_for(&self.g.graph, &targets);
+            let next = plan::NextTargets {
+                nodes: targets,
+                sends: Vec::new(),
+            };
+            plan.tasks = plan::tasks_for(&self.g.graph, &next);
         } else {
             for t in &mut plan.tasks {
                 t.id = uuid::Uuid::new_v4().to_string();

@@ -53,6 +53,7 @@ impl<S: State> Executor<'_, S> {
                     step,
                     resumes: tw.map(|w| w.resumes.clone()).unwrap_or_default(),
                     recorded: tw.map(|w| w.steps.clone()).unwrap_or_default(),
+                    arg: t.arg.clone(),
                 },
             ));
             self.emitter().emit_with(|| Event::NodeStarted {
@@ -160,6 +161,7 @@ impl<S: State> Executor<'_, S> {
                         Command {
                             update: stored.update,
                             goto: stored.goto,
+                            sends: stored.sends,
                         }
                     }
                 };
@@ -183,7 +185,11 @@ impl<S: State> Executor<'_, S> {
                     }
                     state.apply(u)?;
                 }
-                finished.push((t.node.clone(), cmd.goto));
+                finished.push(plan::Finished {
+                    node: t.node.clone(),
+                    goto: cmd.goto,
+                    sends: cmd.sends,
+                });
                 updates.push(update_json);
             }
         }
@@ -237,6 +243,7 @@ async fn run_and_record<S: State>(
             &StoredResult {
                 update: cmd.update.clone(),
                 goto: cmd.goto.clone(),
+                sends: cmd.sends.clone(),
             },
         )
         .map(Some),

@@ -17,6 +17,7 @@ pub mod failure_cases;
 pub mod fencing_cases;
 pub mod fixtures;
 pub mod input_cases;
+pub mod send_cases;
 pub mod storage_cases;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod unscoped;
@@ -53,6 +54,9 @@ macro_rules! checkpointer_suite {
             breakpoint_cases::interrupt_before_stops_with_next_set_and_continue_runs_on,
             breakpoint_cases::interrupt_after_stops_and_update_state_between_is_kept,
             breakpoint_cases::a_retry_of_the_stopped_run_stops_again_and_bad_names_are_refused,
+            send_cases::map_reduce_jokes_fold_in_send_order,
+            send_cases::an_interrupt_in_one_of_ten_sends_reruns_only_that_one,
+            send_cases::a_node_sends_with_a_command_and_bad_sends_fail,
             failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
             failure_cases::a_value_that_does_not_encode_is_an_encode_error,
             failure_cases::a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows,
