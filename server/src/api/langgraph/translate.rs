@@ -390,6 +390,12 @@ impl Translator {
                 }
                 out.push(("custom".into(), v));
             }
+            // A breakpoint (no payload): LangGraph streams `{"__interrupt__": []}` as an
+            // update, and nothing else.
+            Event::Interrupted { interrupts } if interrupts.is_empty() => {
+                let update = ("updates".to_string(), json!({"__interrupt__": []}));
+                out.extend(self.want(Mode::Updates).then_some(update));
+            }
             Event::Interrupted { interrupts } => {
                 let list: Vec<Value> = interrupts.iter().map(|i| json!(Interrupt::from(i))).collect();
                 if self.want(Mode::Values) {
