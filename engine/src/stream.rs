@@ -104,6 +104,10 @@ pub enum Event {
         update: Value,
         /// The node's declared status line.
         status: Option<String>,
+        /// The update came from the node's cache: the node did not run (see
+        /// [`crate::node_cache`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cached: bool,
     },
     /// The whole state after a step (only with the `values` mode on).
     Values {

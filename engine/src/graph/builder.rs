@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::context::NodeContext;
 use crate::node::{erase_node, Command, NodeError, NodeFn, RetryPolicy};
+use crate::node_cache::CachePolicy;
 use crate::run::NodeSet;
 use crate::send;
 use crate::state::State;
@@ -103,6 +104,10 @@ pub(crate) struct NodeSpec<S: State> {
     pub(crate) reports_status: bool,
     pub(crate) retry: RetryPolicy,
     pub(crate) destinations: Vec<String>,
+    /// Runs only once no other task is due (see [`NodeBuilder::defer`]).
+    pub(crate) defer: bool,
+    /// Caches the node's results (see [`NodeBuilder::cache`]).
+    pub(crate) cache: Option<CachePolicy<S>>,
 }
 
 pub(crate) struct RouterSpec<S: State> {
@@ -194,6 +199,22 @@ impl<S: State> NodeBuilder<'_, S> {
         self
     }
 
+    /// Defers the node (LangGraph's `defer=True`): when it is due while other tasks are
+    /// due too, it waits (recorded in the checkpoint) until a step plans nothing else, then
+    /// runs once, however many branches led to it. For a node that collects asymmetric
+    /// branches (`a -> b -> b2 -> d`, `a -> c -> d`): `d` runs once, after `b2`.
+    pub fn defer(self) -> Self {
+        self.spec.defer = true;
+        self
+    }
+
+    /// Caches the node's results (see [`crate::node_cache`]): a task whose input has a
+    /// stored result takes it instead of running.
+    pub fn cache(self, policy: CachePolicy<S>) -> Self {
+        self.spec.cache = Some(policy);
+        self
+    }
+
     /// Nodes this node may `goto` with a [`Command`] (checked by `compile` like edges).
     pub fn destinations<I, T>(self, targets: I) -> Self
     where
@@ -226,6 +247,8 @@ impl<S: State> StateGraph<S> {
             reports_status: false,
             retry: RetryPolicy::default(),
             destinations: Vec::new(),
+            defer: false,
+            cache: None,
         });
         let last = self.nodes.len() - 1;
         NodeBuilder {

@@ -2,7 +2,7 @@
 //! ([`super::step`]) until END, an interrupt, a failure or a cancel, writing a checkpoint
 //! after every step.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -321,6 +321,7 @@ impl<S: State> Executor<'_, S> {
             }
             let step = cur.step() + 1;
             let mut done: HashMap<String, Command<S>> = HashMap::new();
+            let mut cached: HashSet<String> = HashSet::new();
             let mut failure: Option<RunError> = None;
             let mut unavailable: Option<(String, NodeError)> = None;
             let mut storage: Option<CheckpointError> = None;
@@ -328,6 +329,10 @@ impl<S: State> Executor<'_, S> {
             for (task, outcome) in self.run_step(&cur, &runnable, step).await {
                 match outcome {
                     TaskOutcome::Done(cmd) => {
+                        done.insert(task.id.clone(), cmd);
+                    }
+                    TaskOutcome::Cached(cmd) => {
+                        cached.insert(task.id.clone());
                         done.insert(task.id.clone(), cmd);
                     }
                     TaskOutcome::Interrupted(r) => {
@@ -378,7 +383,7 @@ impl<S: State> Executor<'_, S> {
             if stopped {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }
-            self.finish_step(&mut cur, done, step).await?;
+            self.finish_step(&mut cur, done, &cached, step).await?;
             if self.cfg.cancel.is_cancelled() {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }

@@ -158,7 +158,11 @@ impl<S: State> Executor<'_, S> {
         writes.record::<S>(&update)?;
         state.apply(update)?;
         let targets = plan::entry(&self.g.graph, state)?;
-        let tasks = plan::tasks_for(&self.g.graph, &targets);
+        let (tasks, deferred) = plan::schedule(
+            &self.g.graph,
+            Vec::new(),
+            plan::tasks_for(&self.g.graph, &targets),
+        );
         let mut meta = self.metadata("input", -1, cur.turn() + 1, cur.id());
         if !abandoned.is_empty() {
             meta.insert("abandoned_interrupts".into(), Value::Array(abandoned));
@@ -166,6 +170,7 @@ impl<S: State> Executor<'_, S> {
         let plan = Plan {
             paused: self.breakpoint(&[], &tasks),
             tasks,
+            deferred,
             barriers: BTreeMap::new(),
             counters: BTreeMap::new(),
         };
@@ -245,7 +250,9 @@ impl<S: State> Executor<'_, S> {
                 nodes: targets,
                 sends: Vec::new(),
             };
-            plan.tasks = plan::tasks_for(&self.g.graph, &next);
+            let planned = plan::tasks_for(&self.g.graph, &next);
+            (plan.tasks, plan.deferred) =
+                plan::schedule(&self.g.graph, std::mem::take(&mut plan.deferred), planned);
         } else {
             for t in &mut plan.tasks {
                 t.id = uuid::Uuid::new_v4().to_string();

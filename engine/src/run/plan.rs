@@ -51,6 +51,9 @@ pub(crate) struct Plan {
     pub(crate) barriers: BTreeMap<String, Vec<String>>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) counters: BTreeMap<String, DeltaCounter>,
+    /// Deferred tasks waiting until nothing else is due.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) deferred: Vec<TaskPlan>,
     /// The breakpoint a run stopped at, at this checkpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) paused: Option<super::breakpoint::Breakpoint>,
@@ -78,6 +81,35 @@ pub(crate) fn tasks_for<S: State>(graph: &GraphInner<S>, next: &NextTargets) -> 
         arg: Some(s.arg.clone()),
     });
     nodes.chain(sends).collect()
+}
+
+/// Splits the planned tasks into those due now and deferred ones (nodes built with
+/// `defer()`): deferred tasks join `carried` (the ones already waiting; a node waits once,
+/// a send's task each time) and are only due when nothing else is. Returns (due, waiting).
+pub(crate) fn schedule<S: State>(
+    graph: &GraphInner<S>,
+    carried: Vec<TaskPlan>,
+    planned: Vec<TaskPlan>,
+) -> (Vec<TaskPlan>, Vec<TaskPlan>) {
+    let deferred = |t: &TaskPlan| {
+        graph
+            .index
+            .get(t.node.as_str())
+            .is_some_and(|i| graph.nodes[*i].defer)
+    };
+    let (later, now): (Vec<TaskPlan>, Vec<TaskPlan>) = planned.into_iter().partition(deferred);
+    let mut waiting = carried;
+    for t in later {
+        let again = t.arg.is_none() && waiting.iter().any(|w| w.node == t.node && w.arg.is_none());
+        if !again {
+            waiting.push(t);
+        }
+    }
+    if now.is_empty() {
+        (waiting, Vec::new())
+    } else {
+        (now, waiting)
+    }
 }
 
 /// Checks a send's target: a node of the graph (not END), among `allowed` when given.

@@ -68,7 +68,9 @@ pub(crate) async fn update_state<S: State>(
                 }],
                 &mut barriers,
             )?;
-            plan.tasks = plan::tasks_for(&g.graph, &targets);
+            let planned = plan::tasks_for(&g.graph, &targets);
+            (plan.tasks, plan.deferred) =
+                plan::schedule(&g.graph, std::mem::take(&mut plan.deferred), planned);
             plan.barriers = barriers;
         }
         None => {

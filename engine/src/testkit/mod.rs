@@ -11,7 +11,9 @@
 
 pub mod backends;
 pub mod breakpoint_cases;
+pub mod cache_cases;
 pub mod counting;
+pub mod defer_cases;
 pub mod engine_cases;
 pub mod failure_cases;
 pub mod fencing_cases;
@@ -57,6 +59,11 @@ macro_rules! checkpointer_suite {
             send_cases::map_reduce_jokes_fold_in_send_order,
             send_cases::an_interrupt_in_one_of_ten_sends_reruns_only_that_one,
             send_cases::a_node_sends_with_a_command_and_bad_sends_fail,
+            defer_cases::a_deferred_node_runs_once_after_every_branch,
+            defer_cases::a_waiting_deferred_node_survives_a_stop,
+            cache_cases::a_cached_node_does_not_run_again_for_the_same_input,
+            cache_cases::cache_entries_expire_and_custom_keys_apply,
+            cache_cases::sends_are_cached_by_their_own_input,
             failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
             failure_cases::a_value_that_does_not_encode_is_an_encode_error,
             failure_cases::a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows,
