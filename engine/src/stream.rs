@@ -120,8 +120,11 @@ pub enum Event {
     Checkpoint {
         /// Its id.
         checkpoint_id: String,
-        /// Its step.
+        /// Its step (steps count on across a thread's turns; the first input is -1).
         step: i64,
+        /// What wrote it: `input` (a new turn), `loop` (a step), `update` (a command).
+        #[serde(default)]
+        source: String,
         /// The nodes due next.
         next: Vec<String>,
     },

@@ -213,6 +213,12 @@ impl<S: State> Executor<'_, S> {
         emitter.emit_with(|| Event::Checkpoint {
             checkpoint_id: cur.id().unwrap_or_default().to_string(),
             step,
+            source: cur
+                .metadata()
+                .and_then(|m| m.get("source"))
+                .and_then(Value::as_str)
+                .unwrap_or("loop")
+                .to_string(),
             next: cur.plan.next_nodes(),
         });
     }

@@ -163,7 +163,14 @@ impl<S: State> Executor<'_, S> {
             Vec::new(),
             plan::tasks_for(&self.g.graph, &targets),
         );
-        let mut meta = self.metadata("input", -1, cur.turn() + 1, cur.id());
+        // Steps count on across a thread's turns, as in LangGraph: the first input
+        // checkpoint is step -1, a later turn's input is the step after its base's.
+        let step = if cur.record.is_some() {
+            cur.step() + 1
+        } else {
+            -1
+        };
+        let mut meta = self.metadata("input", step, cur.turn() + 1, cur.id());
         if !abandoned.is_empty() {
             meta.insert("abandoned_interrupts".into(), Value::Array(abandoned));
         }
