@@ -59,6 +59,7 @@ macro_rules! checkpointer_suite {
             send_cases::map_reduce_jokes_fold_in_send_order,
             send_cases::an_interrupt_in_one_of_ten_sends_reruns_only_that_one,
             send_cases::a_node_sends_with_a_command_and_bad_sends_fail,
+            send_cases::a_crash_in_one_of_ten_sends_reruns_only_that_one,
             defer_cases::a_deferred_node_runs_once_after_every_branch,
             defer_cases::a_waiting_deferred_node_survives_a_stop,
             cache_cases::a_cached_node_does_not_run_again_for_the_same_input,

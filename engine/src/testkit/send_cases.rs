@@ -222,3 +222,50 @@ pub async fn a_node_sends_with_a_command_and_bad_sends_fail(cp: Arc<dyn Checkpoi
         "{err}"
     );
 }
+
+pub async fn a_crash_in_one_of_ten_sends_reruns_only_that_one(cp: Arc<dyn Checkpointer>) {
+    let counts: Arc<Mutex<Vec<usize>>> = Arc::new(Mutex::new(vec![0; 10]));
+    let hang = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let (c2, h2) = (counts.clone(), hang.clone());
+    let g = jokes_graph(cp.clone(), 10, move |i, _ctx| {
+        c2.lock().unwrap()[i as usize] += 1;
+        let stuck = i == 7 && h2.swap(false, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            if stuck {
+                // The process "dies" while task 7 runs.
+                std::future::pending::<()>().await;
+            }
+            Ok(())
+        }
+    });
+    let t = thread();
+    let (g2, t2) = (g.clone(), t.clone());
+    let handle = tokio::spawn(async move { g2.invoke(RunConfig::new(&t2), turn("pans")).await });
+    // Wait until the nine other tasks are recorded against the map step's checkpoint.
+    loop {
+        let recorded = match cp.get(&t, None).await.unwrap() {
+            Some(head) => head
+                .writes
+                .iter()
+                .filter(|w| w.channel == "__result__")
+                .count(),
+            None => 0,
+        };
+        if recorded == 9 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    handle.abort();
+    let _ = handle.await;
+    let out = g
+        .invoke(RunConfig::new(&t), RunInput::Continue)
+        .await
+        .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    let mut want = vec![1; 10];
+    want[7] = 2;
+    assert_eq!(*counts.lock().unwrap(), want, "only task 7 ran again");
+    let jokes: Vec<String> = (0..10).map(|i| format!("joke about pans {i}")).collect();
+    assert_eq!(out.state.jokes, jokes);
+}
