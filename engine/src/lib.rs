@@ -73,7 +73,8 @@
 //! ## Layout
 //!
 //! - [`state`], [`reducer`], [`messages`]: typed state, reducers, chat messages;
-//! - [`graph`]: the builder, the compiler's checks, Mermaid;
+//! - [`graph`]: the builder, the compiler's checks, Mermaid, subgraphs
+//!   ([`graph::subgraph`]);
 //! - [`node`], [`context`]: what a node is and what it can do;
 //! - [`run`]: inputs, outcomes, errors and the Pregel loop (`run::{input, admission,
 //!   cursor, plan, step, task, executor, update}`), breakpoints ([`run::breakpoint`]);
