@@ -157,6 +157,90 @@ both_backends!(
     interrupt_then_resume_with_command
 );
 
+async fn breakpoints_stop_the_run_and_a_null_input_continues(b: Backend) {
+    let s = TestServer::start(b).await;
+    let t = s.new_thread().await;
+    let input = json!({"messages": [{"type": "human", "content": "the launch"}]});
+    // Unknown node names are refused before a run exists.
+    let (code, err) = s
+        .post_json(
+            &format!("/threads/{t}/runs"),
+            json!({"assistant_id": "approval", "input": input, "interrupt_before": ["nope"]}),
+        )
+        .await;
+    assert_eq!(code, 422, "{err}");
+    assert!(err["detail"].as_str().unwrap().contains("nope"), "{err}");
+    // Stop before `review` (which would raise its own interrupt).
+    let events = stream_run(
+        &s,
+        &t,
+        json!({"assistant_id": "approval", "input": input, "interrupt_before": ["review"], "stream_mode": ["updates"]}),
+    )
+    .await
+    .all()
+    .await;
+    let last = events.last().unwrap();
+    assert_eq!(last.event.as_deref(), Some("updates"), "{events:?}");
+    assert_eq!(last.data, json!({"__interrupt__": []}));
+    let (_, thread) = s.get_json(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "interrupted");
+    let (_, st) = s.get_json(&format!("/threads/{t}/state")).await;
+    assert_eq!(st["next"], json!(["review"]), "{st}");
+    assert_eq!(st["tasks"][0]["interrupts"], json!([]));
+    let (_, runs) = s.get_json(&format!("/threads/{t}/runs")).await;
+    assert_eq!(runs[0]["status"], "interrupted", "{runs}");
+    // Edit the state in between, then continue with a null input: `review` runs now and
+    // raises its own interrupt (the breakpoint does not fire again).
+    let (code, upd) = s
+        .post_json(
+            &format!("/threads/{t}/state"),
+            json!({"values": {"messages": [{"type": "human", "content": "edited"}]}}),
+        )
+        .await;
+    assert_eq!(code, 200, "{upd}");
+    let (_, st) = s.get_json(&format!("/threads/{t}/state")).await;
+    assert_eq!(st["next"], json!(["review"]), "{st}");
+    let (code, values) = s
+        .post_json(
+            &format!("/threads/{t}/runs/wait"),
+            json!({"assistant_id": "approval", "input": null, "interrupt_after": ["draft"]}),
+        )
+        .await;
+    assert_eq!(code, 200, "{values}");
+    assert_eq!(
+        values["__interrupt__"][0]["value"]["question"], "Publish this draft?",
+        "{values}"
+    );
+    let (_, st) = s.get_json(&format!("/threads/{t}/state")).await;
+    assert_eq!(st["next"], json!(["review"]));
+    assert_eq!(st["values"]["messages"][1]["content"], "edited", "{st}");
+    // interrupt_after "*" on the resume: stops after `review`, before `publish`.
+    let (code, values) = s
+        .post_json(
+            &format!("/threads/{t}/runs/wait"),
+            json!({"assistant_id": "approval", "command": {"resume": {"approve": true}}, "interrupt_after": "*"}),
+        )
+        .await;
+    assert_eq!(code, 200, "{values}");
+    let (_, thread) = s.get_json(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "interrupted", "{thread}");
+    let (code, values) = s
+        .post_json(
+            &format!("/threads/{t}/runs/wait"),
+            json!({"assistant_id": "approval", "input": null}),
+        )
+        .await;
+    assert_eq!(code, 200, "{values}");
+    let (_, thread) = s.get_json(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "idle", "{thread}");
+    let (_, st) = s.get_json(&format!("/threads/{t}/state")).await;
+    assert_eq!(st["next"], json!([]));
+}
+both_backends!(
+    breakpoints_stop_the_run_and_a_null_input_continues_,
+    breakpoints_stop_the_run_and_a_null_input_continues
+);
+
 async fn background_run_survives_disconnect_and_rejoins_without_gaps(b: Backend) {
     let s = TestServer::start(b).await;
     let t = s.new_thread().await;

@@ -57,6 +57,8 @@ pub(crate) struct TaskSpec {
     pub(crate) resumes: BTreeMap<i64, Value>,
     /// Durable step results recorded so far: (channel, idx) -> JSON.
     pub(crate) recorded: HashMap<(String, i64), Json>,
+    /// The task's own input, when a send started it.
+    pub(crate) arg: Option<Value>,
 }
 
 /// A running task's state, shared by its [`NodeContext`]s (one per attempt).
@@ -68,6 +70,8 @@ pub(crate) struct TaskShared {
     pub(crate) step: i64,
     /// Resume values by interrupt index.
     pub(crate) resumes: BTreeMap<i64, Value>,
+    /// The task's own input, when a send started it.
+    pub(crate) arg: Option<Value>,
     /// Durable step results recorded so far: (channel, idx) -> JSON.
     recorded: Mutex<HashMap<(String, i64), Json>>,
     attempt: Mutex<Attempt>,
@@ -88,6 +92,7 @@ impl TaskShared {
             task_id: task.task_id,
             step: task.step,
             resumes: task.resumes,
+            arg: task.arg,
             recorded: Mutex::new(task.recorded),
             attempt: Mutex::new(Attempt::default()),
             reported: Mutex::new(Vec::new()),
@@ -164,6 +169,31 @@ impl NodeContext {
     /// The run's context (see `RunConfig::context`), e.g. `ctx.context()["user_id"]`.
     pub fn context(&self) -> &serde_json::Map<String, Value> {
         &self.inner.run.context
+    }
+
+    /// The task's own input, given by the [`Send`](crate::send::Send) that started it.
+    ///
+    /// # Errors
+    /// A fatal error when the task was not started by a send, or when its input does not
+    /// deserialize into `T`.
+    pub fn arg<T: DeserializeOwned>(&self) -> Result<T, NodeError> {
+        let Some(v) = &self.inner.arg else {
+            return Err(NodeError::fatal(format!(
+                "node `{}` was not started by a Send: it has no input of its own",
+                self.inner.node
+            )));
+        };
+        T::deserialize(v).map_err(|e| {
+            NodeError::fatal(format!(
+                "the input sent to `{}` does not fit: {e}",
+                self.inner.node
+            ))
+        })
+    }
+
+    /// The task's own input as JSON, when a send started it.
+    pub fn arg_json(&self) -> Option<&Value> {
+        self.inner.arg.as_ref()
     }
 
     /// The step this task runs in.

@@ -18,7 +18,7 @@ use crate::graph::CompiledGraph;
 use crate::history::{StateSnapshot, TaskState};
 use crate::interrupt::{InterruptInfo, Resume};
 use crate::node::Command;
-use crate::run::{RunConfig, RunError, RunInput, RunStatus};
+use crate::run::{Breakpoint, RunConfig, RunError, RunInput, RunStatus};
 use crate::state::{FieldInfo, State};
 use crate::stream::EventSink;
 
@@ -79,6 +79,7 @@ impl DynInput {
             DynInput::Command { update, goto } => RunInput::Command(Command {
                 update: update.as_ref().map(decode::<S>).transpose()?,
                 goto: goto.clone(),
+                sends: Vec::new(),
             }),
         })
     }
@@ -114,6 +115,8 @@ pub struct DynSnapshot {
     pub tasks: Vec<TaskState>,
     /// Unanswered interrupts.
     pub interrupts: Vec<InterruptInfo>,
+    /// The breakpoint a run stopped at here, if one did.
+    pub breakpoint: Option<Breakpoint>,
 }
 
 /// A graph whose state is handled as JSON.
@@ -205,6 +208,7 @@ fn snapshot<S: State>(s: StateSnapshot<S>) -> DynSnapshot {
         created_at_ms: s.created_at_ms,
         tasks: s.tasks,
         interrupts: s.interrupts,
+        breakpoint: s.breakpoint,
     }
 }
 

@@ -9,7 +9,7 @@ use crate::checkpoint::{ListOptions, LoadedCheckpoint};
 use crate::graph::CompiledGraph;
 use crate::interrupt::InterruptInfo;
 use crate::run::cursor::Cursor;
-use crate::run::{update_state, RunError};
+use crate::run::{update_state, Breakpoint, RunError};
 use crate::state::State;
 
 /// A task due at a checkpoint.
@@ -46,6 +46,8 @@ pub struct StateSnapshot<S: State> {
     pub tasks: Vec<TaskState>,
     /// Every unanswered interrupt.
     pub interrupts: Vec<InterruptInfo>,
+    /// The breakpoint a run stopped at here, if one did (see [`crate::run::breakpoint`]).
+    pub breakpoint: Option<Breakpoint>,
 }
 
 impl<S: State> StateSnapshot<S> {
@@ -89,6 +91,7 @@ impl<S: State> StateSnapshot<S> {
             created_at_ms: record.created_at_ms,
             tasks,
             interrupts,
+            breakpoint: cur.plan.paused.clone(),
         })
     }
 }

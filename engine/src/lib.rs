@@ -23,9 +23,13 @@
 //!    applied in task order, the next tasks are planned from edges, routers, joins and
 //!    `Command::goto`, and a `loop` checkpoint is written. Only then is each node reported
 //!    finished.
+//!    A router or a node's [`Command`] may return [`send::Send`]s: one task each, with its
+//!    own input, in the same step (map-reduce). A node built with `defer()` waits until
+//!    nothing else is due.
 //! 3. **End.** The run ends when nothing is due ([`RunStatus::Completed`]), when a task waits
-//!    at an interrupt ([`RunStatus::Interrupted`]), when it is cancelled
-//!    ([`RunStatus::Cancelled`]), or with a [`RunError`].
+//!    at an interrupt or the run reaches a breakpoint (`interrupt_before` /
+//!    `interrupt_after`, see [`run::breakpoint`]) ([`RunStatus::Interrupted`]), when it is
+//!    cancelled ([`RunStatus::Cancelled`]), or with a [`RunError`].
 //!
 //! ## Example
 //!
@@ -69,10 +73,12 @@
 //! ## Layout
 //!
 //! - [`state`], [`reducer`], [`messages`]: typed state, reducers, chat messages;
-//! - [`graph`]: the builder, the compiler's checks, Mermaid;
+//! - [`graph`]: the builder, the compiler's checks, Mermaid, subgraphs
+//!   ([`graph::subgraph`]);
 //! - [`node`], [`context`]: what a node is and what it can do;
 //! - [`run`]: inputs, outcomes, errors and the Pregel loop (`run::{input, admission,
-//!   cursor, plan, step, task, executor, update}`);
+//!   cursor, plan, step, task, executor, update}`), breakpoints ([`run::breakpoint`]);
+//! - [`send`]: map-reduce with `Send`;
 //! - [`interrupt`], [`cancel`], [`stream`]: interrupts, cancellation, events;
 //! - [`history`]: state at a checkpoint, history, `update_state`, forks;
 //! - [`checkpoint`]: the storage trait and its backends;
@@ -94,8 +100,10 @@ pub mod history;
 pub mod interrupt;
 pub mod messages;
 pub mod node;
+pub mod node_cache;
 pub mod reducer;
 pub mod run;
+pub mod send;
 pub mod state;
 pub mod stream;
 #[cfg(feature = "testkit")]
@@ -109,9 +117,13 @@ pub use history::{StateSnapshot, TaskState};
 pub use interrupt::{InterruptInfo, Resume};
 pub use messages::{AddMessages, Message, MessageKind};
 pub use node::{Command, ErrorKind, NodeError, RetryPolicy};
+pub use node_cache::CachePolicy;
 pub use palgraph_macros::State;
 pub use reducer::{Append, MergeMap, Overwrite, ReduceError, Reducer};
-pub use run::{RunConfig, RunError, RunInput, RunOutcome, RunStatus, RunStream};
+pub use run::{
+    Breakpoint, BreakpointWhen, NodeSet, RunConfig, RunError, RunInput, RunOutcome, RunStatus,
+    RunStream,
+};
 pub use state::{FieldInfo, FieldSet, Lifetime, State, StateError, StateUpdate};
 pub use stream::{Event, EventSink, RunEvent, StreamMode, StreamModes};
 

@@ -8,18 +8,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::context::NodeContext;
+use crate::send;
 use crate::state::State;
 
 /// What a node returns: an update, and optionally where to go next.
 ///
 /// `#[derive(State)]` makes a state's update convert into a `Command`, so a node can return
-/// either. `goto` overrides the node's edges.
+/// either. `goto` and `sends` override the node's edges.
 #[derive(Debug, Clone)]
 pub struct Command<S: State> {
     /// The update to apply.
     pub update: Option<S::Update>,
     /// Nodes to run next instead of the node's edges (`END` ends the graph).
     pub goto: Vec<String>,
+    /// Tasks to start next instead of the node's edges, one per send, each with its own
+    /// input (see [`crate::send`]).
+    pub sends: Vec<send::Send>,
 }
 
 impl<S: State> Default for Command<S> {
@@ -27,6 +31,7 @@ impl<S: State> Default for Command<S> {
         Command {
             update: None,
             goto: Vec::new(),
+            sends: Vec::new(),
         }
     }
 }
@@ -42,6 +47,7 @@ impl<S: State> Command<S> {
         Command {
             update: Some(update),
             goto: Vec::new(),
+            sends: Vec::new(),
         }
     }
 
@@ -49,6 +55,13 @@ impl<S: State> Command<S> {
     #[must_use]
     pub fn goto(mut self, node: impl Into<String>) -> Self {
         self.goto.push(node.into());
+        self
+    }
+
+    /// Also start a task for `send` next (instead of the node's edges).
+    #[must_use]
+    pub fn send(mut self, send: send::Send) -> Self {
+        self.sends.push(send);
         self
     }
 

@@ -104,6 +104,10 @@ pub enum Event {
         update: Value,
         /// The node's declared status line.
         status: Option<String>,
+        /// The update came from the node's cache: the node did not run (see
+        /// [`crate::node_cache`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cached: bool,
     },
     /// The whole state after a step (only with the `values` mode on).
     Values {
@@ -116,8 +120,11 @@ pub enum Event {
     Checkpoint {
         /// Its id.
         checkpoint_id: String,
-        /// Its step.
+        /// Its step (steps count on across a thread's turns; the first input is -1).
         step: i64,
+        /// What wrote it: `input` (a new turn), `loop` (a step), `update` (a command).
+        #[serde(default)]
+        source: String,
         /// The nodes due next.
         next: Vec<String>,
     },

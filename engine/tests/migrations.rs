@@ -238,10 +238,10 @@ async fn a_sqlite_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_sqlite(&pool).await.unwrap(),
         Applied {
-            ran: vec![],
+            ran: vec![3],
             adopted: vec![1, 2]
         },
-        "unscoped 1 (checkpoints) and 4 (fences) are adopted, nothing runs again"
+        "unscoped 1 (checkpoints) and 4 (fences) are adopted, not run again; the node cache (3) is new"
     );
     let recorded: Vec<(i64, String)> = sqlx::query_as(
         "SELECT version, checksum FROM palgraph_migrations WHERE scope = 'engine' ORDER BY version",
@@ -284,7 +284,7 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![],
+            ran: vec![3],
             adopted: vec![1, 2]
         }
     );
@@ -300,14 +300,15 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     let out = g.invoke(RunConfig::new(&t), say("two")).await.unwrap();
     assert_eq!(out.state.counter, 2);
 
-    // A database the unscoped migrator left before fences existed gets them now.
+    // A database the unscoped migrator left before fences existed gets them now (and the
+    // node cache).
     let schema = PgSchema::create().await;
     let pool = bare_pool(&schema, 2).await;
     unscoped::migrate_postgres(&pool, 3).await.unwrap();
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![2],
+            ran: vec![2, 3],
             adopted: vec![1]
         }
     );

@@ -36,10 +36,14 @@ fn check_fence(data: Option<&ThreadData>, fence: Option<&Fence>) -> Result<(), C
     }
 }
 
+/// A cached node result and when it expires.
+type CacheEntry = (super::Json, Option<i64>);
+
 /// Checkpoints in process memory.
 #[derive(Default)]
 pub struct MemoryCheckpointer {
     threads: Mutex<HashMap<String, ThreadData>>,
+    cache: Mutex<HashMap<(String, String), CacheEntry>>,
 }
 
 impl MemoryCheckpointer {
@@ -132,6 +136,36 @@ fn remove_checkpoints(data: &mut ThreadData, doomed: &HashSet<String>) -> PruneS
 
 #[async_trait]
 impl Checkpointer for MemoryCheckpointer {
+    async fn cache_get(
+        &self,
+        namespace: &str,
+        key: &str,
+        now_ms: i64,
+    ) -> Result<Option<super::Json>, CheckpointError> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(cache
+            .get(&(namespace.to_string(), key.to_string()))
+            .filter(|(_, exp)| exp.is_none_or(|e| e > now_ms))
+            .map(|(v, _)| v.clone()))
+    }
+
+    async fn cache_put(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: super::Json,
+        expires_at_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<(), CheckpointError> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.retain(|(ns, _), (_, exp)| ns != namespace || exp.is_none_or(|e| e > now_ms));
+        cache.insert(
+            (namespace.to_string(), key.to_string()),
+            (value, expires_at_ms),
+        );
+        Ok(())
+    }
+
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let mut threads = self.lock();
         check_fence(threads.get(&put.record.thread_id), put.fence.as_ref())?;

@@ -382,6 +382,26 @@ pub trait Checkpointer: Send + Sync + 'static {
         run_ids: &[String],
     ) -> Result<PruneStats, CheckpointError>;
 
+    /// A cached node result (see [`crate::CachePolicy`]): the value stored under
+    /// (`namespace`, `key`) unless it expired before `now_ms`.
+    async fn cache_get(
+        &self,
+        namespace: &str,
+        key: &str,
+        now_ms: i64,
+    ) -> Result<Option<Json>, CheckpointError>;
+
+    /// Stores (or replaces) a cached node result, to expire at `expires_at_ms` (`None`:
+    /// never); entries of the namespace that expired before `now_ms` may be removed.
+    async fn cache_put(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: Json,
+        expires_at_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<(), CheckpointError>;
+
     /// Retention: removes old checkpoints of a thread without breaking the delta chains of
     /// the ones kept.
     async fn prune(

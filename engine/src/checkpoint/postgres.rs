@@ -358,6 +358,51 @@ impl Checkpointer for PostgresCheckpointer {
         Ok(())
     }
 
+    async fn cache_get(
+        &self,
+        namespace: &str,
+        key: &str,
+        now_ms: i64,
+    ) -> Result<Option<super::Json>, CheckpointError> {
+        let value: Option<String> = sqlx::query_scalar(
+            "SELECT value FROM node_cache WHERE namespace = $1 AND key = $2
+               AND (expires_at_ms IS NULL OR expires_at_ms > $3)",
+        )
+        .bind(namespace)
+        .bind(key)
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        value.map(super::json).transpose()
+    }
+
+    async fn cache_put(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: super::Json,
+        expires_at_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<(), CheckpointError> {
+        sqlx::query("DELETE FROM node_cache WHERE namespace = $1 AND expires_at_ms <= $2")
+            .bind(namespace)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+        sqlx::query(
+            "INSERT INTO node_cache (namespace, key, value, expires_at_ms) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (namespace, key) DO UPDATE
+             SET value = excluded.value, expires_at_ms = excluded.expires_at_ms",
+        )
+        .bind(namespace)
+        .bind(key)
+        .bind(value.get())
+        .bind(expires_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     async fn advance_fence(&self, key: &str, epoch: i64) -> Result<i64, CheckpointError> {
         Ok(sqlx::query_scalar(
             "INSERT INTO checkpoint_fences (key, epoch) VALUES ($1, $2)

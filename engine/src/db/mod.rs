@@ -11,7 +11,7 @@ pub mod migrate;
 use migrate::{Migration, Migrator};
 
 /// The engine's tables (`engine/migrations/`): checkpoints and their pending writes (1),
-/// writer fences (2).
+/// writer fences (2), cached node results (3).
 pub const MIGRATIONS: Migrator = Migrator {
     scope: "engine",
     postgres: &[
@@ -27,6 +27,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             include_str!("../../migrations/postgres/0002_fences.sql"),
         )
         .replacing(4),
+        Migration::new(
+            3,
+            "node_cache",
+            include_str!("../../migrations/postgres/0003_node_cache.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -41,6 +46,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             include_str!("../../migrations/sqlite/0002_fences.sql"),
         )
         .replacing(4),
+        Migration::new(
+            3,
+            "node_cache",
+            include_str!("../../migrations/sqlite/0003_node_cache.sql"),
+        ),
     ],
 };
 

@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use crate::context::NodeContext;
 use crate::node::{erase_node, Command, NodeError, NodeFn, RetryPolicy};
+use crate::node_cache::CachePolicy;
+use crate::run::NodeSet;
+use crate::send;
 use crate::state::State;
 
 use super::compile::{compile, CompiledGraph};
@@ -15,37 +18,79 @@ pub const START: &str = "__start__";
 /// The name of the graph's end.
 pub const END: &str = "__end__";
 
-/// Where a router sends the graph: one or more node names (or [`END`]).
+/// Where a router sends the graph: node names (or [`END`]) and [`Send`](crate::send::Send)(crate::send::Send)s, each of which
+/// starts its own task with its own input (see [`crate::send`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Targets(pub Vec<String>);
+pub struct Targets {
+    /// Nodes to run next.
+    pub nodes: Vec<String>,
+    /// Tasks to start next, one per send.
+    pub sends: Vec<send::Send>,
+}
+
+impl Targets {
+    /// These nodes.
+    pub fn nodes<I, T>(names: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        Targets {
+            nodes: names.into_iter().map(Into::into).collect(),
+            sends: Vec::new(),
+        }
+    }
+
+    /// The same targets and one more send.
+    #[must_use]
+    pub fn send(mut self, send: send::Send) -> Self {
+        self.sends.push(send);
+        self
+    }
+}
 
 impl From<&str> for Targets {
     fn from(s: &str) -> Self {
-        Targets(vec![s.to_string()])
+        Targets::nodes([s])
     }
 }
 
 impl From<String> for Targets {
     fn from(s: String) -> Self {
-        Targets(vec![s])
+        Targets::nodes([s])
     }
 }
 
 impl From<Vec<String>> for Targets {
     fn from(v: Vec<String>) -> Self {
-        Targets(v)
+        Targets::nodes(v)
     }
 }
 
 impl From<Vec<&str>> for Targets {
     fn from(v: Vec<&str>) -> Self {
-        Targets(v.into_iter().map(str::to_string).collect())
+        Targets::nodes(v)
     }
 }
 
 impl<const N: usize> From<[&str; N]> for Targets {
     fn from(v: [&str; N]) -> Self {
-        Targets(v.iter().map(|s| s.to_string()).collect())
+        Targets::nodes(v)
+    }
+}
+
+impl From<send::Send> for Targets {
+    fn from(s: send::Send) -> Self {
+        Targets::default().send(s)
+    }
+}
+
+impl From<Vec<send::Send>> for Targets {
+    fn from(sends: Vec<send::Send>) -> Self {
+        Targets {
+            nodes: Vec::new(),
+            sends,
+        }
     }
 }
 
@@ -59,6 +104,10 @@ pub(crate) struct NodeSpec<S: State> {
     pub(crate) reports_status: bool,
     pub(crate) retry: RetryPolicy,
     pub(crate) destinations: Vec<String>,
+    /// Runs only once no other task is due (see [`NodeBuilder::defer`]).
+    pub(crate) defer: bool,
+    /// Caches the node's results (see [`NodeBuilder::cache`]).
+    pub(crate) cache: Option<CachePolicy<S>>,
 }
 
 pub(crate) struct RouterSpec<S: State> {
@@ -88,6 +137,8 @@ pub struct StateGraph<S: State> {
     pub(crate) edges: Vec<(String, String)>,
     pub(crate) joins: Vec<(Vec<String>, String)>,
     pub(crate) routers: Vec<RouterSpec<S>>,
+    pub(crate) interrupt_before: Option<NodeSet>,
+    pub(crate) interrupt_after: Option<NodeSet>,
 }
 
 impl<S: State> Default for StateGraph<S> {
@@ -97,6 +148,8 @@ impl<S: State> Default for StateGraph<S> {
             edges: Vec::new(),
             joins: Vec::new(),
             routers: Vec::new(),
+            interrupt_before: None,
+            interrupt_after: None,
         }
     }
 }
@@ -146,6 +199,22 @@ impl<S: State> NodeBuilder<'_, S> {
         self
     }
 
+    /// Defers the node (LangGraph's `defer=True`): when it is due while other tasks are
+    /// due too, it waits (recorded in the checkpoint) until a step plans nothing else, then
+    /// runs once, however many branches led to it. For a node that collects asymmetric
+    /// branches (`a -> b -> b2 -> d`, `a -> c -> d`): `d` runs once, after `b2`.
+    pub fn defer(self) -> Self {
+        self.spec.defer = true;
+        self
+    }
+
+    /// Caches the node's results (see [`crate::node_cache`]): a task whose input has a
+    /// stored result takes it instead of running.
+    pub fn cache(self, policy: CachePolicy<S>) -> Self {
+        self.spec.cache = Some(policy);
+        self
+    }
+
     /// Nodes this node may `goto` with a [`Command`] (checked by `compile` like edges).
     pub fn destinations<I, T>(self, targets: I) -> Self
     where
@@ -178,6 +247,8 @@ impl<S: State> StateGraph<S> {
             reports_status: false,
             retry: RetryPolicy::default(),
             destinations: Vec::new(),
+            defer: false,
+            cache: None,
         });
         let last = self.nodes.len() - 1;
         NodeBuilder {
@@ -204,7 +275,8 @@ impl<S: State> StateGraph<S> {
     }
 
     /// Adds a conditional edge: after `from` runs, `router` picks the next node(s) among the
-    /// declared `targets` (a router returning anything else fails the run).
+    /// declared `targets` (a router returning anything else fails the run). It may also
+    /// return [`Send`](crate::send::Send)(crate::send::Send)s to declared targets, one task each (map-reduce; see [`crate::send`]).
     pub fn add_conditional_edges<R, T, I, N>(
         &mut self,
         from: impl Into<String>,
@@ -235,6 +307,21 @@ impl<S: State> StateGraph<S> {
         for pair in names.windows(2) {
             self.edges.push((pair[0].clone(), pair[1].clone()));
         }
+        self
+    }
+
+    /// Breakpoints: every run stops before these nodes run, unless its
+    /// [`RunConfig::interrupt_before`](crate::RunConfig::interrupt_before) says otherwise
+    /// (see [`crate::run::breakpoint`]). `compile` refuses a name that is not a node.
+    pub fn interrupt_before(&mut self, nodes: impl Into<NodeSet>) -> &mut Self {
+        self.interrupt_before = Some(nodes.into());
+        self
+    }
+
+    /// Breakpoints: every run stops after a step in which one of these nodes ran, unless
+    /// its [`RunConfig::interrupt_after`](crate::RunConfig::interrupt_after) says otherwise.
+    pub fn interrupt_after(&mut self, nodes: impl Into<NodeSet>) -> &mut Self {
+        self.interrupt_after = Some(nodes.into());
         self
     }
 

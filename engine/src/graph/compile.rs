@@ -34,6 +34,9 @@ pub(crate) struct GraphInner<S: State> {
     pub(crate) edges: Vec<Vec<Target>>,
     pub(crate) routers: Vec<Vec<RouterSpec<S>>>,
     pub(crate) joins: Vec<Join>,
+    /// The graph's breakpoints (a run's config may replace them).
+    pub(crate) interrupt_before: Option<crate::run::NodeSet>,
+    pub(crate) interrupt_after: Option<crate::run::NodeSet>,
     default_json: OnceLock<Vec<String>>,
     mermaid: String,
 }
@@ -279,6 +282,17 @@ pub(crate) fn compile<S: State>(g: StateGraph<S>) -> Result<CompiledGraph<S>, Gr
         }
     }
 
+    for (what, set) in [
+        ("interrupt_before", &g.interrupt_before),
+        ("interrupt_after", &g.interrupt_after),
+    ] {
+        if let Some(name) = set.as_ref().and_then(|s| s.unknown_in(&index)) {
+            return Err(GraphError::UnknownNode {
+                name: name.to_string(),
+                context: what.to_string(),
+            });
+        }
+    }
     if pg.neighbors(start).next().is_none() {
         return Err(GraphError::NoEntry);
     }
@@ -323,6 +337,8 @@ pub(crate) fn compile<S: State>(g: StateGraph<S>) -> Result<CompiledGraph<S>, Gr
             edges,
             routers,
             joins,
+            interrupt_before: g.interrupt_before,
+            interrupt_after: g.interrupt_after,
             default_json: OnceLock::new(),
             mermaid,
         }),

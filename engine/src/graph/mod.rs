@@ -3,6 +3,7 @@
 
 mod builder;
 mod compile;
+pub mod subgraph;
 
 pub(crate) use builder::RouterSpec;
 pub use builder::{NodeBuilder, StateGraph, Targets, END, START};

@@ -33,6 +33,8 @@ pub(crate) struct StoredResult<U> {
     pub(crate) update: Option<U>,
     #[serde(default)]
     pub(crate) goto: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sends: Vec<crate::send::Send>,
 }
 
 /// A raised interrupt as stored in its pending write.
@@ -239,9 +241,12 @@ impl<S: State> Cursor<S> {
     }
 
     /// Whether no run is under way from this checkpoint: the graph finished, or it waits
-    /// for an answer, or a task failed.
+    /// for an answer or at a breakpoint, or a task failed.
     pub(crate) fn at_rest(&self) -> bool {
-        self.plan.tasks.is_empty() || self.failed() || !self.pending_interrupts().is_empty()
+        self.plan.tasks.is_empty()
+            || self.plan.paused.is_some()
+            || self.failed()
+            || !self.pending_interrupts().is_empty()
     }
 
     /// When the checkpoint was written (0 for a thread with none).

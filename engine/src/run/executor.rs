@@ -2,7 +2,7 @@
 //! ([`super::step`]) until END, an interrupt, a failure or a cancel, writing a checkpoint
 //! after every step.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -16,6 +16,7 @@ use crate::node::{Command, NodeError};
 use crate::state::State;
 use crate::stream::{Emitter, Event, EventSink, StreamMode};
 
+use super::breakpoint::{self, Breakpoint, BreakpointWhen, NodeSet};
 use super::cache::{CleanHead, Entry};
 use super::cursor::{Cursor, NextCheckpoint, StepWrites};
 use super::plan::{Plan, TaskPlan};
@@ -212,11 +213,49 @@ impl<S: State> Executor<'_, S> {
         emitter.emit_with(|| Event::Checkpoint {
             checkpoint_id: cur.id().unwrap_or_default().to_string(),
             step,
+            source: cur
+                .metadata()
+                .and_then(|m| m.get("source"))
+                .and_then(Value::as_str)
+                .unwrap_or("loop")
+                .to_string(),
             next: cur.plan.next_nodes(),
         });
     }
 
+    /// The nodes this run stops before (its config's list, else the graph's).
+    pub(super) fn interrupt_before(&self) -> Option<&NodeSet> {
+        self.cfg
+            .interrupt_before
+            .as_ref()
+            .or(self.g.graph.interrupt_before.as_ref())
+    }
+
+    /// The nodes this run stops after (its config's list, else the graph's).
+    pub(super) fn interrupt_after(&self) -> Option<&NodeSet> {
+        self.cfg
+            .interrupt_after
+            .as_ref()
+            .or(self.g.graph.interrupt_after.as_ref())
+    }
+
+    /// The breakpoint that fires at a checkpoint this run plans: after `ran` (the tasks of
+    /// the step just applied), or else before `next` (the tasks planned).
+    pub(super) fn breakpoint(&self, ran: &[TaskPlan], next: &[TaskPlan]) -> Option<Breakpoint> {
+        let run_id = &self.cfg.run_id;
+        breakpoint::fire(self.interrupt_after(), BreakpointWhen::After, ran, run_id).or_else(|| {
+            breakpoint::fire(
+                self.interrupt_before(),
+                BreakpointWhen::Before,
+                next,
+                run_id,
+            )
+        })
+    }
+
     async fn execute(&mut self, input: RunInput<S>) -> Result<RunOutcome<S>, RunError> {
+        breakpoint::check(&self.g.graph, self.cfg.interrupt_before.as_ref())?;
+        breakpoint::check(&self.g.graph, self.cfg.interrupt_after.as_ref())?;
         let cur = self.first_cursor(input).await?;
         self.steps(cur).await
     }
@@ -249,6 +288,16 @@ impl<S: State> Executor<'_, S> {
     async fn steps(&mut self, mut cur: Cursor<S>) -> Result<RunOutcome<S>, RunError> {
         let mut steps_run = 0usize;
         loop {
+            // A breakpoint this run stopped at (just now, or in an earlier try of the same
+            // run); another run continues past it.
+            if cur
+                .plan
+                .paused
+                .as_ref()
+                .is_some_and(|b| b.run_id == self.cfg.run_id)
+            {
+                return Ok(self.outcome(&cur, RunStatus::Interrupted(Vec::new())));
+            }
             if cur.plan.tasks.is_empty() {
                 return Ok(self.outcome(&cur, RunStatus::Completed));
             }
@@ -278,6 +327,7 @@ impl<S: State> Executor<'_, S> {
             }
             let step = cur.step() + 1;
             let mut done: HashMap<String, Command<S>> = HashMap::new();
+            let mut cached: HashSet<String> = HashSet::new();
             let mut failure: Option<RunError> = None;
             let mut unavailable: Option<(String, NodeError)> = None;
             let mut storage: Option<CheckpointError> = None;
@@ -285,6 +335,10 @@ impl<S: State> Executor<'_, S> {
             for (task, outcome) in self.run_step(&cur, &runnable, step).await {
                 match outcome {
                     TaskOutcome::Done(cmd) => {
+                        done.insert(task.id.clone(), cmd);
+                    }
+                    TaskOutcome::Cached(cmd) => {
+                        cached.insert(task.id.clone());
                         done.insert(task.id.clone(), cmd);
                     }
                     TaskOutcome::Interrupted(r) => {
@@ -335,7 +389,7 @@ impl<S: State> Executor<'_, S> {
             if stopped {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }
-            self.finish_step(&mut cur, done, step).await?;
+            self.finish_step(&mut cur, done, &cached, step).await?;
             if self.cfg.cancel.is_cancelled() {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }

@@ -158,13 +158,26 @@ impl<S: State> Executor<'_, S> {
         writes.record::<S>(&update)?;
         state.apply(update)?;
         let targets = plan::entry(&self.g.graph, state)?;
-        let tasks = plan::tasks_for(&self.g.graph, &targets);
-        let mut meta = self.metadata("input", -1, cur.turn() + 1, cur.id());
+        let (tasks, deferred) = plan::schedule(
+            &self.g.graph,
+            Vec::new(),
+            plan::tasks_for(&self.g.graph, &targets),
+        );
+        // Steps count on across a thread's turns, as in LangGraph: the first input
+        // checkpoint is step -1, a later turn's input is the step after its base's.
+        let step = if cur.record.is_some() {
+            cur.step() + 1
+        } else {
+            -1
+        };
+        let mut meta = self.metadata("input", step, cur.turn() + 1, cur.id());
         if !abandoned.is_empty() {
             meta.insert("abandoned_interrupts".into(), Value::Array(abandoned));
         }
         let plan = Plan {
+            paused: self.breakpoint(&[], &tasks),
             tasks,
+            deferred,
             barriers: BTreeMap::new(),
             counters: BTreeMap::new(),
         };
@@ -213,6 +226,7 @@ impl<S: State> Executor<'_, S> {
             return Ok(());
         }
         let mut plan = cur.plan.clone();
+        plan.paused = None;
         for t in &mut plan.tasks {
             t.id = uuid::Uuid::new_v4().to_string();
         }
@@ -237,8 +251,15 @@ impl<S: State> Executor<'_, S> {
             state.apply(update)?;
         }
         let mut plan = cur.plan.clone();
+        plan.paused = None;
         if !cmd.goto.is_empty() {
-            plan.tasks = plan::tasks_for(&self.g.graph, &targets);
+            let next = plan::NextTargets {
+                nodes: targets,
+                sends: Vec::new(),
+            };
+            let planned = plan::tasks_for(&self.g.graph, &next);
+            (plan.tasks, plan.deferred) =
+                plan::schedule(&self.g.graph, std::mem::take(&mut plan.deferred), planned);
         } else {
             for t in &mut plan.tasks {
                 t.id = uuid::Uuid::new_v4().to_string();

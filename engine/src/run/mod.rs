@@ -9,6 +9,7 @@
 //! `failure` records a failure on a thread after the fact.
 
 mod admission;
+pub mod breakpoint;
 pub(crate) mod cache;
 pub(crate) mod cursor;
 mod executor;
@@ -19,6 +20,7 @@ mod step;
 mod task;
 mod update;
 
+pub use breakpoint::{Breakpoint, BreakpointWhen, NodeSet};
 pub(crate) use update::update_state;
 
 use std::sync::Arc;
@@ -87,6 +89,12 @@ pub struct RunConfig {
     /// the run fails with [`CheckpointError::Fenced`] as soon as another writer was handed
     /// the thread (see [`Fence`]).
     pub fence: Option<Fence>,
+    /// Stop before these nodes run (replaces the graph's list for this run; see
+    /// [`breakpoint`]).
+    pub interrupt_before: Option<NodeSet>,
+    /// Stop after these nodes ran (replaces the graph's list for this run; see
+    /// [`breakpoint`]).
+    pub interrupt_after: Option<NodeSet>,
 }
 
 impl RunConfig {
@@ -102,7 +110,23 @@ impl RunConfig {
             stream_modes: StreamModes::default(),
             cancel: Cancellation::new(),
             fence: None,
+            interrupt_before: None,
+            interrupt_after: None,
         }
+    }
+
+    /// Stopping before `nodes` run (see [`breakpoint`]).
+    #[must_use]
+    pub fn interrupt_before(mut self, nodes: impl Into<NodeSet>) -> Self {
+        self.interrupt_before = Some(nodes.into());
+        self
+    }
+
+    /// Stopping after `nodes` ran (see [`breakpoint`]).
+    #[must_use]
+    pub fn interrupt_after(mut self, nodes: impl Into<NodeSet>) -> Self {
+        self.interrupt_after = Some(nodes.into());
+        self
     }
 
     /// With a given run id.
@@ -167,7 +191,8 @@ impl RunConfig {
 pub enum RunStatus {
     /// The graph reached END.
     Completed,
-    /// The graph waits for these interrupts to be resumed.
+    /// The graph waits for these interrupts to be resumed; an empty list: it stopped at a
+    /// breakpoint (see [`breakpoint`]) and [`RunInput::Continue`] runs on.
     Interrupted(Vec<InterruptInfo>),
     /// The run was cancelled; what completed is checkpointed.
     Cancelled(CancelReason),

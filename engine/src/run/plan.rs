@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::graph::{GraphInner, RouterSpec, Target, END};
+use crate::send::Send;
 use crate::state::State;
 
 use super::RunError;
@@ -14,6 +15,23 @@ use super::RunError;
 pub(crate) struct TaskPlan {
     pub(crate) node: String,
     pub(crate) id: String,
+    /// The task's own input, when a [`Send`] started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) arg: Option<serde_json::Value>,
+}
+
+/// What comes next: nodes (from edges, routers, joins, goto) and sends.
+#[derive(Debug, Default)]
+pub(crate) struct NextTargets {
+    pub(crate) nodes: BTreeSet<Target>,
+    pub(crate) sends: Vec<Send>,
+}
+
+/// A task that finished in a step: its node, and where it said to go (empty: its edges).
+pub(crate) struct Finished {
+    pub(crate) node: String,
+    pub(crate) goto: Vec<String>,
+    pub(crate) sends: Vec<Send>,
 }
 
 /// Bytes of deltas written since a field's last snapshot, and that snapshot's size.
@@ -33,6 +51,12 @@ pub(crate) struct Plan {
     pub(crate) barriers: BTreeMap<String, Vec<String>>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) counters: BTreeMap<String, DeltaCounter>,
+    /// Deferred tasks waiting until nothing else is due.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) deferred: Vec<TaskPlan>,
+    /// The breakpoint a run stopped at, at this checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paused: Option<super::breakpoint::Breakpoint>,
 }
 
 impl Plan {
@@ -41,21 +65,68 @@ impl Plan {
     }
 }
 
-/// New tasks for the given nodes (in node declaration order).
-pub(crate) fn tasks_for<S: State>(
+/// New tasks: the nodes (in node declaration order), then one per send (in order).
+pub(crate) fn tasks_for<S: State>(graph: &GraphInner<S>, next: &NextTargets) -> Vec<TaskPlan> {
+    let nodes = next.nodes.iter().filter_map(|t| match t {
+        Target::Node(i) => Some(TaskPlan {
+            node: graph.nodes[*i].name.clone(),
+            id: uuid::Uuid::new_v4().to_string(),
+            arg: None,
+        }),
+        Target::End => None,
+    });
+    let sends = next.sends.iter().map(|s| TaskPlan {
+        node: s.node.clone(),
+        id: uuid::Uuid::new_v4().to_string(),
+        arg: Some(s.arg.clone()),
+    });
+    nodes.chain(sends).collect()
+}
+
+/// Splits the planned tasks into those due now and deferred ones (nodes built with
+/// `defer()`): deferred tasks join `carried` (the ones already waiting; a node waits once,
+/// a send's task each time) and are only due when nothing else is. Returns (due, waiting).
+pub(crate) fn schedule<S: State>(
     graph: &GraphInner<S>,
-    targets: &BTreeSet<Target>,
-) -> Vec<TaskPlan> {
-    targets
-        .iter()
-        .filter_map(|t| match t {
-            Target::Node(i) => Some(TaskPlan {
-                node: graph.nodes[*i].name.clone(),
-                id: uuid::Uuid::new_v4().to_string(),
-            }),
-            Target::End => None,
-        })
-        .collect()
+    carried: Vec<TaskPlan>,
+    planned: Vec<TaskPlan>,
+) -> (Vec<TaskPlan>, Vec<TaskPlan>) {
+    let deferred = |t: &TaskPlan| {
+        graph
+            .index
+            .get(t.node.as_str())
+            .is_some_and(|i| graph.nodes[*i].defer)
+    };
+    let (later, now): (Vec<TaskPlan>, Vec<TaskPlan>) = planned.into_iter().partition(deferred);
+    let mut waiting = carried;
+    for t in later {
+        let again = t.arg.is_none() && waiting.iter().any(|w| w.node == t.node && w.arg.is_none());
+        if !again {
+            waiting.push(t);
+        }
+    }
+    if now.is_empty() {
+        (waiting, Vec::new())
+    } else {
+        (now, waiting)
+    }
+}
+
+/// Checks a send's target: a node of the graph (not END), among `allowed` when given.
+fn check_send<S: State>(
+    source: &str,
+    send: &Send,
+    graph: &GraphInner<S>,
+    allowed: Option<&[String]>,
+) -> Result<(), RunError> {
+    let declared = allowed.is_none_or(|a| a.iter().any(|t| t == &send.node));
+    if !declared || !graph.index.contains_key(send.node.as_str()) {
+        return Err(RunError::BadRoute {
+            node: source.to_string(),
+            target: send.node.clone(),
+        });
+    }
+    Ok(())
 }
 
 fn route<S: State>(
@@ -63,10 +134,11 @@ fn route<S: State>(
     routers: &[RouterSpec<S>],
     graph: &GraphInner<S>,
     state: &S,
-    out: &mut BTreeSet<Target>,
+    out: &mut NextTargets,
 ) -> Result<(), RunError> {
     for r in routers {
-        for name in (r.func)(state).0 {
+        let targets = (r.func)(state);
+        for name in targets.nodes {
             if !r.targets.iter().any(|t| t == &name) {
                 return Err(RunError::BadRoute {
                     node: source.to_string(),
@@ -77,45 +149,54 @@ fn route<S: State>(
                 node: source.to_string(),
                 target: name.clone(),
             })?;
-            out.insert(t);
+            out.nodes.insert(t);
+        }
+        for send in targets.sends {
+            check_send(source, &send, graph, Some(&r.targets))?;
+            out.sends.push(send);
         }
     }
     Ok(())
 }
 
 /// The entry targets: START's edges and routers, evaluated on the input state.
-pub(crate) fn entry<S: State>(
-    graph: &GraphInner<S>,
-    state: &S,
-) -> Result<BTreeSet<Target>, RunError> {
-    let mut out: BTreeSet<Target> = graph.start_edges.iter().copied().collect();
+pub(crate) fn entry<S: State>(graph: &GraphInner<S>, state: &S) -> Result<NextTargets, RunError> {
+    let mut out = NextTargets {
+        nodes: graph.start_edges.iter().copied().collect(),
+        sends: Vec::new(),
+    };
     route("__start__", &graph.start_routers, graph, state, &mut out)?;
     Ok(out)
 }
 
-/// The targets after a step in which `finished` ran (in task order); `gotos` holds each
-/// task's goto (empty: follow the node's edges). Updates join barriers in `barriers`.
+/// The targets after a step in which `finished` ran (in task order). Updates join barriers
+/// in `barriers`.
 pub(crate) fn successors<S: State>(
     graph: &GraphInner<S>,
     state: &S,
-    finished: &[(String, Vec<String>)],
+    finished: &[Finished],
     barriers: &mut BTreeMap<String, Vec<String>>,
-) -> Result<BTreeSet<Target>, RunError> {
-    let mut out = BTreeSet::new();
-    for (node, goto) in finished {
+) -> Result<NextTargets, RunError> {
+    let mut out = NextTargets::default();
+    for f in finished {
+        let node = &f.node;
         let Some(&i) = graph.index.get(node.as_str()) else {
             return Err(RunError::UnknownNode(node.clone()));
         };
-        if !goto.is_empty() {
-            for g in goto {
+        if !f.goto.is_empty() || !f.sends.is_empty() {
+            for g in &f.goto {
                 let t = graph.target(g).ok_or_else(|| RunError::BadRoute {
                     node: node.clone(),
                     target: g.clone(),
                 })?;
-                out.insert(t);
+                out.nodes.insert(t);
+            }
+            for send in &f.sends {
+                check_send(node, send, graph, None)?;
+                out.sends.push(send.clone());
             }
         } else {
-            out.extend(graph.edges[i].iter().copied());
+            out.nodes.extend(graph.edges[i].iter().copied());
             route(node, &graph.routers[i], graph, state, &mut out)?;
         }
         for join in &graph.joins {
@@ -136,7 +217,7 @@ pub(crate) fn successors<S: State>(
                 .all(|s| seen.contains(&graph.nodes[*s].name))
             {
                 barriers.remove(&key);
-                out.insert(join.target);
+                out.nodes.insert(join.target);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! (a result that shares its step, an interrupt, a failure), then apply the results in task
 //! order, plan the next step and checkpoint.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::checkpoint::PendingWrite;
+use crate::checkpoint::{json, now_ms, Checkpointer, PendingWrite};
 use crate::context::{TaskShared, TaskSpec};
 use crate::graph::GraphInner;
 use crate::node::{Command, NodeError};
@@ -53,6 +53,7 @@ impl<S: State> Executor<'_, S> {
                     step,
                     resumes: tw.map(|w| w.resumes.clone()).unwrap_or_default(),
                     recorded: tw.map(|w| w.steps.clone()).unwrap_or_default(),
+                    arg: t.arg.clone(),
                 },
             ));
             self.emitter().emit_with(|| Event::NodeStarted {
@@ -133,6 +134,7 @@ impl<S: State> Executor<'_, S> {
         &mut self,
         cur: &mut Cursor<S>,
         mut done: HashMap<String, Command<S>>,
+        cached: &HashSet<String>,
         step: i64,
     ) -> Result<(), RunError> {
         let tasks = cur.plan.tasks.clone();
@@ -160,6 +162,7 @@ impl<S: State> Executor<'_, S> {
                         Command {
                             update: stored.update,
                             goto: stored.goto,
+                            sends: stored.sends,
                         }
                     }
                 };
@@ -183,14 +186,25 @@ impl<S: State> Executor<'_, S> {
                     }
                     state.apply(u)?;
                 }
-                finished.push((t.node.clone(), cmd.goto));
+                finished.push(plan::Finished {
+                    node: t.node.clone(),
+                    goto: cmd.goto,
+                    sends: cmd.sends,
+                });
                 updates.push(update_json);
             }
         }
         let mut barriers = cur.plan.barriers.clone();
         let targets = plan::successors(&self.g.graph, &*cur.state, &finished, &mut barriers)?;
+        let (next_tasks, deferred) = plan::schedule(
+            &self.g.graph,
+            cur.plan.deferred.clone(),
+            plan::tasks_for(&self.g.graph, &targets),
+        );
         let next = Plan {
-            tasks: plan::tasks_for(&self.g.graph, &targets),
+            paused: self.breakpoint(&tasks, &next_tasks),
+            tasks: next_tasks,
+            deferred,
             barriers,
             counters: BTreeMap::new(),
         };
@@ -203,6 +217,7 @@ impl<S: State> Executor<'_, S> {
                 step,
                 update,
                 status: self.g.node_status(&t.node).map(str::to_string),
+                cached: cached.contains(&t.id),
             });
         }
         self.emit_checkpoint(cur);
@@ -223,18 +238,40 @@ async fn run_and_record<S: State>(
     let checkpoint_id = shared.checkpoint_id.clone();
     let task_id = shared.task_id.clone();
     let node = shared.node.clone();
-    let outcome = AssertUnwindSafe(run_task(graph, idx, shared, state))
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
+    let cache = graph.nodes[idx].cache.clone().and_then(|p| {
+        let key = p.key_of(&state, shared.arg.as_ref())?;
+        Some((p, key))
+    });
+    let hit = match &cache {
+        Some((_, key)) => cached::<S>(&*run.checkpointer, &node, key).await,
+        None => None,
+    };
+    let outcome = match hit {
+        Some(cmd) => TaskOutcome::Cached(cmd),
+        None => AssertUnwindSafe(run_task(graph, idx, shared, state))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic))),
+    };
+    if let (Some((policy, key)), TaskOutcome::Done(cmd)) = (&cache, &outcome) {
+        store_cached(
+            &*run.checkpointer,
+            &node,
+            key,
+            policy.expires_at(now_ms()),
+            cmd,
+        )
+        .await;
+    }
     let write_result: Result<Option<PendingWrite>, RunError> = match &outcome {
-        TaskOutcome::Done(cmd) if record_results => write(
+        TaskOutcome::Done(cmd) | TaskOutcome::Cached(cmd) if record_results => write(
             &task_id,
             RESULT,
             0,
             &StoredResult {
                 update: cmd.update.clone(),
                 goto: cmd.goto.clone(),
+                sends: cmd.sends.clone(),
             },
         )
         .map(Some),
@@ -290,5 +327,55 @@ async fn run_and_record<S: State>(
                 "could not encode the task's result: {e}"
             ))),
         },
+    }
+}
+
+/// The cached result of `node` under `key`, if the cache holds one that decodes.
+async fn cached<S: State>(cp: &dyn Checkpointer, node: &str, key: &str) -> Option<Command<S>> {
+    let raw = match cp.cache_get(node, key, now_ms()).await {
+        Ok(raw) => raw?,
+        Err(e) => {
+            tracing::warn!(node, error = %e, "node cache unreadable; running the node");
+            return None;
+        }
+    };
+    match serde_json::from_str::<StoredResult<S::Update>>(raw.get()) {
+        Ok(stored) => Some(Command {
+            update: stored.update,
+            goto: stored.goto,
+            sends: stored.sends,
+        }),
+        Err(e) => {
+            tracing::warn!(node, error = %e, "cached result does not fit the state; running the node");
+            None
+        }
+    }
+}
+
+/// Stores a task's result in its node's cache (best effort: a failure is only logged).
+async fn store_cached<S: State>(
+    cp: &dyn Checkpointer,
+    node: &str,
+    key: &str,
+    expires_at_ms: Option<i64>,
+    cmd: &Command<S>,
+) {
+    let stored = StoredResult {
+        update: cmd.update.clone(),
+        goto: cmd.goto.clone(),
+        sends: cmd.sends.clone(),
+    };
+    let value = serde_json::to_string(&stored)
+        .map_err(|e| e.to_string())
+        .and_then(|t| json(t).map_err(|e| e.to_string()));
+    let result = match value {
+        Ok(v) => cp
+            .cache_put(node, key, v, expires_at_ms, now_ms())
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        tracing::warn!(node, error = %e, "could not store the node's result in its cache");
     }
 }

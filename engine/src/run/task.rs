@@ -16,6 +16,8 @@ use super::panic_message;
 pub(crate) enum TaskOutcome<S: State> {
     /// It returned an update (already normalized).
     Done(Command<S>),
+    /// Its node's cache held its result: it did not run.
+    Cached(Command<S>),
     /// It called `interrupt` and waits for a resume.
     Interrupted(Raised),
     /// It failed after its retries.

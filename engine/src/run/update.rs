@@ -61,10 +61,16 @@ pub(crate) async fn update_state<S: State>(
             let targets = plan::successors(
                 &g.graph,
                 &*cur.state,
-                &[(g.graph.nodes[i].name.clone(), Vec::new())],
+                &[plan::Finished {
+                    node: g.graph.nodes[i].name.clone(),
+                    goto: Vec::new(),
+                    sends: Vec::new(),
+                }],
                 &mut barriers,
             )?;
-            plan.tasks = plan::tasks_for(&g.graph, &targets);
+            let planned = plan::tasks_for(&g.graph, &targets);
+            (plan.tasks, plan.deferred) =
+                plan::schedule(&g.graph, std::mem::take(&mut plan.deferred), planned);
             plan.barriers = barriers;
         }
         None => {

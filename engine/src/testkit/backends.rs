@@ -42,6 +42,28 @@ impl Drop for WithCleanup {
 
 #[async_trait]
 impl Checkpointer for WithCleanup {
+    async fn cache_get(
+        &self,
+        ns: &str,
+        key: &str,
+        now_ms: i64,
+    ) -> Result<Option<crate::checkpoint::Json>, CheckpointError> {
+        self.inner.cache_get(ns, key, now_ms).await
+    }
+
+    async fn cache_put(
+        &self,
+        ns: &str,
+        key: &str,
+        value: crate::checkpoint::Json,
+        expires_at_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<(), CheckpointError> {
+        self.inner
+            .cache_put(ns, key, value, expires_at_ms, now_ms)
+            .await
+    }
+
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         self.inner.put(put).await
     }

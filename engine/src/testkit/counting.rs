@@ -57,6 +57,28 @@ fn record_bytes(r: &CheckpointRecord) -> u64 {
 
 #[async_trait]
 impl Checkpointer for Counting {
+    async fn cache_get(
+        &self,
+        ns: &str,
+        key: &str,
+        now_ms: i64,
+    ) -> Result<Option<crate::checkpoint::Json>, CheckpointError> {
+        self.inner.cache_get(ns, key, now_ms).await
+    }
+
+    async fn cache_put(
+        &self,
+        ns: &str,
+        key: &str,
+        value: crate::checkpoint::Json,
+        expires_at_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<(), CheckpointError> {
+        self.inner
+            .cache_put(ns, key, value, expires_at_ms, now_ms)
+            .await
+    }
+
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         self.puts.fetch_add(1, Ordering::Relaxed);
         let bytes = record_bytes(&put.record)

@@ -10,13 +10,18 @@
 //! held to one executable contract.
 
 pub mod backends;
+pub mod breakpoint_cases;
+pub mod cache_cases;
 pub mod counting;
+pub mod defer_cases;
 pub mod engine_cases;
 pub mod failure_cases;
 pub mod fencing_cases;
 pub mod fixtures;
 pub mod input_cases;
+pub mod send_cases;
 pub mod storage_cases;
+pub mod subgraph_cases;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod unscoped;
 
@@ -49,6 +54,19 @@ macro_rules! checkpointer_suite {
             engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
+            breakpoint_cases::interrupt_before_stops_with_next_set_and_continue_runs_on,
+            breakpoint_cases::interrupt_after_stops_and_update_state_between_is_kept,
+            breakpoint_cases::a_retry_of_the_stopped_run_stops_again_and_bad_names_are_refused,
+            send_cases::map_reduce_jokes_fold_in_send_order,
+            send_cases::an_interrupt_in_one_of_ten_sends_reruns_only_that_one,
+            send_cases::a_node_sends_with_a_command_and_bad_sends_fail,
+            send_cases::a_crash_in_one_of_ten_sends_reruns_only_that_one,
+            defer_cases::a_deferred_node_runs_once_after_every_branch,
+            defer_cases::a_waiting_deferred_node_survives_a_stop,
+            cache_cases::a_cached_node_does_not_run_again_for_the_same_input,
+            cache_cases::cache_entries_expire_and_custom_keys_apply,
+            cache_cases::sends_are_cached_by_their_own_input,
+            subgraph_cases::a_subgraph_runs_as_a_node_and_passes_interrupts_through,
             failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
             failure_cases::a_value_that_does_not_encode_is_an_encode_error,
             failure_cases::a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows,

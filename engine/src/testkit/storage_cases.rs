@@ -189,7 +189,13 @@ pub async fn history_filters_on_metadata(cp: Arc<dyn Checkpointer>) {
         )
         .await
         .unwrap();
-    assert_eq!(steps.len(), 3);
+    assert_eq!(steps.len(), 1, "only the thread's first input is step -1");
+    let input_steps: Vec<i64> = inputs
+        .iter()
+        .rev()
+        .map(|r| r.metadata["step"].as_i64().unwrap())
+        .collect();
+    assert_eq!(input_steps, vec![-1, 2, 5], "steps count on across turns");
     let run1 = cp
         .list(
             &t,

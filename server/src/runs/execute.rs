@@ -259,6 +259,8 @@ impl Attempt {
             .fence(self.fence.clone());
         cfg.context = Arc::new(spec.context.clone());
         cfg.recursion_limit = spec.recursion_limit;
+        cfg.interrupt_before = spec.interrupt_before.clone();
+        cfg.interrupt_after = spec.interrupt_after.clone();
         if !matches!(input, DynInput::Continue) || !again {
             cfg.checkpoint_id = spec.checkpoint_id.clone();
         }

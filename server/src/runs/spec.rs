@@ -3,7 +3,7 @@
 //! normalized by the engine when the run was admitted, and run as it is.
 
 use palgraph::dynamic::DynInput;
-use palgraph::{Resume, StreamMode};
+use palgraph::{NodeSet, Resume, StreamMode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -27,11 +27,19 @@ pub struct RunSpec {
     /// LangGraph API options kept for replay (requested stream modes, subgraphs...).
     #[serde(default)]
     pub api: Value,
+    /// Breakpoints before nodes (`None`: the graph's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt_before: Option<NodeSet>,
+    /// Breakpoints after nodes (`None`: the graph's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt_after: Option<NodeSet>,
 }
 
 impl Default for RunSpec {
     fn default() -> Self {
         RunSpec {
+            interrupt_before: None,
+            interrupt_after: None,
             input: DynInput::Continue,
             checkpoint_id: None,
             stream_modes: Vec::new(),
@@ -106,6 +114,8 @@ impl RunSpec {
             recursion_limit: old.recursion_limit,
             context: old.context,
             api: old.api,
+            interrupt_before: None,
+            interrupt_after: None,
         })
     }
 }

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use palgraph::dynamic::DynInput;
-use palgraph::Resume;
+use palgraph::{NodeSet, Resume};
 use serde_json::{json, Value};
 
 use super::common::{assistant, checkpoint_id_of, one_of, with_header, ThreadPath};
@@ -143,16 +143,6 @@ fn check_request(state: &AppState, req: &CreateRun) -> ApiResult<(GraphEntry, Ve
         .as_deref()
         .ok_or_else(|| ApiError::Invalid("assistant_id is required".into()))?;
     let modes = parse_modes(&req.stream_mode)?;
-    let non_empty = |v: &Option<Value>| match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(_) => true,
-    };
-    if non_empty(&req.interrupt_before) || non_empty(&req.interrupt_after) {
-        return Err(ApiError::Invalid(
-            "interrupt_before / interrupt_after are not supported: call ctx.interrupt() in the node".into(),
-        ));
-    }
     if req.after_seconds.is_some_and(|s| s > 0.0) {
         return Err(ApiError::Invalid(
             "after_seconds is not supported: create the run when it should start".into(),
@@ -191,7 +181,33 @@ fn check_request(state: &AppState, req: &CreateRun) -> ApiResult<(GraphEntry, Ve
     }
     let entry = assistant(state, assistant_id)?;
     input_of(req)?;
+    breakpoints(&entry, "interrupt_before", req.interrupt_before.as_ref())?;
+    breakpoints(&entry, "interrupt_after", req.interrupt_after.as_ref())?;
     Ok((entry, modes))
+}
+
+/// A run's `interrupt_before` / `interrupt_after`: `"*"` or a list of the graph's node
+/// names (`null` or absent: the graph's own; `[]`: none for this run).
+fn breakpoints(entry: &GraphEntry, key: &str, v: Option<&Value>) -> ApiResult<Option<NodeSet>> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let set: NodeSet = serde_json::from_value(v.clone()).map_err(|_| {
+        ApiError::Invalid(format!(
+            "{key} must be \"*\" or a list of node names, not {v}"
+        ))
+    })?;
+    if let NodeSet::Nodes(names) = &set {
+        let nodes = entry.graph.nodes();
+        if let Some(bad) = names.iter().find(|n| !nodes.contains(n)) {
+            return Err(ApiError::Invalid(format!(
+                "{key} names `{bad}`, which is not a node of graph `{}` (its nodes: {})",
+                entry.graph_id,
+                nodes.join(", ")
+            )));
+        }
+    }
+    Ok(Some(set))
 }
 
 /// Creates a run from a LangGraph request body; refuses bad input before changing anything.
@@ -210,6 +226,8 @@ async fn start(state: &AppState, user: &User, thread_id: &str, req: &CreateRun) 
         }
     }
     let spec = RunSpec {
+        interrupt_before: breakpoints(&entry, "interrupt_before", req.interrupt_before.as_ref())?,
+        interrupt_after: breakpoints(&entry, "interrupt_after", req.interrupt_after.as_ref())?,
         stream_modes: engine_modes,
         recursion_limit,
         context: req.context.clone().unwrap_or_default(),

@@ -252,10 +252,16 @@ impl Translator {
                 task_id,
                 step,
                 update,
+                cached,
                 ..
             } => {
                 if self.want(Mode::Updates) {
-                    out.push(("updates".into(), json!({ node.clone(): update })));
+                    let mut chunk = json!({ node.clone(): update });
+                    // A node cache hit, as LangGraph marks it.
+                    if *cached {
+                        chunk["__metadata__"] = json!({"cached": true});
+                    }
+                    out.push(("updates".into(), chunk));
                 }
                 let result = json!({"id": task_id, "name": node, "error": null, "interrupts": [], "result": update});
                 if self.want(Mode::Tasks) {
@@ -301,6 +307,7 @@ impl Translator {
             Event::Checkpoint {
                 checkpoint_id,
                 step,
+                source,
                 next,
             } => {
                 if self.want(Mode::Checkpoints) || self.want(Mode::Debug) {
@@ -308,7 +315,7 @@ impl Translator {
                         "config": {"configurable": CheckpointRef::new(&self.thread_id, checkpoint_id)},
                         "parent_config": self.parent_checkpoint.as_deref().map(|p| json!({"configurable": CheckpointRef::new(&self.thread_id, p)})),
                         "values": self.values.clone().unwrap_or_else(|| json!({})),
-                        "metadata": {"source": if *step < 0 { "input" } else { "loop" }, "step": step, "run_id": self.run_id, "thread_id": self.thread_id},
+                        "metadata": {"source": source, "step": step, "run_id": self.run_id, "thread_id": self.thread_id},
                         "next": next,
                         "tasks": next.iter().map(|n| json!({"id": null, "name": n, "interrupts": [], "state": null})).collect::<Vec<_>>(),
                     });
@@ -396,6 +403,12 @@ impl Translator {
                     }
                 }
                 out.push(("custom".into(), v));
+            }
+            // A breakpoint (no payload): LangGraph streams `{"__interrupt__": []}` as an
+            // update, and nothing else.
+            Event::Interrupted { interrupts } if interrupts.is_empty() => {
+                let update = ("updates".to_string(), json!({"__interrupt__": []}));
+                out.extend(self.want(Mode::Updates).then_some(update));
             }
             Event::Interrupted { interrupts } => {
                 let list: Vec<Value> = interrupts.iter().map(|i| json!(Interrupt::from(i))).collect();

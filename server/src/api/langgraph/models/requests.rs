@@ -211,9 +211,9 @@ pub struct CreateRun {
     pub on_disconnect: Option<OnDisconnect>,
     /// A stateless run's thread: `delete` (default) or `keep`.
     pub on_completion: Option<String>,
-    /// Not supported (422 when given).
+    /// Breakpoints: stop before these nodes run (`"*"` or a list of node names).
     pub interrupt_before: Option<Value>,
-    /// Not supported (422 when given).
+    /// Breakpoints: stop after these nodes ran (`"*"` or a list of node names).
     pub interrupt_after: Option<Value>,
     /// Not supported (422 when given).
     pub after_seconds: Option<f64>,
