@@ -96,6 +96,7 @@ pub mod messages;
 pub mod node;
 pub mod reducer;
 pub mod run;
+pub mod schema;
 pub mod state;
 pub mod stream;
 #[cfg(feature = "testkit")]
@@ -119,6 +120,8 @@ pub use stream::{Event, EventSink, RunEvent, StreamMode, StreamModes};
 pub mod __private {
     pub use serde;
     pub use serde_json;
+
+    pub use crate::schema as schema_probe;
 
     /// Deserializes a present field (even `null`) as `Some`, so `{"x": null}` in an update
     /// sets an `Option` field to `None` instead of leaving it alone.
