@@ -7,6 +7,8 @@ import asyncio
 import json
 import sys
 
+import httpx
+
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 
@@ -28,6 +30,10 @@ def sent():
             return [json.loads(line) for line in f if line.strip()]
     except FileNotFoundError:
         return []
+
+
+def sse(text):
+    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
 
 
 async def main():
@@ -64,6 +70,18 @@ async def main():
     t3 = (await client.threads.create())["thread_id"]
     final = await client.runs.wait(t3, "agent", input={"messages": [{"role": "user", "content": "email Zed that hi"}]})
     ok("no contact named Zed" in final["messages"][-1]["content"], "a tool error reaches the model")
+
+    # The same agent on the chat contract: the approval is a prompt with options.
+    async with httpx.AsyncClient(base_url=URL, timeout=30) as http:
+        resp = await http.post("/chat", json={"message": "email Bob that chat works"})
+        events = sse(resp.text)
+        prompt = [e for e in events if e["type"] == "interrupt"][0]
+        ok([o["id"] for o in prompt["options"]] == ["approve", "reject"], "/chat: the approval is a prompt")
+        ok(any(e["type"] == "token" for e in events), "/chat: the model's text streams as tokens")
+        resume = {"thread_id": resp.headers["x-thread-id"], "resume_value": {"type": "action_choice", "value": "approve"}}
+        events = sse((await http.post("/chat/resume", json=resume)).text)
+        ok(events[-1]["type"] == "response" and events[-1]["response"] == "Done: sent to bob@example.com.", "/chat/resume: approved and sent")
+    ok(len(sent()) == 2 and sent()[1]["body"] == "chat works", "the chat's mail sent once")
     print(f"{CHECKS} checks passed")
 
 
