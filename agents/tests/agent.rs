@@ -286,3 +286,83 @@ async fn the_openai_client_streams_text_and_tool_calls() {
     assert_eq!(turn.tool_calls[0].id, "c1");
     assert_eq!(turn.tool_calls[0].args, json!({"a": 2, "b": 5}));
 }
+
+#[tokio::test]
+async fn a_tool_that_ran_is_not_run_again_when_its_node_runs_again() {
+    use palgraph::{CancelReason, Cancellation};
+    let sent = Arc::new(AtomicUsize::new(0));
+    let slow_calls = Arc::new(AtomicUsize::new(0));
+    let calls = slow_calls.clone();
+    let slow = tool(
+        "slow",
+        "Hangs the first time",
+        move |_: serde_json::Value| {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                }
+                Ok::<_, String>("slow done")
+            }
+        },
+    );
+    let model = ScriptedModel::from_fn(|req: &ModelRequest<'_>| {
+        Ok(match req.messages.last() {
+            Some(m) if m.kind == MessageKind::Tool => {
+                let results: Vec<&str> = req
+                    .messages
+                    .iter()
+                    .filter(|m| m.kind == MessageKind::Tool)
+                    .map(|m| m.content.as_str())
+                    .collect();
+                ModelTurn::text(results.join(", "))
+            }
+            _ => ModelTurn::call("send", json!({})).and_call("slow", json!({})),
+        })
+    });
+    let agent = AgentBuilder::new(Arc::new(model))
+        .tools([mailer(sent.clone()), slow])
+        .build()
+        .unwrap()
+        .with_cancel_grace(Duration::from_millis(20));
+    // The run stops (here: cancelled; in production also a crash) while `slow` hangs and
+    // after `send` ran.
+    let cancel = Cancellation::new();
+    let watcher = {
+        let (cancel, sent, slow_calls) = (cancel.clone(), sent.clone(), slow_calls.clone());
+        tokio::spawn(async move {
+            while sent.load(Ordering::SeqCst) == 0 || slow_calls.load(Ordering::SeqCst) == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel(CancelReason::UserCancelled);
+        })
+    };
+    let out = agent
+        .invoke(RunConfig::new("t7").cancel(cancel), turn("go"))
+        .await
+        .unwrap();
+    watcher.await.unwrap();
+    assert!(
+        matches!(out.status, RunStatus::Cancelled(_)),
+        "{:?}",
+        out.status
+    );
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    // Continuing runs the tools node again: `send`'s recorded result is reused.
+    let out = agent
+        .invoke(RunConfig::new("t7"), RunInput::Continue)
+        .await
+        .unwrap();
+    assert!(
+        matches!(out.status, RunStatus::Completed),
+        "{:?}",
+        out.status
+    );
+    assert_eq!(sent.load(Ordering::SeqCst), 1, "send ran once");
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        out.state.messages.last().unwrap().content,
+        "sent #1, slow done"
+    );
+}
