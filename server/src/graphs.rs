@@ -38,6 +38,9 @@ pub struct GraphEntry {
     pub input_check: Option<Check>,
     /// Checks a run's context against a declared context type (a 422 with its message).
     pub context_check: Option<Check>,
+    /// The state's fields a run returns (`/runs/wait`, `join`) when an output type is
+    /// declared: that type's properties.
+    pub output_keys: Option<Arc<Vec<String>>>,
     /// How it speaks the chat contract, if it does.
     pub chat: Option<Arc<dyn ChatAdapter>>,
 }
@@ -86,6 +89,7 @@ impl GraphEntry {
             context_schema: Arc::new(serde_json::json!({"type": "object", "properties": {}})),
             input_check: None,
             context_check: None,
+            output_keys: None,
             graph,
             chat: None,
         }
@@ -102,10 +106,17 @@ impl GraphEntry {
     }
 
     /// Declares the graph's output type (LangGraph's `output_schema`): the schema of what
-    /// its runs return.
+    /// its runs return, and the fields they return (`/runs/wait` and `join` answer with
+    /// `O`'s properties of the state; the thread's state keeps every field).
     #[must_use]
     pub fn output<O: JsonSchema>(mut self) -> Self {
-        self.output_schema = Arc::new(schema_of::<O>());
+        let schema = schema_of::<O>();
+        let keys = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect());
+        self.output_keys = keys.map(Arc::new);
+        self.output_schema = Arc::new(schema);
         self
     }
 

@@ -59,6 +59,8 @@ async def main():
     t2 = (await client.threads.create())["thread_id"]
     out = await client.runs.wait(t2, "review", input={"text": "teh plan"})
     ok(out["verdict"] == "accepted", "one finding is accepted")
+    ok(set(out) == {"findings", "verdict"}, "runs.wait answers with the declared output's fields")
+    ok((await client.threads.get_state(t2))["values"]["text"] == "teh plan", "the thread's state keeps every field")
     t3 = (await client.threads.create())["thread_id"]
     out = await client.runs.wait(t3, "review", input={"text": "teh plan"}, context={"strict": True})
     ok(out["verdict"] == "changes requested", "the run's context makes it strict")
