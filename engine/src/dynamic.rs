@@ -130,6 +130,15 @@ pub trait DynGraph: Send + Sync {
     fn node_status(&self, node: &str) -> Option<String>;
     /// The graph as Mermaid.
     fn mermaid(&self) -> String;
+    /// The JSON schema of the state's values ([`State::json_schema`]).
+    fn state_schema(&self) -> Value {
+        crate::schema::fields_schema("State", self.fields(), false)
+    }
+    /// The JSON schema of a turn's input, the state's update
+    /// ([`State::update_json_schema`]).
+    fn update_schema(&self) -> Value {
+        crate::schema::fields_schema("State", self.fields(), true)
+    }
     /// The checkpointer.
     fn checkpointer(&self) -> Arc<dyn Checkpointer>;
     /// Checks `input` for a run on `thread_id` (from `checkpoint_id`, else the latest
@@ -216,6 +225,14 @@ fn snapshot<S: State>(s: StateSnapshot<S>) -> DynSnapshot {
 impl<S: State> DynGraph for CompiledGraph<S> {
     fn fields(&self) -> &'static [FieldInfo] {
         S::FIELDS
+    }
+
+    fn state_schema(&self) -> Value {
+        S::json_schema()
+    }
+
+    fn update_schema(&self) -> Value {
+        S::update_json_schema()
     }
 
     fn nodes(&self) -> Vec<String> {

@@ -103,6 +103,7 @@ pub mod node;
 pub mod node_cache;
 pub mod reducer;
 pub mod run;
+pub mod schema;
 pub mod send;
 pub mod state;
 pub mod stream;
@@ -131,6 +132,8 @@ pub use stream::{Event, EventSink, RunEvent, StreamMode, StreamModes};
 pub mod __private {
     pub use serde;
     pub use serde_json;
+
+    pub use crate::schema as schema_probe;
 
     /// Deserializes a present field (even `null`) as `Some`, so `{"x": null}` in an update
     /// sets an `Option` field to `None` instead of leaving it alone.

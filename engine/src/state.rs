@@ -107,6 +107,18 @@ pub trait State:
     /// order, with its reducer.
     fn apply_deltas_json(&mut self, idx: usize, parts: &[&str]) -> Result<(), StateError>;
 
+    /// The JSON schema of the state's values (see [`crate::schema`]); `#[derive(State)]`
+    /// describes each field's type, the default only names the fields.
+    fn json_schema() -> serde_json::Value {
+        crate::schema::fields_schema(std::any::type_name::<Self>(), Self::FIELDS, false)
+    }
+
+    /// The JSON schema of [`State::Update`], the input of a run (nothing required, no other
+    /// properties).
+    fn update_json_schema() -> serde_json::Value {
+        crate::schema::fields_schema(std::any::type_name::<Self>(), Self::FIELDS, true)
+    }
+
     /// The index of the field called `name`.
     fn field_index(name: &str) -> Option<usize> {
         Self::FIELDS.iter().position(|f| f.name == name)

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use palgraph::dynamic::DynGraph;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::api::chat::ChatAdapter;
@@ -26,10 +28,34 @@ pub struct GraphEntry {
     pub graph: Arc<dyn DynGraph>,
     /// JSON schema of its state (`values`); shared, so an entry is cheap to clone.
     pub state_schema: Arc<Value>,
-    /// JSON schema of its input (the state's update).
+    /// JSON schema of its input (the state's update, or a declared input type).
     pub input_schema: Arc<Value>,
+    /// JSON schema of what its runs return (the state's, or a declared output type).
+    pub output_schema: Arc<Value>,
+    /// JSON schema of a run's `context` (an object; a declared context type).
+    pub context_schema: Arc<Value>,
+    /// Checks a new turn's input against a declared input type (a 422 with its message).
+    pub input_check: Option<Check>,
+    /// Checks a run's context against a declared context type (a 422 with its message).
+    pub context_check: Option<Check>,
+    /// The state's fields a run returns (`/runs/wait`, `join`) when an output type is
+    /// declared: that type's properties.
+    pub output_keys: Option<Arc<Vec<String>>>,
     /// How it speaks the chat contract, if it does.
     pub chat: Option<Arc<dyn ChatAdapter>>,
+}
+
+/// A check of a run's JSON (input or context): `Err` is why it is refused.
+pub type Check = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+
+/// The schema of `T` as JSON.
+fn schema_of<T: JsonSchema>() -> Value {
+    schemars::schema_for!(T).to_value()
+}
+
+/// A check that `value` decodes as `T`.
+fn decodes_as<T: DeserializeOwned>() -> Check {
+    Arc::new(|value: &Value| T::deserialize(value).map(|_| ()).map_err(|e| e.to_string()))
 }
 
 /// The registry (shared: cloning it, as every request's state does, copies a pointer).
@@ -48,23 +74,67 @@ pub fn assistant_id(graph_id: &str) -> String {
 }
 
 impl GraphEntry {
-    /// An entry for `graph` registered as `graph_id`.
+    /// An entry for `graph` registered as `graph_id`, described by its state's schemas
+    /// (`#[derive(State)]` generates them from the fields' types and doc comments): the
+    /// state's as state and output schema, its update's as input schema.
     pub fn new(graph_id: &str, description: &str, graph: Arc<dyn DynGraph>) -> Self {
+        let state = Arc::new(graph.state_schema());
         GraphEntry {
             graph_id: graph_id.to_string(),
             assistant_id: assistant_id(graph_id),
             description: description.to_string(),
+            input_schema: Arc::new(graph.update_schema()),
+            output_schema: state.clone(),
+            state_schema: state,
+            context_schema: Arc::new(serde_json::json!({"type": "object", "properties": {}})),
+            input_check: None,
+            context_check: None,
+            output_keys: None,
             graph,
-            state_schema: Arc::new(serde_json::json!({"type": "object"})),
-            input_schema: Arc::new(serde_json::json!({"type": "object"})),
             chat: None,
         }
     }
 
-    /// With the JSON schemas of its state and its input.
+    /// Declares the graph's input type (LangGraph's `input_schema`): its schema is the
+    /// input schema, and a new turn's input must decode as `I` (422 otherwise) besides being
+    /// an update of the state. `I`'s fields should be fields of the state.
+    #[must_use]
+    pub fn input<I: JsonSchema + DeserializeOwned + 'static>(mut self) -> Self {
+        self.input_schema = Arc::new(schema_of::<I>());
+        self.input_check = Some(decodes_as::<I>());
+        self
+    }
+
+    /// Declares the graph's output type (LangGraph's `output_schema`): the schema of what
+    /// its runs return, and the fields they return (`/runs/wait` and `join` answer with
+    /// `O`'s properties of the state; the thread's state keeps every field).
+    #[must_use]
+    pub fn output<O: JsonSchema>(mut self) -> Self {
+        let schema = schema_of::<O>();
+        let keys = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect());
+        self.output_keys = keys.map(Arc::new);
+        self.output_schema = Arc::new(schema);
+        self
+    }
+
+    /// Declares the type of a run's `context` (LangGraph's `context_schema`): a run whose
+    /// context does not decode as `C` is refused with 422. Nodes read it with
+    /// `ctx.context()`.
+    #[must_use]
+    pub fn context<C: JsonSchema + DeserializeOwned + 'static>(mut self) -> Self {
+        self.context_schema = Arc::new(schema_of::<C>());
+        self.context_check = Some(decodes_as::<C>());
+        self
+    }
+
+    /// With the JSON schemas of its state (also its output) and its input.
     #[must_use]
     pub fn schemas(mut self, state: Value, input: Value) -> Self {
         self.state_schema = Arc::new(state);
+        self.output_schema = self.state_schema.clone();
         self.input_schema = Arc::new(input);
         self
     }

@@ -144,6 +144,22 @@ impl ServerBuilder {
         })
     }
 
+    /// Registers a compiled graph whose state keeps a `messages` list of the engine's
+    /// messages, served on `/chat` too (with [`MessagesChat`](crate::MessagesChat)).
+    pub fn chat_graph<S: State>(
+        self,
+        graph_id: &str,
+        description: &str,
+        graph: CompiledGraph<S>,
+    ) -> Self {
+        let (id, description) = (graph_id.to_string(), description.to_string());
+        self.graph(graph_id, move |ctx| {
+            let graph = graph.with_checkpointer(ctx.checkpointer.clone());
+            Ok(GraphEntry::new(&id, &description, Arc::new(graph))
+                .chat(Arc::new(crate::MessagesChat)))
+        })
+    }
+
     /// Adds an extension (start-up work and routes).
     pub fn extension(mut self, extension: impl Extension) -> Self {
         self.extensions.push(Arc::new(extension));

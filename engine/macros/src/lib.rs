@@ -58,6 +58,27 @@ struct FieldSpec {
     reducer: ReducerSpec,
     transient: bool,
     default_fn: Option<Path>,
+    doc: String,
+}
+
+/// The text of the `///` comments among `attrs`.
+fn doc_of(attrs: &[syn::Attribute]) -> String {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let syn::Meta::NameValue(nv) = &attr.meta {
+            if let Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+            {
+                lines.push(s.value());
+            }
+        }
+    }
+    lines.join("\n")
 }
 
 fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
@@ -150,6 +171,7 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
             reducer,
             transient,
             default_fn,
+            doc: doc_of(&f.attrs),
         });
     }
 
@@ -295,6 +317,32 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
         }
     });
 
+    let struct_doc = doc_of(&input.attrs);
+    let name_str = name.to_string();
+    let schema_fn = |update: bool| {
+        let docs = specs.iter().zip(&idx).map(|(s, i)| {
+            let ty = if update { update_type(s) } else { let t = &s.ty; quote!(#t) };
+            let doc = &s.doc;
+            quote! {
+                #private::schema_probe::FieldDoc {
+                    info: <Self as #pg::State>::FIELDS[#i],
+                    doc: #doc,
+                    schema: (&&#private::schema_probe::Probe::<#ty>::new()).field_schema(&mut collector),
+                }
+            }
+        });
+        quote! {
+            #[allow(unused_imports)]
+            use #private::schema_probe::{ViaAny as _, ViaJsonSchema as _};
+            let mut collector = #private::schema_probe::Collector::default();
+            let fields = ::std::vec![#(#docs),*];
+            let defs = collector.definitions();
+            #private::schema_probe::object_schema(#name_str, #struct_doc, fields, defs, #update)
+        }
+    };
+    let state_schema = schema_fn(false);
+    let update_schema = schema_fn(true);
+
     let update_doc =
         format!("A partial update of [`{name}`]: each field present is applied with its reducer.");
     let n_fields = specs.len();
@@ -342,6 +390,12 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
                 let mut set = #pg::FieldSet::EMPTY;
                 #(#apply_arms)*
                 ::core::result::Result::Ok(set)
+            }
+            fn json_schema() -> #private::serde_json::Value {
+                #state_schema
+            }
+            fn update_json_schema() -> #private::serde_json::Value {
+                #update_schema
             }
             fn reset_field(&mut self, idx: usize) {
                 match idx {

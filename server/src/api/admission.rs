@@ -88,6 +88,7 @@ pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRu
     if let Some(t) = &existing {
         same_graph(state, t, a.graph).await?;
     }
+    check_declared(a.graph, &a.input, &a.spec.context)?;
     let input = match &existing {
         Some(_) => {
             a.graph
@@ -147,6 +148,31 @@ pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRu
         })
         .await?;
     Ok(created)
+}
+
+/// Checks a new turn's input and the run's context against the types the graph declared
+/// (`GraphEntry::input`, `GraphEntry::context`): 422 with what does not fit.
+fn check_declared(
+    graph: &GraphEntry,
+    input: &DynInput,
+    context: &Map<String, Value>,
+) -> ApiResult<()> {
+    if let (Some(check), DynInput::Turn(v)) = (&graph.input_check, input) {
+        check(v).map_err(|e| {
+            ApiError::Invalid(format!("input does not fit the graph's input schema: {e}"))
+        })?;
+    }
+    if let Some(check) = &graph.context_check {
+        let mut ctx = context.clone();
+        ctx.remove("user_id");
+        ctx.remove("client_turn_id");
+        check(&Value::Object(ctx)).map_err(|e| {
+            ApiError::Invalid(format!(
+                "context does not fit the graph's context schema: {e}"
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// A thread keeps the graph whose state it holds (409 `graph_mismatch` otherwise).

@@ -245,6 +245,7 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 pub fn router(state: AppState, extra: Vec<ApiRouter<AppState>>, cors_origins: &[String]) -> Router {
     let mut doc = OpenApi::default();
     let app = documented_routes(extra).finish_api_with(&mut doc, openapi::frame);
+    openapi::add_graph_schemas(&mut doc, &state.graphs);
     for (method, path) in openapi::undocumented(&doc) {
         tracing::warn!(%method, %path, "a route has no summary in the OpenAPI document");
     }

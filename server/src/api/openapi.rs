@@ -184,3 +184,76 @@ pub fn undocumented(doc: &OpenApi) -> Vec<(String, String)> {
     }
     out
 }
+
+/// Adds each graph's schemas to the document's components as `<graph>.State`,
+/// `<graph>.Input`, `<graph>.Output` and `<graph>.Context` (their definitions as
+/// `<graph>.<Name>`), so a client generator sees what every graph takes and returns.
+pub(crate) fn add_graph_schemas(doc: &mut OpenApi, graphs: &crate::graphs::Graphs) {
+    let components = doc.components.get_or_insert_with(Default::default);
+    for g in graphs.all() {
+        let prefix: String = g
+            .graph_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let kinds = [
+            ("State", &g.state_schema),
+            ("Input", &g.input_schema),
+            ("Output", &g.output_schema),
+            ("Context", &g.context_schema),
+        ];
+        for (kind, schema) in kinds {
+            let mut schema = (**schema).clone();
+            rewrite_refs(&mut schema, &prefix);
+            if let Some(o) = schema.as_object_mut() {
+                o.remove("$schema");
+                if let Some(serde_json::Value::Object(defs)) = o.remove("$defs") {
+                    for (name, def) in defs {
+                        let key = format!("{prefix}.{name}");
+                        if let Ok(s) = schemars::Schema::try_from(def) {
+                            components.schemas.insert(key, schema_object(s));
+                        }
+                    }
+                }
+            }
+            if let Ok(s) = schemars::Schema::try_from(schema) {
+                components
+                    .schemas
+                    .insert(format!("{prefix}.{kind}"), schema_object(s));
+            }
+        }
+    }
+}
+
+fn schema_object(json_schema: schemars::Schema) -> aide::openapi::SchemaObject {
+    aide::openapi::SchemaObject {
+        json_schema,
+        example: None,
+        external_docs: None,
+    }
+}
+
+/// Points `#/$defs/X` references at the components (`#/components/schemas/<prefix>.X`).
+fn rewrite_refs(v: &mut serde_json::Value, prefix: &str) {
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, child) in o.iter_mut() {
+                if k == "$ref" {
+                    if let Some(name) = child.as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+                        *child = format!("#/components/schemas/{prefix}.{name}").into();
+                    }
+                } else {
+                    rewrite_refs(child, prefix);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|c| rewrite_refs(c, prefix)),
+        _ => {}
+    }
+}

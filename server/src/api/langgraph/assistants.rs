@@ -236,8 +236,8 @@ fn state_schema(e: &GraphEntry) -> Value {
     json!({"title": e.graph_id, "type": "object", "properties": props})
 }
 
-/// `GET /assistants/{id}/schemas`. A run's `input` is an update of the state, so the input
-/// schema is the state's with nothing required.
+/// `GET /assistants/{id}/schemas`: the registered schemas (see [`GraphEntry::new`]); a
+/// graph that registered none for its input takes the state's with nothing required.
 pub(crate) async fn schemas(
     State(state): State<AppState>,
     _user: User,
@@ -245,16 +245,26 @@ pub(crate) async fn schemas(
 ) -> ApiResult<Json<AssistantSchemas>> {
     let e = assistant(&state, &id)?;
     let state_schema = state_schema(&e);
-    let mut input_schema = state_schema.clone();
-    if let Some(o) = input_schema.as_object_mut() {
-        o.remove("required");
-    }
+    let input_schema = if e.input_schema.get("properties").is_some() {
+        (*e.input_schema).clone()
+    } else {
+        let mut s = state_schema.clone();
+        if let Some(o) = s.as_object_mut() {
+            o.remove("required");
+        }
+        s
+    };
+    let output_schema = if e.output_schema.get("properties").is_some() {
+        (*e.output_schema).clone()
+    } else {
+        state_schema.clone()
+    };
     Ok(Json(AssistantSchemas {
         graph_id: e.graph_id.clone(),
         input_schema,
-        output_schema: state_schema.clone(),
+        output_schema,
         state_schema,
         config_schema: json!({"type": "object", "properties": {}}),
-        context_schema: json!({"type": "object", "properties": {}}),
+        context_schema: (*e.context_schema).clone(),
     }))
 }

@@ -188,6 +188,9 @@ pub(crate) async fn final_values(state: &AppState, run: &Run) -> ApiResult<Value
     let g = assistant(state, &run.graph_id)?;
     let snap = g.graph.state(&run.thread_id, None).await?;
     let mut values = snap.as_ref().map(|s| s.values.clone()).unwrap_or(json!({}));
+    if let (Some(keys), Some(o)) = (&g.output_keys, values.as_object_mut()) {
+        o.retain(|k, _| keys.contains(k));
+    }
     if let (Some(s), Some(o)) = (&snap, values.as_object_mut()) {
         if !s.interrupts.is_empty() {
             o.insert(

@@ -1,0 +1,235 @@
+//! [`OpenAiModel`]: a [`ChatModel`] over any OpenAI-compatible chat-completions server,
+//! streaming (`stream: true`), with tool calling.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use palgraph::{Message, MessageKind};
+use serde_json::{json, Value};
+
+use crate::agent::tool_calls;
+use crate::model::{ChatModel, ModelError, ModelRequest, ModelTurn, TokenSink, ToolCall};
+
+const OPENAI_BASE: &str = "https://api.openai.com/v1";
+
+/// A chat model on an OpenAI-compatible server.
+#[derive(Clone)]
+pub struct OpenAiModel {
+    http: reqwest::Client,
+    base: String,
+    key: String,
+    model: String,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("base", &self.base)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiModel {
+    /// `model` on the server at `base_url` (default OpenAI's), authenticated with `api_key`.
+    ///
+    /// # Errors
+    /// [`ModelError::Config`] when the key cannot be sent as a header or the HTTP client
+    /// cannot be built.
+    pub fn new(base_url: Option<&str>, api_key: &str, model: &str) -> Result<Self, ModelError> {
+        reqwest::header::HeaderValue::from_str(&format!("Bearer {api_key}"))
+            .map_err(|_| ModelError::Config("the API key cannot be sent as a header".into()))?;
+        // reqwest is built without a bundled crypto provider; use ring (a no-op when the
+        // process already chose one).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(120))
+            .build()
+            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(OpenAiModel {
+            http,
+            base: base_url
+                .unwrap_or(OPENAI_BASE)
+                .trim_end_matches('/')
+                .to_string(),
+            key: api_key.to_string(),
+            model: model.to_string(),
+        })
+    }
+}
+
+/// The model the environment names: with `OPENAI_API_KEY`, `OPENAI_MODEL` (default
+/// `gpt-4o-mini`) on `OPENAI_BASE_URL` (default OpenAI's); without a key, `offline()`.
+///
+/// # Errors
+/// [`ModelError::Config`] from [`OpenAiModel::new`].
+pub fn from_env(
+    offline: impl FnOnce() -> Arc<dyn ChatModel>,
+) -> Result<Arc<dyn ChatModel>, ModelError> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    match var("OPENAI_API_KEY") {
+        None => Ok(offline()),
+        Some(key) => {
+            let model = var("OPENAI_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
+            Ok(Arc::new(OpenAiModel::new(
+                var("OPENAI_BASE_URL").as_deref(),
+                &key,
+                &model,
+            )?))
+        }
+    }
+}
+
+/// The chat-completions message of `m` (`None` for a removal marker).
+fn wire_message(m: &Message) -> Option<Value> {
+    Some(match m.kind {
+        MessageKind::Human => json!({"role": "user", "content": m.content}),
+        MessageKind::System => json!({"role": "system", "content": m.content}),
+        MessageKind::Ai => {
+            let calls = tool_calls(m);
+            let mut v = json!({"role": "assistant", "content": m.content});
+            if !calls.is_empty() {
+                v["tool_calls"] = calls
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "type": "function",
+                               "function": {"name": c.name, "arguments": c.args.to_string()}})
+                    })
+                    .collect();
+            }
+            v
+        }
+        MessageKind::Tool => json!({
+            "role": "tool",
+            "content": m.content,
+            "tool_call_id": m.metadata.get("tool_call_id").cloned().unwrap_or_default(),
+        }),
+        MessageKind::Remove => return None,
+    })
+}
+
+/// A tool call being streamed.
+#[derive(Default)]
+struct Partial {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+fn http_error(status: reqwest::StatusCode, body: &str) -> ModelError {
+    let text = format!("{status}: {}", body.chars().take(500).collect::<String>());
+    if (status.as_u16() == 429 && !body.contains("insufficient_quota")) || status.is_server_error()
+    {
+        ModelError::Transient(text)
+    } else {
+        ModelError::Fatal(text)
+    }
+}
+
+#[async_trait]
+impl ChatModel for OpenAiModel {
+    async fn complete(
+        &self,
+        request: ModelRequest<'_>,
+        on_token: TokenSink<'_>,
+    ) -> Result<ModelTurn, ModelError> {
+        let mut messages: Vec<Value> = request
+            .system
+            .map(|s| json!({"role": "system", "content": s}))
+            .into_iter()
+            .collect();
+        messages.extend(request.messages.iter().filter_map(wire_message));
+        let mut body = json!({"model": self.model, "messages": messages, "stream": true});
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters}})
+                })
+                .collect();
+        }
+        let resp = self
+            .http
+            .post(format!("{}/chat/completions", self.base))
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| ModelError::Transient(e.to_string()))?;
+        let status = resp.status();
+        if !status.is_success() {
+            let text = resp.text().await.unwrap_or_default();
+            return Err(http_error(status, &text));
+        }
+        let mut stream = resp.bytes_stream();
+        let mut buf = String::new();
+        let mut content = String::new();
+        let mut calls: BTreeMap<u64, Partial> = BTreeMap::new();
+        let mut finished = false;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| ModelError::Transient(e.to_string()))?;
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buf.find('\n') {
+                let line: String = buf.drain(..=end).collect();
+                let Some(data) = line.trim().strip_prefix("data:") else {
+                    continue;
+                };
+                let data = data.trim();
+                if data == "[DONE]" {
+                    finished = true;
+                    continue;
+                }
+                let event: Value = serde_json::from_str(data).map_err(|e| {
+                    ModelError::Fatal(format!("a stream event does not parse: {e}"))
+                })?;
+                let Some(choice) = event["choices"].get(0) else {
+                    continue;
+                };
+                if choice["finish_reason"].is_string() {
+                    finished = true;
+                }
+                let delta = &choice["delta"];
+                if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                    on_token(t);
+                    content.push_str(t);
+                }
+                for c in delta["tool_calls"].as_array().into_iter().flatten() {
+                    let p = calls.entry(c["index"].as_u64().unwrap_or(0)).or_default();
+                    if let Some(id) = c["id"].as_str() {
+                        p.id.push_str(id);
+                    }
+                    if let Some(n) = c["function"]["name"].as_str() {
+                        p.name.push_str(n);
+                    }
+                    if let Some(a) = c["function"]["arguments"].as_str() {
+                        p.arguments.push_str(a);
+                    }
+                }
+            }
+        }
+        if !finished {
+            return Err(ModelError::Transient(
+                "the stream ended before the model finished".into(),
+            ));
+        }
+        let tool_calls = calls
+            .into_values()
+            .map(|p| ToolCall {
+                args: serde_json::from_str(&p.arguments)
+                    .unwrap_or_else(|_| Value::String(p.arguments.clone())),
+                id: p.id,
+                name: p.name,
+            })
+            .collect();
+        Ok(ModelTurn {
+            content,
+            tool_calls,
+        })
+    }
+}

@@ -1,0 +1,368 @@
+//! The tool-calling agent on the offline scripted model: parallel tool calls, tool errors
+//! shown to the model, retries, streamed tokens, approval before a side effect (run once),
+//! the limit of model calls; and the OpenAI client against a fake server.
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use palgraph::{
+    Event, Message, MessageKind, Resume, RetryPolicy, RunConfig, RunInput, RunStatus, StreamModes,
+};
+use palgraph_agents::{
+    create_react_agent, tool, AgentBuilder, AgentStateUpdate, ChatModel, ModelError, ModelRequest,
+    ModelTurn, OpenAiModel, ScriptedModel, Tool, NEED_MORE_STEPS,
+};
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn add() -> Arc<dyn Tool> {
+    tool("add", "Adds two numbers", |x: Add| async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        Ok::<_, String>(x.a + x.b)
+    })
+}
+
+fn turn(text: &str) -> RunInput<palgraph_agents::AgentState> {
+    RunInput::Turn(AgentStateUpdate::default().messages(vec![Message::human(text)]))
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_run_and_the_answer_streams() {
+    let model = ScriptedModel::from_fn(|req: &ModelRequest<'_>| {
+        let results: Vec<&str> = req
+            .messages
+            .iter()
+            .filter(|m| m.kind == MessageKind::Tool)
+            .map(|m| m.content.as_str())
+            .collect();
+        Ok(if results.is_empty() {
+            ModelTurn::call("add", json!({"a": 1, "b": 2})).and_call("add", json!({"a": 3, "b": 4}))
+        } else {
+            ModelTurn::text(format!("the sums are {}", results.join(" and ")))
+        })
+    });
+    let agent = create_react_agent(Arc::new(model.clone()), [add()]).unwrap();
+    let mut stream = agent.stream(
+        RunConfig::new("t1").stream_modes(StreamModes::ALL),
+        turn("add things"),
+    );
+    let mut text = String::new();
+    while let Some(e) = stream.next().await {
+        if let Event::MessageDelta { delta, .. } = e.event {
+            text.push_str(&delta);
+        }
+    }
+    let out = stream.outcome().await.unwrap();
+    assert!(matches!(out.status, RunStatus::Completed));
+    let m = &out.state.messages;
+    assert_eq!(m.len(), 5, "{m:?}");
+    assert_eq!(m[2].kind, MessageKind::Tool);
+    assert_eq!((m[2].content.as_str(), m[3].content.as_str()), ("3", "7"));
+    assert_eq!(m[2].metadata["tool_call_id"], "call_0");
+    assert_eq!(m[4].content, "the sums are 3 and 7");
+    assert_eq!(text, "the sums are 3 and 7");
+    assert_eq!(model.calls(), 2);
+}
+
+#[tokio::test]
+async fn a_tool_error_goes_back_to_the_model() {
+    let boom = tool("boom", "Always fails", |_: serde_json::Value| async move {
+        Err::<(), _>("the disk is full")
+    });
+    let model = ScriptedModel::from_fn(|req: &ModelRequest<'_>| {
+        Ok(match req.messages.last() {
+            Some(m) if m.kind == MessageKind::Tool => {
+                ModelTurn::text(format!("saw: {}", m.content))
+            }
+            _ => ModelTurn::call("boom", json!({})).and_call("nope", json!({})),
+        })
+    });
+    let agent = create_react_agent(Arc::new(model), [boom]).unwrap();
+    let out = agent
+        .invoke(RunConfig::new("t2"), turn("go"))
+        .await
+        .unwrap();
+    let m = &out.state.messages;
+    assert_eq!(m[2].content, "Error: the disk is full");
+    assert_eq!(m[3].content, "Error: there is no tool named `nope`");
+    assert_eq!(m[4].content, "saw: Error: there is no tool named `nope`");
+}
+
+#[tokio::test]
+async fn a_transient_model_failure_is_retried() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let seen = n.clone();
+    let model = ScriptedModel::from_fn(move |_: &ModelRequest<'_>| {
+        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            Err(ModelError::Transient("429".into()))
+        } else {
+            Ok(ModelTurn::text("fine"))
+        }
+    });
+    let agent = AgentBuilder::new(Arc::new(model))
+        .retry(
+            RetryPolicy::attempts(3)
+                .initial_interval(Duration::from_millis(1))
+                .no_jitter(),
+        )
+        .build()
+        .unwrap();
+    let out = agent
+        .invoke(RunConfig::new("t3"), turn("hi"))
+        .await
+        .unwrap();
+    assert_eq!(out.state.messages[1].content, "fine");
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+    let fatal = ScriptedModel::from_fn(|_: &ModelRequest<'_>| Err(ModelError::Fatal("400".into())));
+    let agent = create_react_agent(Arc::new(fatal.clone()), []).unwrap();
+    assert!(agent
+        .invoke(RunConfig::new("t3b"), turn("hi"))
+        .await
+        .is_err());
+    assert_eq!(fatal.calls(), 1);
+}
+
+fn mailer(sent: Arc<AtomicUsize>) -> Arc<dyn Tool> {
+    tool("send", "Sends a mail", move |_: serde_json::Value| {
+        let sent = sent.clone();
+        async move { Ok::<_, String>(format!("sent #{}", sent.fetch_add(1, Ordering::SeqCst) + 1)) }
+    })
+}
+
+fn mail_model() -> ScriptedModel {
+    ScriptedModel::from_fn(|req: &ModelRequest<'_>| {
+        Ok(match req.messages.last() {
+            Some(m) if m.kind == MessageKind::Tool => ModelTurn::text(&m.content),
+            _ => ModelTurn::call("send", json!({"to": "ann"}))
+                .and_call("add", json!({"a": 1, "b": 1})),
+        })
+    })
+}
+
+#[tokio::test]
+async fn approval_stops_before_the_side_effect_which_then_runs_once() {
+    let sent = Arc::new(AtomicUsize::new(0));
+    let agent = AgentBuilder::new(Arc::new(mail_model()))
+        .tools([mailer(sent.clone()), add()])
+        .approve("send")
+        .build()
+        .unwrap();
+    let out = agent
+        .invoke(RunConfig::new("t4"), turn("mail ann"))
+        .await
+        .unwrap();
+    let RunStatus::Interrupted(pending) = &out.status else {
+        panic!("{:?}", out.status)
+    };
+    assert_eq!(pending[0].value["tool_calls"][0]["name"], "send");
+    assert_eq!(pending[0].value["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(sent.load(Ordering::SeqCst), 0);
+    let out = agent
+        .invoke(
+            RunConfig::new("t4"),
+            RunInput::Resume(Resume::Value(json!("approve"))),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(out.status, RunStatus::Completed));
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    assert_eq!(out.state.messages.last().unwrap().content, "2");
+    assert_eq!(out.state.messages[2].content, "sent #1");
+    // A resume with nothing pending is refused and runs nothing again.
+    let again = agent
+        .invoke(
+            RunConfig::new("t4"),
+            RunInput::Resume(Resume::Value(json!("approve"))),
+        )
+        .await;
+    assert!(again.is_err());
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+
+    // Rejected: the model is told why; nothing is sent.
+    agent
+        .invoke(RunConfig::new("t5"), turn("mail ann"))
+        .await
+        .unwrap();
+    let out = agent
+        .invoke(
+            RunConfig::new("t5"),
+            RunInput::Resume(Resume::Value(
+                json!({"approve": false, "reason": "not today"}),
+            )),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        out.state.messages[2].content,
+        "Error: the call was not approved: not today"
+    );
+}
+
+#[tokio::test]
+async fn the_agent_stops_at_its_limit_of_model_calls() {
+    let model = ScriptedModel::from_fn(|_: &ModelRequest<'_>| {
+        Ok(ModelTurn::call("add", json!({"a": 1, "b": 1})))
+    });
+    let agent = AgentBuilder::new(Arc::new(model.clone()))
+        .tool(add())
+        .max_model_calls(3)
+        .build()
+        .unwrap();
+    let out = agent
+        .invoke(RunConfig::new("t6"), turn("loop"))
+        .await
+        .unwrap();
+    assert_eq!(model.calls(), 3);
+    assert_eq!(out.state.messages.last().unwrap().content, NEED_MORE_STEPS);
+    // The count is per turn.
+    agent
+        .invoke(RunConfig::new("t6"), turn("again"))
+        .await
+        .unwrap();
+    assert_eq!(model.calls(), 6);
+}
+
+/// An OpenAI-compatible server streaming one text delta and one tool call in pieces.
+async fn fake_openai() -> String {
+    use axum::routing::post;
+    let body = [
+        json!({"choices": [{"index": 0, "delta": {"content": "Let me "}}]}),
+        json!({"choices": [{"index": 0, "delta": {"content": "add."}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "add", "arguments": "{\"a\": 2,"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": " \"b\": 5}"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ]
+    .iter()
+    .map(|e| format!("data: {e}\n\n"))
+    .collect::<String>()
+        + "data: [DONE]\n\n";
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(req): axum::Json<serde_json::Value>| {
+            let body = body.clone();
+            async move {
+                assert_eq!(req["tools"][0]["function"]["name"], "add");
+                assert_eq!(req["messages"][0]["role"], "system");
+                ([("content-type", "text/event-stream")], body)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test]
+async fn the_openai_client_streams_text_and_tool_calls() {
+    let base = fake_openai().await;
+    let model = OpenAiModel::new(Some(&base), "sk-test", "gpt-test").unwrap();
+    let tokens = std::sync::Mutex::new(String::new());
+    let messages = [Message::human("add 2 and 5")];
+    let specs = [add().spec()];
+    let turn = model
+        .complete(
+            ModelRequest {
+                system: Some("be brief"),
+                messages: &messages,
+                tools: &specs,
+            },
+            &|t: &str| tokens.lock().unwrap().push_str(t),
+        )
+        .await
+        .unwrap();
+    assert_eq!(turn.content, "Let me add.");
+    assert_eq!(*tokens.lock().unwrap(), "Let me add.");
+    assert_eq!(turn.tool_calls[0].id, "c1");
+    assert_eq!(turn.tool_calls[0].args, json!({"a": 2, "b": 5}));
+}
+
+#[tokio::test]
+async fn a_tool_that_ran_is_not_run_again_when_its_node_runs_again() {
+    use palgraph::{CancelReason, Cancellation};
+    let sent = Arc::new(AtomicUsize::new(0));
+    let slow_calls = Arc::new(AtomicUsize::new(0));
+    let calls = slow_calls.clone();
+    let slow = tool(
+        "slow",
+        "Hangs the first time",
+        move |_: serde_json::Value| {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                }
+                Ok::<_, String>("slow done")
+            }
+        },
+    );
+    let model = ScriptedModel::from_fn(|req: &ModelRequest<'_>| {
+        Ok(match req.messages.last() {
+            Some(m) if m.kind == MessageKind::Tool => {
+                let results: Vec<&str> = req
+                    .messages
+                    .iter()
+                    .filter(|m| m.kind == MessageKind::Tool)
+                    .map(|m| m.content.as_str())
+                    .collect();
+                ModelTurn::text(results.join(", "))
+            }
+            _ => ModelTurn::call("send", json!({})).and_call("slow", json!({})),
+        })
+    });
+    let agent = AgentBuilder::new(Arc::new(model))
+        .tools([mailer(sent.clone()), slow])
+        .build()
+        .unwrap()
+        .with_cancel_grace(Duration::from_millis(20));
+    // The run stops (here: cancelled; in production also a crash) while `slow` hangs and
+    // after `send` ran.
+    let cancel = Cancellation::new();
+    let watcher = {
+        let (cancel, sent, slow_calls) = (cancel.clone(), sent.clone(), slow_calls.clone());
+        tokio::spawn(async move {
+            while sent.load(Ordering::SeqCst) == 0 || slow_calls.load(Ordering::SeqCst) == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel(CancelReason::UserCancelled);
+        })
+    };
+    let out = agent
+        .invoke(RunConfig::new("t7").cancel(cancel), turn("go"))
+        .await
+        .unwrap();
+    watcher.await.unwrap();
+    assert!(
+        matches!(out.status, RunStatus::Cancelled(_)),
+        "{:?}",
+        out.status
+    );
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    // Continuing runs the tools node again: `send`'s recorded result is reused.
+    let out = agent
+        .invoke(RunConfig::new("t7"), RunInput::Continue)
+        .await
+        .unwrap();
+    assert!(
+        matches!(out.status, RunStatus::Completed),
+        "{:?}",
+        out.status
+    );
+    assert_eq!(sent.load(Ordering::SeqCst), 1, "send ran once");
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        out.state.messages.last().unwrap().content,
+        "sent #1, slow done"
+    );
+}
