@@ -19,9 +19,12 @@ pub mod failure_cases;
 pub mod fencing_cases;
 pub mod fixtures;
 pub mod input_cases;
+pub mod interrupt_cases;
+pub mod recovery_cases;
 pub mod send_cases;
 pub mod storage_cases;
 pub mod subgraph_cases;
+pub mod thread_cases;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod unscoped;
 
@@ -34,24 +37,24 @@ macro_rules! checkpointer_suite {
             engine_cases::transient_fields_reset_and_persistent_fields_survive_three_turns,
             engine_cases::add_messages_replaces_by_id_and_removes,
             engine_cases::parallel_branches_merge_the_same_way_every_time,
-            engine_cases::resume_reenters_node_but_not_durable_step,
-            engine_cases::two_interrupts_in_one_node_resume_in_order,
-            engine_cases::parallel_interrupts_are_answered_by_id,
-            engine_cases::resume_with_nothing_pending_is_refused_and_changes_nothing,
-            engine_cases::cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled,
+            interrupt_cases::resume_reenters_node_but_not_durable_step,
+            interrupt_cases::two_interrupts_in_one_node_resume_in_order,
+            interrupt_cases::parallel_interrupts_are_answered_by_id,
+            interrupt_cases::resume_with_nothing_pending_is_refused_and_changes_nothing,
+            recovery_cases::cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled,
             engine_cases::recursion_limit_is_a_typed_error,
             engine_cases::fork_from_old_checkpoint_leaves_history_intact,
             engine_cases::event_order_for_a_five_node_graph,
-            engine_cases::finished_sibling_is_not_rerun_after_an_interrupt,
-            engine_cases::retry_policy_retries_transient_errors_only,
+            interrupt_cases::finished_sibling_is_not_rerun_after_an_interrupt,
+            recovery_cases::retry_policy_retries_transient_errors_only,
             engine_cases::conflicting_overwrites_in_one_step_fail,
             engine_cases::command_goto_overrides_edges,
-            engine_cases::failed_turn_is_not_carried_forward,
+            recovery_cases::failed_turn_is_not_carried_forward,
             engine_cases::update_state_as_node_plans_its_successors,
             engine_cases::join_waits_for_every_source,
-            engine_cases::crash_mid_node_recovers_without_repeating_steps,
-            engine_cases::new_turn_abandons_a_pending_interrupt,
-            engine_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
+            recovery_cases::crash_mid_node_recovers_without_repeating_steps,
+            interrupt_cases::new_turn_abandons_a_pending_interrupt,
+            recovery_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
             breakpoint_cases::interrupt_before_stops_with_next_set_and_continue_runs_on,
@@ -88,12 +91,12 @@ macro_rules! checkpointer_suite {
             storage_cases::unicode_and_a_five_megabyte_field_round_trip,
             storage_cases::thousand_turns_on_one_thread,
             storage_cases::concurrent_threads_do_not_interfere,
-            storage_cases::delete_thread_removes_everything,
-            storage_cases::copy_thread_copies_history_and_leaves_source,
-            storage_cases::delete_for_runs_keeps_chains_of_later_runs,
-            storage_cases::prune_keep_latest_keeps_state_intact,
-            storage_cases::prune_newer_than_keeps_recent_history_readable,
-            storage_cases::missing_thread_and_checkpoint_read_as_none,
+            thread_cases::delete_thread_removes_everything,
+            thread_cases::copy_thread_copies_history_and_leaves_source,
+            thread_cases::delete_for_runs_keeps_chains_of_later_runs,
+            thread_cases::prune_keep_latest_keeps_state_intact,
+            thread_cases::prune_newer_than_keeps_recent_history_readable,
+            thread_cases::missing_thread_and_checkpoint_read_as_none,
         );
     };
     (@cases $factory:expr; $($module:ident :: $case:ident),* $(,)?) => {

@@ -1,0 +1,319 @@
+//! Interrupts and resumes, run on any checkpointer.
+#![allow(missing_docs, clippy::unwrap_used, clippy::type_complexity)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::fixtures::*;
+use crate::{
+    Checkpointer, ListOptions, Message, NodeContext, NodeError, Resume, RunConfig, RunError,
+    RunInput, RunStatus, StateGraph, END, START,
+};
+fn interrupt_graph(
+    cp: Arc<dyn Checkpointer>,
+    body: Counter,
+    step: Counter,
+    action_seen: Arc<Mutex<Vec<Option<String>>>>,
+) -> crate::CompiledGraph<TestState> {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("prep", |_s: Arc<TestState>, _c: NodeContext| async move {
+        Ok::<_, NodeError>(Upd::default().action(Some("chosen".into())))
+    });
+    g.add_node("ask", move |s: Arc<TestState>, ctx: NodeContext| {
+        let (body, step, seen) = (body.clone(), step.clone(), action_seen.clone());
+        async move {
+            body.bump();
+            seen.lock().unwrap().push(s.action.clone());
+            let drafted: String = ctx
+                .step("draft", async {
+                    step.bump();
+                    Ok::<_, NodeError>("draft-1".to_string())
+                })
+                .await?;
+            let answer: String =
+                ctx.interrupt(json!({"question": "approve?", "draft": drafted}))?;
+            Ok(Upd::default().messages(vec![Message::ai(format!("{drafted}:{answer}"))]))
+        }
+    });
+    g.add_edge(START, "prep");
+    g.add_edge("prep", "ask");
+    g.add_edge("ask", END);
+    build(g, cp)
+}
+
+pub async fn resume_reenters_node_but_not_durable_step(cp: Arc<dyn Checkpointer>) {
+    let (body, step) = (Counter::default(), Counter::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let g = interrupt_graph(cp, body.clone(), step.clone(), seen.clone());
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("please")).await;
+    let RunStatus::Interrupted(ints) = &out.status else {
+        panic!("expected interrupt, got {:?}", out.status)
+    };
+    assert_eq!(ints.len(), 1);
+    assert_eq!(
+        ints[0].value,
+        json!({"question": "approve?", "draft": "draft-1"})
+    );
+    assert_eq!(ints[0].node, "ask");
+    assert_eq!((body.get(), step.get()), (1, 1));
+    let snap = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(snap.next, vec!["ask"]);
+    assert_eq!(snap.interrupts.len(), 1);
+
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("yes")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(body.get(), 2, "the node body runs again from its top");
+    assert_eq!(step.get(), 1, "the durable step does not");
+    assert_eq!(out.state.messages.last().unwrap().content, "draft-1:yes");
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        vec![Some("chosen".to_string()), Some("chosen".to_string())],
+        "a resume is not a new turn: transient fields are not reset"
+    );
+}
+
+pub async fn two_interrupts_in_one_node_resume_in_order(cp: Arc<dyn Checkpointer>) {
+    let body = Counter::default();
+    let b = body.clone();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("form", move |_s: Arc<TestState>, ctx: NodeContext| {
+        let b = b.clone();
+        async move {
+            b.bump();
+            let name: String = ctx.interrupt("name?")?;
+            let age: u32 = ctx.interrupt("age?")?;
+            Ok::<_, NodeError>(Upd::default().log(vec![format!("{name}/{age}")]))
+        }
+    });
+    g.add_edge(START, "form");
+    g.add_edge("form", END);
+    let g = build(g, cp);
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("start")).await;
+    assert_eq!(out.interrupts()[0].value, json!("name?"));
+    assert_eq!(out.interrupts()[0].index, 0);
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("Ada")),
+    )
+    .await;
+    assert_eq!(out.interrupts().len(), 1);
+    assert_eq!(out.interrupts()[0].value, json!("age?"));
+    assert_eq!(out.interrupts()[0].index, 1);
+    let out = ok(&g, RunConfig::new(&t), RunInput::Resume(Resume::value(36))).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["Ada/36"]);
+    assert_eq!(body.get(), 3);
+}
+
+pub async fn parallel_interrupts_are_answered_by_id(cp: Arc<dyn Checkpointer>) {
+    let counts = [Counter::default(), Counter::default()];
+    let mut g = StateGraph::<TestState>::new();
+    for (i, name) in ["p1", "p2"].into_iter().enumerate() {
+        let c = counts[i].clone();
+        g.add_node(name, move |_s: Arc<TestState>, ctx: NodeContext| {
+            let c = c.clone();
+            async move {
+                c.bump();
+                let v: String = ctx.interrupt(format!("{name}?"))?;
+                Ok::<_, NodeError>(Upd::default().log(vec![format!("{name}:{v}")]))
+            }
+        });
+        g.add_edge(START, name);
+        g.add_edge(name, END);
+    }
+    let g = build(g, cp);
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    let ints = out.interrupts().to_vec();
+    assert_eq!(ints.len(), 2);
+    assert_ne!(ints[0].id, ints[1].id);
+    let before = g.get_state(&t).await.unwrap().unwrap().checkpoint_id;
+
+    let err = g
+        .invoke(RunConfig::new(&t), RunInput::Resume(Resume::value("x")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::AmbiguousResume { ref pending } if pending.len() == 2),
+        "{err}"
+    );
+    let err = g
+        .invoke(
+            RunConfig::new(&t),
+            RunInput::Resume(Resume::ById(BTreeMap::from([("nope".into(), json!(1))]))),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::UnknownInterrupt { .. }));
+    assert_eq!(
+        g.get_state(&t).await.unwrap().unwrap().checkpoint_id,
+        before,
+        "refusals change nothing"
+    );
+
+    let p1 = ints.iter().find(|i| i.node == "p1").unwrap().id.clone();
+    let p2 = ints.iter().find(|i| i.node == "p2").unwrap().id.clone();
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::ById(BTreeMap::from([(p1, json!("a"))]))),
+    )
+    .await;
+    assert_eq!(out.interrupts().len(), 1);
+    assert_eq!(
+        out.interrupts()[0].id,
+        p2,
+        "p2 still waits under its own id"
+    );
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::ById(BTreeMap::from([(p2, json!("b"))]))),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["p1:a", "p2:b"]);
+    assert_eq!(
+        counts[0].get(),
+        2,
+        "p1 finished on the second run and was not run again"
+    );
+    assert_eq!(counts[1].get(), 2);
+}
+
+pub async fn resume_with_nothing_pending_is_refused_and_changes_nothing(cp: Arc<dyn Checkpointer>) {
+    let g = linear(&["a", "b"], cp.clone());
+    let t = thread();
+    let err = g
+        .invoke(RunConfig::new(&t), RunInput::Resume(Resume::value(1)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::NothingToResume { .. }), "{err}");
+    assert!(err.is_refusal());
+    assert!(
+        g.get_state(&t).await.unwrap().is_none(),
+        "nothing written for an unknown thread"
+    );
+    ok(&g, RunConfig::new(&t), say("hi")).await;
+    let before = cp.list(&t, &ListOptions::default()).await.unwrap();
+    let err = g
+        .invoke(RunConfig::new(&t), RunInput::Resume(Resume::value(1)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::NothingToResume { .. }));
+    let after = cp.list(&t, &ListOptions::default()).await.unwrap();
+    assert_eq!(
+        before.iter().map(|r| &r.checkpoint_id).collect::<Vec<_>>(),
+        after.iter().map(|r| &r.checkpoint_id).collect::<Vec<_>>()
+    );
+    let head = cp.get(&t, None).await.unwrap().unwrap();
+    assert!(head.writes.is_empty(), "no resume write was recorded");
+}
+
+pub async fn finished_sibling_is_not_rerun_after_an_interrupt(cp: Arc<dyn Checkpointer>) {
+    let fast = Counter::default();
+    let f2 = fast.clone();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("fast", move |_s: Arc<TestState>, _c: NodeContext| {
+        let f = f2.clone();
+        async move {
+            f.bump();
+            Ok::<_, NodeError>(Upd::default().log(vec!["fast".into()]))
+        }
+    });
+    g.add_node("asker", |_s: Arc<TestState>, ctx: NodeContext| async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let v: String = ctx.interrupt("ok?")?;
+        Ok::<_, NodeError>(Upd::default().log(vec![format!("asker:{v}")]))
+    });
+    for n in ["fast", "asker"] {
+        g.add_edge(START, n);
+        g.add_edge(n, END);
+    }
+    let g = build(g, cp.clone());
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    assert_eq!(out.interrupts().len(), 1);
+    assert!(
+        out.state.log.is_empty(),
+        "the step is not applied while a task waits"
+    );
+    let head = cp.get(&t, None).await.unwrap().unwrap();
+    assert!(
+        head.writes.iter().any(|w| w.channel == "__result__"),
+        "fast's result is a pending write"
+    );
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("yes")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(fast.get(), 1, "the finished sibling was not run again");
+    assert_eq!(out.state.log, vec!["fast", "asker:yes"]);
+}
+
+pub async fn new_turn_abandons_a_pending_interrupt(cp: Arc<dyn Checkpointer>) {
+    let g = interrupt_graph(
+        cp.clone(),
+        Counter::default(),
+        Counter::default(),
+        Default::default(),
+    );
+    let t = thread();
+    let first = ok(&g, RunConfig::new(&t), say("one")).await.interrupts()[0]
+        .id
+        .clone();
+    let second = ok(&g, RunConfig::new(&t), say("two")).await;
+    let id2 = second.interrupts()[0].id.clone();
+    assert_ne!(first, id2, "a fresh prompt, not the old one again");
+    let inputs = cp
+        .list(
+            &t,
+            &ListOptions {
+                filter: Some(serde_json::Map::from_iter([(
+                    "source".into(),
+                    json!("input"),
+                )])),
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        inputs[0].metadata.get("abandoned_interrupts"),
+        Some(&json!([first.clone()]))
+    );
+    let err = g
+        .invoke(
+            RunConfig::new(&t),
+            RunInput::Resume(Resume::ById(BTreeMap::from([(first, json!("late"))]))),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::UnknownInterrupt { .. }));
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("ok")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["one", "two", "draft-1:ok"]
+    );
+}
