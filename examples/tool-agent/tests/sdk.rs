@@ -4,6 +4,8 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+// One harness for the example crates: a served binary and a Python langgraph-sdk venv.
+#[path = "../../test-harness/sdk.rs"]
 mod harness;
 
 use std::path::PathBuf;
