@@ -108,7 +108,8 @@ fn wire_message(m: &Message) -> Option<Value> {
             "content": m.content,
             "tool_call_id": m.metadata.get("tool_call_id").cloned().unwrap_or_default(),
         }),
-        MessageKind::Remove => return None,
+        // A removal marker, or a kind this model's wire format has no role for.
+        _ => return None,
     })
 }
 

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 /// Why a run was cancelled.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CancelReason {
     /// The user pressed stop (or called a cancel endpoint).
     UserCancelled,

@@ -29,6 +29,7 @@ pub struct TaskState {
 
 /// A thread's state at one checkpoint.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct StateSnapshot<S: State> {
     /// The state.
     pub values: Arc<S>,

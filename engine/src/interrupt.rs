@@ -14,6 +14,7 @@ use serde_json::Value;
 
 /// A pending interrupt, as reported to callers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct InterruptInfo {
     /// Unique on its thread; answer it by this id.
     pub id: String,

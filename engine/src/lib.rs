@@ -145,3 +145,8 @@ pub mod __private {
         T::deserialize(d).map(Some)
     }
 }
+
+/// The crate README's example, compiled and run as a doc test so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

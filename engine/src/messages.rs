@@ -20,6 +20,7 @@ pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
 /// Who wrote a message (LangChain's message `type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum MessageKind {
     /// The user (`human`; `user` is accepted on input).
     #[serde(alias = "user")]

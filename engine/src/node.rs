@@ -75,6 +75,7 @@ impl<S: State> Command<S> {
 
 /// Whether a node error may go away if the node runs again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// Running again will not help.
     Fatal,

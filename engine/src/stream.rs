@@ -34,6 +34,7 @@ use crate::interrupt::InterruptInfo;
 /// One thing that happened in a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// The run began.
     RunStarted {
@@ -201,6 +202,7 @@ pub struct RunEvent {
 /// Stream modes, as in LangGraph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StreamMode {
     /// The whole state after each step.
     Values,

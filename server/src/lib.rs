@@ -9,6 +9,37 @@
 //! - [`runs`]: background execution: the run queue, workers with fenced leases, live
 //!   fan-out;
 //! - [`api`]: the HTTP handlers; [`listen`]: accepting connections with limits.
+//!
+//! A graph of your own, served with the chat contract and the LangGraph API (settings from
+//! the environment: `PALGRAPH_ADDR`, `DATABASE_URL`, ...; see [`ServeConfig`]):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use palgraph::{AddMessages, Message, NodeContext, NodeError, State, StateGraph, END, START};
+//! use palgraph_server::Server;
+//!
+//! #[derive(Clone, Default, Debug, serde::Serialize, serde::Deserialize, State)]
+//! struct Chat {
+//!     #[state(reducer = AddMessages)]
+//!     messages: Vec<Message>,
+//! }
+//!
+//! async fn echo(state: Arc<Chat>, _ctx: NodeContext) -> Result<ChatUpdate, NodeError> {
+//!     let said = state.messages.last().map_or("", |m| m.content.as_str());
+//!     Ok(ChatUpdate::default().messages(vec![Message::ai(format!("You said: {said}"))]))
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut graph = StateGraph::<Chat>::new();
+//! graph.add_node("echo", echo);
+//! graph.add_edge(START, "echo");
+//! graph.add_edge("echo", END);
+//! Server::builder()
+//!     .chat_graph("echo", "Says back what you said", graph.compile()?)
+//!     .serve_from_env()
+//!     .await?;
+//! # Ok(()) }
+//! ```
 
 pub mod api;
 pub mod config;

@@ -207,6 +207,7 @@ impl ListOptions {
 
 /// What [`Checkpointer::prune`] keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PruneStrategy {
     /// Only the thread's latest checkpoint (with its pending writes).
     KeepLatest,

@@ -67,6 +67,7 @@ impl<S: State> RunInput<S> {
 
 /// How to run.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RunConfig {
     /// The thread.
     pub thread_id: String,

@@ -1,5 +1,5 @@
 //! The shared test suite (feature `testkit`): engine behaviour and storage conformance
-//! cases, each an `async fn(Arc<dyn Checkpointer>)`, and [`checkpointer_suite!`] which turns
+//! cases, each an `async fn(Arc<dyn Checkpointer>)`, and [`checkpointer_suite!`](crate::checkpointer_suite) which turns
 //! all of them into `#[tokio::test]`s for one backend:
 //!
 //! ```ignore

@@ -4,7 +4,7 @@
 //! Two tools: `lookup_contact` (runs freely) and `send_email` (appends to the outbox file
 //! `OUTBOX`, default `outbox.jsonl`, and runs only once someone approves it). With
 //! `OPENAI_API_KEY` the agent runs on that model (`OPENAI_MODEL`, `OPENAI_BASE_URL`);
-//! without one, on a scripted offline model that understands "email <name> that <text>".
+//! without one, on a scripted offline model that understands "email `<name>` that `<text>`".
 //!
 //!     cargo run -p tool-agent     # then: POST /chat {"message": "email Ann that the report is ready"}
 
@@ -60,7 +60,7 @@ fn tools() -> Vec<Arc<dyn Tool>> {
     vec![lookup, send]
 }
 
-/// The offline model: "email <name> that <text>" looks the name up, then sends the text.
+/// The offline model: "email `<name>` that `<text>`" looks the name up, then sends the text.
 fn offline(req: &ModelRequest<'_>) -> ModelTurn {
     let asked = palgraph_agents::last_human(req.messages);
     let (name, text) = asked

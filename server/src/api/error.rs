@@ -12,6 +12,7 @@ use crate::store::StoreError;
 
 /// An error answered with a JSON body and a 4xx/5xx status.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ApiError {
     /// Malformed request (400).
     #[error("{0}")]

@@ -3,13 +3,13 @@
 //!
 //! - [`Runs::create`] inserts the run (applying the thread's multitask strategy and the
 //!   client's idempotency key in one transaction) and wakes the worker;
-//! - the worker ([`worker`]) claims runs under a lease and keeps the leases alive;
-//!   [`execute`] runs one claim: it hands the thread to the claim (a fencing token the
+//! - the worker (`worker`) claims runs under a lease and keeps the leases alive;
+//!   `execute` runs one claim: it hands the thread to the claim (a fencing token the
 //!   checkpointer checks on every write), executes the graph, rides out storage outages by
 //!   continuing from the last checkpoint, and records the end with its terminal event;
-//!   [`sink`] numbers and publishes the events, the [`hub`] fans them out live and the
-//!   [`writer`] stores them;
-//! - [`Runs::watch`] streams a run's events from any position ([`watch`]): from the hub when
+//!   `sink` numbers and publishes the events, the `hub` fans them out live and the
+//!   `writer` stores them;
+//! - [`Runs::watch`] streams a run's events from any position (`watch`): from the hub when
 //!   the run lives in this process, from the `run_events` table otherwise;
 //! - [`Runs::cancel`] stops a run cooperatively wherever it runs.
 //!

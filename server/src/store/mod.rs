@@ -19,6 +19,7 @@ use serde_json::Value;
 
 /// What went wrong in the store.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// A thread or run id that exists already.
     #[error("{0} already exists")]
