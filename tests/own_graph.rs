@@ -57,6 +57,17 @@ async fn shout(s: Arc<Echo>, ctx: NodeContext) -> Result<EchoUpdate, NodeError> 
         .replies(s.replies + 1))
 }
 
+/// Answers the last message in lower case (the second chat graph of the server).
+async fn whisper(s: Arc<Echo>, _ctx: NodeContext) -> Result<EchoUpdate, NodeError> {
+    let asked = s
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Human);
+    let text = asked.map(|m| m.content.to_lowercase()).unwrap_or_default();
+    Ok(EchoUpdate::default().messages(vec![Message::ai(text)]))
+}
+
 #[derive(Parser)]
 struct Cli {
     #[command(flatten)]
@@ -68,11 +79,16 @@ async fn serve() -> (String, std::path::PathBuf) {
     g.add_node("shout", shout);
     g.add_edge(START, "shout");
     g.add_edge("shout", END);
+    let mut w = StateGraph::<Echo>::new();
+    w.add_node("whisper", whisper);
+    w.add_edge(START, "whisper");
+    w.add_edge("whisper", END);
     let db = common::temp_sqlite_path();
     let cfg = Cli::parse_from(["test", "--port", "0", "--sqlite-path", db.to_str().unwrap()]).serve;
     let (server, listener) = Server::builder()
         .config(cfg)
         .chat_graph("echo", "Shouts back", g.compile().unwrap())
+        .chat_graph("whisper", "Whispers back", w.compile().unwrap())
         .bind()
         .await
         .unwrap();
@@ -211,4 +227,87 @@ async fn a_graph_of_the_test_is_served_on_chat_and_the_langgraph_api() {
         "#/components/schemas/echo.Message"
     );
     assert!(components["echo.Message"]["properties"]["content"].is_object());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_picks_the_graph_per_thread() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (base, _db) = serve().await;
+    let http = reqwest::Client::new();
+    let post = |body: Value| http.post(format!("{base}/chat")).json(&body).send();
+
+    // The chat graphs, the default (the first registered) first, with no page panels.
+    let graphs: Value = http
+        .get(format!("{base}/chat/graphs"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        graphs,
+        json!({"graphs": [
+            {"graph_id": "echo", "assistant_id": graphs["graphs"][0]["assistant_id"], "description": "Shouts back", "default": true, "panels": []},
+            {"graph_id": "whisper", "assistant_id": graphs["graphs"][1]["assistant_id"], "description": "Whispers back", "default": false, "panels": []},
+        ]})
+    );
+
+    // A new thread with `graph_id` talks to that graph, and keeps it.
+    let t = uuid::Uuid::new_v4().to_string();
+    let first = Sse::new(
+        post(json!({"message": "Hello There", "thread_id": t, "graph_id": "whisper"}))
+            .await
+            .unwrap(),
+    )
+    .all()
+    .await;
+    assert_eq!(of_type(&first, "response")[0]["response"], "hello there");
+    let again = Sse::new(
+        post(json!({"message": "AGAIN", "thread_id": t}))
+            .await
+            .unwrap(),
+    )
+    .all()
+    .await;
+    assert_eq!(of_type(&again, "response")[0]["response"], "again");
+    let thread: Value = http
+        .get(format!("{base}/threads/{t}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(thread["metadata"]["graph_id"], "whisper");
+
+    // Another graph on that thread is refused and changes nothing.
+    let wrong = post(json!({"message": "shout", "thread_id": t, "graph_id": "echo"}))
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 409);
+    let body: Value = wrong.json().await.unwrap();
+    assert_eq!(body["code"], "graph_mismatch", "{body}");
+    let history: Value = http
+        .get(format!("{base}/chat/history/{t}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(history["messages"].as_array().unwrap().len(), 4);
+
+    // An unknown graph is a 404 and creates no thread.
+    let u = uuid::Uuid::new_v4().to_string();
+    let unknown = post(json!({"message": "hi", "thread_id": u, "graph_id": "nope"}))
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+    let none = http
+        .get(format!("{base}/threads/{u}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(none.status(), 404);
 }

@@ -28,6 +28,11 @@ impl ChatAdapter for PalAssistChat {
         schemars::schema_for!(ChatTurn)
     }
 
+    /// The documents a user mentions and PalAssist's prompts ask about, and their sets.
+    fn panels(&self) -> Vec<String> {
+        vec!["documents".into(), "document_sets".into()]
+    }
+
     /// The `response` event: the confidences as `high|medium|low` (thresholds in
     /// [`palgraph_nodes::confidence`]), the 0..1 retrieval score as `confidence_score`.
     fn response(&self, values: &Value) -> Value {

@@ -135,6 +135,15 @@ fn chat_routes() -> ApiRouter<AppState> {
             .layer(chat_body()),
         )
         .api_route(
+            "/chat/graphs",
+            get_with(chat::graphs, |o| {
+                o.summary(
+                    "The graphs served on /chat, the default first, with the panels each needs",
+                )
+                .tag("chat")
+            }),
+        )
+        .api_route(
             "/chat/history/{thread_id}",
             get_with(chat::history, |o| {
                 o.summary("A conversation's messages and its pending prompt")

@@ -6,7 +6,7 @@
 //! modules (no framework, no build step); it talks to the chat contract ([`super::chat`])
 //! with `fetch` and reads the event streams itself.
 //!
-//! A new file in `web/js/` is served once it is listed in [`JS`] (a test checks that every
+//! A new file in `web/js/` is served once it is listed in `JS` (a test checks that every
 //! file of the folder is).
 
 use aide::axum::routing::get_with;
@@ -20,13 +20,13 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
 
-const INDEX_HTML: &str = include_str!("../../../web/index.html");
-const APP_CSS: &str = include_str!("../../../web/app.css");
+const INDEX_HTML: &str = include_str!("../../web/index.html");
+const APP_CSS: &str = include_str!("../../web/app.css");
 
 /// `(name, content)` of each embedded file of `web/<dir>/`.
 macro_rules! embed {
     ($dir:literal: $($name:literal),+ $(,)?) => {
-        &[$(($name, include_str!(concat!("../../../web/", $dir, "/", $name)))),+]
+        &[$(($name, include_str!(concat!("../../web/", $dir, "/", $name)))),+]
     };
 }
 
@@ -45,6 +45,7 @@ const JS: &[(&str, &str)] = embed!("js":
     "editor.js",
     "errors.js",
     "events.js",
+    "graphs.js",
     "highlight.js",
     "live.js",
     "main.js",
@@ -202,7 +203,7 @@ mod tests {
 
     fn files_of(dir: &str) -> Vec<String> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../web")
+            .join("web")
             .join(dir);
         let mut names: Vec<String> = std::fs::read_dir(&path)
             .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))

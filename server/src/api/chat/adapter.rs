@@ -60,6 +60,13 @@ pub trait ChatAdapter: Send + Sync + 'static {
         v
     }
 
+    /// The page's panels this graph's requests and prompts need (PalAssist: `documents`
+    /// and `document_sets`, served by its own routes); none by default, so the page shows
+    /// a plain conversation.
+    fn panels(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// A new message arrived while `interrupt` waited: record the abandoned prompt in the
     /// new turn's `input` (the default records nothing).
     fn abandon_prompt(&self, _input: &mut Value, _interrupt: &InterruptInfo) {}

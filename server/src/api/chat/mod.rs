@@ -29,7 +29,10 @@ pub use adapter::{
 };
 pub use cancel::cancel_thread;
 pub use history::history;
-pub use models::{ChatRequest, History, HistoryMessage, OnDisconnect, ResumeRequest, ResumeValue};
+pub use models::{
+    ChatGraph, ChatGraphs, ChatRequest, History, HistoryMessage, OnDisconnect, ResumeRequest,
+    ResumeValue,
+};
 pub use reconnect::stream;
 pub use turn::{chat, resume};
 
@@ -47,10 +50,15 @@ pub(crate) fn chat_graph(
     graph: Option<&str>,
 ) -> ApiResult<(GraphEntry, Arc<dyn ChatAdapter>)> {
     let entry = match graph {
-        Some(g) => state.graphs.find(g),
-        None => state.graphs.default_chat(),
-    }
-    .ok_or_else(|| ApiError::NotFound("a chat graph".into()))?;
+        Some(g) => state
+            .graphs
+            .find(g)
+            .ok_or_else(|| ApiError::NotFound(format!("graph `{g}`")))?,
+        None => state
+            .graphs
+            .default_chat()
+            .ok_or_else(|| ApiError::NotFound("a chat graph".into()))?,
+    };
     let adapter = entry.chat.clone().ok_or_else(|| ApiError::Conflict {
         code: "not_a_chat_graph",
         message: format!(
@@ -70,4 +78,29 @@ pub(crate) fn thread_chat(
         state,
         thread.metadata.get("graph_id").and_then(Value::as_str),
     )
+}
+
+/// `GET /chat/graphs`: the graphs served on `/chat` (the default first), with the page
+/// panels each needs.
+pub async fn graphs(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    _user: super::auth::User,
+) -> axum::Json<ChatGraphs> {
+    let default = state.graphs.default_chat().map(|e| e.graph_id.clone());
+    let mut graphs: Vec<ChatGraph> = state
+        .graphs
+        .all()
+        .filter_map(|e| {
+            let chat = e.chat.as_ref()?;
+            Some(ChatGraph {
+                graph_id: e.graph_id.clone(),
+                assistant_id: e.assistant_id.clone(),
+                description: e.description.clone(),
+                default: default.as_deref() == Some(e.graph_id.as_str()),
+                panels: chat.panels(),
+            })
+        })
+        .collect();
+    graphs.sort_by_key(|g| !g.default);
+    axum::Json(ChatGraphs { graphs })
 }

@@ -27,6 +27,11 @@ pub struct ChatRequest {
     /// The conversation (a UUID); a new one when absent.
     #[serde(default)]
     pub thread_id: Option<String>,
+    /// The chat graph (a graph or assistant id, see `GET /chat/graphs`) of a new thread;
+    /// the default chat graph when absent. On an existing thread it must name the thread's
+    /// graph (409 `graph_mismatch` otherwise): a thread keeps the graph it started with.
+    #[serde(default)]
+    pub graph_id: Option<String>,
     /// A client turn id: a retried POST with the same id returns the same run.
     #[serde(default)]
     pub client_turn_id: Option<String>,
@@ -98,4 +103,27 @@ pub struct Cancelled {
     /// Whether they have all stopped (`false`, with status 202: still stopping after the
     /// endpoint's wait).
     pub stopped: bool,
+}
+
+/// `GET /chat/graphs`: the graphs served on `/chat`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ChatGraphs {
+    /// Every chat graph, the default first.
+    pub graphs: Vec<ChatGraph>,
+}
+
+/// One graph served on `/chat`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ChatGraph {
+    /// The graph's id (`graph_id` of `POST /chat`).
+    pub graph_id: String,
+    /// Its assistant's id on the LangGraph API.
+    pub assistant_id: String,
+    /// What it does.
+    pub description: String,
+    /// Whether a new thread without `graph_id` goes to it.
+    pub default: bool,
+    /// The page's panels its requests and prompts need (PalAssist: `documents`,
+    /// `document_sets`); a page shows no others.
+    pub panels: Vec<String>,
 }

@@ -60,8 +60,22 @@ pub async fn chat(
         return Err(ApiError::NotFound(format!("thread `{thread_id}`")));
     }
     let (entry, adapter) = match &existing {
-        Some(t) => thread_chat(&state, t)?,
-        None => chat_graph(&state, None)?,
+        Some(t) => {
+            let chosen = thread_chat(&state, t)?;
+            if let Some(g) = &req.graph_id {
+                if *g != chosen.0.graph_id && *g != chosen.0.assistant_id {
+                    return Err(ApiError::Conflict {
+                        code: "graph_mismatch",
+                        message: format!(
+                            "thread `{thread_id}` is a conversation with graph `{}`, not `{g}`; start a new thread for another graph",
+                            chosen.0.graph_id
+                        ),
+                    });
+                }
+            }
+            chosen
+        }
+        None => chat_graph(&state, req.graph_id.as_deref())?,
     };
     let mut input = adapter
         .turn_input(TurnRequest {

@@ -2,6 +2,7 @@
 // its sources, a footer (confidence dot, tokens · cost, how it was made, action, Copy) and
 // the "Response interrupted" mark.
 
+import { assistantName } from './graphs.js';
 import { copyText } from './clipboard.js';
 import { confidenceLevel, madeBy, usage } from './contract.js';
 import { h } from './dom.js';
@@ -16,7 +17,7 @@ const INTERRUPTED = {
 
 export class Answer {
   constructor() {
-    this.root = h('article', { class: 'msg assistant', 'aria-label': 'PalAssist' });
+    this.root = h('article', { class: 'msg assistant', 'aria-label': assistantName() });
     this.notices = h('ul', { class: 'notices', 'aria-label': 'Notes' });
     this.content = h('div', { class: 'content markdown' });
     this.root.append(this.notices, this.content);

@@ -7,6 +7,7 @@ import { updateComposer } from './composer.js';
 import { EXAMPLES } from './config.js';
 import { h, scrollToEnd, ui } from './dom.js';
 import { editor } from './editor.js';
+import { assistantName, hasPanel } from './graphs.js';
 import { hideError, showError } from './errors.js';
 import { hideNotice } from './notice.js';
 import { detach } from './live.js';
@@ -40,6 +41,13 @@ function renderHistory(hist) {
 }
 
 function welcome() {
+  if (!hasPanel('documents')) {
+    const g = state.graph || {};
+    ui.messages.append(
+      h('div', { class: 'welcome' }, h('h2', { text: `Chat with ${assistantName()}` }), g.description ? h('p', { text: g.description }) : null),
+    );
+    return;
+  }
   ui.messages.append(
     h(
       'div',

@@ -17,6 +17,8 @@ export const ui = {
   upload: $('upload-input'),
   uploadStatus: $('upload-status'),
   newChat: $('new-chat'),
+  graphPicker: $('graph-picker'),
+  graphPickerField: $('graph-picker-field'),
   title: $('chat-title'),
   messages: $('messages'),
   notice: $('notice'),

@@ -1,5 +1,6 @@
-// PalAssist chat page for `palgraph serve`: plain JavaScript modules, no framework, no
-// build step. This module wires the page's controls and starts it.
+// The chat page of `palgraph serve` (PalAssist, or any graph that speaks the chat contract:
+// see graphs.js): plain JavaScript modules, no framework, no build step. This module wires
+// the page's controls and starts it.
 //
 // It speaks the server's chat contract (server/src/api/chat.rs):
 // - POST /chat and POST /chat/resume answer with a server-sent event stream, read with
@@ -36,6 +37,7 @@
 import { TOKEN_KEY } from './config.js';
 import { openThread } from './conversation.js';
 import { refreshDocs } from './documents.js';
+import { hasPanel, loadGraphs, pickGraph } from './graphs.js';
 import { createSet, refreshSets } from './sets.js';
 import { ui } from './dom.js';
 import { closeMentions, mentionKey, updateMentions } from './mentions.js';
@@ -79,6 +81,12 @@ ui.composer.addEventListener('submit', (e) => {
 });
 ui.stop.addEventListener('click', stop);
 ui.promptCancel.addEventListener('click', () => answerPrompt({ type: 'cancel', value: null }, null));
+ui.graphPicker.addEventListener('change', async () => {
+  if (!pickGraph(ui.graphPicker.value)) return;
+  state.threads = [];
+  await Promise.all([hasPanel('documents') ? refreshDocs() : null, hasPanel('document_sets') ? refreshSets() : null, refreshThreads()]);
+  await openThread(null);
+});
 ui.newChat.addEventListener('click', () => {
   openThread(null);
   ui.editor.focus();
@@ -98,7 +106,8 @@ window.addEventListener('popstate', () => {
 });
 
 async function start() {
-  await Promise.all([refreshDocs(), refreshSets(), refreshThreads()]);
+  await loadGraphs();
+  await Promise.all([hasPanel('documents') ? refreshDocs() : null, hasPanel('document_sets') ? refreshSets() : null, refreshThreads()]);
   await openThread(threadFromHash(), { initial: true });
   document.body.dataset.ready = 'true';
 }

@@ -1,6 +1,7 @@
 // The "@" picker of the message box (a listbox under the caret's query): documents, then
 // document sets (a set mention puts every document of the set in scope).
 
+import { hasPanel } from './graphs.js';
 import { h, ui } from './dom.js';
 import { editor } from './editor.js';
 import { setMention } from './sets.js';
@@ -33,6 +34,7 @@ function matchingDocs(query) {
 
 /** Opens, updates or closes the picker for what is before the caret. */
 export function updateMentions() {
+  if (!hasPanel('documents')) return closeMentions();
   const q = mentionQuery();
   const items = q ? matchingDocs(q.query) : [];
   if (!q || !items.length) return closeMentions();

@@ -1,6 +1,7 @@
 // What each chat event does to the followed run and the page: status, token, the terminal
 // events (response, interrupt, error, cancelled) and the snapshot of a joined run.
 
+import { assistantName } from './graphs.js';
 import { api } from './api.js';
 import { Answer } from './answer.js';
 import { updateComposer } from './composer.js';
@@ -41,7 +42,7 @@ export function onEvent(live, ev) {
       finishInterrupt(live, d);
       break;
     case 'error':
-      fail(live, `PalAssist could not finish this answer. ${readable(d.detail || d.message || 'The run failed.')}`, true);
+      fail(live, `${assistantName()} could not finish this answer. ${readable(d.detail || d.message || 'The run failed.')}`, true);
       break;
     case 'cancelled':
       finishCancelled(live, d.reason);

@@ -11,6 +11,7 @@ import { closeMentions } from './mentions.js';
 import { addPromptRecord, addUser } from './messages.js';
 import { hideNotice } from './notice.js';
 import { hidePrompt, showPrompt } from './prompt.js';
+import { hasPanel } from './graphs.js';
 import { state, uuid } from './state.js';
 import { drive, jsonPost, reconnectRequest } from './stream.js';
 import { setThread, setTitle } from './threads.js';
@@ -55,7 +56,8 @@ async function submit(draft) {
     hidePrompt();
     addPromptRecord(p.message, null);
   }
-  if (!state.threadId) setThread(uuid());
+  const fresh = !state.threadId;
+  if (fresh) setThread(uuid());
   const threadId = state.threadId;
   hideError();
   hideNotice();
@@ -75,16 +77,23 @@ async function submit(draft) {
   updateComposer();
   const body = {
     message: draft.text,
-    tiptap_json: draft.doc,
     thread_id: threadId,
-    tagged_doc_ids: draft.mentions.filter((m) => m.kind !== 'set').map((m) => m.id),
-    tagged_set_ids: draft.mentions.filter((m) => m.kind === 'set').map((m) => m.id),
-    action: draft.action,
-    enable_web_search: draft.webSearch,
     client_turn_id: uuid(),
     multitask_strategy: strategy,
     on_disconnect: 'continue',
   };
+  // A new conversation is with the graph picked on the page; an old one keeps its own.
+  if (fresh && state.graph) body.graph_id = state.graph.graph_id;
+  if (hasPanel('documents')) {
+    // PalAssist's own fields (see DESIGN.md, "Chat contract: exact shapes").
+    Object.assign(body, {
+      tiptap_json: draft.doc,
+      tagged_doc_ids: draft.mentions.filter((m) => m.kind !== 'set').map((m) => m.id),
+      tagged_set_ids: draft.mentions.filter((m) => m.kind === 'set').map((m) => m.id),
+      action: draft.action,
+      enable_web_search: draft.webSearch,
+    });
+  }
   await drive(live, jsonPost('/chat', body), (err) => {
     userEl.remove();
     turn.remove();

@@ -3,6 +3,8 @@
 
 export const state = {
   threadId: null,
+  graphs: [], // the chat graphs (GET /chat/graphs)
+  graph: null, // the one this page talks to: {graph_id, description, panels, default}
   docs: [],
   sets: [], // the user's document sets: {id, name, documents: [{id, title}], document_count}
   threads: [],

@@ -5,13 +5,14 @@ import { api } from './api.js';
 import { ui } from './dom.js';
 import { showError } from './errors.js';
 import { state } from './state.js';
+import { assistantName } from './graphs.js';
 import { renderThreads } from './threadlist.js';
 
 /** The conversation's title in the header and the window title. */
 export function setTitle(text) {
   const t = String(text || '').trim();
   ui.title.textContent = t ? (t.length > 80 ? `${t.slice(0, 80)}…` : t) : 'New conversation';
-  document.title = t ? `${ui.title.textContent} · PalAssist` : 'PalAssist · palgraph';
+  document.title = t ? `${ui.title.textContent} · ${assistantName()}` : `${assistantName()} · palgraph`;
 }
 
 /** A conversation's title given by its user (metadata.title), if any. */
@@ -35,7 +36,7 @@ let threadsPending = null;
 /** Reloads the list of conversations (one request at a time). */
 export function refreshThreads() {
   if (threadsPending) return threadsPending;
-  threadsPending = api('POST', '/threads/search', { limit: 100, metadata: { graph_id: 'palassist' } })
+  threadsPending = api('POST', '/threads/search', { limit: 100, metadata: { graph_id: state.graph ? state.graph.graph_id : 'palassist' } })
     .then((list) => {
       state.threads = (Array.isArray(list) ? list : []).sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
       renderThreads();
