@@ -2,14 +2,19 @@
 //!
 //! [`Message`] serializes the way LangChain messages do (`{"type": "human", "content": ..,
 //! "id": ..}`), so LangGraph clients read palgraph's state unchanged; `role` with
-//! `user`/`assistant` is accepted on input too.
+//! `user`/`assistant` is accepted on input too. An AI message's tool calls (kept in its
+//! `metadata.tool_calls` as `{id, name, args}`) are written as LangChain's top-level
+//! `tool_calls` (`{id, name, args, type: "tool_call"}`) and a tool message's
+//! `metadata.tool_call_id` as its top-level `tool_call_id`; both are read back into the
+//! metadata, so agent-chat-ui and LangChain clients see tool calls where they look for them.
 //!
 //! [`AddMessages`] appends; a message whose id already exists replaces that message in place;
 //! [`Message::remove`] deletes by id (an unknown id is an error) and
 //! [`Message::remove_all`] clears the list; messages without an id get a fresh one before the
 //! update is recorded, so a replayed update rebuilds the same list.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::reducer::{ReduceError, Reducer};
@@ -37,23 +42,138 @@ pub enum MessageKind {
 }
 
 /// One chat message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "WireMessage")]
 pub struct Message {
     /// Who wrote it.
-    #[serde(rename = "type", alias = "role")]
     pub kind: MessageKind,
     /// The text (content blocks given on input are joined into text).
-    #[serde(default, deserialize_with = "content_text")]
     pub content: String,
     /// A stable id; assigned when missing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// An optional author name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Free-form metadata (citations, `interrupted`, a prompt's type, ...).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    /// Free-form metadata (citations, `interrupted`, a prompt's type, an AI message's
+    /// `tool_calls`, a tool message's `tool_call_id`, ...).
     pub metadata: Map<String, Value>,
+}
+
+/// A message as LangChain writes it: [`Message`] read from this shape.
+#[derive(Deserialize)]
+struct WireMessage {
+    #[serde(rename = "type", alias = "role")]
+    kind: MessageKind,
+    #[serde(default, deserialize_with = "content_text")]
+    content: String,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+    /// LangChain's AI message tool calls: `[{id, name, args, type: "tool_call"}]`.
+    #[serde(default)]
+    tool_calls: Option<Value>,
+    /// LangChain's tool message: the call it answers.
+    #[serde(default)]
+    tool_call_id: Option<Value>,
+}
+
+impl From<WireMessage> for Message {
+    fn from(w: WireMessage) -> Self {
+        let mut metadata = w.metadata;
+        if let Some(Value::Array(calls)) = w.tool_calls {
+            if !calls.is_empty() {
+                let calls = calls
+                    .into_iter()
+                    .map(|mut c| {
+                        if let Value::Object(o) = &mut c {
+                            o.remove("type");
+                        }
+                        c
+                    })
+                    .collect();
+                metadata.insert(TOOL_CALLS.into(), Value::Array(calls));
+            }
+        }
+        if let Some(id @ Value::String(_)) = w.tool_call_id {
+            metadata.insert(TOOL_CALL_ID.into(), id);
+        }
+        Message {
+            kind: w.kind,
+            content: w.content,
+            id: w.id,
+            name: w.name,
+            metadata,
+        }
+    }
+}
+
+const TOOL_CALLS: &str = "tool_calls";
+const TOOL_CALL_ID: &str = "tool_call_id";
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let calls = match self.metadata.get(TOOL_CALLS) {
+            Some(Value::Array(calls)) if self.kind == MessageKind::Ai => Some(calls),
+            _ => None,
+        };
+        let call_id = match self.metadata.get(TOOL_CALL_ID) {
+            Some(id @ Value::String(_)) if self.kind == MessageKind::Tool => Some(id),
+            _ => None,
+        };
+        let lifted = |k: &str| {
+            (k == TOOL_CALLS && calls.is_some()) || (k == TOOL_CALL_ID && call_id.is_some())
+        };
+        let rest = self.metadata.iter().filter(|(k, _)| !lifted(k));
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("type", &self.kind)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(id) = &self.id {
+            map.serialize_entry("id", id)?;
+        }
+        if let Some(name) = &self.name {
+            map.serialize_entry("name", name)?;
+        }
+        if rest.clone().next().is_some() {
+            map.serialize_entry("metadata", &RestOf(rest))?;
+        }
+        if let Some(calls) = calls {
+            map.serialize_entry(TOOL_CALLS, &ToolCallsWire(calls))?;
+        }
+        if let Some(id) = call_id {
+            map.serialize_entry(TOOL_CALL_ID, id)?;
+        }
+        map.end()
+    }
+}
+
+/// The metadata entries not lifted to the top level.
+struct RestOf<I>(I);
+
+impl<'a, I> Serialize for RestOf<I>
+where
+    I: Iterator<Item = (&'a String, &'a Value)> + Clone,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.clone())
+    }
+}
+
+/// Tool calls with LangChain's `type: "tool_call"` on each.
+struct ToolCallsWire<'a>(&'a [Value]);
+
+impl Serialize for ToolCallsWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|c| match c {
+            Value::Object(o) if !o.contains_key("type") => {
+                let mut o = o.clone();
+                o.insert("type".into(), Value::String("tool_call".into()));
+                Value::Object(o)
+            }
+            other => other.clone(),
+        }))
+    }
 }
 
 impl Message {
@@ -293,6 +413,38 @@ mod tests {
         assert_eq!(upd[1].id.as_deref(), Some("keep"));
         AddMessages::normalize(&mut upd);
         assert_eq!(upd[0].id.as_deref(), Some(first.as_str()));
+    }
+
+    #[test]
+    fn tool_calls_use_langchain_fields_and_read_back() {
+        let call = serde_json::json!({"id": "call_0", "name": "lookup", "args": {"q": "x"}});
+        let ai = Message::ai("")
+            .with_id("a")
+            .with_metadata("tool_calls", serde_json::json!([call.clone()]));
+        let wire = serde_json::to_value(&ai).unwrap();
+        assert_eq!(wire["tool_calls"][0]["type"], "tool_call");
+        assert_eq!(wire["tool_calls"][0]["name"], "lookup");
+        assert!(
+            wire.get("metadata").is_none(),
+            "lifted, not repeated: {wire}"
+        );
+        let back: Message = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, ai, "reads back into the metadata");
+
+        let tool = Message::tool("42")
+            .with_metadata("tool_call_id", "call_0")
+            .with_metadata("k", 1);
+        let wire = serde_json::to_value(&tool).unwrap();
+        assert_eq!(wire["tool_call_id"], "call_0");
+        assert_eq!(wire["metadata"], serde_json::json!({"k": 1}));
+        assert_eq!(serde_json::from_value::<Message>(wire).unwrap(), tool);
+
+        // A LangChain client's messages: empty tool_calls stay out of the metadata.
+        let m: Message = serde_json::from_value(serde_json::json!(
+            {"type": "ai", "content": "hi", "tool_calls": [], "invalid_tool_calls": []}
+        ))
+        .unwrap();
+        assert!(m.metadata.is_empty());
     }
 
     #[test]

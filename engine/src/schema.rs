@@ -192,7 +192,13 @@ mod with_schemars {
                     },
                     "id": {"type": ["string", "null"], "description": "A stable id; assigned when missing."},
                     "name": {"type": ["string", "null"], "description": "An optional author name."},
-                    "metadata": {"type": "object", "description": "Free-form metadata."}
+                    "metadata": {"type": "object", "description": "Free-form metadata."},
+                    "tool_calls": {
+                        "type": "array",
+                        "description": "An AI message's tool calls: `{id, name, args, type: \"tool_call\"}`.",
+                        "items": {"type": "object"}
+                    },
+                    "tool_call_id": {"type": "string", "description": "A tool message: the call it answers."}
                 }
             })
         }

@@ -54,6 +54,12 @@ async def main():
     ok(sent() == [], "nothing sent before approval")
     state = await client.threads.get_state(tid)
     ok(state["next"] == ["tools"], "the thread waits at the tools node")
+    calls = state["values"]["messages"][-1].get("tool_calls") or []
+    ok([c["name"] for c in calls] == ["send_email"] and calls[0]["type"] == "tool_call",
+       "the AI message carries LangChain's tool_calls")
+    answers = [m for m in state["values"]["messages"] if m["type"] == "tool"]
+    ok(answers and all(m.get("tool_call_id", "").startswith("call_") for m in answers),
+       "tool messages name their call (tool_call_id)")
 
     final = await client.runs.wait(tid, "agent", command=Command(resume="approve"))
     ok(final["messages"][-1]["content"] == "Done: sent to ann@example.com.", "approved: the agent reports the mail sent")
