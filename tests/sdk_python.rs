@@ -2,7 +2,8 @@
 //! drives the real server, on SQLite and Postgres: assistants, threads, streaming modes,
 //! interrupts and `Command(resume=...)`, joining a run after a disconnect, cancel, history,
 //! fork, double texting. tests/sdk/sdk_flow.py asserts each step; this test sets up the
-//! virtualenv (tests/sdk/.venv, made once) and checks the script passes.
+//! virtualenv (tests/sdk/.venv, made once) and checks the script passes. Subgraphs (the
+//! `supervisor` graph's state, namespaces and streamed events) are tests/sdk/sdk_subgraphs.py.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -36,3 +37,19 @@ async fn python_sdk_flow(b: Backend) {
     common::run_flow_script(cmd, "the Python SDK flow (tests/sdk/sdk_flow.py)").await;
 }
 both_backends!(python_sdk_flow_, python_sdk_flow);
+
+async fn python_sdk_subgraphs(b: Backend) {
+    let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
+    let s = TestServer::start(b).await;
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(sdk_dir().join("sdk_subgraphs.py"))
+        .arg(&s.base)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1");
+    common::run_flow_script(
+        cmd,
+        "the Python SDK subgraph flow (tests/sdk/sdk_subgraphs.py)",
+    )
+    .await;
+}
+both_backends!(python_sdk_subgraphs_, python_sdk_subgraphs);

@@ -3,6 +3,7 @@
 //! - [`approval`]: a human-approval graph (draft, ask a person, publish or revise);
 //! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary);
 //! - [`streaming`]: a node that streams its answer word by word and honours cancellation;
+//! - [`supervisor`]: a supervisor with two sub-agent subgraphs (one asks a person);
 //! - [`palassist`]: PalAssist, the compliance document assistant (its nodes live in
 //!   `palgraph_nodes`), with what serves it: its chat adapter and its document routes;
 //! - [`eval`]: PalAssist's evaluation set, its runner and its scores (`palassist-eval`).
@@ -15,3 +16,4 @@ pub mod eval;
 pub mod fanout;
 pub mod palassist;
 pub mod streaming;
+pub mod supervisor;
