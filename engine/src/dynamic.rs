@@ -80,6 +80,7 @@ impl DynInput {
                 update: update.as_ref().map(decode::<S>).transpose()?,
                 goto: goto.clone(),
                 sends: Vec::new(),
+                parent: None,
             }),
         })
     }

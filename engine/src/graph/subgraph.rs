@@ -30,7 +30,9 @@ use crate::context::NodeContext;
 use crate::dynamic::DynGraph;
 use crate::history::TaskState;
 use crate::interrupt::Resume;
-use crate::node::NodeError;
+use crate::node::{Command, NodeError};
+
+use super::parent::ParentCommand;
 use crate::run::{NodeSet, RunConfig, RunError, RunInput, RunStatus};
 use crate::state::State;
 use crate::stream::{Emitter, Event, EventSink, RunEvent};
@@ -203,8 +205,10 @@ impl<S: State> StateGraph<S> {
             let (sub, input, output) = (sub.clone(), input.clone(), output.clone());
             async move {
                 let turn = input(&state);
-                let final_state = run_subgraph(&sub, &ctx, turn).await?;
-                Ok::<_, NodeError>(crate::node::Command::<S>::with_update(output(&final_state)))
+                match run_subgraph(&sub, &ctx, turn).await? {
+                    Finished::State(s) => Ok(Command::<S>::with_update(output(&s))),
+                    Finished::Parent(p) => parent_command::<S>(p),
+                }
             }
         });
         node.spec_mut().subgraph = Some(handle);
@@ -216,14 +220,45 @@ impl<S: State> StateGraph<S> {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Ran {
     completed: bool,
+    /// A node of the subgraph sent this command to the parent (the subgraph stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parent: Option<ParentCommand>,
 }
 
-/// Runs (or continues) the subgraph for the task `ctx` and returns its final state.
+/// How a subgraph's run ended.
+enum Finished<S2> {
+    /// At its end, with this state.
+    State(Arc<S2>),
+    /// A node sent a command to the parent.
+    Parent(ParentCommand),
+}
+
+/// The parent's command from a subgraph node, as the parent's own command.
+fn parent_command<S: State>(p: ParentCommand) -> Result<Command<S>, NodeError> {
+    let update = p
+        .update
+        .map(|u| {
+            <S::Update as serde::Deserialize>::deserialize(&u).map_err(|e| {
+                NodeError::fatal(format!(
+                    "a subgraph's command for its parent has an update that does not fit the parent's state: {e}"
+                ))
+            })
+        })
+        .transpose()?;
+    Ok(Command {
+        update,
+        goto: p.goto,
+        sends: p.sends,
+        parent: None,
+    })
+}
+
+/// Runs (or continues) the subgraph for the task `ctx` and returns how it ended.
 async fn run_subgraph<S2: State>(
     sub: &CompiledGraph<S2>,
     ctx: &NodeContext,
     turn: S2::Update,
-) -> Result<Arc<S2>, NodeError> {
+) -> Result<Finished<S2>, NodeError> {
     let run = &ctx.inner.run;
     let g = sub
         .clone()
@@ -271,16 +306,42 @@ async fn run_subgraph<S2: State>(
             })
             .await?;
     }
+    if let Some(p) = ran.parent {
+        return Ok(Finished::Parent(p));
+    }
     let snap = g.get_state(&thread).await.map_err(sub_error)?;
-    Ok(snap.map(|s| s.values).unwrap_or_default())
+    Ok(Finished::State(snap.map(|s| s.values).unwrap_or_default()))
 }
 
 fn ran_of<S2: State>(out: Result<crate::RunOutcome<S2>, RunError>) -> Result<Ran, NodeError> {
-    match out.map_err(sub_error)?.status {
-        RunStatus::Completed => Ok(Ran { completed: true }),
-        RunStatus::Interrupted(_) => Ok(Ran { completed: false }),
+    if let Err(RunError::Node { error, .. }) = &out {
+        if let Some(p) = parent_of(error) {
+            return Ok(Ran {
+                completed: true,
+                parent: Some(p),
+            });
+        }
+    }
+    let out = out.map_err(sub_error)?;
+    match out.status {
+        RunStatus::Completed => Ok(Ran {
+            completed: true,
+            parent: None,
+        }),
+        RunStatus::Interrupted(_) => Ok(Ran {
+            completed: false,
+            parent: None,
+        }),
         RunStatus::Cancelled(_) => Err(NodeError::cancelled()),
     }
+}
+
+/// The command for the parent a node error carries, if it is one.
+fn parent_of(error: &NodeError) -> Option<ParentCommand> {
+    error
+        .source()
+        .and_then(|s| s.downcast_ref::<ParentCommand>())
+        .cloned()
 }
 
 fn sub_error(e: RunError) -> NodeError {

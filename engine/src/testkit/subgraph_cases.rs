@@ -12,8 +12,8 @@ use crate::dynamic::DynGraph;
 use crate::graph::subgraph::{namespace, resolve};
 use crate::stream::VecSink;
 use crate::{
-    Checkpointer, CompiledGraph, Event, NodeContext, NodeError, Resume, RunConfig, RunInput,
-    RunStatus, StateGraph, StreamModes, END, START,
+    Checkpointer, Command, CompiledGraph, Event, NodeContext, NodeError, ParentCommand, Resume,
+    RunConfig, RunInput, RunStatus, StateGraph, StreamModes, END, START,
 };
 
 pub async fn a_subgraph_runs_as_a_node_and_passes_interrupts_through(cp: Arc<dyn Checkpointer>) {
@@ -256,4 +256,84 @@ pub async fn get_state_with_subgraphs_shows_the_inner_states_and_events_carry_na
     assert_eq!(out.state.action.as_deref(), Some("ha"));
     let done = g.get_state_with_subgraphs(&t, None).await.unwrap().unwrap();
     assert!(done.tasks.is_empty() && done.next.is_empty());
+}
+
+pub async fn a_subgraph_node_hands_off_to_a_parent_node_with_command_to_parent(
+    cp: Arc<dyn Checkpointer>,
+) {
+    // The team: `ask` asks who goes next, then hands off to that node of the parent with
+    // an update of the parent's state; `never` must not run.
+    let never = Counter::default();
+    let n2 = never.clone();
+    let mut team = StateGraph::<JokeState>::new();
+    team.add_node("ask", |s: Arc<JokeState>, ctx: NodeContext| async move {
+        let next: String = ctx.interrupt(json!({"q": "who next?"}))?;
+        let update = Upd::default().log(vec![format!("{} handed to {next}", s.topic)]);
+        Ok::<_, NodeError>(Command::<JokeState>::to_parent(
+            ParentCommand::goto(next).with_update(&update)?,
+        ))
+    });
+    team.add_node("never", move |_s: Arc<JokeState>, _ctx: NodeContext| {
+        let n = n2.clone();
+        async move {
+            n.bump();
+            Ok::<_, NodeError>(JokeStateUpdate::default())
+        }
+    });
+    team.add_edge(START, "ask");
+    team.add_edge("ask", "never");
+    team.add_edge("never", END);
+    let team = team.compile().unwrap();
+
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "team",
+        team.clone(),
+        |_s: &TestState| JokeStateUpdate::default().topic("cats".to_string()),
+        |_s: &JokeState| Upd::default().log(vec!["mapped back".into()]),
+    )
+    .destinations(["b"]);
+    g.add_node("after", trail_node("after"));
+    g.add_node("b", trail_node("b"));
+    g.add_edge(START, "team");
+    g.add_edge("team", "after");
+    g.add_edge("after", END);
+    g.add_edge("b", END);
+    let g = build(g, cp.clone());
+    let t = thread();
+
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    assert_eq!(out.interrupts()[0].value, json!({"q": "who next?"}));
+    let out = ok(&g, RunConfig::new(&t), RunInput::Resume(Resume::value("b"))).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["cats handed to b", "b"], "the parent's goto replaced the edge to `after`, and the subgraph's state was not mapped back");
+    assert_eq!(never.get(), 0, "the subgraph stopped at the hand-off");
+
+    // A second turn whose hand-off names no node of the parent fails the run, typed.
+    let out = ok(&g, RunConfig::new(&t), say("again")).await;
+    assert_eq!(out.interrupts().len(), 1);
+    let err = g
+        .invoke(
+            RunConfig::new(&t),
+            RunInput::Resume(Resume::value("nowhere")),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("nowhere"), "{err}");
+
+    // Run on its own, a graph whose node hands off to a parent fails with a clear error.
+    let alone = team.with_checkpointer(cp).with_state_cache(0);
+    let t2 = thread();
+    alone
+        .invoke(
+            RunConfig::new(&t2),
+            RunInput::Turn(JokeStateUpdate::default().topic("x".to_string())),
+        )
+        .await
+        .unwrap();
+    let err = alone
+        .invoke(RunConfig::new(&t2), RunInput::Resume(Resume::value("b")))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("without a parent"), "{err}");
 }
