@@ -32,10 +32,10 @@ use crate::stream::EventSink;
 /// | a resume with one value | `{"resume": {"value": <any JSON>}}` |
 /// | a resume by interrupt id | `{"resume": {"by_id": {"<interrupt id>": <any JSON>}}}` |
 /// | continue | `"continue"` |
-/// | a command | `{"command": {"update": <the state's update>, "goto": ["node", ...]}}` |
+/// | a command | `{"command": {"update": <the state's update>, "goto": ["node", ...], "sends": [{"node": "n", "arg": <any JSON>}, ...]}}` |
 ///
-/// A command's `update` and `goto` may each be left out (no update; follow the pending
-/// tasks); unknown keys are refused.
+/// A command's `update`, `goto` and `sends` may each be left out (no update; follow the
+/// pending tasks); unknown keys are refused.
 ///
 /// ```
 /// use palgraph::dynamic::DynInput;
@@ -63,6 +63,9 @@ pub enum DynInput {
         /// Nodes to run next.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         goto: Vec<String>,
+        /// Tasks to start next, one per send, each with its own input (see [`crate::send`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        sends: Vec<crate::send::Send>,
     },
 }
 
@@ -76,10 +79,14 @@ impl DynInput {
             DynInput::Turn(v) => RunInput::Turn(decode::<S>(v)?),
             DynInput::Resume(r) => RunInput::Resume(r.clone()),
             DynInput::Continue => RunInput::Continue,
-            DynInput::Command { update, goto } => RunInput::Command(Command {
+            DynInput::Command {
+                update,
+                goto,
+                sends,
+            } => RunInput::Command(Command {
                 update: update.as_ref().map(decode::<S>).transpose()?,
                 goto: goto.clone(),
-                sends: Vec::new(),
+                sends: sends.clone(),
                 parent: None,
             }),
         })

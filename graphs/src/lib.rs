@@ -2,6 +2,7 @@
 //!
 //! - [`approval`]: a human-approval graph (draft, ask a person, publish or revise);
 //! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary);
+//! - [`jokes`]: map-reduce with `Send` (LangGraph's joke generator);
 //! - [`streaming`]: a node that streams its answer word by word and honours cancellation;
 //! - [`supervisor`]: a supervisor with two sub-agent subgraphs (one asks a person);
 //! - [`palassist`]: PalAssist, the compliance document assistant (its nodes live in
@@ -14,6 +15,7 @@
 pub mod approval;
 pub mod eval;
 pub mod fanout;
+pub mod jokes;
 pub mod palassist;
 pub mod streaming;
 pub mod supervisor;

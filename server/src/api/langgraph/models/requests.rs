@@ -189,7 +189,8 @@ pub struct CommandBody {
     pub resume: Option<Value>,
     /// An update of the state.
     pub update: Option<Value>,
-    /// Node names (or `Send`s naming a node) to run next.
+    /// Node names and `Send`s (`{"node": .., "input": ..}`: a task of that node with its
+    /// own input) to run next.
     pub goto: Option<Value>,
 }
 
