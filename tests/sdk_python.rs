@@ -2,7 +2,9 @@
 //! drives the real server, on SQLite and Postgres: assistants, threads, streaming modes,
 //! interrupts and `Command(resume=...)`, joining a run after a disconnect, cancel, history,
 //! fork, double texting. tests/sdk/sdk_flow.py asserts each step; this test sets up the
-//! virtualenv (tests/sdk/.venv, made once) and checks the script passes.
+//! virtualenv (tests/sdk/.venv, made once) and checks the script passes. Subgraphs (the
+//! `supervisor` graph's state, namespaces and streamed events) are tests/sdk/sdk_subgraphs.py,
+//! map-reduce (`Send`, in the `jokes` graph and in a command's `goto`) tests/sdk/sdk_send.py.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -36,3 +38,25 @@ async fn python_sdk_flow(b: Backend) {
     common::run_flow_script(cmd, "the Python SDK flow (tests/sdk/sdk_flow.py)").await;
 }
 both_backends!(python_sdk_flow_, python_sdk_flow);
+
+/// Runs tests/sdk/`script` against a fresh server.
+async fn python_script(b: Backend, script: &str) {
+    let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
+    let s = TestServer::start(b).await;
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(sdk_dir().join(script))
+        .arg(&s.base)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1");
+    common::run_flow_script(cmd, &format!("tests/sdk/{script}")).await;
+}
+
+async fn python_sdk_subgraphs(b: Backend) {
+    python_script(b, "sdk_subgraphs.py").await;
+}
+both_backends!(python_sdk_subgraphs_, python_sdk_subgraphs);
+
+async fn python_sdk_send(b: Backend) {
+    python_script(b, "sdk_send.py").await;
+}
+both_backends!(python_sdk_send_, python_sdk_send);

@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
-use palgraph_graphs::{fanout, palassist, streaming};
+use palgraph_graphs::{fanout, jokes, palassist, streaming, supervisor};
 use palgraph_server::{Database, GraphEntry, MessagesChat, ServeConfig, Server, ServerBuilder};
 
 #[global_allocator]
@@ -99,6 +99,16 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
             "fanout",
             "Three reviewers in parallel, one summary (fan-out / fan-in)",
             fanout::graph()?,
+        )
+        .compiled_graph(
+            "jokes",
+            "Map-reduce: a joke per subject of a topic, sent in parallel, then the best (Send)",
+            jokes::graph()?,
+        )
+        .compiled_graph(
+            "supervisor",
+            "A supervisor with two sub-agent subgraphs: a researcher, then a writer who asks before publishing",
+            supervisor::graph()?,
         )
         .graph("streaming", |ctx| {
             let graph = streaming::graph()?.with_checkpointer(ctx.checkpointer.clone());

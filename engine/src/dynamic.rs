@@ -32,10 +32,10 @@ use crate::stream::EventSink;
 /// | a resume with one value | `{"resume": {"value": <any JSON>}}` |
 /// | a resume by interrupt id | `{"resume": {"by_id": {"<interrupt id>": <any JSON>}}}` |
 /// | continue | `"continue"` |
-/// | a command | `{"command": {"update": <the state's update>, "goto": ["node", ...]}}` |
+/// | a command | `{"command": {"update": <the state's update>, "goto": ["node", ...], "sends": [{"node": "n", "arg": <any JSON>}, ...]}}` |
 ///
-/// A command's `update` and `goto` may each be left out (no update; follow the pending
-/// tasks); unknown keys are refused.
+/// A command's `update`, `goto` and `sends` may each be left out (no update; follow the
+/// pending tasks); unknown keys are refused.
 ///
 /// ```
 /// use palgraph::dynamic::DynInput;
@@ -63,6 +63,9 @@ pub enum DynInput {
         /// Nodes to run next.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         goto: Vec<String>,
+        /// Tasks to start next, one per send, each with its own input (see [`crate::send`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        sends: Vec<crate::send::Send>,
     },
 }
 
@@ -76,10 +79,15 @@ impl DynInput {
             DynInput::Turn(v) => RunInput::Turn(decode::<S>(v)?),
             DynInput::Resume(r) => RunInput::Resume(r.clone()),
             DynInput::Continue => RunInput::Continue,
-            DynInput::Command { update, goto } => RunInput::Command(Command {
+            DynInput::Command {
+                update,
+                goto,
+                sends,
+            } => RunInput::Command(Command {
                 update: update.as_ref().map(decode::<S>).transpose()?,
                 goto: goto.clone(),
-                sends: Vec::new(),
+                sends: sends.clone(),
+                parent: None,
             }),
         })
     }
@@ -97,7 +105,7 @@ pub struct DynOutcome {
 }
 
 /// A thread's state at one checkpoint, as JSON.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DynSnapshot {
     /// The state.
     pub values: Value,
@@ -141,6 +149,29 @@ pub trait DynGraph: Send + Sync {
     }
     /// The checkpointer.
     fn checkpointer(&self) -> Arc<dyn Checkpointer>;
+    /// The graph's subgraph nodes and their graphs, bound to this graph's checkpointer
+    /// (see [`crate::graph::subgraph`]).
+    fn subgraphs(&self) -> Vec<(String, Arc<dyn DynGraph>)> {
+        Vec::new()
+    }
+    /// The subgraph node `node` runs, if it is one.
+    fn subgraph(&self, node: &str) -> Option<Arc<dyn DynGraph>> {
+        self.subgraphs()
+            .into_iter()
+            .find_map(|(n, g)| (n == node).then_some(g))
+    }
+    /// [`DynGraph::state`] with each due subgraph task's own state in
+    /// [`TaskState::state`] (see [`CompiledGraph::get_state_with_subgraphs`]).
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit a state type.
+    async fn state_with_subgraphs(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<DynSnapshot>, RunError> {
+        self.state(thread_id, checkpoint_id).await
+    }
     /// Checks `input` for a run on `thread_id` (from `checkpoint_id`, else the latest
     /// checkpoint) by the rules the run applies, without running or writing anything, and
     /// returns it as the run will take it (a resume keyed by interrupt ids becomes
@@ -249,6 +280,25 @@ impl<S: State> DynGraph for CompiledGraph<S> {
 
     fn checkpointer(&self) -> Arc<dyn Checkpointer> {
         CompiledGraph::checkpointer(self).clone()
+    }
+
+    fn subgraphs(&self) -> Vec<(String, Arc<dyn DynGraph>)> {
+        CompiledGraph::subgraphs(self)
+    }
+
+    fn subgraph(&self, node: &str) -> Option<Arc<dyn DynGraph>> {
+        CompiledGraph::subgraph(self, node)
+    }
+
+    async fn state_with_subgraphs(
+        &self,
+        thread_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<DynSnapshot>, RunError> {
+        Ok(self
+            .get_state_with_subgraphs(thread_id, checkpoint_id)
+            .await?
+            .map(snapshot))
     }
 
     async fn check_input(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::checkpoint::{ListOptions, LoadedCheckpoint};
+use crate::dynamic::DynSnapshot;
 use crate::graph::CompiledGraph;
 use crate::interrupt::InterruptInfo;
 use crate::run::cursor::Cursor;
@@ -25,6 +26,12 @@ pub struct TaskState {
     pub error: Option<String>,
     /// Whether it finished (its result waits in the pending writes).
     pub done: bool,
+    /// A subgraph task's namespace, `"node:task_id"` (LangGraph's `checkpoint_ns`); `None`
+    /// for other nodes.
+    pub namespace: Option<String>,
+    /// A subgraph task's own state, filled by
+    /// [`CompiledGraph::get_state_with_subgraphs`] (`None` otherwise, or before it started).
+    pub state: Option<Box<DynSnapshot>>,
 }
 
 /// A thread's state at one checkpoint.
@@ -80,6 +87,8 @@ impl<S: State> StateSnapshot<S> {
                         .collect(),
                     error: w.and_then(|w| w.error.clone()),
                     done: w.is_some_and(|w| w.result.is_some()),
+                    namespace: None,
+                    state: None,
                 }
             })
             .collect();
@@ -122,19 +131,24 @@ impl<S: State> CompiledGraph<S> {
         else {
             return Ok(None);
         };
-        if let Some(state) = self.cache.peek(thread_id, &meta.record.checkpoint_id) {
-            return Ok(Some(StateSnapshot::from_cursor(Cursor::with_state(
-                meta, state,
-            )?)?));
-        }
-        match self
-            .checkpointer
-            .get(thread_id, Some(&meta.record.checkpoint_id))
-            .await?
-        {
-            Some(l) => Ok(Some(StateSnapshot::from_loaded(l)?)),
-            None => Ok(None),
-        }
+        let snap = if let Some(state) = self.cache.peek(thread_id, &meta.record.checkpoint_id) {
+            StateSnapshot::from_cursor(Cursor::with_state(meta, state)?)?
+        } else {
+            match self
+                .checkpointer
+                .get(thread_id, Some(&meta.record.checkpoint_id))
+                .await?
+            {
+                Some(l) => StateSnapshot::from_loaded(l)?,
+                None => return Ok(None),
+            }
+        };
+        Ok(Some(self.marked(snap)))
+    }
+
+    fn marked(&self, mut snap: StateSnapshot<S>) -> StateSnapshot<S> {
+        self.mark_subgraph_tasks(&mut snap.tasks);
+        snap
     }
 
     /// The thread's checkpoints with their states, newest first.
@@ -154,7 +168,7 @@ impl<S: State> CompiledGraph<S> {
                 .get(thread_id, Some(&r.checkpoint_id))
                 .await?
             {
-                out.push(StateSnapshot::from_loaded(l)?);
+                out.push(self.marked(StateSnapshot::from_loaded(l)?));
             }
         }
         Ok(out)

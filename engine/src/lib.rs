@@ -113,6 +113,7 @@ pub mod testkit;
 pub use cancel::{CancelReason, Cancellation};
 pub use checkpoint::{Checkpointer, ListOptions, MemoryCheckpointer, PruneStrategy};
 pub use context::NodeContext;
+pub use graph::parent::ParentCommand;
 pub use graph::{CompiledGraph, GraphError, StateGraph, Targets, END, START};
 pub use history::{StateSnapshot, TaskState};
 pub use interrupt::{InterruptInfo, Resume};

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::context::NodeContext;
+use crate::graph::parent::ParentCommand;
 use crate::send;
 use crate::state::State;
 
@@ -24,6 +25,9 @@ pub struct Command<S: State> {
     /// Tasks to start next instead of the node's edges, one per send, each with its own
     /// input (see [`crate::send`]).
     pub sends: Vec<send::Send>,
+    /// A command for the parent graph instead (a node inside a subgraph; see
+    /// [`crate::graph::parent`]): the rest of this command is dropped.
+    pub parent: Option<ParentCommand>,
 }
 
 impl<S: State> Default for Command<S> {
@@ -32,6 +36,7 @@ impl<S: State> Default for Command<S> {
             update: None,
             goto: Vec::new(),
             sends: Vec::new(),
+            parent: None,
         }
     }
 }
@@ -46,8 +51,17 @@ impl<S: State> Command<S> {
     pub fn with_update(update: S::Update) -> Self {
         Command {
             update: Some(update),
-            goto: Vec::new(),
-            sends: Vec::new(),
+            ..Default::default()
+        }
+    }
+
+    /// A command for the parent graph: from a node inside a subgraph, the subgraph stops
+    /// and the parent applies `parent` as the subgraph node's result (LangGraph's
+    /// `Command(graph=Command.PARENT, ...)`; see [`crate::graph::parent`]).
+    pub fn to_parent(parent: ParentCommand) -> Self {
+        Command {
+            parent: Some(parent),
+            ..Default::default()
         }
     }
 
@@ -307,6 +321,14 @@ where
 {
     Arc::new(move |state, ctx| {
         let fut = f(state, ctx);
-        Box::pin(async move { fut.await.map(Into::into) })
+        Box::pin(async move {
+            let mut cmd: Command<S> = fut.await?.into();
+            // A command for the parent leaves the subgraph's run the way an error does, and
+            // the subgraph node in the parent takes it from there (see `graph::parent`).
+            match cmd.parent.take() {
+                Some(p) => Err(NodeError::from_error(ErrorKind::Fatal, p)),
+                None => Ok(cmd),
+            }
+        })
     })
 }

@@ -134,6 +134,17 @@ pub enum Event {
         /// How many.
         dropped: u64,
     },
+    /// An event of a subgraph running inside a node of this run (LangGraph's
+    /// `(namespace, chunk)` with `subgraphs=True`; see [`crate::graph::subgraph`]). Only a
+    /// subgraph's step events are passed up (node starts and finishes, values, checkpoints,
+    /// custom events, status lines, tokens), never its own start or end.
+    Subgraph {
+        /// Where it ran, outermost first: `["node:task_id", ...]` (LangGraph's
+        /// `checkpoint_ns` split on `|`).
+        namespace: Vec<String>,
+        /// The subgraph's event.
+        event: Box<Event>,
+    },
     /// Terminal: the graph reached its end.
     Completed {
         /// The final checkpoint.
@@ -179,13 +190,17 @@ impl Event {
             Event::Values { .. } => Some(StreamMode::Values),
             Event::Status { .. } | Event::Custom { .. } => Some(StreamMode::Custom),
             Event::MessageDelta { .. } | Event::MessageReset { .. } => Some(StreamMode::Messages),
+            Event::Subgraph { event, .. } => event.mode(),
             _ => None,
         }
     }
 
     /// Whether the event may be dropped for a slow consumer.
     pub fn is_lossy(&self) -> bool {
-        matches!(self, Event::MessageDelta { .. } | Event::Custom { .. })
+        match self {
+            Event::Subgraph { event, .. } => event.is_lossy(),
+            e => matches!(e, Event::MessageDelta { .. } | Event::Custom { .. }),
+        }
     }
 }
 

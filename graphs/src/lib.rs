@@ -2,7 +2,9 @@
 //!
 //! - [`approval`]: a human-approval graph (draft, ask a person, publish or revise);
 //! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary);
+//! - [`jokes`]: map-reduce with `Send` (LangGraph's joke generator);
 //! - [`streaming`]: a node that streams its answer word by word and honours cancellation;
+//! - [`supervisor`]: a supervisor with two sub-agent subgraphs (one asks a person);
 //! - [`palassist`]: PalAssist, the compliance document assistant (its nodes live in
 //!   `palgraph_nodes`), with what serves it: its chat adapter and its document routes;
 //! - [`eval`]: PalAssist's evaluation set, its runner and its scores (`palassist-eval`).
@@ -13,5 +15,7 @@
 pub mod approval;
 pub mod eval;
 pub mod fanout;
+pub mod jokes;
 pub mod palassist;
 pub mod streaming;
+pub mod supervisor;

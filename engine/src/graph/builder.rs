@@ -108,6 +108,8 @@ pub(crate) struct NodeSpec<S: State> {
     pub(crate) defer: bool,
     /// Caches the node's results (see [`NodeBuilder::cache`]).
     pub(crate) cache: Option<CachePolicy<S>>,
+    /// The subgraph the node runs, when it is a subgraph node (see [`super::subgraph`]).
+    pub(crate) subgraph: Option<Arc<dyn super::subgraph::SubgraphHandle>>,
 }
 
 pub(crate) struct RouterSpec<S: State> {
@@ -160,6 +162,10 @@ pub struct NodeBuilder<'a, S: State> {
 }
 
 impl<S: State> NodeBuilder<'_, S> {
+    pub(super) fn spec_mut(&mut self) -> &mut NodeSpec<S> {
+        self.spec
+    }
+
     /// The human status line streamed when the node starts ("Finding documents...").
     pub fn status(self, line: impl Into<String>) -> Self {
         self.spec.status = Some(line.into());
@@ -249,6 +255,7 @@ impl<S: State> StateGraph<S> {
             destinations: Vec::new(),
             defer: false,
             cache: None,
+            subgraph: None,
         });
         let last = self.nodes.len() - 1;
         NodeBuilder {

@@ -3,6 +3,7 @@
 
 mod builder;
 mod compile;
+pub mod parent;
 pub mod subgraph;
 
 pub(crate) use builder::RouterSpec;

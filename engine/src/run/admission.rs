@@ -85,6 +85,17 @@ pub(super) fn answers<'r>(
     }
 }
 
+/// Refuses a command's send to something that is not a node of the graph.
+pub(super) fn check_sends<S: State>(
+    graph: &GraphInner<S>,
+    sends: &[crate::send::Send],
+) -> Result<(), RunError> {
+    match sends.iter().find(|s| !graph.index.contains_key(&s.node)) {
+        Some(bad) => Err(RunError::UnknownNode(bad.node.clone())),
+        None => Ok(()),
+    }
+}
+
 /// The targets of a command's `goto` (END included); refused when one is not a node.
 pub(super) fn goto_targets<S: State>(
     graph: &GraphInner<S>,
@@ -160,6 +171,7 @@ impl<S: State> CompiledGraph<S> {
             }
             RunInput::Command(cmd) => {
                 goto_targets(&self.graph, &cmd.goto)?;
+                check_sends(&self.graph, &cmd.sends)?;
                 Ok(RunInput::Command(cmd))
             }
             other => Ok(other),

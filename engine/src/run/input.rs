@@ -235,12 +235,14 @@ impl<S: State> Executor<'_, S> {
         Ok(())
     }
 
-    /// Applies a command's update and goto (forking first when `cur` is not the head).
+    /// Applies a command's update and goto / sends (forking first when `cur` is not the
+    /// head).
     async fn command(&mut self, cur: &mut Cursor<S>, cmd: Command<S>) -> Result<(), RunError> {
         // Checked before the fork is written: a refused command changes nothing.
         let targets = admission::goto_targets(&self.g.graph, &cmd.goto)?;
+        admission::check_sends(&self.g.graph, &cmd.sends)?;
         self.fork_if_old(cur).await?;
-        if cmd.update.is_none() && cmd.goto.is_empty() {
+        if cmd.update.is_none() && cmd.goto.is_empty() && cmd.sends.is_empty() {
             return Ok(());
         }
         let mut writes = StepWrites::new::<S>();
@@ -252,10 +254,10 @@ impl<S: State> Executor<'_, S> {
         }
         let mut plan = cur.plan.clone();
         plan.paused = None;
-        if !cmd.goto.is_empty() {
+        if !cmd.goto.is_empty() || !cmd.sends.is_empty() {
             let next = plan::NextTargets {
                 nodes: targets,
-                sends: Vec::new(),
+                sends: cmd.sends,
             };
             let planned = plan::tasks_for(&self.g.graph, &next);
             (plan.tasks, plan.deferred) =

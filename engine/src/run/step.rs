@@ -163,6 +163,7 @@ impl<S: State> Executor<'_, S> {
                             update: stored.update,
                             goto: stored.goto,
                             sends: stored.sends,
+                            parent: None,
                         }
                     }
                 };
@@ -344,6 +345,7 @@ async fn cached<S: State>(cp: &dyn Checkpointer, node: &str, key: &str) -> Optio
             update: stored.update,
             goto: stored.goto,
             sends: stored.sends,
+            parent: None,
         }),
         Err(e) => {
             tracing::warn!(node, error = %e, "cached result does not fit the state; running the node");

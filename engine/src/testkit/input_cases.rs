@@ -165,12 +165,14 @@ pub async fn check_input_refuses_what_a_run_refuses_and_changes_nothing(cp: Arc<
     let bad_update = DynInput::Command {
         update: Some(json!({"nope": 1})),
         goto: vec![],
+        sends: vec![],
     };
     let err = refused_alike(single, &cp, &t_done, None, bad_update).await;
     assert!(matches!(err, RunError::InvalidInput(_)), "{err}");
     let nowhere = DynInput::Command {
         update: None,
         goto: vec!["nowhere".into()],
+        sends: vec![],
     };
     let err = refused_alike(single, &cp, &t_done, None, nowhere.clone()).await;
     assert!(matches!(err, RunError::UnknownNode(ref n) if n == "nowhere"));
@@ -178,6 +180,16 @@ pub async fn check_input_refuses_what_a_run_refuses_and_changes_nothing(cp: Arc<
     assert!(
         matches!(err, RunError::UnknownNode(_)),
         "refused before the fork is written: {err}"
+    );
+    let send_nowhere = DynInput::Command {
+        update: None,
+        goto: vec![],
+        sends: vec![crate::send::Send::new("nowhere", 1)],
+    };
+    let err = refused_alike(single, &cp, &t_done, None, send_nowhere).await;
+    assert!(
+        matches!(err, RunError::UnknownNode(ref n) if n == "nowhere"),
+        "{err}"
     );
 
     // What check_input accepts, it returns as it is (nothing to normalize), writing nothing,
@@ -197,6 +209,7 @@ pub async fn check_input_refuses_what_a_run_refuses_and_changes_nothing(cp: Arc<
             DynInput::Command {
                 update: Some(json!({"counter": 7})),
                 goto: vec!["ask".into()],
+                sends: vec![],
             },
         ),
         (single, &t_one, None, value(json!("yes"))),
@@ -357,6 +370,7 @@ pub async fn every_dyn_input_round_trips_through_json(cp: Arc<dyn Checkpointer>)
             DynInput::Command {
                 update: Some(json!({"counter": 1})),
                 goto: vec!["ask".into()],
+                sends: vec![],
             },
             json!({"command": {"update": {"counter": 1}, "goto": ["ask"]}}),
         ),
@@ -364,6 +378,15 @@ pub async fn every_dyn_input_round_trips_through_json(cp: Arc<dyn Checkpointer>)
             DynInput::Command {
                 update: None,
                 goto: vec![],
+                sends: vec![crate::send::Send::new("ask", "x")],
+            },
+            json!({"command": {"sends": [{"node": "ask", "arg": "x"}]}}),
+        ),
+        (
+            DynInput::Command {
+                update: None,
+                goto: vec![],
+                sends: vec![],
             },
             json!({"command": {}}),
         ),

@@ -70,6 +70,8 @@ macro_rules! checkpointer_suite {
             cache_cases::cache_entries_expire_and_custom_keys_apply,
             cache_cases::sends_are_cached_by_their_own_input,
             subgraph_cases::a_subgraph_runs_as_a_node_and_passes_interrupts_through,
+            subgraph_cases::get_state_with_subgraphs_shows_the_inner_states_and_events_carry_namespaces,
+            subgraph_cases::a_subgraph_node_hands_off_to_a_parent_node_with_command_to_parent,
             failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
             failure_cases::a_value_that_does_not_encode_is_an_encode_error,
             failure_cases::a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows,

@@ -8,10 +8,12 @@ use serde_json::json;
 
 use super::fixtures::*;
 use super::send_cases::{JokeState, JokeStateUpdate};
-use crate::graph::subgraph::namespace;
+use crate::dynamic::DynGraph;
+use crate::graph::subgraph::{namespace, resolve};
+use crate::stream::VecSink;
 use crate::{
-    Checkpointer, NodeContext, NodeError, Resume, RunConfig, RunInput, RunStatus, StateGraph, END,
-    START,
+    Checkpointer, Command, CompiledGraph, Event, NodeContext, NodeError, ParentCommand, Resume,
+    RunConfig, RunInput, RunStatus, StateGraph, StreamModes, END, START,
 };
 
 pub async fn a_subgraph_runs_as_a_node_and_passes_interrupts_through(cp: Arc<dyn Checkpointer>) {
@@ -101,4 +103,237 @@ pub async fn a_subgraph_runs_as_a_node_and_passes_interrupts_through(cp: Arc<dyn
     let snap = inner.get_state(&ns).await.unwrap().unwrap();
     assert!(snap.next.is_empty());
     assert_eq!(snap.values.jokes, vec!["joke about cats"]);
+}
+
+/// A two-level subgraph: `outer` (a JokeState graph) runs `inner` (another), which asks.
+fn two_levels() -> (CompiledGraph<JokeState>, CompiledGraph<JokeState>) {
+    let mut inner = StateGraph::<JokeState>::new();
+    inner.add_node("write", |s: Arc<JokeState>, _ctx: NodeContext| async move {
+        Ok::<_, NodeError>(
+            JokeStateUpdate::default().jokes(vec![format!("joke about {}", s.topic)]),
+        )
+    });
+    inner.add_node("ask", |_s: Arc<JokeState>, ctx: NodeContext| async move {
+        let verdict: String = ctx.interrupt(json!({"q": "funny?"}))?;
+        Ok::<_, NodeError>(JokeStateUpdate::default().best(Some(verdict)))
+    });
+    inner.add_edge(START, "write");
+    inner.add_edge("write", "ask");
+    inner.add_edge("ask", END);
+    let inner = inner.compile().unwrap();
+
+    let mut outer = StateGraph::<JokeState>::new();
+    outer.add_node("prep", |s: Arc<JokeState>, _ctx: NodeContext| async move {
+        Ok::<_, NodeError>(JokeStateUpdate::default().topic(format!("{}!", s.topic)))
+    });
+    outer.add_subgraph(
+        "inner",
+        inner.clone(),
+        |s: &JokeState| JokeStateUpdate::default().topic(s.topic.clone()),
+        |s: &JokeState| {
+            JokeStateUpdate::default()
+                .jokes(s.jokes.clone())
+                .best(s.best.clone())
+        },
+    );
+    outer.add_edge(START, "prep");
+    outer.add_edge("prep", "inner");
+    outer.add_edge("inner", END);
+    (outer.compile().unwrap(), inner)
+}
+
+pub async fn get_state_with_subgraphs_shows_the_inner_states_and_events_carry_namespaces(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let (outer, _inner) = two_levels();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "outer",
+        outer,
+        |s: &TestState| {
+            JokeStateUpdate::default().topic(
+                s.messages
+                    .last()
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default(),
+            )
+        },
+        |s: &JokeState| Upd::default().log(s.jokes.clone()).action(s.best.clone()),
+    );
+    g.add_edge(START, "outer");
+    g.add_edge("outer", END);
+    let g = build(g, cp.clone());
+    let t = thread();
+
+    // Streamed: the subgraphs' step events come tagged with their namespaces.
+    let sink = Arc::new(VecSink::default());
+    let out = g
+        .run(
+            RunConfig::new(&t).stream_modes(StreamModes::ALL),
+            say("cats"),
+            sink.clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.interrupts().len(), 1);
+    let tagged: Vec<(Vec<String>, Event)> = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Subgraph { namespace, event } => Some((namespace, *event)),
+            _ => None,
+        })
+        .collect();
+    let finished: Vec<(Vec<String>, String)> = tagged
+        .iter()
+        .filter_map(|(ns, e)| match e {
+            Event::NodeFinished { node, .. } => Some((ns.clone(), node.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        finished.len(),
+        2,
+        "prep in outer, write in inner: {finished:?}"
+    );
+    assert_eq!(finished[0].0.len(), 1);
+    assert!(finished[0].0[0].starts_with("outer:"));
+    assert_eq!(finished[0].1, "prep");
+    assert_eq!(finished[1].0.len(), 2);
+    assert_eq!(finished[1].0[0], finished[0].0[0]);
+    assert!(finished[1].0[1].starts_with("inner:"));
+    assert_eq!(finished[1].1, "write");
+    assert!(
+        tagged.iter().all(|(_, e)| !e.is_terminal()
+            && !matches!(e, Event::RunStarted { .. } | Event::Subgraph { .. })),
+        "only step events, flattened"
+    );
+    assert!(tagged.iter().any(|(ns, e)| ns.len() == 2
+        && matches!(e, Event::Values { values, .. } if values["topic"] == "cats!")));
+
+    // get_state: without subgraphs, the task names its namespace only.
+    let plain = g.get_state(&t).await.unwrap().unwrap();
+    assert_eq!(plain.tasks.len(), 1);
+    let ns = plain.tasks[0].namespace.clone().unwrap();
+    assert_eq!(ns, finished[0].0[0]);
+    assert!(plain.tasks[0].state.is_none());
+
+    // With subgraphs: the outer state, and in it the inner one, waiting at `ask`.
+    let deep = g.get_state_with_subgraphs(&t, None).await.unwrap().unwrap();
+    let outer_state = deep.tasks[0].state.as_deref().unwrap();
+    assert_eq!(outer_state.values["topic"], "cats!");
+    assert_eq!(outer_state.next, vec!["inner"]);
+    assert_eq!(
+        outer_state.tasks[0].namespace.as_deref(),
+        Some(finished[1].0[1].as_str())
+    );
+    let inner_state = outer_state.tasks[0].state.as_deref().unwrap();
+    assert_eq!(inner_state.next, vec!["ask"]);
+    assert_eq!(inner_state.values["jokes"], json!(["joke about cats!"]));
+    assert_eq!(inner_state.interrupts.len(), 1);
+    assert_eq!(inner_state.interrupts[0].value, json!({"q": "funny?"}));
+
+    // A namespace resolves to the graph and thread holding it.
+    let dyn_g: Arc<dyn DynGraph> = Arc::new(g.clone());
+    let full = finished[1].0.join("|");
+    let (sub, sub_thread) = resolve(dyn_g.clone(), &t, &full).unwrap();
+    let again = sub.state(&sub_thread, None).await.unwrap().unwrap();
+    assert_eq!(again.values, inner_state.values);
+    assert!(resolve(dyn_g.clone(), &t, "nope:1").is_none());
+    assert!(resolve(dyn_g.clone(), &t, "outer").is_none());
+    assert_eq!(dyn_g.subgraphs().len(), 1);
+    assert_eq!(dyn_g.subgraph("outer").unwrap().subgraphs()[0].0, "inner");
+
+    // Resumed from the parent: the inner graph ends, and nothing is due anywhere.
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("ha")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["joke about cats!"]);
+    assert_eq!(out.state.action.as_deref(), Some("ha"));
+    let done = g.get_state_with_subgraphs(&t, None).await.unwrap().unwrap();
+    assert!(done.tasks.is_empty() && done.next.is_empty());
+}
+
+pub async fn a_subgraph_node_hands_off_to_a_parent_node_with_command_to_parent(
+    cp: Arc<dyn Checkpointer>,
+) {
+    // The team: `ask` asks who goes next, then hands off to that node of the parent with
+    // an update of the parent's state; `never` must not run.
+    let never = Counter::default();
+    let n2 = never.clone();
+    let mut team = StateGraph::<JokeState>::new();
+    team.add_node("ask", |s: Arc<JokeState>, ctx: NodeContext| async move {
+        let next: String = ctx.interrupt(json!({"q": "who next?"}))?;
+        let update = Upd::default().log(vec![format!("{} handed to {next}", s.topic)]);
+        Ok::<_, NodeError>(Command::<JokeState>::to_parent(
+            ParentCommand::goto(next).with_update(&update)?,
+        ))
+    });
+    team.add_node("never", move |_s: Arc<JokeState>, _ctx: NodeContext| {
+        let n = n2.clone();
+        async move {
+            n.bump();
+            Ok::<_, NodeError>(JokeStateUpdate::default())
+        }
+    });
+    team.add_edge(START, "ask");
+    team.add_edge("ask", "never");
+    team.add_edge("never", END);
+    let team = team.compile().unwrap();
+
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "team",
+        team.clone(),
+        |_s: &TestState| JokeStateUpdate::default().topic("cats".to_string()),
+        |_s: &JokeState| Upd::default().log(vec!["mapped back".into()]),
+    )
+    .destinations(["b"]);
+    g.add_node("after", trail_node("after"));
+    g.add_node("b", trail_node("b"));
+    g.add_edge(START, "team");
+    g.add_edge("team", "after");
+    g.add_edge("after", END);
+    g.add_edge("b", END);
+    let g = build(g, cp.clone());
+    let t = thread();
+
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    assert_eq!(out.interrupts()[0].value, json!({"q": "who next?"}));
+    let out = ok(&g, RunConfig::new(&t), RunInput::Resume(Resume::value("b"))).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["cats handed to b", "b"], "the parent's goto replaced the edge to `after`, and the subgraph's state was not mapped back");
+    assert_eq!(never.get(), 0, "the subgraph stopped at the hand-off");
+
+    // A second turn whose hand-off names no node of the parent fails the run, typed.
+    let out = ok(&g, RunConfig::new(&t), say("again")).await;
+    assert_eq!(out.interrupts().len(), 1);
+    let err = g
+        .invoke(
+            RunConfig::new(&t),
+            RunInput::Resume(Resume::value("nowhere")),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("nowhere"), "{err}");
+
+    // Run on its own, a graph whose node hands off to a parent fails with a clear error.
+    let alone = team.with_checkpointer(cp).with_state_cache(0);
+    let t2 = thread();
+    alone
+        .invoke(
+            RunConfig::new(&t2),
+            RunInput::Turn(JokeStateUpdate::default().topic("x".to_string())),
+        )
+        .await
+        .unwrap();
+    let err = alone
+        .invoke(RunConfig::new(&t2), RunInput::Resume(Resume::value("b")))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("without a parent"), "{err}");
 }

@@ -121,17 +121,24 @@ pub(crate) async fn execute(
 ) {
     let _done = Done(done);
     let channel = runs.hub.open(&run.run_id);
-    let wanted = RunSpec::from_kwargs(&run.kwargs)
-        .map(|spec| modes(&spec))
-        .unwrap_or(StreamModes::ALL);
-    let sink = Arc::new(RunSink::new(
-        &run.run_id,
-        &run.thread_id,
-        run.attempt,
-        channel,
-        runs.writer.clone(),
-        wanted,
-    ));
+    let spec = RunSpec::from_kwargs(&run.kwargs).ok();
+    let wanted = spec.as_ref().map(modes).unwrap_or(StreamModes::ALL);
+    let subgraphs = spec
+        .as_ref()
+        .and_then(|s| s.api.get("stream_subgraphs"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let sink = Arc::new(
+        RunSink::new(
+            &run.run_id,
+            &run.thread_id,
+            run.attempt,
+            channel,
+            runs.writer.clone(),
+            wanted,
+        )
+        .with_subgraphs(subgraphs),
+    );
     let attempt = Attempt {
         fence: Fence::new(&run.thread_id, epoch(&run)),
         runs: runs.clone(),

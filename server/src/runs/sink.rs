@@ -51,6 +51,8 @@ pub(crate) struct RunSink {
     streamed: Mutex<Vec<Streamed>>,
     /// The events the run's clients asked for: the others are neither published nor stored.
     modes: StreamModes,
+    /// Whether the run's clients asked for subgraphs' events (`stream_subgraphs`).
+    subgraphs: bool,
 }
 
 /// The text of a message streamed in the current try.
@@ -84,7 +86,14 @@ impl RunSink {
             stopped: AtomicBool::new(false),
             streamed: Mutex::new(Vec::new()),
             modes,
+            subgraphs: false,
         }
+    }
+
+    /// The same sink passing subgraphs' events on (`stream_subgraphs`), or not.
+    pub(crate) fn with_subgraphs(mut self, subgraphs: bool) -> Self {
+        self.subgraphs = subgraphs;
+        self
     }
 
     fn number(&self, event: Event) -> RunEvent {
@@ -159,7 +168,9 @@ impl RunSink {
 
 impl EventSink for RunSink {
     fn send(&self, event: RunEvent) {
-        if !self.modes.delivers(&event.event) {
+        if !self.modes.delivers(&event.event)
+            || (!self.subgraphs && matches!(event.event, Event::Subgraph { .. }))
+        {
             return;
         }
         if event.event.is_terminal() {

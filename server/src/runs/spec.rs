@@ -101,6 +101,7 @@ impl RunSpec {
             Some(c) if c.update.is_some() || !c.goto.is_empty() => DynInput::Command {
                 update: c.update,
                 goto: c.goto,
+                sends: Vec::new(),
             },
             _ => match old.input {
                 Some(v) if !v.is_null() => DynInput::Turn(v),

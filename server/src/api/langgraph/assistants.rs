@@ -6,7 +6,12 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 
-use super::common::{assistant, one_of, project, values, with_header, AssistantPath};
+use std::sync::Arc;
+
+use palgraph::dynamic::DynGraph;
+
+use super::common::{assistant, one_of, project, values, with_header, AssistantPath, Params};
+use super::models::SubgraphParams;
 use super::models::{
     Assistant, AssistantSchemas, AssistantSearch, CreateAssistant, GraphDrawing, Info,
 };
@@ -183,14 +188,19 @@ pub(crate) async fn graph(
     }))
 }
 
-/// `GET /assistants/{id}/subgraphs`: palgraph graphs have no subgraphs.
+/// `GET /assistants/{id}/subgraphs?recurse=`: the graph's subgraph nodes and their
+/// schemas, by namespace (a node's name; nested ones `outer|inner` with `recurse`).
 pub(crate) async fn subgraphs(
     State(state): State<AppState>,
     _user: User,
     Path(AssistantPath { id }): Path<AssistantPath>,
+    params: Params<SubgraphParams>,
 ) -> ApiResult<Json<Map<String, Value>>> {
-    assistant(&state, &id)?;
-    Ok(Json(Map::new()))
+    let e = assistant(&state, &id)?;
+    let recurse = params.flag("recurse")?.unwrap_or(false);
+    let mut out = Map::new();
+    list_subgraphs(&e.graph, "", recurse, &mut out);
+    Ok(Json(out))
 }
 
 /// The path of a subgraph of an assistant.
@@ -198,19 +208,64 @@ pub(crate) async fn subgraphs(
 pub(crate) struct SubgraphPath {
     /// The assistant's id, or its graph's name.
     id: String,
-    /// The subgraph's namespace.
+    /// The subgraph's namespace (node names joined with `|`).
     namespace: String,
 }
 
-/// `GET /assistants/{id}/subgraphs/{namespace}`: palgraph graphs have no subgraphs.
+/// `GET /assistants/{id}/subgraphs/{namespace}?recurse=`: the subgraph at `namespace` (and
+/// with `recurse` the ones inside it); `{}` when there is none.
 pub(crate) async fn subgraph(
     State(state): State<AppState>,
     _user: User,
     Path(p): Path<SubgraphPath>,
+    params: Params<SubgraphParams>,
 ) -> ApiResult<Json<Map<String, Value>>> {
-    let _ = p.namespace;
-    assistant(&state, &p.id)?;
-    Ok(Json(Map::new()))
+    let e = assistant(&state, &p.id)?;
+    let recurse = params.flag("recurse")?.unwrap_or(false);
+    let mut g = e.graph.clone();
+    let mut out = Map::new();
+    for node in p.namespace.split('|') {
+        match g.subgraph(node) {
+            Some(sub) => g = sub,
+            None => return Ok(Json(out)),
+        }
+    }
+    out.insert(p.namespace.clone(), subgraph_schemas(&*g));
+    if recurse {
+        list_subgraphs(&g, &p.namespace, true, &mut out);
+    }
+    Ok(Json(out))
+}
+
+/// Adds the subgraphs of `g` (under namespace `prefix`) to `out`.
+fn list_subgraphs(
+    g: &Arc<dyn DynGraph>,
+    prefix: &str,
+    recurse: bool,
+    out: &mut Map<String, Value>,
+) {
+    for (node, sub) in g.subgraphs() {
+        let ns = if prefix.is_empty() {
+            node
+        } else {
+            format!("{prefix}|{node}")
+        };
+        out.insert(ns.clone(), subgraph_schemas(&*sub));
+        if recurse {
+            list_subgraphs(&sub, &ns, true, out);
+        }
+    }
+}
+
+/// A subgraph's schemas, as LangGraph lists them.
+fn subgraph_schemas(g: &dyn DynGraph) -> Value {
+    json!({
+        "input_schema": g.update_schema(),
+        "output_schema": g.state_schema(),
+        "state_schema": g.state_schema(),
+        "config_schema": {"type": "object", "properties": {}},
+        "context_schema": {"type": "object", "properties": {}},
+    })
 }
 
 /// The state schema: the registered one when it describes fields, otherwise one listing the

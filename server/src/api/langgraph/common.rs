@@ -173,13 +173,24 @@ pub(crate) fn checkpoint_id_of(
     })
 }
 
-/// A subgraph namespace asked for (palgraph graphs have none).
+/// The subgraph namespace a checkpoint config names, if any.
 pub(crate) fn subgraph_ns(checkpoint: &Option<Map<String, Value>>) -> Option<&str> {
     checkpoint
         .as_ref()
         .and_then(|c| c.get("checkpoint_ns"))
         .and_then(Value::as_str)
         .filter(|ns| !ns.is_empty())
+}
+
+/// The graph and the checkpointer thread that hold namespace `ns` of thread `id` run by
+/// `g` (404 for a namespace that is not one of its subgraph tasks').
+pub(crate) fn in_namespace(
+    g: &GraphEntry,
+    id: &str,
+    ns: &str,
+) -> ApiResult<(std::sync::Arc<dyn palgraph::dynamic::DynGraph>, String)> {
+    palgraph::graph::subgraph::resolve(g.graph.clone(), id, ns)
+        .ok_or_else(|| ApiError::NotFound(format!("subgraph namespace `{ns}`")))
 }
 
 /// The graph a thread runs: the one its metadata names (every run sets it), or the only

@@ -110,14 +110,14 @@ fn resources() -> ApiRouter<AppState> {
         .api_route(
             "/assistants/{id}/subgraphs",
             get_with(assistants::subgraphs, |o| {
-                o.summary("The assistant's subgraphs (none)")
+                o.summary("The assistant's subgraphs and their schemas, by namespace")
                     .tag("assistants")
             }),
         )
         .api_route(
             "/assistants/{id}/subgraphs/{namespace}",
             get_with(assistants::subgraph, |o| {
-                o.summary("A subgraph of the assistant (none)")
+                o.summary("A subgraph of the assistant (and with recurse the ones inside it)")
                     .tag("assistants")
             }),
         )

@@ -64,32 +64,35 @@ pub(crate) fn checked_modes(asked: Vec<String>) -> ApiResult<Vec<Mode>> {
     Ok(out)
 }
 
-/// `goto` as node names (a `Send` names its node; its input is not supported).
-fn goto_list(v: &Option<Value>) -> ApiResult<Vec<String>> {
-    fn one(x: &Value) -> ApiResult<String> {
+/// `goto` as node names and sends: each item is a node name or a LangGraph `Send`
+/// (`{"node": .., "input": ..}`), which starts a task of that node with its own input.
+fn goto_list(v: &Option<Value>) -> ApiResult<(Vec<String>, Vec<palgraph::send::Send>)> {
+    let mut nodes = Vec::new();
+    let mut sends = Vec::new();
+    let mut one = |x: &Value| -> ApiResult<()> {
         match x {
-            Value::String(s) => Ok(s.clone()),
+            Value::String(s) => nodes.push(s.clone()),
             Value::Object(o) => {
-                if o.get("input").is_some_and(|i| !i.is_null()) {
-                    return Err(ApiError::Invalid(
-                        "command.goto: a Send with input is not supported; update the state and go to the node".into(),
-                    ));
-                }
-                o.get("node")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .ok_or_else(|| ApiError::Invalid("command.goto: a Send needs a node".into()))
+                let node = o.get("node").and_then(Value::as_str).ok_or_else(|| {
+                    ApiError::Invalid("command.goto: a Send needs a node (a string)".into())
+                })?;
+                let input = o.get("input").cloned().unwrap_or(Value::Null);
+                sends.push(palgraph::send::Send::new(node, input));
             }
-            other => Err(ApiError::Invalid(format!(
-                "command.goto must be a node name, a Send or a list of them, not {other}"
-            ))),
+            other => {
+                return Err(ApiError::Invalid(format!(
+                    "command.goto must be a node name, a Send or a list of them, not {other}"
+                )))
+            }
         }
-    }
+        Ok(())
+    };
     match v {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(a)) => a.iter().map(one).collect(),
-        Some(x) => Ok(vec![one(x)?]),
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) => a.iter().try_for_each(&mut one)?,
+        Some(x) => one(x)?,
     }
+    Ok((nodes, sends))
 }
 
 /// The checkpoint a request forks from: `checkpoint_id`, `checkpoint.checkpoint_id` or
@@ -120,7 +123,7 @@ fn input_of(req: &CreateRun) -> ApiResult<DynInput> {
             "give either input or command, not both".into(),
         ));
     }
-    let goto = goto_list(&c.goto)?;
+    let (goto, sends) = goto_list(&c.goto)?;
     let update = c.update.clone().filter(|u| !u.is_null());
     if let Some(Value::Array(_)) = &update {
         return Err(ApiError::Invalid(
@@ -128,11 +131,15 @@ fn input_of(req: &CreateRun) -> ApiResult<DynInput> {
         ));
     }
     match &c.resume {
-        Some(_) if update.is_some() || !goto.is_empty() => Err(ApiError::Invalid(
+        Some(_) if update.is_some() || !goto.is_empty() || !sends.is_empty() => Err(ApiError::Invalid(
             "command.resume cannot be combined with update or goto in palgraph: resume first, then send the update".into(),
         )),
         Some(value) => Ok(DynInput::Resume(Resume::Value(value.clone()))),
-        None => Ok(DynInput::Command { update, goto }),
+        None => Ok(DynInput::Command {
+            update,
+            goto,
+            sends,
+        }),
     }
 }
 

@@ -6,11 +6,12 @@ use palgraph::ListOptions;
 use serde_json::{json, Value};
 
 use super::common::{
-    checkpoint_id_of, project, subgraph_ns, thread_graph, values, CheckpointPath, Params,
-    ThreadPath,
+    checkpoint_id_of, in_namespace, project, subgraph_ns, thread_graph, values, CheckpointPath,
+    Params, ThreadPath,
 };
 use super::models::{
-    CheckpointRef, HistoryParams, HistoryQuery, StateAt, StateUpdated, ThreadState, UpdateState,
+    CheckpointRef, HistoryParams, HistoryQuery, StateAt, StateParams, StateUpdated, ThreadState,
+    UpdateState,
 };
 use super::unsupported::NotSupported;
 use crate::api::admission::own_thread;
@@ -19,66 +20,81 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiJson, OptionalJson};
 use crate::api::AppState;
 
-/// `GET /threads/{id}/state[/{checkpoint_id}]`.
+/// `GET /threads/{id}/state?subgraphs=`.
 pub(crate) async fn get(
     State(state): State<AppState>,
     user: User,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
+    params: Params<StateParams>,
 ) -> ApiResult<Json<ThreadState>> {
-    state_at(&state, &user, &id, None).await
+    let subgraphs = params.flag("subgraphs")?.unwrap_or(false);
+    state_at(&state, &user, &id, "", None, subgraphs).await
 }
 
-/// `GET /threads/{id}/state/{checkpoint_id}`.
+/// `GET /threads/{id}/state/{checkpoint_id}?subgraphs=`.
 pub(crate) async fn get_at(
     State(state): State<AppState>,
     user: User,
     Path(p): Path<CheckpointPath>,
+    params: Params<StateParams>,
 ) -> ApiResult<Json<ThreadState>> {
-    state_at(&state, &user, &p.thread_id, Some(&p.checkpoint_id)).await
+    let subgraphs = params.flag("subgraphs")?.unwrap_or(false);
+    state_at(
+        &state,
+        &user,
+        &p.thread_id,
+        "",
+        Some(&p.checkpoint_id),
+        subgraphs,
+    )
+    .await
 }
 
+/// The state of thread `id` (of its subgraph namespace `ns` when not empty) at a checkpoint,
+/// with subgraph tasks' states when `subgraphs`.
 async fn state_at(
     state: &AppState,
     user: &User,
     id: &str,
+    ns: &str,
     checkpoint: Option<&str>,
+    subgraphs: bool,
 ) -> ApiResult<Json<ThreadState>> {
     let t = own_thread(state, user, id).await?;
     let Some(g) = thread_graph(state, &t) else {
-        return Ok(Json(ThreadState::empty(id)));
+        return match ns {
+            "" => Ok(Json(ThreadState::empty(id))),
+            _ => Err(ApiError::NotFound(format!("subgraph namespace `{ns}`"))),
+        };
     };
-    match g.graph.state(id, checkpoint).await? {
-        Some(s) => Ok(Json(ThreadState::of(id, &s))),
+    let (graph, inner) = in_namespace(g, id, ns)?;
+    let snap = if subgraphs {
+        graph.state_with_subgraphs(&inner, checkpoint).await?
+    } else {
+        graph.state(&inner, checkpoint).await?
+    };
+    match snap {
+        Some(s) => Ok(Json(ThreadState::of_ns(id, ns, &s))),
         None => match checkpoint {
             Some(c) => Err(ApiError::NotFound(format!("checkpoint `{c}`"))),
-            None => Ok(Json(ThreadState::empty(id))),
+            None if ns.is_empty() => Ok(Json(ThreadState::empty(id))),
+            None => Err(ApiError::NotFound(format!("subgraph namespace `{ns}`"))),
         },
     }
 }
 
-/// `POST /threads/{id}/state/checkpoint`.
+/// `POST /threads/{id}/state/checkpoint`: at a checkpoint of the thread or of one of its
+/// subgraphs (`checkpoint.checkpoint_ns`).
 pub(crate) async fn at(
     State(state): State<AppState>,
     user: User,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     OptionalJson(req): OptionalJson<StateAt>,
 ) -> ApiResult<Json<ThreadState>> {
-    let t = own_thread(&state, &user, &id).await?;
-    if let Some(ns) = subgraph_ns(&req.checkpoint) {
-        return Err(ApiError::NotFound(format!("subgraph `{ns}`")));
-    }
-    let Some(g) = thread_graph(&state, &t) else {
-        return Ok(Json(ThreadState::empty(&id)));
-    };
+    let ns = subgraph_ns(&req.checkpoint).unwrap_or_default();
     let cp = checkpoint_id_of(&req.checkpoint, &req.checkpoint_id);
-    match g.graph.state(&id, cp.as_deref()).await? {
-        Some(s) => Ok(Json(ThreadState::of(&id, &s))),
-        None if cp.is_none() => Ok(Json(ThreadState::empty(&id))),
-        None => Err(ApiError::NotFound(format!(
-            "checkpoint `{}`",
-            cp.unwrap_or_default()
-        ))),
-    }
+    let subgraphs = req.subgraphs.unwrap_or(false);
+    state_at(&state, &user, &id, ns, cp.as_deref(), subgraphs).await
 }
 
 /// `POST /threads/{id}/state`: `update_state`.
@@ -143,9 +159,8 @@ async fn history_of(
     let Some(g) = thread_graph(state, &t) else {
         return Ok(Json(Vec::new()));
     };
-    if subgraph_ns(&q.checkpoint).is_some() {
-        return Ok(Json(Vec::new()));
-    }
+    let ns = subgraph_ns(&q.checkpoint).unwrap_or_default();
+    let (graph, inner) = in_namespace(g, id, ns)?;
     let before = match q.before {
         Some(Value::String(s)) if !s.is_empty() => Some(s),
         Some(Value::Object(o)) => o
@@ -164,8 +179,8 @@ async fn history_of(
         limit: Some(q.limit.unwrap_or(10).clamp(1, 1000)),
         filter: q.metadata.filter(|m| !m.is_empty()),
     };
-    let snaps = g.graph.history(id, &opts).await?;
-    let list = values(snaps.iter().map(|s| ThreadState::of(id, s)));
+    let snaps = graph.history(&inner, &opts).await?;
+    let list = values(snaps.iter().map(|s| ThreadState::of_ns(id, ns, s)));
     Ok(Json(project(list, &q.select)))
 }
 

@@ -15,7 +15,7 @@ use crate::api::AppState;
 use crate::store::Run;
 
 /// LangGraph's stream modes (`tools` and `lifecycle` produce nothing here: palgraph graphs
-/// have no LangChain tools and no subgraphs).
+/// have no LangChain tools).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
@@ -126,10 +126,22 @@ pub(crate) struct Translator {
     node_step: HashMap<String, i64>,
     values: Option<Value>,
     parent_checkpoint: Option<String>,
+    /// The subgraph namespace this translator's events come from (`""`: the run's graph).
+    ns: String,
+    /// Whether subgraphs' events are sent (`stream_subgraphs`), as `<mode>|<namespace>`.
+    subgraphs: bool,
+    /// One translator per subgraph namespace seen.
+    subs: HashMap<String, Translator>,
 }
 
 impl Translator {
     pub(crate) fn new(run: &Run, modes: Vec<Mode>) -> Self {
+        let subgraphs = run
+            .kwargs
+            .get("api")
+            .and_then(|a| a.get("stream_subgraphs"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         Translator {
             run_id: run.run_id.clone(),
             thread_id: run.thread_id.clone(),
@@ -142,7 +154,53 @@ impl Translator {
             node_step: HashMap::new(),
             values: None,
             parent_checkpoint: None,
+            ns: String::new(),
+            subgraphs,
+            subs: HashMap::new(),
         }
+    }
+
+    /// A translator for the events of subgraph namespace `ns`.
+    fn for_subgraph(&self, ns: &str) -> Self {
+        Translator {
+            run_id: self.run_id.clone(),
+            thread_id: self.thread_id.clone(),
+            graph_id: self.graph_id.clone(),
+            modes: self.modes.clone(),
+            partial: HashMap::new(),
+            tuple_sent: HashMap::new(),
+            tuple_replay: HashMap::new(),
+            streamed: HashSet::new(),
+            node_step: HashMap::new(),
+            values: None,
+            parent_checkpoint: None,
+            ns: ns.to_string(),
+            subgraphs: false,
+            subs: HashMap::new(),
+        }
+    }
+
+    /// A subgraph's event, as LangGraph's server streams it with `stream_subgraphs`: the
+    /// event its graph's own stream would have, named `<name>|<namespace>`.
+    async fn translate_nested(
+        &mut self,
+        state: &AppState,
+        namespace: &[String],
+        event: &Event,
+    ) -> Vec<(String, Value)> {
+        if !self.subgraphs || namespace.is_empty() {
+            return Vec::new();
+        }
+        let ns = namespace.join("|");
+        let mut sub = match self.subs.remove(&ns) {
+            Some(t) => t,
+            None => self.for_subgraph(&ns),
+        };
+        let out = Box::pin(sub.translate(state, event)).await;
+        self.subs.insert(ns.clone(), sub);
+        out.into_iter()
+            .map(|(name, data)| (format!("{name}|{ns}"), data))
+            .collect()
     }
 
     fn want(&self, m: Mode) -> bool {
@@ -183,8 +241,8 @@ impl Translator {
             "langgraph_step": self.node_step.get(node),
             "langgraph_triggers": [format!("branch:to:{node}")],
             "langgraph_path": ["__pregel_pull", node],
-            "langgraph_checkpoint_ns": "",
-            "checkpoint_ns": "",
+            "langgraph_checkpoint_ns": self.ns,
+            "checkpoint_ns": self.ns,
             "run_id": self.run_id,
             "thread_id": self.thread_id,
             "graph_id": self.graph_id,
@@ -214,6 +272,9 @@ impl Translator {
     ) -> Vec<(String, Value)> {
         let mut out = Vec::new();
         match event {
+            Event::Subgraph { namespace, event } => {
+                return self.translate_nested(state, namespace, event).await;
+            }
             Event::RunStarted { .. } if self.want(Mode::Events) => {
                 let mut e =
                     self.lc_event("on_chain_start", &self.graph_id, &self.run_id, "", json!({}));
@@ -312,8 +373,8 @@ impl Translator {
             } => {
                 if self.want(Mode::Checkpoints) || self.want(Mode::Debug) {
                     let payload = json!({
-                        "config": {"configurable": CheckpointRef::new(&self.thread_id, checkpoint_id)},
-                        "parent_config": self.parent_checkpoint.as_deref().map(|p| json!({"configurable": CheckpointRef::new(&self.thread_id, p)})),
+                        "config": {"configurable": CheckpointRef::in_ns(&self.thread_id, &self.ns, checkpoint_id)},
+                        "parent_config": self.parent_checkpoint.as_deref().map(|p| json!({"configurable": CheckpointRef::in_ns(&self.thread_id, &self.ns, p)})),
                         "values": self.values.clone().unwrap_or_else(|| json!({})),
                         "metadata": {"source": source, "step": step, "run_id": self.run_id, "thread_id": self.thread_id},
                         "next": next,

@@ -129,10 +129,26 @@ pub struct PruneThreads {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct StateAt {
-    /// A checkpoint config (`checkpoint_id`, `checkpoint_ns`).
+    /// A checkpoint config (`checkpoint_id`, `checkpoint_ns`: a subgraph's namespace).
     pub checkpoint: Option<Map<String, Value>>,
     /// A checkpoint id.
     pub checkpoint_id: Option<String>,
+    /// Include each subgraph task's own state.
+    pub subgraphs: Option<bool>,
+}
+
+/// `GET /assistants/{id}/subgraphs[/{namespace}]`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+pub struct SubgraphParams {
+    /// Also list the subgraphs of subgraphs.
+    pub recurse: Option<bool>,
+}
+
+/// `GET /threads/{id}/state[/{checkpoint_id}]`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+pub struct StateParams {
+    /// Include each subgraph task's own state (`tasks[].state`).
+    pub subgraphs: Option<bool>,
 }
 
 /// `POST /threads/{id}/state`.
@@ -159,7 +175,7 @@ pub struct HistoryQuery {
     pub before: Option<Value>,
     /// Metadata entries that must match.
     pub metadata: Option<Map<String, Value>>,
-    /// A checkpoint config (`checkpoint_ns` of a subgraph: none).
+    /// A checkpoint config (`checkpoint_ns`: a subgraph's history).
     pub checkpoint: Option<Map<String, Value>>,
     /// Only these fields of each state.
     pub select: Option<Vec<String>>,
@@ -173,7 +189,8 @@ pub struct CommandBody {
     pub resume: Option<Value>,
     /// An update of the state.
     pub update: Option<Value>,
-    /// Node names (or `Send`s naming a node) to run next.
+    /// Node names and `Send`s (`{"node": .., "input": ..}`: a task of that node with its
+    /// own input) to run next.
     pub goto: Option<Value>,
 }
 
@@ -199,7 +216,7 @@ pub struct CreateRun {
     pub metadata: Option<Map<String, Value>>,
     /// A stream mode or a list of them.
     pub stream_mode: Option<Value>,
-    /// Accepted (graphs here have no subgraphs).
+    /// Stream subgraphs' events too, as `<mode>|<namespace>` events.
     pub stream_subgraphs: Option<bool>,
     /// Implied: every run can be rejoined.
     pub stream_resumable: Option<bool>,

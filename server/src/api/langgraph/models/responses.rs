@@ -196,7 +196,8 @@ impl From<&Run> for RunOut {
 pub struct CheckpointRef {
     /// The thread.
     pub thread_id: String,
-    /// Always `""` (no subgraphs).
+    /// The subgraph namespace (`""`: the graph itself; `"node:task_id"`, nested ones
+    /// joined with `|`).
     pub checkpoint_ns: String,
     /// The checkpoint.
     pub checkpoint_id: String,
@@ -207,9 +208,14 @@ pub struct CheckpointRef {
 impl CheckpointRef {
     /// The config of checkpoint `id` of `thread_id`.
     pub fn new(thread_id: &str, id: &str) -> Self {
+        Self::in_ns(thread_id, "", id)
+    }
+
+    /// The config of checkpoint `id` of the subgraph namespace `ns` of `thread_id`.
+    pub fn in_ns(thread_id: &str, ns: &str, id: &str) -> Self {
         CheckpointRef {
             thread_id: thread_id.to_string(),
-            checkpoint_ns: String::new(),
+            checkpoint_ns: ns.to_string(),
             checkpoint_id: id.to_string(),
             checkpoint_map: None,
         }
@@ -231,7 +237,8 @@ pub struct TaskOut {
     pub interrupts: Vec<Interrupt>,
     /// Always null.
     pub checkpoint: Option<Value>,
-    /// Always null.
+    /// A subgraph task's state (a `ThreadState`, with `subgraphs=true`) or its config
+    /// (`{"configurable": {thread_id, checkpoint_ns}}`); null for other tasks.
     pub state: Option<Value>,
     /// Always null.
     pub result: Option<Value>,
@@ -266,10 +273,28 @@ pub struct ThreadState {
 impl ThreadState {
     /// The state of a thread at a checkpoint.
     pub fn of(thread_id: &str, s: &DynSnapshot) -> Self {
+        Self::of_ns(thread_id, "", s)
+    }
+
+    /// The state at a checkpoint of the subgraph namespace `ns` of a thread (`""`: the
+    /// thread's graph itself); subgraph tasks carry their state when it was read, else
+    /// their config.
+    pub fn of_ns(thread_id: &str, ns: &str, s: &DynSnapshot) -> Self {
         let mut metadata = s.metadata.clone();
         metadata
             .entry("thread_id")
             .or_insert_with(|| thread_id.into());
+        let task_state = |t: &palgraph::TaskState| {
+            let task_ns = match (ns, &t.namespace) {
+                (_, None) => return None,
+                ("", Some(own)) => own.clone(),
+                (outer, Some(own)) => format!("{outer}|{own}"),
+            };
+            Some(match &t.state {
+                Some(sub) => json!(ThreadState::of_ns(thread_id, &task_ns, sub)),
+                None => json!({"configurable": {"thread_id": thread_id, "checkpoint_ns": task_ns}}),
+            })
+        };
         ThreadState {
             values: s.values.clone(),
             next: s.next.clone(),
@@ -283,17 +308,17 @@ impl ThreadState {
                     error: t.error.clone(),
                     interrupts: t.interrupts.iter().map(Interrupt::from).collect(),
                     checkpoint: None,
-                    state: None,
+                    state: task_state(t),
                     result: None,
                 })
                 .collect(),
-            checkpoint: Some(CheckpointRef::new(thread_id, &s.checkpoint_id)),
+            checkpoint: Some(CheckpointRef::in_ns(thread_id, ns, &s.checkpoint_id)),
             metadata,
             created_at: Some(iso(s.created_at_ms)),
             parent_checkpoint: s
                 .parent_checkpoint_id
                 .as_deref()
-                .map(|p| CheckpointRef::new(thread_id, p)),
+                .map(|p| CheckpointRef::in_ns(thread_id, ns, p)),
             interrupts: s.interrupts.iter().map(Interrupt::from).collect(),
             checkpoint_id: Some(s.checkpoint_id.clone()),
             parent_checkpoint_id: s.parent_checkpoint_id.clone(),
