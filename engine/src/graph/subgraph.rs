@@ -85,6 +85,7 @@ async fn run_subgraph<S2: State>(
             .interrupt_before(NodeSet::Nodes(Vec::new()))
             .interrupt_after(NodeSet::Nodes(Vec::new()));
         cfg.context = run.context.clone();
+        cfg.store = run.store.clone();
         cfg
     };
     let mut ran: Ran = ctx

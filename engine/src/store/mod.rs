@@ -337,6 +337,12 @@ pub trait Store: Send + Sync {
     async fn sweep_expired(&self) -> Result<u64, StoreError>;
 }
 
+impl std::fmt::Debug for dyn Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("dyn Store")
+    }
+}
+
 /// A TTL in milliseconds (at least 1).
 pub(crate) fn ttl_ms(ttl: Option<Duration>) -> Option<i64> {
     ttl.map(|t| i64::try_from(t.as_millis()).unwrap_or(i64::MAX).max(1))
