@@ -71,3 +71,20 @@ async fn js_sdk_flow(b: Backend) {
     common::run_flow_script(cmd, "the JS SDK flow (tests/sdk/sdk_flow.mjs)").await;
 }
 both_backends!(js_sdk_flow_, js_sdk_flow);
+
+/// `client.store.*` as two users through the JS SDK (tests/sdk/sdk_store.mjs).
+async fn js_sdk_store(b: Backend) {
+    tokio::task::spawn_blocking(node_modules).await.unwrap();
+    let s = TestServer::start_with(
+        b,
+        &[(
+            "PALGRAPH_API_KEYS",
+            "key-ada-0123456789abcdef=ada,key-bob-0123456789abcdef=bob",
+        )],
+    )
+    .await;
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg("sdk_store.mjs").arg(&s.base).current_dir(sdk_dir());
+    common::run_flow_script(cmd, "the JS SDK store flow (tests/sdk/sdk_store.mjs)").await;
+}
+both_backends!(js_sdk_store_, js_sdk_store);

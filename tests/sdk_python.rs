@@ -60,3 +60,23 @@ async fn python_sdk_send(b: Backend) {
     python_script(b, "sdk_send.py").await;
 }
 both_backends!(python_sdk_send_, python_sdk_send);
+/// `client.store.*` as two users: put, get, search (prefix, filter, text query, pages),
+/// list_namespaces, delete; neither sees the other's items (tests/sdk/sdk_store.py).
+async fn python_sdk_store(b: Backend) {
+    let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
+    let s = TestServer::start_with(
+        b,
+        &[(
+            "PALGRAPH_API_KEYS",
+            "key-ada-0123456789abcdef=ada,key-bob-0123456789abcdef=bob",
+        )],
+    )
+    .await;
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(sdk_dir().join("sdk_store.py"))
+        .arg(&s.base)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1");
+    common::run_flow_script(cmd, "the Python SDK store flow (tests/sdk/sdk_store.py)").await;
+}
+both_backends!(python_sdk_store_, python_sdk_store);

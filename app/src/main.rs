@@ -129,6 +129,25 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
             ))
         });
     }
+    if let Some(config) =
+        palgraph_nodes::embeddings::EmbeddingsConfig::from_lookup(|k| std::env::var(k).ok())
+    {
+        tracing::info!(model = %config.model, "the long-term store searches by meaning");
+        let embedder = palgraph_nodes::embeddings::OpenAiEmbedder::new(config)
+            .context("configuring embeddings (PALGRAPH_EMBEDDINGS_* variables)")?;
+        let mut index = palgraph::store::IndexConfig::new(Arc::new(embedder));
+        if let Ok(fields) = std::env::var("PALGRAPH_STORE_INDEX_FIELDS") {
+            let fields: Vec<String> = fields
+                .split(',')
+                .map(|f| f.trim().to_string())
+                .filter(|f| !f.is_empty())
+                .collect();
+            if !fields.is_empty() {
+                index = index.fields(fields);
+            }
+        }
+        b = b.store_index(index);
+    }
     Ok(b)
 }
 

@@ -44,6 +44,8 @@ pub(crate) struct RunScope {
     pub(crate) context: Arc<serde_json::Map<String, Value>>,
     /// The run's fence, carried by every write its tasks make.
     pub(crate) fence: Option<Fence>,
+    /// The long-term store the run was given.
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 /// One task's place in its run: the checkpoint it runs from, and what was recorded for it
@@ -189,6 +191,17 @@ impl NodeContext {
                 self.inner.node
             ))
         })
+    }
+
+    /// The long-term store the run was given ([`RunConfig::store`](crate::RunConfig::store),
+    /// else the graph's [`CompiledGraph::with_store`](crate::CompiledGraph::with_store)):
+    /// memory shared across threads. `None` when the run has none.
+    ///
+    /// Writes to it are side effects like any other: a node that runs again (after a resume
+    /// or a crash) writes again, which a put under the same key makes harmless; wrap
+    /// anything else in [`NodeContext::step`].
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::Store>> {
+        self.inner.run.store.as_ref()
     }
 
     /// The task's own input as JSON, when a send started it.

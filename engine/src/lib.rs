@@ -82,6 +82,7 @@
 //! - [`interrupt`], [`cancel`], [`stream`]: interrupts, cancellation, events;
 //! - [`history`]: state at a checkpoint, history, `update_state`, forks;
 //! - [`checkpoint`]: the storage trait and its backends;
+//! - [`store`]: the long-term store (memory shared across threads) and its backends;
 //! - `db`: opening SQLite and Postgres pools, and the migrations each crate declares for its
 //!   tables (`db::migrate`).
 
@@ -106,6 +107,7 @@ pub mod run;
 pub mod schema;
 pub mod send;
 pub mod state;
+pub mod store;
 pub mod stream;
 #[cfg(feature = "testkit")]
 pub mod testkit;

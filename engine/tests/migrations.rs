@@ -238,10 +238,10 @@ async fn a_sqlite_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_sqlite(&pool).await.unwrap(),
         Applied {
-            ran: vec![3],
+            ran: vec![3, 4],
             adopted: vec![1, 2]
         },
-        "unscoped 1 (checkpoints) and 4 (fences) are adopted, not run again; the node cache (3) is new"
+        "unscoped 1 (checkpoints) and 4 (fences) are adopted, not run again; the node cache (3) and the long-term store (4) are new"
     );
     let recorded: Vec<(i64, String)> = sqlx::query_as(
         "SELECT version, checksum FROM palgraph_migrations WHERE scope = 'engine' ORDER BY version",
@@ -284,7 +284,7 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![3],
+            ran: vec![3, 4],
             adopted: vec![1, 2]
         }
     );
@@ -308,7 +308,7 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![2, 3],
+            ran: vec![2, 3, 4],
             adopted: vec![1]
         }
     );

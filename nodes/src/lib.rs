@@ -46,6 +46,7 @@ pub mod deps;
 pub mod doc_resolver;
 pub mod documents;
 mod durable;
+pub mod embeddings;
 mod extractive;
 pub mod format_response;
 pub mod intent_resolver;

@@ -93,6 +93,23 @@ impl Database {
         }
     }
 
+    /// The long-term store on it (LangGraph's `Store`: memory across threads), searching by
+    /// meaning when given an index, by text otherwise.
+    pub fn long_term_store(
+        &self,
+        index: Option<palgraph::store::IndexConfig>,
+    ) -> Arc<dyn palgraph::store::Store> {
+        use palgraph::store::{PostgresStore, SqliteStore};
+        match (self, index) {
+            (Database::Sqlite(p), None) => Arc::new(SqliteStore::new(p.clone())),
+            (Database::Sqlite(p), Some(i)) => Arc::new(SqliteStore::new(p.clone()).with_index(i)),
+            (Database::Postgres(p), None) => Arc::new(PostgresStore::new(p.clone())),
+            (Database::Postgres(p), Some(i)) => {
+                Arc::new(PostgresStore::new(p.clone()).with_index(i))
+            }
+        }
+    }
+
     /// The server's store on it.
     pub fn store(&self) -> Arc<dyn Store> {
         match self {

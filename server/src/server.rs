@@ -80,6 +80,9 @@ pub struct ServeContext {
     pub checkpointer: Arc<dyn Checkpointer>,
     /// The user of the auth-less local mode, when authentication is off.
     pub local_user: Option<&'static str>,
+    /// The long-term store, unscoped (runs and `/store/*` see it through their user's
+    /// [`palgraph::store::Scoped`] view).
+    pub long_term: Arc<dyn palgraph::store::Store>,
 }
 
 /// Something a graph brings besides itself: start-up work on the database (migrations,
@@ -110,6 +113,7 @@ pub struct ServerBuilder {
     graphs: Vec<(String, GraphFactory)>,
     extensions: Vec<Arc<dyn Extension>>,
     default_chat: Option<String>,
+    store_index: Option<palgraph::store::IndexConfig>,
 }
 
 impl ServerBuilder {
@@ -166,6 +170,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Makes the long-term store (`/store/*`, `ctx.store()`) search by meaning with this
+    /// index (an embedder, the fields to embed); without one it searches by text.
+    pub fn store_index(mut self, index: palgraph::store::IndexConfig) -> Self {
+        self.store_index = Some(index);
+        self
+    }
+
     /// Makes `graph_id` the chat graph of new conversations (default: the first chat
     /// graph registered).
     pub fn default_chat(mut self, graph_id: &str) -> Self {
@@ -189,10 +200,12 @@ impl ServerBuilder {
         }
         let worker_id = crate::runs::new_worker_id();
         let database = Database::open_as(&cfg, Some(&worker_id)).await?;
+        let long_term = database.long_term_store(self.store_index.clone());
         let ctx = ServeContext {
             checkpointer: database.checkpointer(),
             database: database.clone(),
             local_user: (!auth.enabled()).then_some(LOCAL_USER),
+            long_term: long_term.clone(),
         };
         for e in &self.extensions {
             e.start(&ctx)
@@ -219,10 +232,16 @@ impl ServerBuilder {
             cfg.run_settings(),
             worker_id,
         );
+        runs.set_long_term_store(long_term.clone());
         runs.start();
         let shutdown = CancellationToken::new();
+        crate::api::langgraph::store_items::sweep_expired_items(
+            long_term.clone(),
+            shutdown.clone(),
+        );
         let state = AppState {
             runs,
+            long_term,
             store: database.store(),
             graphs,
             auth: Arc::new(auth),

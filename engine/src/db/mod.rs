@@ -11,7 +11,7 @@ pub mod migrate;
 use migrate::{Migration, Migrator};
 
 /// The engine's tables (`engine/migrations/`): checkpoints and their pending writes (1),
-/// writer fences (2), cached node results (3).
+/// writer fences (2), cached node results (3), the long-term store's items (4).
 pub const MIGRATIONS: Migrator = Migrator {
     scope: "engine",
     postgres: &[
@@ -32,6 +32,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "node_cache",
             include_str!("../../migrations/postgres/0003_node_cache.sql"),
         ),
+        Migration::new(
+            4,
+            "store",
+            include_str!("../../migrations/postgres/0004_store.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -50,6 +55,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             3,
             "node_cache",
             include_str!("../../migrations/sqlite/0003_node_cache.sql"),
+        ),
+        Migration::new(
+            4,
+            "store",
+            include_str!("../../migrations/sqlite/0004_store.sql"),
         ),
     ],
 };

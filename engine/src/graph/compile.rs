@@ -68,6 +68,7 @@ pub struct CompiledGraph<S: State> {
     pub(crate) checkpointer: Arc<dyn Checkpointer>,
     pub(crate) recursion_limit: usize,
     pub(crate) cancel_grace: Duration,
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl<S: State> Clone for CompiledGraph<S> {
@@ -78,6 +79,7 @@ impl<S: State> Clone for CompiledGraph<S> {
             checkpointer: self.checkpointer.clone(),
             recursion_limit: self.recursion_limit,
             cancel_grace: self.cancel_grace,
+            store: self.store.clone(),
         }
     }
 }
@@ -94,6 +96,14 @@ impl<S: State> CompiledGraph<S> {
     pub fn with_checkpointer(mut self, checkpointer: Arc<dyn Checkpointer>) -> Self {
         self.checkpointer = checkpointer;
         self.cache = Arc::new(crate::run::cache::StateCache::new(self.cache_capacity()));
+        self
+    }
+
+    /// The same graph giving its nodes a long-term store ([`NodeContext::store`](crate::NodeContext::store))
+    /// when a run's config names none.
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<dyn crate::store::Store>) -> Self {
+        self.store = Some(store);
         self
     }
 
@@ -346,6 +356,7 @@ pub(crate) fn compile<S: State>(g: StateGraph<S>) -> Result<CompiledGraph<S>, Gr
         cache: Arc::new(crate::run::cache::StateCache::new(DEFAULT_STATE_CACHE)),
         recursion_limit: DEFAULT_RECURSION_LIMIT,
         cancel_grace: Duration::from_secs(2),
+        store: None,
     })
 }
 

@@ -277,6 +277,7 @@ async fn run_subgraph<S2: State>(
             .interrupt_after(NodeSet::Nodes(Vec::new()));
         cfg.context = run.context.clone();
         cfg.stream_modes = run.emitter.modes;
+        cfg.store = run.store.clone();
         cfg
     };
     let mut ran: Ran = ctx

@@ -97,6 +97,7 @@ impl<'a, S: State> Executor<'a, S> {
             cancel: cfg.cancel.clone(),
             context: cfg.context.clone(),
             fence: cfg.fence.clone(),
+            store: cfg.store.clone().or_else(|| g.store.clone()),
         });
         Executor {
             limit: cfg.recursion_limit.unwrap_or(g.recursion_limit),

@@ -96,6 +96,10 @@ pub struct RunConfig {
     /// Stop after these nodes ran (replaces the graph's list for this run; see
     /// [`breakpoint`]).
     pub interrupt_after: Option<NodeSet>,
+    /// The long-term store nodes reach with [`NodeContext::store`](crate::NodeContext::store)
+    /// (replaces the graph's, [`CompiledGraph::with_store`](crate::CompiledGraph::with_store);
+    /// a server gives each run its user's [`Scoped`](crate::store::Scoped) view).
+    pub store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl RunConfig {
@@ -113,7 +117,15 @@ impl RunConfig {
             fence: None,
             interrupt_before: None,
             interrupt_after: None,
+            store: None,
         }
+    }
+
+    /// With a long-term store (see [`RunConfig::store`]).
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn crate::store::Store>) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// Stopping before `nodes` run (see [`breakpoint`]).

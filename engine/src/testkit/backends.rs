@@ -284,3 +284,103 @@ pub async fn postgres() -> Arc<dyn Checkpointer> {
         drop(schema);
     }))
 }
+
+/// A store that keeps what it needs alive (a temporary file, a schema) until dropped.
+struct StoreWithCleanup {
+    inner: Arc<dyn crate::store::Store>,
+    _guard: Box<dyn std::any::Any + Send + Sync>,
+}
+
+#[async_trait]
+impl crate::store::Store for StoreWithCleanup {
+    async fn put(
+        &self,
+        n: &[String],
+        k: &str,
+        v: serde_json::Value,
+        o: crate::store::PutOptions,
+    ) -> Result<(), crate::store::StoreError> {
+        self.inner.put(n, k, v, o).await
+    }
+    async fn get(
+        &self,
+        n: &[String],
+        k: &str,
+        r: bool,
+    ) -> Result<Option<crate::store::Item>, crate::store::StoreError> {
+        self.inner.get(n, k, r).await
+    }
+    async fn delete(&self, n: &[String], k: &str) -> Result<(), crate::store::StoreError> {
+        self.inner.delete(n, k).await
+    }
+    async fn search(
+        &self,
+        q: &crate::store::SearchQuery,
+    ) -> Result<Vec<crate::store::SearchItem>, crate::store::StoreError> {
+        self.inner.search(q).await
+    }
+    async fn list_namespaces(
+        &self,
+        q: &crate::store::NamespaceQuery,
+    ) -> Result<Vec<Vec<String>>, crate::store::StoreError> {
+        self.inner.list_namespaces(q).await
+    }
+    async fn sweep_expired(&self) -> Result<u64, crate::store::StoreError> {
+        self.inner.sweep_expired().await
+    }
+}
+
+/// An in-memory store.
+pub async fn memory_store(
+    index: Option<crate::store::IndexConfig>,
+) -> Arc<dyn crate::store::Store> {
+    let store = crate::store::MemoryStore::new();
+    Arc::new(match index {
+        Some(i) => store.with_index(i),
+        None => store,
+    })
+}
+
+/// A SQLite store on a fresh temporary file.
+#[cfg(feature = "sqlite")]
+pub async fn sqlite_store(
+    index: Option<crate::store::IndexConfig>,
+) -> Arc<dyn crate::store::Store> {
+    struct Files(std::path::PathBuf);
+    impl Drop for Files {
+        fn drop(&mut self) {
+            remove_sqlite_files(&self.0);
+        }
+    }
+    let path = temp_db_path();
+    let pool = crate::db::open_sqlite(&path)
+        .await
+        .expect("open a temporary SQLite database");
+    let store = crate::store::SqliteStore::new(pool);
+    let store = match index {
+        Some(i) => store.with_index(i),
+        None => store,
+    };
+    Arc::new(StoreWithCleanup {
+        inner: Arc::new(store),
+        _guard: Box::new(Files(path)),
+    })
+}
+
+/// A Postgres store on a fresh schema.
+#[cfg(feature = "postgres")]
+pub async fn postgres_store(
+    index: Option<crate::store::IndexConfig>,
+) -> Arc<dyn crate::store::Store> {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(8).await;
+    let store = crate::store::PostgresStore::new(pool);
+    let store = match index {
+        Some(i) => store.with_index(i),
+        None => store,
+    };
+    Arc::new(StoreWithCleanup {
+        inner: Arc::new(store),
+        _guard: Box::new(schema),
+    })
+}

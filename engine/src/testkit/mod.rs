@@ -23,6 +23,7 @@ pub mod interrupt_cases;
 pub mod recovery_cases;
 pub mod send_cases;
 pub mod storage_cases;
+pub mod store_cases;
 pub mod subgraph_cases;
 pub mod thread_cases;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

@@ -45,6 +45,8 @@ pub struct AppState {
     pub runs: Arc<Runs>,
     /// Threads, runs, events.
     pub store: Arc<dyn Store>,
+    /// The long-term store (`/store/*`), unscoped: handlers use the caller's view.
+    pub long_term: Arc<dyn palgraph::store::Store>,
     /// The graphs served.
     pub graphs: Graphs,
     /// Authentication.

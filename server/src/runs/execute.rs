@@ -268,6 +268,7 @@ impl Attempt {
         cfg.recursion_limit = spec.recursion_limit;
         cfg.interrupt_before = spec.interrupt_before.clone();
         cfg.interrupt_after = spec.interrupt_after.clone();
+        cfg.store = self.runs.long_term_for(&self.run.owner);
         if !matches!(input, DynInput::Continue) || !again {
             cfg.checkpoint_id = spec.checkpoint_id.clone();
         }

@@ -126,6 +126,8 @@ pub struct Runs {
     pub(crate) threads: Waiters,
     pub(crate) wake: Notify,
     pub(crate) stop_claiming: CancellationToken,
+    /// The long-term store runs reach as `ctx.store()`, each through its user's view.
+    pub(crate) long_term: std::sync::OnceLock<Arc<dyn palgraph::store::Store>>,
 }
 
 /// The reason enum for a stored reason string.
@@ -170,7 +172,26 @@ impl Runs {
             threads: Waiters::default(),
             wake: Notify::new(),
             stop_claiming: CancellationToken::new(),
+            long_term: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Gives every run `store` as its long-term store, seen through the view of the run's
+    /// user ([`palgraph::store::Scoped`]); a second call is ignored.
+    pub fn set_long_term_store(&self, store: Arc<dyn palgraph::store::Store>) {
+        let _ = self.long_term.set(store);
+    }
+
+    /// `user`'s view of the long-term store, if the runs have one.
+    pub(crate) fn long_term_for(&self, user: &str) -> Option<Arc<dyn palgraph::store::Store>> {
+        let store = self.long_term.get()?;
+        match palgraph::store::Scoped::new(store.clone(), user) {
+            Ok(view) => Some(Arc::new(view)),
+            Err(e) => {
+                tracing::warn!(error = %e, "this user id cannot scope the long-term store; the run has none");
+                None
+            }
+        }
     }
 
     /// Starts the worker, its heartbeat and the listener for other processes' news.

@@ -8,6 +8,7 @@
 //!   cancels; [`stream`] streams and awaits them, [`translate`] turns engine events into
 //!   the API's SSE events;
 //! - [`thread_stream`]: a thread's runs as they come;
+//! - [`store_items`]: the long-term store (`/store/*`), per user;
 //! - [`models`]: the request and response bodies; [`common`]: what they share.
 
 pub mod assistants;
@@ -15,6 +16,7 @@ pub mod common;
 pub mod models;
 pub mod runs;
 pub mod state;
+pub mod store_items;
 pub mod stream;
 pub mod thread_runs;
 pub mod thread_stream;
@@ -362,30 +364,30 @@ fn runs() -> ApiRouter<AppState> {
         )
         .api_route(
             "/store/items",
-            put_with(unsupported::long_term_store, |o| {
-                o.summary("Put an item in the long-term store (not supported: 501)")
+            put_with(store_items::put_item, |o| {
+                o.summary("Put an item in the caller's long-term store")
                     .tag("store")
             })
-            .get_with(unsupported::long_term_store, |o| {
-                o.summary("Get an item of the long-term store (not supported: 501)")
+            .get_with(store_items::get_item, |o| {
+                o.summary("Get an item of the caller's long-term store (null when absent)")
                     .tag("store")
             })
-            .delete_with(unsupported::long_term_store, |o| {
-                o.summary("Delete an item of the long-term store (not supported: 501)")
+            .delete_with(store_items::delete_item, |o| {
+                o.summary("Delete an item of the caller's long-term store")
                     .tag("store")
             }),
         )
         .api_route(
             "/store/items/search",
-            post_with(unsupported::long_term_store, |o| {
-                o.summary("Search the long-term store (not supported: 501)")
+            post_with(store_items::search_items, |o| {
+                o.summary("Search the caller's long-term store (filter, text or meaning)")
                     .tag("store")
             }),
         )
         .api_route(
             "/store/namespaces",
-            post_with(unsupported::long_term_store, |o| {
-                o.summary("List the long-term store's namespaces (not supported: 501)")
+            post_with(store_items::list_namespaces, |o| {
+                o.summary("List the namespaces of the caller's long-term store")
                     .tag("store")
             }),
         )

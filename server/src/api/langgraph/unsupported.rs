@@ -1,5 +1,5 @@
-//! The parts of the Agent Server API palgraph does not serve yet: crons (scheduled runs)
-//! and the long-term store. Each answers 501 with a JSON error that says so.
+//! The parts of the Agent Server API palgraph does not serve yet: crons (scheduled runs).
+//! Each answers 501 with a JSON error that says so.
 
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response as DocResponse, StatusCode as DocStatus};
@@ -68,9 +68,4 @@ pub(crate) async fn cron(_user: User, Path(p): Path<CronPath>) -> NotSupported {
 /// `/threads/{thread_id}/runs/crons`.
 pub(crate) async fn thread_crons(_user: User, Path(_p): Path<ThreadPath>) -> NotSupported {
     NotSupported("crons (scheduled runs)")
-}
-
-/// `/store/...`.
-pub(crate) async fn long_term_store(_user: User) -> NotSupported {
-    NotSupported("the long-term store (/store)")
 }
