@@ -1,8 +1,9 @@
 //! The official Python `langgraph-sdk` (from PyPI, pinned in tests/sdk/requirements.txt)
 //! drives the real server, on SQLite and Postgres: assistants, threads, streaming modes,
 //! interrupts and `Command(resume=...)`, joining a run after a disconnect, cancel, history,
-//! fork, double texting. tests/sdk/sdk_flow.py asserts each step; this test sets up the
-//! virtualenv (tests/sdk/.venv, made once) and checks the script passes.
+//! fork, double texting (tests/sdk/sdk_flow.py), and the gaps issue 20 closed
+//! (tests/sdk/sdk_gaps.py). Each script asserts its steps; this test sets up the virtualenv
+//! (tests/sdk/.venv, made once) and checks the scripts pass.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,14 +26,26 @@ fn venv_python() -> PathBuf {
         .clone()
 }
 
-async fn python_sdk_flow(b: Backend) {
+async fn run_script(b: Backend, script: &str) {
     let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
     let s = TestServer::start(b).await;
     let mut cmd = tokio::process::Command::new(&python);
-    cmd.arg(sdk_dir().join("sdk_flow.py"))
+    cmd.arg(sdk_dir().join(script))
         .arg(&s.base)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONUNBUFFERED", "1");
-    common::run_flow_script(cmd, "the Python SDK flow (tests/sdk/sdk_flow.py)").await;
+    common::run_flow_script(cmd, &format!("the Python SDK script tests/sdk/{script}")).await;
+}
+
+async fn python_sdk_flow(b: Backend) {
+    run_script(b, "sdk_flow.py").await;
 }
 both_backends!(python_sdk_flow_, python_sdk_flow);
+
+/// The gaps of issue 20 as the SDK (and agent-chat-ui's proxy) meets them: bodies without
+/// a Content-Type, error statuses and exception classes, run status on interrupt, the
+/// metadata event's id, `response_schema` (tests/sdk/sdk_gaps.py).
+async fn python_sdk_gaps(b: Backend) {
+    run_script(b, "sdk_gaps.py").await;
+}
+both_backends!(python_sdk_gaps_, python_sdk_gaps);
