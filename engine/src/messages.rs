@@ -2,14 +2,17 @@
 //!
 //! [`Message`] serializes the way LangChain messages do (`{"type": "human", "content": ..,
 //! "id": ..}`), so LangGraph clients read palgraph's state unchanged; `role` with
-//! `user`/`assistant` is accepted on input too.
+//! `user`/`assistant` is accepted on input too. Content given as a list of blocks (text,
+//! images, files: what agent-chat-ui sends with attachments) is kept whole in
+//! [`Message::blocks`] and serialized back as that list; [`Message::content`] holds its text.
 //!
 //! [`AddMessages`] appends; a message whose id already exists replaces that message in place;
 //! [`Message::remove`] deletes by id (an unknown id is an error) and
 //! [`Message::remove_all`] clears the list; messages without an id get a fresh one before the
 //! update is recorded, so a replayed update rebuilds the same list.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::reducer::{ReduceError, Reducer};
@@ -37,23 +40,98 @@ pub enum MessageKind {
 }
 
 /// One chat message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "WireMessage")]
 pub struct Message {
     /// Who wrote it.
-    #[serde(rename = "type", alias = "role")]
     pub kind: MessageKind,
-    /// The text (content blocks given on input are joined into text).
-    #[serde(default, deserialize_with = "content_text")]
+    /// The text (of the text blocks, joined, when the content came as a list of blocks).
     pub content: String,
+    /// The content blocks the message came with (`{"type": "text" | "image" | "file" |
+    /// ..}`), kept whole; empty for a plain text message. When not empty, this list is
+    /// what the message serializes as its `content`.
+    pub blocks: Vec<Value>,
     /// A stable id; assigned when missing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// An optional author name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Free-form metadata (citations, `interrupted`, a prompt's type, ...).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+}
+
+/// A message as it is read: `content` is a string or a list of blocks.
+#[derive(Deserialize)]
+struct WireMessage {
+    #[serde(rename = "type", alias = "role")]
+    kind: MessageKind,
+    #[serde(default)]
+    content: Value,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+impl From<WireMessage> for Message {
+    fn from(w: WireMessage) -> Self {
+        let (content, blocks) = match w.content {
+            Value::Null => (String::new(), Vec::new()),
+            Value::String(s) => (s, Vec::new()),
+            Value::Array(blocks) => (blocks_text(&blocks), blocks),
+            other => (other.to_string(), Vec::new()),
+        };
+        Message {
+            kind: w.kind,
+            content,
+            blocks,
+            id: w.id,
+            name: w.name,
+            metadata: w.metadata,
+        }
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Message", 5)?;
+        st.serialize_field("type", &self.kind)?;
+        if self.blocks.is_empty() {
+            st.serialize_field("content", &self.content)?;
+        } else {
+            st.serialize_field("content", &self.blocks)?;
+        }
+        match &self.id {
+            Some(id) => st.serialize_field("id", id)?,
+            None => st.skip_field("id")?,
+        }
+        match &self.name {
+            Some(n) => st.serialize_field("name", n)?,
+            None => st.skip_field("name")?,
+        }
+        if self.metadata.is_empty() {
+            st.skip_field("metadata")?;
+        } else {
+            st.serialize_field("metadata", &self.metadata)?;
+        }
+        st.end()
+    }
+}
+
+/// The text of content blocks: their text parts (and bare strings), joined.
+pub fn blocks_text(blocks: &[Value]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) if o.get("type").is_none_or(|t| t == "text") => {
+                o.get("text").and_then(Value::as_str).map(str::to_owned)
+            }
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
 }
 
 impl Message {
@@ -61,6 +139,7 @@ impl Message {
         Message {
             kind,
             content: content.into(),
+            blocks: Vec::new(),
             id: None,
             name: None,
             metadata: Map::new(),
@@ -116,24 +195,6 @@ impl From<Message> for Vec<Message> {
     fn from(m: Message) -> Self {
         vec![m]
     }
-}
-
-fn content_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let v = Value::deserialize(d)?;
-    Ok(match v {
-        Value::Null => String::new(),
-        Value::String(s) => s,
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                Value::String(s) => Some(s.clone()),
-                Value::Object(o) => o.get("text").and_then(Value::as_str).map(str::to_owned),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
-    })
 }
 
 /// The `add_messages` reducer over `Vec<Message>`.
@@ -306,6 +367,29 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&m).unwrap(),
             serde_json::json!({"type":"ai","content":"ok","id":"9"})
+        );
+    }
+
+    #[test]
+    fn content_blocks_are_kept_whole_and_their_text_read() {
+        let wire = serde_json::json!({"type": "human", "id": "m1", "content": [
+            {"type": "text", "text": "What does "},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "text", "text": "this say?"},
+            {"type": "file", "mimeType": "application/pdf", "data": "JVBERi0=",
+             "metadata": {"filename": "report.pdf"}}
+        ]});
+        let m: Message = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(m.content, "What does this say?");
+        assert_eq!(m.blocks.len(), 4);
+        assert_eq!(serde_json::to_value(&m).unwrap(), wire, "round trip, whole");
+        let back: Message = serde_json::from_value(serde_json::to_value(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        let plain = Message::human("hi");
+        assert!(plain.blocks.is_empty());
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::json!({"type": "human", "content": "hi"})
         );
     }
 }

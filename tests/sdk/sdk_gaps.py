@@ -12,7 +12,10 @@ Usage: python sdk_gaps.py http://127.0.0.1:PORT
 - a run that stops at `interrupt()` is `success` (its thread `interrupted`), found by
   `runs.list(status="success")`; a cancelled run is `interrupted`;
 - the stream's `metadata` event has an SSE id, and `__interrupt__` items carry the
-  `response_schema` the graph declares (and none when it declares none).
+  `response_schema` the graph declares (and none when it declares none);
+- a message whose content is a list of blocks (agent-chat-ui's image and PDF attachments)
+  is stored and returned whole; PalAssist answers from its text and says what it could
+  not read.
 
 Every step prints one `ok` line; the script exits non-zero on the first failure.
 """
@@ -182,10 +185,44 @@ async def run_status_on_interrupt(client) -> None:
     ok([x["run_id"] for x in await client.runs.list(c["thread_id"], status="interrupted")] == [created[0]["run_id"]], "runs.list(status='interrupted') finds the cancelled run")
 
 
+ATTACHED = [
+    {"type": "text", "text": "Summarize the AML/KYC Policy"},
+    {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="},
+    {"type": "file", "mimeType": "application/pdf", "data": "JVBERi0xLjQKJcOkw7zDtsOf", "metadata": {"filename": "report.pdf"}},
+]
+
+
+async def multimodal(client, http: httpx.AsyncClient) -> None:
+    t = await client.threads.create()
+    tid = t["thread_id"]
+    parts = [
+        p
+        async for p in client.runs.stream(tid, "palassist", input={"messages": [{"type": "human", "content": ATTACHED}]}, stream_mode=["values"])
+    ]
+    vals = parts[-1].data
+    human = vals["messages"][0]
+    ok(human["type"] == "human" and human["content"] == ATTACHED, "the message's content blocks come back whole in the stream's values")
+    st = await client.threads.get_state(tid)
+    ok(st["values"]["messages"][0]["content"] == ATTACHED, "and in the thread's state")
+    hist = await client.threads.get_history(tid, limit=1)
+    ok(hist[0]["values"]["messages"][0]["content"] == ATTACHED, "and in its history")
+    answer = vals["messages"][-1]
+    ok(answer["type"] == "ai" and "Anti-Money Laundering" in answer["content"], "PalAssist answered from the text part")
+    said = answer["content"].split("\n\n", 1)[0]
+    ok(said.startswith("_Note: I read only the text") and "the image (image/png)" in said and "the PDF report.pdf" in said, f"and says what it could not read: {said}")
+    ok(any("the image (image/png)" in n for n in answer["metadata"]["notices"]), "the notice is with the answer's notices too")
+    r = await http.get(f"/chat/history/{tid}")
+    ok(r.status_code == 200 and r.json()["messages"][0]["content"] == "Summarize the AML/KYC Policy", "the chat history shows the message's text")
+    # A plain text message stays a string, with no note.
+    plain = await client.runs.wait(tid, "palassist", input={"messages": [{"type": "human", "content": "Summarize the AML/KYC Policy"}]})
+    ok(plain["messages"][-2]["content"] == "Summarize the AML/KYC Policy" and not plain["messages"][-1]["content"].startswith("_Note"), "a text message is a string and gets no note")
+
+
 async def main() -> None:
     client = get_client(url=URL)
     async with httpx.AsyncClient(base_url=URL, timeout=30) as http:
         await no_content_type(client, http)
+        await multimodal(client, http)
     await error_classes(client)
     await run_status_on_interrupt(client)
     print(f"all {CHECKS} checks passed", flush=True)
