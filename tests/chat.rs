@@ -678,7 +678,7 @@ async fn bad_chat_requests_are_clear_errors(b: Backend) {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 400);
+    assert_eq!(r.status(), 422, "malformed JSON");
     let (code, e) = s.post_json("/chat", json!({"thread_id": "x"})).await;
     assert_eq!(code, 422, "missing message: {e}");
     let (code, e) = s

@@ -1,10 +1,12 @@
 //! The official Python `langgraph-sdk` (from PyPI, pinned in tests/sdk/requirements.txt)
 //! drives the real server, on SQLite and Postgres: assistants, threads, streaming modes,
 //! interrupts and `Command(resume=...)`, joining a run after a disconnect, cancel, history,
-//! fork, double texting. tests/sdk/sdk_flow.py asserts each step; this test sets up the
-//! virtualenv (tests/sdk/.venv, made once) and checks the script passes. Subgraphs (the
-//! `supervisor` graph's state, namespaces and streamed events) are tests/sdk/sdk_subgraphs.py,
-//! map-reduce (`Send`, in the `jokes` graph and in a command's `goto`) tests/sdk/sdk_send.py.
+//! fork, double texting (tests/sdk/sdk_flow.py); subgraphs (the `supervisor` graph's state,
+//! namespaces and streamed events, tests/sdk/sdk_subgraphs.py); map-reduce (`Send`, in the
+//! `jokes` graph and in a command's `goto`, tests/sdk/sdk_send.py); the long-term store
+//! (tests/sdk/sdk_store.py); and the gaps issue 20 closed (tests/sdk/sdk_gaps.py). Each
+//! script asserts its steps; this test sets up the virtualenv (tests/sdk/.venv, made once)
+//! and checks the scripts pass.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -27,20 +29,7 @@ fn venv_python() -> PathBuf {
         .clone()
 }
 
-async fn python_sdk_flow(b: Backend) {
-    let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
-    let s = TestServer::start(b).await;
-    let mut cmd = tokio::process::Command::new(&python);
-    cmd.arg(sdk_dir().join("sdk_flow.py"))
-        .arg(&s.base)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONUNBUFFERED", "1");
-    common::run_flow_script(cmd, "the Python SDK flow (tests/sdk/sdk_flow.py)").await;
-}
-both_backends!(python_sdk_flow_, python_sdk_flow);
-
-/// Runs tests/sdk/`script` against a fresh server.
-async fn python_script(b: Backend, script: &str) {
+async fn run_script(b: Backend, script: &str) {
     let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
     let s = TestServer::start(b).await;
     let mut cmd = tokio::process::Command::new(&python);
@@ -48,18 +37,24 @@ async fn python_script(b: Backend, script: &str) {
         .arg(&s.base)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONUNBUFFERED", "1");
-    common::run_flow_script(cmd, &format!("tests/sdk/{script}")).await;
+    common::run_flow_script(cmd, &format!("the Python SDK script tests/sdk/{script}")).await;
 }
 
+async fn python_sdk_flow(b: Backend) {
+    run_script(b, "sdk_flow.py").await;
+}
+both_backends!(python_sdk_flow_, python_sdk_flow);
+
 async fn python_sdk_subgraphs(b: Backend) {
-    python_script(b, "sdk_subgraphs.py").await;
+    run_script(b, "sdk_subgraphs.py").await;
 }
 both_backends!(python_sdk_subgraphs_, python_sdk_subgraphs);
 
 async fn python_sdk_send(b: Backend) {
-    python_script(b, "sdk_send.py").await;
+    run_script(b, "sdk_send.py").await;
 }
 both_backends!(python_sdk_send_, python_sdk_send);
+
 /// `client.store.*` as two users: put, get, search (prefix, filter, text query, pages),
 /// list_namespaces, delete; neither sees the other's items (tests/sdk/sdk_store.py).
 async fn python_sdk_store(b: Backend) {
@@ -80,3 +75,11 @@ async fn python_sdk_store(b: Backend) {
     common::run_flow_script(cmd, "the Python SDK store flow (tests/sdk/sdk_store.py)").await;
 }
 both_backends!(python_sdk_store_, python_sdk_store);
+
+/// The gaps of issue 20 as the SDK (and agent-chat-ui's proxy) meets them: bodies without
+/// a Content-Type, error statuses and exception classes, run status on interrupt, the
+/// metadata event's id, `response_schema` (tests/sdk/sdk_gaps.py).
+async fn python_sdk_gaps(b: Backend) {
+    run_script(b, "sdk_gaps.py").await;
+}
+both_backends!(python_sdk_gaps_, python_sdk_gaps);

@@ -22,6 +22,7 @@ pub(crate) struct Raised {
     pub(crate) index: i64,
     pub(crate) id: String,
     pub(crate) value: Value,
+    pub(crate) response_schema: Option<Value>,
 }
 
 #[derive(Default)]
@@ -225,6 +226,43 @@ impl NodeContext {
     /// The first time: an error that stops the node (propagate it with `?`). When the resume
     /// value does not deserialize into `T`: a fatal error.
     pub fn interrupt<T: DeserializeOwned>(&self, payload: impl Serialize) -> Result<T, NodeError> {
+        self.raise(payload, None)
+    }
+
+    /// [`NodeContext::interrupt`], telling whoever answers what the answer must look like:
+    /// `response_schema` is the JSON Schema of the resume value, reported with the pending
+    /// interrupt (the Agent Server API's `Interrupt.response_schema`).
+    ///
+    /// # Errors
+    /// As [`NodeContext::interrupt`].
+    pub fn interrupt_with_schema<T: DeserializeOwned>(
+        &self,
+        payload: impl Serialize,
+        response_schema: Value,
+    ) -> Result<T, NodeError> {
+        self.raise(payload, Some(response_schema))
+    }
+
+    /// [`NodeContext::interrupt`] whose answer is a `T`, with `T`'s JSON Schema as the
+    /// interrupt's `response_schema`.
+    ///
+    /// # Errors
+    /// As [`NodeContext::interrupt`].
+    #[cfg(feature = "schema")]
+    pub fn interrupt_expecting<T: DeserializeOwned + schemars::JsonSchema>(
+        &self,
+        payload: impl Serialize,
+    ) -> Result<T, NodeError> {
+        let schema = serde_json::to_value(schemars::schema_for!(T))
+            .map_err(|e| NodeError::fatal(format!("response schema does not serialize: {e}")))?;
+        self.raise(payload, Some(schema))
+    }
+
+    fn raise<T: DeserializeOwned>(
+        &self,
+        payload: impl Serialize,
+        response_schema: Option<Value>,
+    ) -> Result<T, NodeError> {
         let index = {
             let mut a = self.inner.attempt();
             let i = a.interrupt_counter;
@@ -245,6 +283,7 @@ impl NodeContext {
             index,
             id: uuid::Uuid::new_v4().simple().to_string(),
             value,
+            response_schema,
         });
         Err(NodeError::interrupt())
     }

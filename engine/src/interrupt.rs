@@ -26,6 +26,10 @@ pub struct InterruptInfo {
     pub task_id: String,
     /// Its position among the interrupts of its task (0, 1, ...).
     pub index: i64,
+    /// The JSON Schema of the value that answers it, when the node gave one
+    /// ([`NodeContext::interrupt_with_schema`](crate::NodeContext::interrupt_with_schema)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<Value>,
 }
 
 /// Values for pending interrupts.

@@ -119,7 +119,7 @@ pub use graph::parent::ParentCommand;
 pub use graph::{CompiledGraph, GraphError, StateGraph, Targets, END, START};
 pub use history::{StateSnapshot, TaskState};
 pub use interrupt::{InterruptInfo, Resume};
-pub use messages::{AddMessages, Message, MessageKind};
+pub use messages::{blocks_text, AddMessages, Message, MessageKind};
 pub use node::{Command, ErrorKind, NodeError, RetryPolicy};
 pub use node_cache::CachePolicy;
 pub use palgraph_macros::State;

@@ -2,11 +2,14 @@
 //!
 //! [`Message`] serializes the way LangChain messages do (`{"type": "human", "content": ..,
 //! "id": ..}`), so LangGraph clients read palgraph's state unchanged; `role` with
-//! `user`/`assistant` is accepted on input too. An AI message's tool calls (kept in its
-//! `metadata.tool_calls` as `{id, name, args}`) are written as LangChain's top-level
-//! `tool_calls` (`{id, name, args, type: "tool_call"}`) and a tool message's
-//! `metadata.tool_call_id` as its top-level `tool_call_id`; both are read back into the
-//! metadata, so agent-chat-ui and LangChain clients see tool calls where they look for them.
+//! `user`/`assistant` is accepted on input too. Content given as a list of blocks (text,
+//! images, files: what agent-chat-ui sends with attachments) is kept whole in
+//! [`Message::blocks`] and serialized back as that list; [`Message::content`] holds its text.
+//! An AI message's tool calls (kept in its `metadata.tool_calls` as `{id, name, args}`) are
+//! written as LangChain's top-level `tool_calls` (`{id, name, args, type: "tool_call"}`) and
+//! a tool message's `metadata.tool_call_id` as its top-level `tool_call_id`; both are read
+//! back into the metadata, so agent-chat-ui and LangChain clients see tool calls where they
+//! look for them.
 //!
 //! [`AddMessages`] appends; a message whose id already exists replaces that message in place;
 //! [`Message::remove`] deletes by id (an unknown id is an error) and
@@ -14,7 +17,7 @@
 //! update is recorded, so a replayed update rebuilds the same list.
 
 use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::reducer::{ReduceError, Reducer};
@@ -47,8 +50,12 @@ pub enum MessageKind {
 pub struct Message {
     /// Who wrote it.
     pub kind: MessageKind,
-    /// The text (content blocks given on input are joined into text).
+    /// The text (of the text blocks, joined, when the content came as a list of blocks).
     pub content: String,
+    /// The content blocks the message came with (`{"type": "text" | "image" | "file" |
+    /// ..}`), kept whole; empty for a plain text message. When not empty, this list is
+    /// what the message serializes as its `content`.
+    pub blocks: Vec<Value>,
     /// A stable id; assigned when missing.
     pub id: Option<String>,
     /// An optional author name.
@@ -58,13 +65,13 @@ pub struct Message {
     pub metadata: Map<String, Value>,
 }
 
-/// A message as LangChain writes it: [`Message`] read from this shape.
+/// A message as it is read (LangChain's shape): `content` is a string or a list of blocks.
 #[derive(Deserialize)]
 struct WireMessage {
     #[serde(rename = "type", alias = "role")]
     kind: MessageKind,
-    #[serde(default, deserialize_with = "content_text")]
-    content: String,
+    #[serde(default)]
+    content: Value,
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
@@ -81,6 +88,12 @@ struct WireMessage {
 
 impl From<WireMessage> for Message {
     fn from(w: WireMessage) -> Self {
+        let (content, blocks) = match w.content {
+            Value::Null => (String::new(), Vec::new()),
+            Value::String(s) => (s, Vec::new()),
+            Value::Array(blocks) => (blocks_text(&blocks), blocks),
+            other => (other.to_string(), Vec::new()),
+        };
         let mut metadata = w.metadata;
         if let Some(Value::Array(calls)) = w.tool_calls {
             if !calls.is_empty() {
@@ -101,7 +114,8 @@ impl From<WireMessage> for Message {
         }
         Message {
             kind: w.kind,
-            content: w.content,
+            content,
+            blocks,
             id: w.id,
             name: w.name,
             metadata,
@@ -128,7 +142,11 @@ impl Serialize for Message {
         let rest = self.metadata.iter().filter(|(k, _)| !lifted(k));
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("type", &self.kind)?;
-        map.serialize_entry("content", &self.content)?;
+        if self.blocks.is_empty() {
+            map.serialize_entry("content", &self.content)?;
+        } else {
+            map.serialize_entry("content", &self.blocks)?;
+        }
         if let Some(id) = &self.id {
             map.serialize_entry("id", id)?;
         }
@@ -176,11 +194,27 @@ impl Serialize for ToolCallsWire<'_> {
     }
 }
 
+/// The text of content blocks: their text parts (and bare strings), joined.
+pub fn blocks_text(blocks: &[Value]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) if o.get("type").is_none_or(|t| t == "text") => {
+                o.get("text").and_then(Value::as_str).map(str::to_owned)
+            }
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
 impl Message {
     fn new(kind: MessageKind, content: impl Into<String>) -> Self {
         Message {
             kind,
             content: content.into(),
+            blocks: Vec::new(),
             id: None,
             name: None,
             metadata: Map::new(),
@@ -236,24 +270,6 @@ impl From<Message> for Vec<Message> {
     fn from(m: Message) -> Self {
         vec![m]
     }
-}
-
-fn content_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let v = Value::deserialize(d)?;
-    Ok(match v {
-        Value::Null => String::new(),
-        Value::String(s) => s,
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                Value::String(s) => Some(s.clone()),
-                Value::Object(o) => o.get("text").and_then(Value::as_str).map(str::to_owned),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
-    })
 }
 
 /// The `add_messages` reducer over `Vec<Message>`.
@@ -458,6 +474,29 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&m).unwrap(),
             serde_json::json!({"type":"ai","content":"ok","id":"9"})
+        );
+    }
+
+    #[test]
+    fn content_blocks_are_kept_whole_and_their_text_read() {
+        let wire = serde_json::json!({"type": "human", "id": "m1", "content": [
+            {"type": "text", "text": "What does "},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "text", "text": "this say?"},
+            {"type": "file", "mimeType": "application/pdf", "data": "JVBERi0=",
+             "metadata": {"filename": "report.pdf"}}
+        ]});
+        let m: Message = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(m.content, "What does this say?");
+        assert_eq!(m.blocks.len(), 4);
+        assert_eq!(serde_json::to_value(&m).unwrap(), wire, "round trip, whole");
+        let back: Message = serde_json::from_value(serde_json::to_value(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        let plain = Message::human("hi");
+        assert!(plain.blocks.is_empty());
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::json!({"type": "human", "content": "hi"})
         );
     }
 }

@@ -187,7 +187,7 @@ mod with_schemars {
                         "enum": ["human", "ai", "system", "tool", "remove", "user", "assistant"]
                     },
                     "content": {
-                        "description": "The text (content blocks given on input are joined into text).",
+                        "description": "The text, or a list of content blocks (text, image, file, ...) kept whole.",
                         "anyOf": [{"type": "string"}, {"type": "array"}]
                     },
                     "id": {"type": ["string", "null"], "description": "A stable id; assigned when missing."},

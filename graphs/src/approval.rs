@@ -36,8 +36,8 @@ pub struct ApprovalState {
     pub note: Option<String>,
 }
 
-/// What the reviewer answers.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// What the reviewer answers (its JSON Schema is the interrupt's `response_schema`).
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Decision {
     /// Publish it?
     pub approve: bool,
@@ -77,7 +77,7 @@ async fn review(
     state: Arc<ApprovalState>,
     ctx: NodeContext,
 ) -> Result<ApprovalStateUpdate, NodeError> {
-    let decision: Decision = ctx.interrupt(json!({
+    let decision: Decision = ctx.interrupt_expecting(json!({
         "question": "Publish this draft?",
         "draft": state.draft,
     }))?;

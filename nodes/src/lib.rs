@@ -39,6 +39,7 @@
 //! ```
 
 pub mod actions;
+mod attachments;
 mod citations;
 pub mod confidence;
 mod conversation;

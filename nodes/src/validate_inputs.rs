@@ -10,6 +10,9 @@
 //! - compare drops web search, and says so in the answer: a comparison is between the
 //!   user's documents.
 //!
+//! Attachments of the message (image and file content blocks) are not read: a notice in
+//! the answer says which.
+//!
 //! A cancel (null) ends the turn politely with no action. Sets the web query the action
 //! uses when web search stays on. Web search is on when the request or the intent resolver
 //! turned it on, or the request asks about the present (the temporal keyword scan, which
@@ -139,7 +142,9 @@ pub async fn validate_inputs(
         .collect();
     let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
     let text = request_text(&state, &labels);
-    let mut notices = Vec::new();
+    let mut notices: Vec<String> = crate::attachments::unread_notice(&state.messages)
+        .into_iter()
+        .collect();
     let mut web =
         state.enable_web_search || asks_about_present(&instruction(&text), current_year());
     let mut audited = None;

@@ -8,6 +8,7 @@
 // Every step asserts and prints one `ok` line; the first failure exits non-zero.
 
 import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
 import { Client } from "@langchain/langgraph-sdk";
 import { MessageTupleManager, StreamManager, extractInterrupts } from "@langchain/langgraph-sdk/ui";
 
@@ -130,14 +131,22 @@ async function agentChatUi() {
   const thread = await client.threads.create({ threadId: undefined, metadata: undefined });
   const threadId = thread.thread_id;
   ok(typeof threadId === "string", "threads.create (no thread yet)");
-  const human = { id: crypto.randomUUID(), type: "human", content: [{ type: "text", text: "Summarize the document" }] };
+  // agent-chat-ui sends its attachments as content blocks (MultimodalPreview / useFileUpload).
+  const human = {
+    id: crypto.randomUUID(),
+    type: "human",
+    content: [
+      { type: "text", text: "Summarize the document" },
+      { type: "image", mimeType: "image/png", data: "iVBORw0KGgo=", metadata: { name: "scan.png" } },
+    ],
+  };
   const s1 = streamSession();
   await submit(s1, threadId, assistantId, { messages: [human] }, { streamMode: ["values"] });
   ok(s1.error === undefined, "runs.stream consumed by StreamManager without error");
   ok(s1.runMeta?.run_id && s1.runMeta.thread_id === threadId, "onRunCreated got run_id and thread_id from Content-Location");
   ok(s1.metadata[0]?.run_id === s1.runMeta.run_id, "metadata event");
   const values = s1.manager.values;
-  ok(values.messages[0].id === human.id && values.messages[0].content === "Summarize the document", "stream values hold the user's message (content blocks as text)");
+  ok(values.messages[0].id === human.id && isDeepStrictEqual(values.messages[0].content, human.content), "stream values hold the user's message with its content blocks whole");
   ok(s1.custom.some((c) => c.type === "status"), "onCustomEvent received custom events");
   const interrupt = extractInterrupts(values);
   const answered = values.messages.some((m) => m.type === "ai");

@@ -42,6 +42,8 @@ pub(crate) struct StoredResult<U> {
 pub(crate) struct StoredInterrupt {
     pub(crate) id: String,
     pub(crate) value: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) response_schema: Option<Value>,
 }
 
 /// A failure as stored in its pending write.
@@ -65,6 +67,7 @@ pub(crate) struct TaskWrites {
 pub(crate) struct StoredInterruptOwned {
     pub(crate) id: String,
     pub(crate) value: Value,
+    pub(crate) response_schema: Option<Value>,
 }
 
 impl TaskWrites {
@@ -161,6 +164,7 @@ impl<S: State> Cursor<S> {
                         StoredInterruptOwned {
                             id: i.id,
                             value: i.value,
+                            response_schema: i.response_schema,
                         },
                     );
                 }
@@ -234,6 +238,7 @@ impl<S: State> Cursor<S> {
                     node: t.node.clone(),
                     task_id: t.id.clone(),
                     index: *idx,
+                    response_schema: i.response_schema.clone(),
                 });
             }
         }

@@ -349,6 +349,7 @@ impl<S: State> Executor<'_, S> {
                             super::cursor::StoredInterruptOwned {
                                 id: r.id,
                                 value: r.value,
+                                response_schema: r.response_schema,
                             },
                         );
                     }

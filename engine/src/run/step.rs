@@ -283,6 +283,7 @@ async fn run_and_record<S: State>(
             &StoredInterrupt {
                 id: r.id.clone(),
                 value: r.value.clone(),
+                response_schema: r.response_schema.clone(),
             },
         )
         .map(Some),

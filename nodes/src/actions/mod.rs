@@ -232,6 +232,12 @@ pub(crate) async fn run(
     // answer (the streamed text had them; the response and the message do not).
     generated.text = strip_unknown_markers(&generated.text, &request.passages);
     let citations = cited(&generated.text, &request.passages);
+    // Attachments it did not read are said in the answer itself too, so clients that show
+    // only the message's text (agent-chat-ui) tell the user; the page shows the `_Note_`
+    // paragraph once, with the notices.
+    if let Some(note) = crate::attachments::unread_notice(&state.messages) {
+        generated.text = format!("_Note: {note}_\n\n{}", generated.text);
+    }
     let answered_by = deps.llm.answered_by(&request);
     let mut message = Message::ai(generated.text.clone())
         .with_id(message_id)

@@ -50,11 +50,12 @@ pub(crate) struct Admit<'a> {
     pub(crate) spec: RunSpec,
 }
 
-/// Checks that `id` is a UUID (422 otherwise).
+/// Checks that `id` is a UUID: 422 otherwise, with the official server's words
+/// ("Invalid thread ID: must be a UUID" for `what` = "thread").
 pub(crate) fn check_uuid(id: &str, what: &str) -> ApiResult<()> {
     uuid::Uuid::parse_str(id)
         .map(|_| ())
-        .map_err(|_| ApiError::Invalid(format!("{what} `{id}` is not a valid UUID")))
+        .map_err(|_| ApiError::Invalid(format!("Invalid {what} ID: must be a UUID")))
 }
 
 /// The owner's thread, or 404 (also when it belongs to someone else).
@@ -63,7 +64,7 @@ pub(crate) async fn own_thread(
     user: &User,
     thread_id: &str,
 ) -> ApiResult<Thread> {
-    check_uuid(thread_id, "thread_id")?;
+    check_uuid(thread_id, "thread")?;
     state
         .store
         .get_thread(&user.id, thread_id)
@@ -73,7 +74,7 @@ pub(crate) async fn own_thread(
 
 /// Lets a run in (see the module docs).
 pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRun> {
-    check_uuid(a.thread_id, "thread_id")?;
+    check_uuid(a.thread_id, "thread")?;
     let existing = match a.thread {
         ThreadRule::New => None,
         rule => match state.store.get_thread_any(a.thread_id).await? {

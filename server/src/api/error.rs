@@ -140,7 +140,7 @@ impl From<JsonRejection> for ApiError {
                 ApiError::Invalid(format!("invalid request body: {}", e.body_text()))
             }
             JsonRejection::JsonSyntaxError(e) => {
-                ApiError::BadRequest(format!("malformed JSON: {}", e.body_text()))
+                ApiError::Invalid(format!("malformed JSON: {}", e.body_text()))
             }
             JsonRejection::MissingJsonContentType(_) => {
                 ApiError::BadRequest("expected a JSON body (Content-Type: application/json)".into())

@@ -1,13 +1,15 @@
-//! Request bodies and paths, checked before a handler sees them: `ApiJson<T>` (400 for
-//! malformed JSON, 422 for the wrong shape or a NUL character in any string, 413 when too
-//! large), `OptionalJson<T>` (an empty body is `T::default()`), and [`reject_nul`], the
+//! Request bodies and paths, checked before a handler sees them: `ApiJson<T>` (422 for
+//! malformed JSON, the wrong shape or a NUL character in any string, 413 when too large),
+//! `OptionalJson<T>` (an empty body is `T::default()`), and [`reject_nul`], the
 //! middleware that refuses a NUL character (`%00`) in a path or query with 422: a NUL
 //! cannot be stored in a Postgres text or jsonb value, so it is refused on every backend
 //! alike before anything is written.
+//!
+//! A body is read as JSON whatever its `Content-Type` says, as the official Agent Server
+//! does: proxies (agent-chat-ui's Next.js passthrough) forward bodies without the header.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -44,7 +46,7 @@ fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         serde_json::error::Category::Data => {
             ApiError::Invalid(format!("invalid request body: {e}"))
         }
-        _ => ApiError::BadRequest(format!("malformed JSON: {e}")),
+        _ => ApiError::Invalid(format!("malformed JSON: {e}")),
     })
 }
 
@@ -58,19 +60,7 @@ async fn body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError
     })
 }
 
-fn json_content_type(req: &Request) -> bool {
-    req.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(str::trim)
-        .is_some_and(|m| {
-            m.eq_ignore_ascii_case("application/json")
-                || (m.starts_with("application/") && m.ends_with("+json"))
-        })
-}
-
-/// A JSON request body.
+/// A JSON request body (read as JSON with or without a `Content-Type`).
 pub struct ApiJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for ApiJson<T>
@@ -81,11 +71,6 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !json_content_type(&req) {
-            return Err(ApiError::BadRequest(
-                "expected a JSON body (Content-Type: application/json)".into(),
-            ));
-        }
         let bytes = body(req, state).await?;
         parse(&bytes).map(ApiJson)
     }

@@ -152,10 +152,15 @@ pub fn messages_history(values: &Value) -> Vec<HistoryMessage> {
                             .unwrap_or_default()
                             .to_string()
                     };
+                    // Content blocks (attachments) show as their text here.
+                    let content = match m.get("content") {
+                        Some(Value::Array(blocks)) => palgraph::blocks_text(blocks),
+                        _ => text("content"),
+                    };
                     Some(HistoryMessage {
                         id: text("id"),
                         role: role.into(),
-                        content: text("content"),
+                        content,
                         metadata: m.get("metadata").cloned().unwrap_or(json!({})),
                     })
                 })

@@ -46,7 +46,7 @@ pub async fn chat(
     }
     let (thread_id, rule) = match &req.thread_id {
         Some(t) => {
-            check_uuid(t, "thread_id")?;
+            check_uuid(t, "thread")?;
             (t.clone(), ThreadRule::CreateIfMissing)
         }
         // A thread id made here is new: nothing to look up, no prompt to abandon.
@@ -157,7 +157,7 @@ pub async fn resume(
     user: User,
     ApiJson(req): ApiJson<ResumeRequest>,
 ) -> ApiResult<Response> {
-    check_uuid(&req.thread_id, "thread_id")?;
+    check_uuid(&req.thread_id, "thread")?;
     let thread = own_thread(&state, &user, &req.thread_id).await?;
     let (entry, adapter) = thread_chat(&state, &thread)?;
     let value: Value = adapter.resume_value(&req.resume_value);

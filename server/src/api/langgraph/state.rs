@@ -105,9 +105,12 @@ pub(crate) async fn update(
     ApiJson(req): ApiJson<UpdateState>,
 ) -> ApiResult<Json<StateUpdated>> {
     let t = own_thread(&state, &user, &id).await?;
+    // A thread made with a graph (`threads.create(graph_id=...)`) is updated even before
+    // its first run (the update writes its first checkpoint); one without a graph cannot
+    // be, 400 as on the official server.
     let g = thread_graph(&state, &t).ok_or_else(|| {
-        ApiError::Invalid(format!(
-            "thread `{id}` has no graph yet: run it once, or create it with metadata.graph_id"
+        ApiError::BadRequest(format!(
+            "Thread {id} has no graph ID: create it with a graph_id, or run it once"
         ))
     })?;
     if !state.store.active_runs(&id).await?.is_empty() {

@@ -90,8 +90,10 @@ pub(crate) fn lg_stream(
     guard: RunGuard,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> + Send + 'static {
     let mut guard = guard;
+    // The metadata event has id 0, below every event of the run (seq starts at 1): a
+    // client that resumes after it (`Last-Event-ID: 0`) gets the whole run.
     let head = head.then(|| {
-        Ok(SseEvent::default().event("metadata").data(
+        Ok(SseEvent::default().event("metadata").id("0").data(
             json!({"run_id": run.run_id, "thread_id": run.thread_id, "attempt": run.attempt.max(1)})
                 .to_string(),
         ))

@@ -17,7 +17,7 @@ use super::models::{
 use super::runs::checked_modes;
 use super::stream::{last_seq, lg_stream, run_modes, wait_for, RunGuard};
 use super::threads::all_threads;
-use crate::api::admission::own_thread;
+use crate::api::admission::{check_uuid, own_thread};
 use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::OptionalJson;
@@ -77,6 +77,7 @@ pub(crate) async fn own_run(
     run_id: &str,
 ) -> ApiResult<Run> {
     own_thread(state, user, thread_id).await?;
+    check_uuid(run_id, "run")?;
     state
         .store
         .get_run(&user.id, thread_id, run_id)
@@ -212,6 +213,7 @@ pub(crate) async fn join_stream_by_run(
     Path(RunIdPath { run_id }): Path<RunIdPath>,
     params: Params<JoinStreamParams>,
 ) -> ApiResult<Response> {
+    check_uuid(&run_id, "run")?;
     let run = state
         .store
         .get_run_any(&run_id)

@@ -34,7 +34,7 @@ pub(crate) async fn create(
 ) -> ApiResult<Json<ThreadOut>> {
     let thread_id = match req.thread_id {
         Some(t) => {
-            check_uuid(&t, "thread_id")?;
+            check_uuid(&t, "thread")?;
             t
         }
         None => uuid::Uuid::new_v4().to_string(),
@@ -360,7 +360,7 @@ pub(crate) async fn prune(
     )?;
     let mut threads = Vec::new();
     for id in &req.thread_ids {
-        check_uuid(id, "thread_id")?;
+        check_uuid(id, "thread")?;
         if let Some(t) = state.store.get_thread(&user.id, id).await? {
             threads.push(t);
         }

@@ -79,6 +79,10 @@ pub struct Interrupt {
     pub value: Value,
     /// Its id.
     pub id: String,
+    /// The JSON Schema of the value that answers it, when the graph declares one (absent
+    /// otherwise, as on the official server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<Value>,
 }
 
 impl From<&InterruptInfo> for Interrupt {
@@ -86,6 +90,7 @@ impl From<&InterruptInfo> for Interrupt {
         Interrupt {
             value: i.value.clone(),
             id: i.id.clone(),
+            response_schema: i.response_schema.clone(),
         }
     }
 }
@@ -140,9 +145,12 @@ impl ThreadOut {
     }
 }
 
-/// LangGraph's run statuses (a cancelled run is "interrupted").
+/// A run's status in the Agent Server's words: a run that stopped at an interrupt (or a
+/// breakpoint) did what was asked, so it is `success` (its thread is `interrupted`); a
+/// cancelled run is `interrupted`.
 pub fn api_status(s: RunState) -> &'static str {
     match s {
+        RunState::Interrupted => "success",
         RunState::Cancelled => "interrupted",
         other => other.as_str(),
     }
@@ -162,7 +170,8 @@ pub struct RunOut {
     pub created_at: String,
     /// Updated.
     pub updated_at: String,
-    /// `pending`, `running`, `success`, `error` or `interrupted`.
+    /// `pending`, `running`, `success` (also when it stopped at an interrupt), `error` or
+    /// `interrupted` (cancelled).
     pub status: String,
     /// Metadata.
     pub metadata: Value,
