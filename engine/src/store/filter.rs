@@ -98,7 +98,7 @@ fn holds(actual: Option<&Value>, op: &str, operand: &Value) -> bool {
     }
 }
 
-/// Whether `value` passes `filter` (a filter [`check`] refused never passes).
+/// Whether `value` passes `filter` (a filter the store refuses as invalid never passes).
 pub fn matches(filter: &Map<String, Value>, value: &Value) -> bool {
     filter.iter().all(|(path, cond)| {
         let actual = field(value, path);
