@@ -198,3 +198,68 @@ async fn bad_input_is_refused_and_changes_nothing(b: Backend) {
     assert_eq!(spaces, json!({"namespaces": []}));
 }
 both_backends!(bad_input_, bad_input_is_refused_and_changes_nothing);
+
+/// A Postgres outage (a cluster of the test's own, stopped and started again): store
+/// requests answer 503 with `Retry-After` while it lasts, nothing stored is lost, and the
+/// store works again once the database is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_outage_is_503_and_loses_nothing() {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let pg = Arc::new(common::pg_cluster::PgCluster::start());
+    let s = TestServer::start_on(&pg.url(), &[]).await;
+    let item = json!({"namespace": ["m"], "key": "kept", "value": {"text": "before the outage"}});
+    assert_eq!(put(&s, item).await.0, 204);
+
+    tokio::task::spawn_blocking({
+        let pg = pg.clone();
+        move || pg.stop()
+    })
+    .await
+    .unwrap();
+    let r = s
+        .client
+        .put(s.url("/store/items"))
+        .json(&json!({"namespace": ["m"], "key": "during", "value": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    assert!(r.headers().contains_key("retry-after"));
+    let (status, err) = s.get_json("/store/items?namespace=m&key=kept").await;
+    assert_eq!(status, 503, "{err}");
+
+    tokio::task::spawn_blocking({
+        let pg = pg.clone();
+        move || pg.start_again()
+    })
+    .await
+    .unwrap();
+    // The pool reconnects on its own: retry as a client told `Retry-After` would.
+    let started = Instant::now();
+    let item = loop {
+        let (status, item) = s.get_json("/store/items?namespace=m&key=kept").await;
+        if status == 200 {
+            break item;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "still {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(item["value"], json!({"text": "before the outage"}));
+    let (status, none) = s.get_json("/store/items?namespace=m&key=during").await;
+    assert_eq!(
+        (status, none),
+        (200, Value::Null),
+        "the refused put stored nothing"
+    );
+    assert_eq!(
+        put(&s, json!({"namespace": ["m"], "key": "after", "value": {}}))
+            .await
+            .0,
+        204
+    );
+}
