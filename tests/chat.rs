@@ -763,3 +763,113 @@ both_backends!(
     bad_chat_requests_are_clear_errors_,
     bad_chat_requests_are_clear_errors
 );
+
+/// One chat turn as the user of `key`; returns the terminal event, the statuses' nodes and
+/// the thread.
+async fn say_as(s: &TestServer, key: &str, message: &str) -> (Value, Vec<String>, String) {
+    let mut sse = s
+        .sse(
+            s.client
+                .post(s.url("/chat"))
+                .header("x-api-key", key)
+                .json(&json!({"message": message})),
+        )
+        .await;
+    let thread = thread_of(&sse);
+    let events = sse.all().await;
+    let nodes = events
+        .iter()
+        .filter(|e| e.data["type"] == "status")
+        .map(|e| e.data["node"].as_str().unwrap_or("").to_string())
+        .collect();
+    (terminal(&events).data.clone(), nodes, thread)
+}
+
+/// PalAssist remembers what a user tells it to, across conversations, lists it and forgets
+/// it, in that user's own long-term store: another user's PalAssist knows none of it, and
+/// the store API shows the user the item PalAssist wrote.
+async fn palassist_remembers_across_conversations_per_user(b: Backend) {
+    const ADA: &str = "key-ada-0123456789abcdef";
+    const BOB: &str = "key-bob-0123456789abcdef";
+    let s =
+        TestServer::start_with(b, &[("PALGRAPH_API_KEYS", &format!("{ADA}=ada,{BOB}=bob"))]).await;
+    let (end, nodes, first) =
+        say_as(&s, ADA, "Remember that I prefer answers in bullet points.").await;
+    assert_eq!(end["type"], "response", "{end}");
+    assert_eq!(
+        end["response"],
+        "Got it. I'll remember that I prefer answers in bullet points."
+    );
+    assert_eq!(nodes, ["memory"], "no intent classification, no documents");
+
+    // A new conversation of the same user knows it.
+    let (end, _, second) = say_as(&s, ADA, "What do you remember?").await;
+    assert_ne!(first, second);
+    assert_eq!(
+        end["response"],
+        "Here is what I remember:\n- I prefer answers in bullet points"
+    );
+    // Another user's PalAssist does not.
+    let (end, _, _) = say_as(&s, BOB, "what do you remember").await;
+    assert!(
+        end["response"]
+            .as_str()
+            .unwrap()
+            .starts_with("I don't remember anything"),
+        "{end}"
+    );
+    // The user sees the item through the store API; the other user does not.
+    let search = |key: &'static str| {
+        s.client
+            .post(s.url("/store/items/search"))
+            .header("x-api-key", key)
+            .json(&json!({"namespace_prefix": ["palassist", "memories"]}))
+            .send()
+    };
+    let found: Value = search(ADA).await.unwrap().json().await.unwrap();
+    assert_eq!(found["items"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(
+        found["items"][0]["value"]["text"],
+        "I prefer answers in bullet points"
+    );
+    assert_eq!(found["items"][0]["value"]["thread_id"], first.as_str());
+    let none: Value = search(BOB).await.unwrap().json().await.unwrap();
+    assert_eq!(none["items"], json!([]));
+
+    // Forgetting, by a looser wording.
+    let (end, _, _) = say_as(&s, ADA, "Forget that I like bullet points").await;
+    assert_eq!(
+        end["response"],
+        "Done: I forgot that I prefer answers in bullet points."
+    );
+    let (end, _, _) = say_as(&s, ADA, "what do you remember?").await;
+    assert!(
+        end["response"]
+            .as_str()
+            .unwrap()
+            .starts_with("I don't remember anything"),
+        "{end}"
+    );
+    // The conversation keeps the exchange like any other turn.
+    let h: Value = s
+        .client
+        .get(s.url(&format!("/chat/history/{first}")))
+        .header("x-api-key", ADA)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let roles: Vec<&str> = h["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"], "{h}");
+}
+both_backends!(
+    palassist_remembers_,
+    palassist_remembers_across_conversations_per_user
+);

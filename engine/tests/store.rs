@@ -100,3 +100,18 @@ async fn nodes_reach_the_runs_store_across_threads() {
         g.compile().unwrap()
     }
 }
+
+/// pgvector is detected, not assumed: this machine's Postgres has no such extension, so the
+/// store ranks with plain SQL (the suite's `search_by_meaning_*` case runs that path).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_detects_whether_pgvector_is_installed() {
+    let schema = palgraph::testkit::backends::PgSchema::create().await;
+    let pool = schema.pool(2).await;
+    let installed: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let store = palgraph::store::PostgresStore::new(pool);
+    assert_eq!(store.uses_pgvector().await.unwrap(), installed);
+}

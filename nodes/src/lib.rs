@@ -52,6 +52,7 @@ mod extractive;
 pub mod format_response;
 pub mod intent_resolver;
 pub mod llm;
+pub mod memory;
 mod passages;
 pub mod prompt;
 mod references;

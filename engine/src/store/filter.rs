@@ -25,6 +25,11 @@ pub(crate) fn check(filter: &Map<String, Value>) -> Result<(), StoreError> {
                 "a filter's field must not be empty".into(),
             ));
         }
+        if field.starts_with('$') {
+            return Err(StoreError::Invalid(format!(
+                "filter operator `{field}` must be inside a field's condition (`$and`, `$or` and `$not` are not supported)"
+            )));
+        }
         if !is_operators(cond) {
             continue;
         }
@@ -98,7 +103,7 @@ fn holds(actual: Option<&Value>, op: &str, operand: &Value) -> bool {
     }
 }
 
-/// Whether `value` passes `filter` (a filter [`check`] refused never passes).
+/// Whether `value` passes `filter` (a filter the store refuses as invalid never passes).
 pub fn matches(filter: &Map<String, Value>, value: &Value) -> bool {
     filter.iter().all(|(path, cond)| {
         let actual = field(value, path);
@@ -169,6 +174,7 @@ mod tests {
         assert!(matches(&f(json!({"tags": ["a"]})), &v));
         assert!(check(&f(json!({"n": {"$regex": "x"}}))).is_err());
         assert!(check(&f(json!({"n": {"$in": 3}}))).is_err());
+        assert!(check(&f(json!({"$and": [{"n": 1}]}))).is_err());
         assert_eq!(
             equalities(&f(
                 json!({"kind": "pref", "meta.lang": "en", "n": {"$gt": 1}})

@@ -2,6 +2,10 @@
 //! words (ranked by `ts_rank`), vectors beside them in `real[]` ranked by cosine similarity
 //! in SQL. The filter's plain equalities narrow rows by JSONB containment (`@>`); the whole
 //! filter is then applied to each row.
+//!
+//! When the database has the pgvector extension (`CREATE EXTENSION vector`, detected at the
+//! first search by meaning), the cosine distance is pgvector's `<=>` on the same columns
+//! cast to `vector`; without it, the similarity is computed with plain SQL over the arrays.
 
 use async_trait::async_trait;
 use futures_util::TryStreamExt;
@@ -27,12 +31,45 @@ const TS_CONFIG: &str = "english";
 pub struct PostgresStore {
     pool: PgPool,
     index: Option<IndexConfig>,
+    pgvector: std::sync::Arc<tokio::sync::OnceCell<bool>>,
 }
 
 impl PostgresStore {
     /// The store in `pool`'s database (text search only).
     pub fn new(pool: PgPool) -> Self {
-        PostgresStore { pool, index: None }
+        PostgresStore {
+            pool,
+            index: None,
+            pgvector: Default::default(),
+        }
+    }
+
+    /// Whether the database has the pgvector extension, so that searches by meaning rank
+    /// with its `<=>` operator (asked once, then remembered).
+    ///
+    /// # Errors
+    /// When the database cannot be asked.
+    pub async fn uses_pgvector(&self) -> Result<bool, StoreError> {
+        self.pgvector
+            .get_or_try_init(|| async {
+                let found: bool = sqlx::query_scalar(
+                    "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')",
+                )
+                .fetch_one(&self.pool)
+                .await?;
+                tracing::info!(
+                    pgvector = found,
+                    "the long-term store ranks searches by meaning with {}",
+                    if found {
+                        "pgvector"
+                    } else {
+                        "plain SQL over real[] vectors"
+                    }
+                );
+                Ok::<bool, StoreError>(found)
+            })
+            .await
+            .copied()
     }
 
     /// The same store, searching by meaning with `index`.
@@ -221,7 +258,17 @@ impl Store for PostgresStore {
             },
             _ => None,
         };
-        let sql = if semantic.is_some() {
+        let pgvector = semantic.is_some() && self.uses_pgvector().await?;
+        let sql = if pgvector {
+            format!(
+                "SELECT {COLUMNS},
+                        1 - (i.embedding::vector <=> $6::real[]::vector)::float8 AS score
+                 FROM store_items i
+                 WHERE {scope} AND i.embedding IS NOT NULL AND $7::float8 IS NOT NULL
+                   AND cardinality(i.embedding) = cardinality($6::real[])
+                 ORDER BY score DESC NULLS LAST, i.updated_at_ms DESC, i.namespace, i.key"
+            )
+        } else if semantic.is_some() {
             format!(
                 "SELECT {COLUMNS},
                         (SELECT sum(a::float8 * b::float8) FROM unnest(i.embedding, $6::real[]) AS t(a, b))

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::namespace::{check_stored_label, validate_label, validate_namespace};
-use super::{Item, NamespaceQuery, PutOptions, SearchItem, SearchQuery, Store, StoreError};
+use super::namespace::{check_stored_label, literal_head, validate_label, validate_namespace};
+use super::{
+    page_namespaces, Item, NamespaceQuery, PutOptions, SearchItem, SearchQuery, Store, StoreError,
+};
 
 /// A view of a store where every namespace is filed under `root`: `["memories"]` is stored
 /// as `[root, "memories"]`, searches and listings see only `root`'s items, and namespaces
@@ -107,20 +109,23 @@ impl Store for Scoped {
         &self,
         query: &NamespaceQuery,
     ) -> Result<Vec<Vec<String>>, StoreError> {
-        let mut q = query.clone();
-        q.prefix = Some(self.full(query.prefix.as_deref().unwrap_or_default()));
-        q.max_depth = query.max_depth.map(|d| d + 1);
-        Ok(self
+        // Everything under the root, then the caller's query on the namespaces as the
+        // caller sees them (a suffix must not reach the hidden root label).
+        let mut all = NamespaceQuery::new().limit(usize::MAX);
+        all.prefix = Some(self.full(&literal_head(query.prefix.as_deref().unwrap_or_default())));
+        let mine = self
             .inner
-            .list_namespaces(&q)
+            .list_namespaces(&all)
             .await?
             .into_iter()
-            .map(|mut ns| {
-                ns.remove(0);
-                ns
+            .filter_map(|mut ns| {
+                (ns.first() == Some(&self.root)).then(|| {
+                    ns.remove(0);
+                    ns
+                })
             })
-            .filter(|ns| !ns.is_empty())
-            .collect())
+            .filter(|ns| !ns.is_empty());
+        Ok(page_namespaces(mine, query))
     }
 
     async fn sweep_expired(&self) -> Result<u64, StoreError> {

@@ -765,6 +765,18 @@ pub async fn scoped_views_do_not_see_each_other(factory: StoreFactory) {
         ada.list_namespaces(&NamespaceQuery::new()).await.unwrap(),
         vec![n.clone()]
     );
+    // A suffix cannot reach the hidden root label.
+    let rooted = NamespaceQuery::new().suffix(ns(&["user:ada@example.com", "memories"]));
+    assert!(ada.list_namespaces(&rooted).await.unwrap().is_empty());
+    let old = ns(&["memories", "old"]);
+    ada.put(&old, "k", json!({}), PutOptions::default())
+        .await
+        .unwrap();
+    let q = NamespaceQuery::new().suffix(ns(&["*"])).max_depth(1);
+    assert_eq!(ada.list_namespaces(&q).await.unwrap(), vec![n.clone()]);
+    let q = NamespaceQuery::new().prefix(ns(&["*", "old"])).limit(5);
+    assert_eq!(ada.list_namespaces(&q).await.unwrap(), vec![old.clone()]);
+    ada.delete(&old, "k").await.unwrap();
     bob.delete(&n, "k").await.unwrap();
     assert!(
         ada.get(&n, "k", true).await.unwrap().is_some(),

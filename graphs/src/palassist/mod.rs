@@ -10,7 +10,10 @@
 //! ```
 //!
 //! A request with an explicit `action` goes from START straight to `doc_resolver`: no
-//! intent classification, no `intent_resolver` status. Every node streams one status line
+//! intent classification, no `intent_resolver` status. A message asking PalAssist to
+//! remember, list or forget something ("remember that ...", "what do you remember?",
+//! "forget that ...") goes to `memory` (see `palgraph_nodes::memory`), which answers from
+//! the user's long-term store and ends the turn. Every node streams one status line
 //! per run: the engine streams it as the node starts, except for `doc_resolver` (which
 //! reports it when done, with `docs_found`) and the actions (which report it as they start,
 //! with `web_query` only when they really search the web); see `reports_status` in the
@@ -34,6 +37,7 @@ use palgraph_nodes::doc_resolver::doc_resolver;
 use palgraph_nodes::format_response::format_response;
 use palgraph_nodes::intent_resolver::intent_resolver;
 use palgraph_nodes::llm::Llm;
+use palgraph_nodes::memory::{memory, memory_request};
 use palgraph_nodes::validate_inputs::validate_inputs;
 use palgraph_server::{GraphEntry, ServerBuilder};
 
@@ -49,6 +53,8 @@ pub const NAME: &str = "palassist";
 fn entry(s: &AgentState) -> &'static str {
     if s.action.is_some() {
         "doc_resolver"
+    } else if memory_request(s.current_message()).is_some() {
+        "memory"
     } else {
         "intent_resolver"
     }
@@ -97,8 +103,10 @@ pub fn graph(deps: PalAssistDeps) -> Result<CompiledGraph<AgentState>, GraphErro
         .reports_status()
         .retry(actions::retry_policy());
     node!("format_response", format_response, "Formatting response...");
+    node!("memory", memory, "Checking my memory...");
 
-    g.add_conditional_edges(START, entry, ["intent_resolver", "doc_resolver"]);
+    g.add_conditional_edges(START, entry, ["intent_resolver", "doc_resolver", "memory"]);
+    g.add_edge("memory", END);
     g.add_edge("intent_resolver", "doc_resolver");
     g.add_conditional_edges(
         "doc_resolver",
@@ -163,6 +171,7 @@ mod tests {
             ("compare", "Comparing documents..."),
             ("audit", "Auditing against regulations..."),
             ("format_response", "Formatting response..."),
+            ("memory", "Checking my memory..."),
         ] {
             assert_eq!(g.node_status(node), Some(line), "{node}");
         }

@@ -11,7 +11,7 @@
 //! | `POST /store/namespaces` | `{prefix?, suffix?, max_depth?, limit?, offset?}` | `{namespaces}` |
 //!
 //! Namespace labels may not be empty or hold periods (422), as in the official server.
-//! Expired items are invisible at once and removed by [`sweep_expired_items`].
+//! Expired items are invisible at once and removed by a sweep every minute.
 
 use std::sync::Arc;
 use std::time::Duration;
