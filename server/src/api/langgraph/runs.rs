@@ -211,7 +211,12 @@ fn breakpoints(entry: &GraphEntry, key: &str, v: Option<&Value>) -> ApiResult<Op
 }
 
 /// Creates a run from a LangGraph request body; refuses bad input before changing anything.
-async fn start(state: &AppState, user: &User, thread_id: &str, req: &CreateRun) -> ApiResult<Run> {
+pub(crate) async fn start(
+    state: &AppState,
+    user: &User,
+    thread_id: &str,
+    req: &CreateRun,
+) -> ApiResult<Run> {
     let (entry, modes) = check_request(state, req)?;
     let recursion_limit = req
         .config
