@@ -162,6 +162,7 @@ async function agentChatUi() {
     await submit(s2, threadId, assistantId, undefined, { command: { resume: { type: "cancel" } } });
     ok(s2.error === undefined && extractInterrupts(s2.manager.values) === undefined, "submit(undefined, {command: {resume}}) clears the interrupt");
   }
+  await agentInbox(assistantId);
   const found = await client.threads.search({ metadata: { graph_id: assistantId }, limit: 100 });
   ok(found.some((t) => t.thread_id === threadId), "the thread is found by metadata.graph_id (set by its run)");
 
@@ -202,6 +203,52 @@ async function agentChatUi() {
   await slow;
   await waitStatus(t2, s7.runMeta.run_id, "interrupted");
   ok(true, "runs.cancel(threadId, runId) from stop()");
+}
+
+// agent-chat-ui's test for a prompt it can render and answer (src/lib/agent-inbox-interrupt.ts
+// isAgentInboxInterruptSchema): an Agent Inbox HumanInterrupt, alone or first in a list.
+function isAgentInboxInterrupt(value) {
+  const v = Array.isArray(value) ? value[0] : value;
+  return (
+    !!v &&
+    typeof v === "object" &&
+    typeof v.action_request === "object" &&
+    typeof v.action_request.action === "string" &&
+    typeof v.config === "object" &&
+    ["allow_respond", "allow_accept", "allow_edit", "allow_ignore"].every((k) => typeof v.config[k] === "boolean")
+  );
+}
+
+// PalAssist's prompts as agent-chat-ui shows them (its Agent Inbox view), answered the way
+// its useInterruptedActions does: submit({}, {command: {resume: [HumanResponse]}}).
+async function agentInbox(assistantId) {
+  const ask = { type: "human", content: "Summarize the data retention policy" };
+  const t = (await client.threads.create({})).thread_id;
+  const s = streamSession();
+  await submit(s, t, assistantId, { messages: [ask] });
+  const intr = extractInterrupts(s.manager.values);
+  ok(intr !== undefined && isAgentInboxInterrupt(intr.value), "a PalAssist prompt is an Agent Inbox HumanInterrupt agent-chat-ui renders");
+  const v = intr.value;
+  ok(v.interrupt_type === "doc_choice" && v.options.length === 3 && v.action_request.action === "doc_choice", "alongside the chat contract's own shape");
+  ok(v.config.allow_respond && v.config.allow_ignore && !v.config.allow_accept && !v.config.allow_edit, "answerable by a response or ignored");
+  ok(v.description.includes(v.message) && v.options.every((o) => v.description.includes(o.label)), "its description lists the options");
+  const pick = v.options.find((o) => o.label === "Data Retention Policy 2024");
+  // useStream starts from the thread's head (fetchStateHistory), as the page reloads it.
+  const s2 = streamSession((await client.threads.getHistory(t, { limit: 1 }))[0].values);
+  await submit(s2, t, assistantId, {}, { command: { resume: [{ type: "response", args: pick.label }] } });
+  const answer = s2.manager.values.messages.at(-1);
+  ok(s2.error === undefined && extractInterrupts(s2.manager.values) === undefined, "the response resumes the run");
+  ok(answer.type === "ai" && answer.content.includes("Data Retention Policy 2024") && !answer.content.includes("Policy 2023**"), "PalAssist answers about the document the response named");
+  // Ignore cancels the prompt politely.
+  const t2 = (await client.threads.create({})).thread_id;
+  const s3 = streamSession();
+  await submit(s3, t2, assistantId, { messages: [ask] });
+  const s4 = streamSession((await client.threads.getHistory(t2, { limit: 1 }))[0].values);
+  await submit(s4, t2, assistantId, {}, { command: { resume: [{ type: "ignore", args: null }] } });
+  const after = s4.manager.values;
+  ok(s4.error === undefined && after.cancelled === true && after.response.startsWith("Okay, I've stopped there") && after.messages.at(-1).metadata.answer === null, "ignore cancels the prompt (its record has no answer)");
+  const state = await client.threads.getState(t2);
+  ok(state.next.length === 0 && (await client.threads.get(t2)).status === "idle", "and the thread is idle");
 }
 
 async function coreFlow() {
