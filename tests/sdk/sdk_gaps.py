@@ -18,7 +18,8 @@ Usage: python sdk_gaps.py http://127.0.0.1:PORT
   not read;
 - the thread streaming protocol (`client.threads.stream()`: `POST /threads/{id}/commands`
   and `/stream/events`): run.start, values, messages token by token, an interrupt
-  answered with `run.respond`, the output, a second session on the same thread.
+  answered with `run.respond`, the output, a second session on the same thread; and
+  `RemoteGraph.astream_events(version="v3")` of `langgraph`, which drives it.
 
 Every step prints one `ok` line; the script exits non-zero on the first failure.
 """
@@ -31,6 +32,7 @@ import sys
 import uuid
 
 import httpx
+from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import BadRequestError, NotFoundError, UnprocessableEntityError
 
@@ -273,6 +275,19 @@ async def thread_stream_protocol(client, http: httpx.AsyncClient) -> None:
     ok(r.json() == {"type": "error", "id": 10, "error": "unknown_command", "message": "unknown command `no.such`"}, "an unknown command")
     r = await http.post("/threads/not-a-uuid/commands", json={"id": 1, "method": "state.get", "params": {}})
     ok(r.status_code == 422, "a non-UUID thread is 422 here too")
+    # RemoteGraph (langgraph) over the same protocol, on a thread id it picks.
+    remote = RemoteGraph("approval", url=URL)
+    cfg = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    async with await remote.astream_events(approval_input("remote"), cfg, version="v3") as run:
+        snaps = [v async for v in run.values]
+        ok(snaps[-1]["draft"] == 'Draft 1 about "remote".', "RemoteGraph.astream_events(version='v3'): values")
+        pending = await run.interrupts()
+        ok(await run.interrupted() and pending[0]["value"]["question"] == "Publish this draft?", "and its interrupt")
+    streaming = RemoteGraph("streaming", url=URL)
+    cfg = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    async with await streaming.astream_events({"messages": [{"role": "user", "content": "x y z"}], "words": 3, "delay_ms": 5}, cfg, version="v3") as run:
+        out = await asyncio.wait_for(run.output(), 30)
+        ok(out["messages"][-1]["content"] == "x y z", "and run.output() for a run to its end")
 
 
 async def main() -> None:
