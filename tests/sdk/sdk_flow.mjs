@@ -356,8 +356,40 @@ async function coreFlow() {
   ok(msgs.at(-1) === "sixth" && msgs.at(-3).startsWith("fifth"), "enqueued run ran after the first");
 }
 
+// client.threads.stream(): the thread streaming protocol (POST /threads/{id}/commands and
+// /stream/events), as the JS ThreadStream drives it.
+async function threadStreamProtocol() {
+  const t = client.threads.stream({ assistantId: "streaming" });
+  const started = await t.run.start({ input: words("a b c", 3, 5) });
+  ok(typeof started.run_id === "string", "thread.run.start");
+  const texts = [];
+  const reading = (async () => {
+    for await (const m of t.messages) texts.push(await m.text);
+  })();
+  const out = await t.output;
+  const last = out.messages.at(-1);
+  ok((last.kwargs?.content ?? last.content) === "a b c", "thread.output is the final state");
+  await t.close();
+  await reading;
+  ok(texts.length === 1 && texts[0] === "a b c", `thread.messages assembles the streamed answer (${JSON.stringify(texts)})`);
+  const a = client.threads.stream({ assistantId: "approval" });
+  await a.run.start({ input: { messages: [{ role: "user", content: "js protocol" }] } });
+  for (let i = 0; i < 400 && !a.interrupted; i += 1) await sleep(25);
+  const intr = a.interrupts[0];
+  ok(a.interrupted && intr.payload.question === "Publish this draft?", "thread.interrupted with the interrupt's payload");
+  await a.respondInput({ namespace: [], interrupt_id: intr.interruptId, response: { approve: true } });
+  let state;
+  for (let i = 0; i < 400; i += 1) {
+    state = await client.threads.getState(a.threadId);
+    if (state.next.length === 0) break;
+    await sleep(25);
+  }
+  ok(state.values.messages.at(-1).content === 'Published: Draft 1 about "js protocol".', "respondInput resumes the run to its end");
+  await a.close();
+}
+
 const started = Date.now();
-for (const step of [agentChatUi, coreFlow]) {
+for (const step of [agentChatUi, coreFlow, threadStreamProtocol]) {
   const t0 = Date.now();
   await step();
   console.log(`# ${step.name}: ${((Date.now() - t0) / 1000).toFixed(2)}s`);
