@@ -2,9 +2,11 @@
 //! and package-lock.json) drives the real server, on SQLite and Postgres: the exact call
 //! sequence agent-chat-ui makes through `useStream` (GET /info, threads.search by graph_id,
 //! threads.create, runs.stream with streamResumable, getHistory, joinStream with
-//! Last-Event-ID -1, cancel), consumed by the SDK's own `StreamManager`, then the core
-//! flow. tests/sdk/sdk_flow.mjs asserts each step; this test installs the package once
-//! (`npm ci`) and checks the script passes.
+//! Last-Event-ID -1, cancel, PalAssist's prompts as Agent Inbox interrupts answered and
+//! ignored, attachments kept whole), consumed by the SDK's own `StreamManager`, then the
+//! core flow and `client.threads.stream()` (the thread streaming protocol).
+//! tests/sdk/sdk_flow.mjs asserts each step; this test installs the package once (`npm ci`)
+//! and checks the script passes.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 

@@ -6,6 +6,12 @@
 //! `interrupt` event); a `doc_choice` ends with `{"id": "all", "label": "All of these"}`, a
 //! `text_input` has `"options": null`. The resume value is the chosen option's `id` (a
 //! string) or free text; `null` cancels.
+//!
+//! The same payload is also an Agent Inbox `HumanInterrupt` (`action_request: {action,
+//! args}`, `config: {allow_ignore, allow_respond, allow_edit, allow_accept}`,
+//! `description`), which agent-chat-ui renders and answers: its answer `[{"type":
+//! "response", "args": <text>}]` is read as typed text (an option's id or label), `[{"type":
+//! "ignore"}]` cancels. The chat contract's `interrupt` event leaves these fields out.
 
 use palgraph::{Message, NodeContext, NodeError};
 use serde::{Deserialize, Serialize};
@@ -63,21 +69,57 @@ pub struct Prompt {
     pub message: String,
     /// The choices (`None`, sent as `null`, for `text_input`).
     pub options: Option<Vec<PromptOption>>,
+    /// Agent Inbox: what is asked (`{action: <interrupt_type>, args: {options}}`).
+    #[serde(default)]
+    pub action_request: Value,
+    /// Agent Inbox: how it may be answered (a typed response, or ignored to cancel).
+    #[serde(default)]
+    pub config: Value,
+    /// Agent Inbox: the question and its options, in Markdown.
+    #[serde(default)]
+    pub description: String,
+}
+
+impl Prompt {
+    fn new(kind: PromptKind, message: String, options: Option<Vec<PromptOption>>) -> Self {
+        let mut description = message.clone();
+        if let Some(opts) = &options {
+            description.push_str("\n\nAnswer with one of:");
+            for o in opts {
+                description.push_str(&format!("\n- {} (`{}`)", o.label, o.id));
+            }
+        }
+        let kind_name = serde_json::to_value(kind).unwrap_or(Value::Null);
+        Prompt {
+            interrupt_type: kind,
+            message,
+            action_request: json!({
+                "action": kind_name,
+                "args": {"options": options.clone().unwrap_or_default()},
+            }),
+            config: json!({
+                "allow_ignore": true, "allow_respond": true,
+                "allow_edit": false, "allow_accept": false,
+            }),
+            description,
+            options,
+        }
+    }
 }
 
 impl Prompt {
     /// Pick one of `actions`.
     pub fn action_choice(message: impl Into<String>, actions: &[Action]) -> Self {
-        Prompt {
-            interrupt_type: PromptKind::ActionChoice,
-            message: message.into(),
-            options: Some(
+        Prompt::new(
+            PromptKind::ActionChoice,
+            message.into(),
+            Some(
                 actions
                     .iter()
                     .map(|a| PromptOption::new(a.as_str(), a.label()))
                     .collect(),
             ),
-        }
+        )
     }
 
     /// Pick one of `docs`, or all of them.
@@ -87,29 +129,23 @@ impl Prompt {
             .map(|d| PromptOption::new(d.id.clone(), d.title.clone()))
             .collect();
         options.push(PromptOption::new(ALL, "All of these"));
-        Prompt {
-            interrupt_type: PromptKind::DocChoice,
-            message: message.into(),
-            options: Some(options),
-        }
+        Prompt::new(PromptKind::DocChoice, message.into(), Some(options))
     }
 
     /// Type an answer.
     pub fn text_input(message: impl Into<String>) -> Self {
-        Prompt {
-            interrupt_type: PromptKind::TextInput,
-            message: message.into(),
-            options: None,
-        }
+        Prompt::new(PromptKind::TextInput, message.into(), None)
     }
 }
 
 /// Reads a resume value: a string (an option's `id` or typed text; trimmed, empty means
-/// cancel), `null` (cancel), a number or boolean (as text), or an object with a `value` (or
-/// `"type": "cancel"`), as chat clients send `{type, value}`.
+/// cancel), `null` (cancel), a number or boolean (as text), an object with a `value` (or
+/// `"type": "cancel"`), as chat clients send `{type, value}`, or an Agent Inbox response
+/// (`{"type": "response", "args": <text>}` or `{"type": "ignore"}`, alone or in a list of
+/// one, as agent-chat-ui sends it).
 ///
 /// # Errors
-/// A fatal error for anything else (an array).
+/// A fatal error for anything else (a list of several answers, an inbox `accept`/`edit`).
 pub fn read_answer(value: Value) -> Result<Option<String>, NodeError> {
     match value {
         Value::Null => Ok(None),
@@ -119,11 +155,16 @@ pub fn read_answer(value: Value) -> Result<Option<String>, NodeError> {
         }
         Value::Bool(b) => Ok(Some(b.to_string())),
         Value::Number(n) => Ok(Some(n.to_string())),
-        Value::Object(mut o) => {
-            if o.get("type").and_then(Value::as_str) == Some("cancel") {
-                return Ok(None);
-            }
-            read_answer(o.remove("value").unwrap_or(Value::Null))
+        Value::Object(mut o) => match o.get("type").and_then(Value::as_str) {
+            Some("cancel" | "ignore") => Ok(None),
+            Some("response") => read_answer(o.remove("args").unwrap_or(Value::Null)),
+            Some(t @ ("accept" | "edit")) => Err(NodeError::fatal(format!(
+                "a PalAssist prompt cannot be answered with `{t}`: respond with text (an option's id or label), or ignore it to cancel"
+            ))),
+            _ => read_answer(o.remove("value").unwrap_or(Value::Null)),
+        },
+        Value::Array(mut list) if list.len() == 1 && list[0].is_object() => {
+            read_answer(list.remove(0))
         }
         Value::Array(_) => Err(NodeError::fatal(
             "a PalAssist prompt is answered with a string (an option's id or text) or null to cancel, not a list",
@@ -185,15 +226,24 @@ mod tests {
                 title: "Policy".into(),
             }],
         );
+        let options = json!([
+            {"id": "d1", "label": "Policy"}, {"id": "all", "label": "All of these"}
+        ]);
+        let inbox_config = json!({
+            "allow_ignore": true, "allow_respond": true, "allow_edit": false, "allow_accept": false
+        });
         assert_eq!(
             serde_json::to_value(&p).unwrap(),
-            json!({"interrupt_type": "doc_choice", "message": "Which one?", "options": [
-                {"id": "d1", "label": "Policy"}, {"id": "all", "label": "All of these"}
-            ]})
+            json!({"interrupt_type": "doc_choice", "message": "Which one?", "options": options,
+                "action_request": {"action": "doc_choice", "args": {"options": options}},
+                "config": inbox_config,
+                "description": "Which one?\n\nAnswer with one of:\n- Policy (`d1`)\n- All of these (`all`)"})
         );
         assert_eq!(
             serde_json::to_value(Prompt::text_input("Which?")).unwrap(),
-            json!({"interrupt_type": "text_input", "message": "Which?", "options": null})
+            json!({"interrupt_type": "text_input", "message": "Which?", "options": null,
+                "action_request": {"action": "text_input", "args": {"options": []}},
+                "config": inbox_config, "description": "Which?"})
         );
         let a = serde_json::to_value(Prompt::action_choice("Do?", &[Action::Audit])).unwrap();
         assert_eq!(a["options"][0], json!({"id": "audit", "label": "Audit"}));
@@ -214,6 +264,25 @@ mod tests {
             Some("d1")
         );
         assert_eq!(read_answer(json!({"type": "cancel"})).unwrap(), None);
+        // Agent Inbox answers, as agent-chat-ui sends them.
+        assert_eq!(
+            read_answer(json!([{"type": "response", "args": "Policy"}]))
+                .unwrap()
+                .as_deref(),
+            Some("Policy")
+        );
+        assert_eq!(
+            read_answer(json!({"type": "response", "args": "all"}))
+                .unwrap()
+                .as_deref(),
+            Some("all")
+        );
+        assert_eq!(
+            read_answer(json!([{"type": "ignore", "args": null}])).unwrap(),
+            None
+        );
+        assert!(read_answer(json!([{"type": "accept", "args": null}])).is_err());
+        assert!(read_answer(json!(["a", "b"])).is_err());
         assert!(read_answer(json!(["x"])).is_err());
     }
 }

@@ -162,6 +162,7 @@ async function agentChatUi() {
     await submit(s2, threadId, assistantId, undefined, { command: { resume: { type: "cancel" } } });
     ok(s2.error === undefined && extractInterrupts(s2.manager.values) === undefined, "submit(undefined, {command: {resume}}) clears the interrupt");
   }
+  await agentInbox(assistantId);
   const found = await client.threads.search({ metadata: { graph_id: assistantId }, limit: 100 });
   ok(found.some((t) => t.thread_id === threadId), "the thread is found by metadata.graph_id (set by its run)");
 
@@ -202,6 +203,52 @@ async function agentChatUi() {
   await slow;
   await waitStatus(t2, s7.runMeta.run_id, "interrupted");
   ok(true, "runs.cancel(threadId, runId) from stop()");
+}
+
+// agent-chat-ui's test for a prompt it can render and answer (src/lib/agent-inbox-interrupt.ts
+// isAgentInboxInterruptSchema): an Agent Inbox HumanInterrupt, alone or first in a list.
+function isAgentInboxInterrupt(value) {
+  const v = Array.isArray(value) ? value[0] : value;
+  return (
+    !!v &&
+    typeof v === "object" &&
+    typeof v.action_request === "object" &&
+    typeof v.action_request.action === "string" &&
+    typeof v.config === "object" &&
+    ["allow_respond", "allow_accept", "allow_edit", "allow_ignore"].every((k) => typeof v.config[k] === "boolean")
+  );
+}
+
+// PalAssist's prompts as agent-chat-ui shows them (its Agent Inbox view), answered the way
+// its useInterruptedActions does: submit({}, {command: {resume: [HumanResponse]}}).
+async function agentInbox(assistantId) {
+  const ask = { type: "human", content: "Summarize the data retention policy" };
+  const t = (await client.threads.create({})).thread_id;
+  const s = streamSession();
+  await submit(s, t, assistantId, { messages: [ask] });
+  const intr = extractInterrupts(s.manager.values);
+  ok(intr !== undefined && isAgentInboxInterrupt(intr.value), "a PalAssist prompt is an Agent Inbox HumanInterrupt agent-chat-ui renders");
+  const v = intr.value;
+  ok(v.interrupt_type === "doc_choice" && v.options.length === 3 && v.action_request.action === "doc_choice", "alongside the chat contract's own shape");
+  ok(v.config.allow_respond && v.config.allow_ignore && !v.config.allow_accept && !v.config.allow_edit, "answerable by a response or ignored");
+  ok(v.description.includes(v.message) && v.options.every((o) => v.description.includes(o.label)), "its description lists the options");
+  const pick = v.options.find((o) => o.label === "Data Retention Policy 2024");
+  // useStream starts from the thread's head (fetchStateHistory), as the page reloads it.
+  const s2 = streamSession((await client.threads.getHistory(t, { limit: 1 }))[0].values);
+  await submit(s2, t, assistantId, {}, { command: { resume: [{ type: "response", args: pick.label }] } });
+  const answer = s2.manager.values.messages.at(-1);
+  ok(s2.error === undefined && extractInterrupts(s2.manager.values) === undefined, "the response resumes the run");
+  ok(answer.type === "ai" && answer.content.includes("Data Retention Policy 2024") && !answer.content.includes("Policy 2023**"), "PalAssist answers about the document the response named");
+  // Ignore cancels the prompt politely.
+  const t2 = (await client.threads.create({})).thread_id;
+  const s3 = streamSession();
+  await submit(s3, t2, assistantId, { messages: [ask] });
+  const s4 = streamSession((await client.threads.getHistory(t2, { limit: 1 }))[0].values);
+  await submit(s4, t2, assistantId, {}, { command: { resume: [{ type: "ignore", args: null }] } });
+  const after = s4.manager.values;
+  ok(s4.error === undefined && after.cancelled === true && after.response.startsWith("Okay, I've stopped there") && after.messages.at(-1).metadata.answer === null, "ignore cancels the prompt (its record has no answer)");
+  const state = await client.threads.getState(t2);
+  ok(state.next.length === 0 && (await client.threads.get(t2)).status === "idle", "and the thread is idle");
 }
 
 async function coreFlow() {
@@ -309,8 +356,40 @@ async function coreFlow() {
   ok(msgs.at(-1) === "sixth" && msgs.at(-3).startsWith("fifth"), "enqueued run ran after the first");
 }
 
+// client.threads.stream(): the thread streaming protocol (POST /threads/{id}/commands and
+// /stream/events), as the JS ThreadStream drives it.
+async function threadStreamProtocol() {
+  const t = client.threads.stream({ assistantId: "streaming" });
+  const started = await t.run.start({ input: words("a b c", 3, 5) });
+  ok(typeof started.run_id === "string", "thread.run.start");
+  const texts = [];
+  const reading = (async () => {
+    for await (const m of t.messages) texts.push(await m.text);
+  })();
+  const out = await t.output;
+  const last = out.messages.at(-1);
+  ok((last.kwargs?.content ?? last.content) === "a b c", "thread.output is the final state");
+  await t.close();
+  await reading;
+  ok(texts.length === 1 && texts[0] === "a b c", `thread.messages assembles the streamed answer (${JSON.stringify(texts)})`);
+  const a = client.threads.stream({ assistantId: "approval" });
+  await a.run.start({ input: { messages: [{ role: "user", content: "js protocol" }] } });
+  for (let i = 0; i < 400 && !a.interrupted; i += 1) await sleep(25);
+  const intr = a.interrupts[0];
+  ok(a.interrupted && intr.payload.question === "Publish this draft?", "thread.interrupted with the interrupt's payload");
+  await a.respondInput({ namespace: [], interrupt_id: intr.interruptId, response: { approve: true } });
+  let state;
+  for (let i = 0; i < 400; i += 1) {
+    state = await client.threads.getState(a.threadId);
+    if (state.next.length === 0) break;
+    await sleep(25);
+  }
+  ok(state.values.messages.at(-1).content === 'Published: Draft 1 about "js protocol".', "respondInput resumes the run to its end");
+  await a.close();
+}
+
 const started = Date.now();
-for (const step of [agentChatUi, coreFlow]) {
+for (const step of [agentChatUi, coreFlow, threadStreamProtocol]) {
   const t0 = Date.now();
   await step();
   console.log(`# ${step.name}: ${((Date.now() - t0) / 1000).toFixed(2)}s`);

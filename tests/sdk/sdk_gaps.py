@@ -15,7 +15,11 @@ Usage: python sdk_gaps.py http://127.0.0.1:PORT
   `response_schema` the graph declares (and none when it declares none);
 - a message whose content is a list of blocks (agent-chat-ui's image and PDF attachments)
   is stored and returned whole; PalAssist answers from its text and says what it could
-  not read.
+  not read;
+- the thread streaming protocol (`client.threads.stream()`: `POST /threads/{id}/commands`
+  and `/stream/events`): run.start, values, messages token by token, an interrupt
+  answered with `run.respond`, the output, a second session on the same thread; and
+  `RemoteGraph.astream_events(version="v3")` of `langgraph`, which drives it.
 
 Every step prints one `ok` line; the script exits non-zero on the first failure.
 """
@@ -28,6 +32,7 @@ import sys
 import uuid
 
 import httpx
+from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import BadRequestError, NotFoundError, UnprocessableEntityError
 
@@ -218,11 +223,79 @@ async def multimodal(client, http: httpx.AsyncClient) -> None:
     ok(plain["messages"][-2]["content"] == "Summarize the AML/KYC Policy" and not plain["messages"][-1]["content"].startswith("_Note"), "a text message is a string and gets no note")
 
 
+async def thread_stream_protocol(client, http: httpx.AsyncClient) -> None:
+    # A human-in-the-loop run: values as they come, the interrupt, the answer, the output.
+    async with client.threads.stream(assistant_id="approval") as t:
+        started = await t.run.start(input=approval_input("protocol"))
+        ok(isinstance(started.get("run_id"), str), f"thread.run.start: {started}")
+        snaps = [v async for v in t.values]
+        ok(snaps and snaps[-1]["draft"] == 'Draft 1 about "protocol".', "thread.values streams the state")
+        ok(t.interrupted and len(t.interrupts) == 1, f"the interrupt arrives on the input channel: {t.interrupts}")
+        intr = t.interrupts[0]
+        ok(intr["value"]["question"] == "Publish this draft?" and intr["namespace"] == [], "with its payload, at the root namespace")
+        tid = t.thread_id
+        st = await client.threads.get_state(tid)
+        ok(st["tasks"][0]["interrupts"][0]["id"] == intr["interrupt_id"], "the same interrupt id as the REST state")
+        await t.run.respond({"approve": True})
+        out = await asyncio.wait_for(t.output, 30)
+        ok(out["messages"][-1]["content"] == 'Published: Draft 1 about "protocol".', "run.respond resumes it; thread.output is the final state")
+    runs = await client.runs.list(tid)
+    ok(len(runs) == 2 and all(r["status"] == "success" for r in runs), "two runs, both success (the first stopped at the interrupt)")
+    # Token by token: one chat-model stream per message, its deltas, its whole text.
+    async with client.threads.stream(assistant_id="streaming") as t:
+        await t.run.start(input={"messages": [{"role": "user", "content": "one two three four"}], "words": 4, "delay_ms": 10})
+        readers = []
+
+        async def read(m):
+            return m.node, [d async for d in m.text], await m.output
+
+        async for m in t.messages:
+            readers.append(asyncio.create_task(read(m)))
+        got = [await r for r in readers]
+        ok(len(got) == 1, f"thread.messages: one message ({len(got)})")
+        node, deltas, msg = got[0]
+        ok(node == "write" and "".join(deltas) == "one two three four" and len(deltas) == 4, f"its text arrives word by word: {deltas}")
+        ok(msg.id == "answer-" + msg.id.removeprefix("answer-") and msg.text == "one two three four", "and ends as the whole message")
+        out = await asyncio.wait_for(t.output, 30)
+        ok(out["messages"][-1]["content"] == "one two three four", "thread.output after a streamed run")
+        sid = t.thread_id
+    # A second session on the same thread sees its own run's end, not the earlier one's.
+    async with client.threads.stream(sid, assistant_id="streaming") as t2:
+        await t2.run.start(input={"messages": [{"role": "user", "content": "five six"}], "words": 2, "delay_ms": 0})
+        out = await asyncio.wait_for(t2.output, 30)
+        ok(out["messages"][-1]["content"] == "five six" and len(out["messages"]) == 4, "a second session on the thread waits for its own run")
+    # The commands' answers and refusals, as the protocol words them.
+    r = await http.post(f"/threads/{sid}/commands", json={"id": 7, "method": "state.get", "params": {"namespace": [], "keys": ["words"]}})
+    ok(r.status_code == 200 and r.json()["type"] == "success" and r.json()["id"] == 7 and r.json()["result"]["values"] == {"words": 2}, f"state.get: {r.text}")
+    r = await http.post(f"/threads/{sid}/commands", json={"id": 8, "method": "state.listCheckpoints", "params": {"limit": 2}})
+    ok(r.status_code == 200 and len(r.json()["result"]["checkpoints"]) == 2, "state.listCheckpoints")
+    r = await http.post(f"/threads/{sid}/commands", json={"id": 9, "method": "input.respond", "params": {"namespace": [], "interrupt_id": "0" * 32, "response": 1}})
+    ok(r.json()["type"] == "error" and r.json()["error"] == "no_such_interrupt", f"input.respond with nothing waiting: {r.text}")
+    r = await http.post(f"/threads/{sid}/commands", json={"id": 10, "method": "no.such", "params": {}})
+    ok(r.json() == {"type": "error", "id": 10, "error": "unknown_command", "message": "unknown command `no.such`"}, "an unknown command")
+    r = await http.post("/threads/not-a-uuid/commands", json={"id": 1, "method": "state.get", "params": {}})
+    ok(r.status_code == 422, "a non-UUID thread is 422 here too")
+    # RemoteGraph (langgraph) over the same protocol, on a thread id it picks.
+    remote = RemoteGraph("approval", url=URL)
+    cfg = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    async with await remote.astream_events(approval_input("remote"), cfg, version="v3") as run:
+        snaps = [v async for v in run.values]
+        ok(snaps[-1]["draft"] == 'Draft 1 about "remote".', "RemoteGraph.astream_events(version='v3'): values")
+        pending = await run.interrupts()
+        ok(await run.interrupted() and pending[0]["value"]["question"] == "Publish this draft?", "and its interrupt")
+    streaming = RemoteGraph("streaming", url=URL)
+    cfg = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    async with await streaming.astream_events({"messages": [{"role": "user", "content": "x y z"}], "words": 3, "delay_ms": 5}, cfg, version="v3") as run:
+        out = await asyncio.wait_for(run.output(), 30)
+        ok(out["messages"][-1]["content"] == "x y z", "and run.output() for a run to its end")
+
+
 async def main() -> None:
     client = get_client(url=URL)
     async with httpx.AsyncClient(base_url=URL, timeout=30) as http:
         await no_content_type(client, http)
         await multimodal(client, http)
+        await thread_stream_protocol(client, http)
     await error_classes(client)
     await run_status_on_interrupt(client)
     print(f"all {CHECKS} checks passed", flush=True)

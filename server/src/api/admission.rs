@@ -50,12 +50,12 @@ pub(crate) struct Admit<'a> {
     pub(crate) spec: RunSpec,
 }
 
-/// Checks that `id` is a UUID: 422 otherwise, with the official server's words
-/// ("Invalid thread ID: must be a UUID" for `what` = "thread").
+/// Checks that `id` is a UUID: 422 otherwise, in the official server's words ("Invalid
+/// thread ID: must be a UUID" for `what` = "thread"), followed by the id given.
 pub(crate) fn check_uuid(id: &str, what: &str) -> ApiResult<()> {
     uuid::Uuid::parse_str(id)
         .map(|_| ())
-        .map_err(|_| ApiError::Invalid(format!("Invalid {what} ID: must be a UUID")))
+        .map_err(|_| ApiError::Invalid(format!("Invalid {what} ID: must be a UUID (got `{id}`)")))
 }
 
 /// The owner's thread, or 404 (also when it belongs to someone else).

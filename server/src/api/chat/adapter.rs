@@ -53,6 +53,13 @@ pub trait ChatAdapter: Send + Sync + 'static {
             other => json!({"interrupt_type": "text_input", "message": other, "options": []}),
         };
         if let Some(m) = v.as_object_mut() {
+            // A payload that is also an Agent Inbox `HumanInterrupt` (for agent-chat-ui)
+            // keeps only the chat contract's fields here.
+            if m.contains_key("action_request") && m.contains_key("interrupt_type") {
+                for k in ["action_request", "config", "description"] {
+                    m.remove(k);
+                }
+            }
             m.insert("type".into(), "interrupt".into());
             m.insert("interrupt_id".into(), interrupt.id.clone().into());
             m.entry("options").or_insert(json!([]));

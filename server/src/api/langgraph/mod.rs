@@ -9,11 +9,15 @@
 //!   the API's SSE events;
 //! - [`thread_stream`]: a thread's runs as they come;
 //! - [`store_items`]: the long-term store (`/store/*`), per user;
+//! - [`protocol`] and [`protocol_events`]: the v3 thread-centric streaming protocol
+//!   (`POST /threads/{id}/commands`, `POST /threads/{id}/stream/events`);
 //! - [`models`]: the request and response bodies; [`common`]: what they share.
 
 pub mod assistants;
 pub mod common;
 pub mod models;
+pub mod protocol;
+pub mod protocol_events;
 pub mod runs;
 pub mod state;
 pub mod store_items;
@@ -59,6 +63,14 @@ fn resources() -> ApiRouter<AppState> {
             get_with(assistants::info, |o| {
                 o.summary("Server information").tag("system")
             }),
+        )
+        .api_route(
+            "/threads/{thread_id}/commands",
+            post_with(protocol::command, |o| {
+                o.summary("A command of the thread streaming protocol (run.start, input.respond, state.get, ...)")
+                    .tag("threads")
+            })
+            .layer(runs_body()),
         )
         .api_route(
             "/assistants",
@@ -218,6 +230,16 @@ fn resources() -> ApiRouter<AppState> {
 fn runs() -> ApiRouter<AppState> {
     let runs_body = || DefaultBodyLimit::max(BODY_LIMIT);
     ApiRouter::new()
+        .api_route(
+            "/threads/{thread_id}/stream/events",
+            post_with(protocol_events::stream_events, |o| {
+                sse(o
+                    .summary(
+                        "The thread's events on the channels asked for (thread streaming protocol)",
+                    )
+                    .tag("threads"))
+            }),
+        )
         .api_route(
             "/threads/{thread_id}/runs",
             get_with(thread_runs::list, |o| {

@@ -109,9 +109,12 @@ fn fork_of(req: &CreateRun) -> Option<String> {
     })
 }
 
-/// What a request runs: its input, its command, or (neither) a continue.
+/// What a request runs: its input, its command, or (neither) a continue. An empty object
+/// beside a command is no input: agent-chat-ui answers a prompt with
+/// `submit({}, {command: {resume}})`.
 fn input_of(req: &CreateRun) -> ApiResult<DynInput> {
-    let has_input = req.input.as_ref().is_some_and(|v| !v.is_null());
+    let empty = |v: &Value| v.is_null() || (req.command.is_some() && v == &json!({}));
+    let has_input = req.input.as_ref().is_some_and(|v| !empty(v));
     let Some(c) = &req.command else {
         return Ok(match &req.input {
             Some(v) if has_input => DynInput::Turn(v.clone()),
@@ -218,7 +221,12 @@ fn breakpoints(entry: &GraphEntry, key: &str, v: Option<&Value>) -> ApiResult<Op
 }
 
 /// Creates a run from a LangGraph request body; refuses bad input before changing anything.
-async fn start(state: &AppState, user: &User, thread_id: &str, req: &CreateRun) -> ApiResult<Run> {
+pub(crate) async fn start(
+    state: &AppState,
+    user: &User,
+    thread_id: &str,
+    req: &CreateRun,
+) -> ApiResult<Run> {
     let (entry, modes) = check_request(state, req)?;
     let recursion_limit = req
         .config
