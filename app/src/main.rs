@@ -120,14 +120,32 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
             .chat(Arc::new(MessagesChat)))
         });
     if std::env::var("PALGRAPH_FAULT_GRAPH").is_ok_and(|v| v == "1") {
-        b = b.extension(fault::Ledger).graph("ledger", |ctx| {
-            let graph = fault::graph(ctx.database.clone(), ctx.checkpointer.clone())?;
-            Ok(GraphEntry::new(
-                "ledger",
-                "Fault-test graph: three durable side effects recorded in ledger_effects",
-                Arc::new(graph),
-            ))
-        });
+        b = b
+            .extension(fault::Ledger)
+            .graph("ledger", |ctx| {
+                let graph = fault::graph(ctx.database.clone(), ctx.checkpointer.clone())?;
+                Ok(GraphEntry::new(
+                    "ledger",
+                    "Fault-test graph: three durable side effects recorded in ledger_effects",
+                    Arc::new(graph),
+                ))
+            })
+            .graph("ledger_map", |ctx| {
+                let graph = fault::map_graph(ctx.database.clone(), ctx.checkpointer.clone())?;
+                Ok(GraphEntry::new(
+                    "ledger_map",
+                    "Fault-test graph: 50 mapped Send tasks, each a durable side effect",
+                    Arc::new(graph),
+                ))
+            })
+            .graph("ledger_sub", |ctx| {
+                let graph = fault::sub_graph(ctx.database.clone(), ctx.checkpointer.clone())?;
+                Ok(GraphEntry::new(
+                    "ledger_sub",
+                    "Fault-test graph: a durable side effect, then two inside a subgraph",
+                    Arc::new(graph),
+                ))
+            });
     }
     Ok(b)
 }

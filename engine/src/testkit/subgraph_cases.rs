@@ -337,3 +337,84 @@ pub async fn a_subgraph_node_hands_off_to_a_parent_node_with_command_to_parent(
         .unwrap_err();
     assert!(err.to_string().contains("without a parent"), "{err}");
 }
+
+pub async fn a_crash_inside_a_subgraph_continues_it_without_repeating_finished_nodes(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let (first, second) = (Counter::default(), Counter::default());
+    let hang = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let (f2, s2, h2) = (first.clone(), second.clone(), hang.clone());
+    let mut sub = StateGraph::<JokeState>::new();
+    sub.add_node("write", move |s: Arc<JokeState>, ctx: NodeContext| {
+        let f = f2.clone();
+        async move {
+            let joke = ctx
+                .step("llm", async {
+                    f.bump();
+                    Ok::<_, NodeError>(format!("joke about {}", s.topic))
+                })
+                .await?;
+            Ok::<_, NodeError>(JokeStateUpdate::default().jokes(vec![joke]))
+        }
+    });
+    sub.add_node("pick", move |s: Arc<JokeState>, _ctx: NodeContext| {
+        s2.bump();
+        let stuck = h2.swap(false, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            if stuck {
+                // The process "dies" while the subgraph's second node runs.
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, NodeError>(JokeStateUpdate::default().best(s.jokes.first().cloned()))
+        }
+    });
+    sub.add_edge(START, "write");
+    sub.add_edge("write", "pick");
+    sub.add_edge("pick", END);
+    let sub = sub.compile().unwrap();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "jokes",
+        sub.clone(),
+        |_s: &TestState| JokeStateUpdate::default().topic("owls".to_string()),
+        |s: &JokeState| Upd::default().action(s.best.clone()),
+    );
+    g.add_edge(START, "jokes");
+    g.add_edge("jokes", END);
+    let g = build(g, cp.clone());
+    let t = thread();
+    let (g2, t2) = (g.clone(), t.clone());
+    let handle = tokio::spawn(async move { g2.invoke(RunConfig::new(&t2), say("go")).await });
+    // Wait until the subgraph's first node is checkpointed inside it.
+    let inner = sub.with_checkpointer(cp).with_state_cache(0);
+    loop {
+        if let Some(task) = g
+            .get_state(&t)
+            .await
+            .unwrap()
+            .and_then(|s| s.tasks.into_iter().next())
+        {
+            let ns = namespace(&t, "jokes", &task.id);
+            if inner
+                .get_state(&ns)
+                .await
+                .unwrap()
+                .is_some_and(|s| s.next == ["pick"])
+            {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    handle.abort();
+    let _ = handle.await;
+    let out = ok(&g, RunConfig::new(&t), RunInput::Continue).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.action.as_deref(), Some("joke about owls"));
+    assert_eq!(
+        first.get(),
+        1,
+        "the subgraph's finished node and its durable step did not run again"
+    );
+    assert_eq!(second.get(), 2, "the node the crash stopped ran again");
+}
