@@ -418,3 +418,125 @@ pub async fn a_crash_inside_a_subgraph_continues_it_without_repeating_finished_n
     );
     assert_eq!(second.get(), 2, "the node the crash stopped ran again");
 }
+
+/// A sub-agent team: one node that does its durable work and reports in the log; the
+/// research team hands back to the supervisor with `Command::to_parent`, the writing team
+/// ends and is mapped back.
+fn team(name: &'static str, worked: Counter, hand_back: bool) -> CompiledGraph<JokeState> {
+    let mut t = StateGraph::<JokeState>::new();
+    t.add_node("work", move |s: Arc<JokeState>, ctx: NodeContext| {
+        let w = worked.clone();
+        async move {
+            let done = ctx
+                .step("work", async {
+                    w.bump();
+                    Ok::<_, NodeError>(format!("{name} on {}", s.topic))
+                })
+                .await?;
+            if hand_back {
+                let report = Upd::default().log(vec![done]).trail(vec![name.to_string()]);
+                return Ok(Command::<JokeState>::to_parent(
+                    ParentCommand::goto("supervisor").with_update(&report)?,
+                ));
+            }
+            Ok(Command::with_update(
+                JokeStateUpdate::default().best(Some(done)),
+            ))
+        }
+    });
+    t.add_edge(START, "work");
+    t.add_edge("work", END);
+    t.compile().unwrap()
+}
+
+pub async fn a_supervisor_routes_between_two_sub_agent_subgraphs(cp: Arc<dyn Checkpointer>) {
+    let (research, writing) = (Counter::default(), Counter::default());
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node(
+        "supervisor",
+        |s: Arc<TestState>, _ctx: NodeContext| async move {
+            let next = if !s.trail.iter().any(|t| t == "research") {
+                "research_team"
+            } else if !s.trail.iter().any(|t| t == "writing") {
+                "writing_team"
+            } else {
+                END
+            };
+            Ok::<_, NodeError>(Command::<TestState>::new().goto(next))
+        },
+    )
+    .destinations(["research_team", "writing_team", END]);
+    let topic = |s: &TestState| {
+        JokeStateUpdate::default().topic(
+            s.messages
+                .last()
+                .map(|m| m.content.clone())
+                .unwrap_or_default(),
+        )
+    };
+    g.add_subgraph(
+        "research_team",
+        team("research", research.clone(), true),
+        topic,
+        |_s: &JokeState| Upd::default(),
+    )
+    .destinations(["supervisor"]);
+    g.add_subgraph(
+        "writing_team",
+        team("writing", writing.clone(), false),
+        topic,
+        |s: &JokeState| {
+            Upd::default()
+                .log(s.best.clone().into_iter().collect())
+                .trail(vec!["writing".into()])
+        },
+    );
+    g.add_edge(START, "supervisor");
+    g.add_edge("writing_team", "supervisor");
+    let g = build(g, cp);
+    let t = thread();
+
+    let sink = Arc::new(VecSink::default());
+    let out = g
+        .run(RunConfig::new(&t), say("tides"), sink.clone())
+        .await
+        .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["research on tides", "writing on tides"]);
+    assert_eq!(
+        out.state.trail,
+        vec!["research", "writing"],
+        "the research team's hand-off carried its update to the parent"
+    );
+    assert_eq!((research.get(), writing.get()), (1, 1));
+    let order: Vec<String> = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::NodeFinished { node, .. } => Some(node),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "supervisor",
+            "research_team",
+            "supervisor",
+            "writing_team",
+            "supervisor"
+        ]
+    );
+    // The next turn goes through both teams again, each once.
+    let out = ok(&g, RunConfig::new(&t), say("waves")).await;
+    assert_eq!(
+        out.state.log,
+        vec![
+            "research on tides",
+            "writing on tides",
+            "research on waves",
+            "writing on waves"
+        ]
+    );
+    assert_eq!((research.get(), writing.get()), (2, 2));
+}
