@@ -4,7 +4,8 @@
 //! fork, double texting. tests/sdk/sdk_flow.py asserts each step; this test sets up the
 //! virtualenv (tests/sdk/.venv, made once) and checks the script passes. Subgraphs (the
 //! `supervisor` graph's state, namespaces and streamed events) are tests/sdk/sdk_subgraphs.py,
-//! map-reduce (`Send`, in the `jokes` graph and in a command's `goto`) tests/sdk/sdk_send.py.
+//! map-reduce (`Send`, in the `jokes` graph and in a command's `goto`) tests/sdk/sdk_send.py,
+//! the functional API (the `essay` workflow) tests/sdk/sdk_functional.py.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -60,3 +61,8 @@ async fn python_sdk_send(b: Backend) {
     python_script(b, "sdk_send.py").await;
 }
 both_backends!(python_sdk_send_, python_sdk_send);
+
+async fn python_sdk_functional(b: Backend) {
+    python_script(b, "sdk_functional.py").await;
+}
+both_backends!(python_sdk_functional_, python_sdk_functional);

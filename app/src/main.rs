@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
-use palgraph_graphs::{fanout, jokes, palassist, streaming, supervisor};
+use palgraph_graphs::{essay, fanout, jokes, palassist, streaming, supervisor};
 use palgraph_server::{Database, GraphEntry, MessagesChat, ServeConfig, Server, ServerBuilder};
 
 #[global_allocator]
@@ -99,6 +99,11 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
             "fanout",
             "Three reviewers in parallel, one summary (fan-out / fan-in)",
             fanout::graph()?,
+        )
+        .compiled_graph(
+            "essay",
+            "A workflow written as one function: outline, ask for a tone, write (functional API)",
+            essay::graph()?,
         )
         .compiled_graph(
             "jokes",
