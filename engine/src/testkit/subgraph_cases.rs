@@ -540,3 +540,55 @@ pub async fn a_supervisor_routes_between_two_sub_agent_subgraphs(cp: Arc<dyn Che
     );
     assert_eq!((research.get(), writing.get()), (2, 2));
 }
+
+pub async fn a_copied_thread_resumes_inside_its_subgraph_and_delete_takes_namespaces(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let (outer, _inner) = two_levels();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "outer",
+        outer,
+        |_s: &TestState| JokeStateUpdate::default().topic("owls".to_string()),
+        |s: &JokeState| Upd::default().action(s.best.clone()),
+    );
+    g.add_edge(START, "outer");
+    g.add_edge("outer", END);
+    let g = build(g, cp.clone());
+    let (t, copy) = (thread(), thread());
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    assert_eq!(out.interrupts().len(), 1);
+
+    cp.copy_thread(&t, &copy).await.unwrap();
+    let deep = g
+        .get_state_with_subgraphs(&copy, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let inner = deep.tasks[0].state.as_deref().unwrap().tasks[0]
+        .state
+        .as_deref()
+        .unwrap();
+    assert_eq!(
+        inner.next,
+        vec!["ask"],
+        "the copy has its subgraphs' states"
+    );
+
+    // The original goes, with its namespaces; the copy still resumes inside its subgraph.
+    let task = g.get_state(&t).await.unwrap().unwrap().tasks[0].id.clone();
+    cp.delete_thread(&t).await.unwrap();
+    assert!(cp
+        .head(&namespace(&t, "outer", &task))
+        .await
+        .unwrap()
+        .is_none());
+    let out = ok(
+        &g,
+        RunConfig::new(&copy),
+        RunInput::Resume(Resume::value("hoot")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.action.as_deref(), Some("hoot"));
+}
