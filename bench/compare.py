@@ -101,6 +101,11 @@ def median(res: dict, key: str) -> float | None:
     return None if v is None or v != v else float(v)
 
 
+def note(res: dict, key: str, field: str) -> float | None:
+    v = res.get("figures", {}).get(key, {}).get(field)
+    return float(v) if isinstance(v, (int, float)) else None
+
+
 def fmt(x: float | None, unit: str) -> str:
     if x is None:
         return "n/a"
@@ -171,6 +176,13 @@ def table(pal: dict, lg: dict) -> tuple[list[str], list[str]]:
                      median(pal, f"h_tput_N{n}"), theirs, "turns/s", True))
     for n in (1, 8, 32):
         same(f"h_latency_N{n}", f"latency of a turn under load, N={n}")
+    shapes = (("send100", "Send fan-out over 100 items"), ("sub2", "two-level subgraph turn"))
+    for name, label in shapes:
+        same(f"i_{name}_mem_turn", f"{label}, in memory, per turn")
+        same(f"i_{name}_pg_turn", f"{label}, Postgres, per turn")
+        for field, what in (("payload_bytes_per_turn", "payload"), ("wal_bytes_per_turn", "WAL")):
+            rows.append((f"{label}, Postgres: {what} written per turn", note(pal, f"i_{name}_pg_turn", field),
+                         note(lg, f"i_{name}_pg_turn", field), "B", False))
 
     out = ["| measurement | unit | palgraph | LangGraph | palgraph is |", "|---|---|---:|---:|---:|"]
     for label, ours, theirs, unit, higher in rows:

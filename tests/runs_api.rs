@@ -671,3 +671,26 @@ both_backends!(
     bad_requests_get_clear_errors_and_change_nothing_,
     bad_requests_get_clear_errors_and_change_nothing
 );
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creating_an_assistant_that_exists_is_409_and_do_nothing_returns_it() {
+    let s = TestServer::start(Backend::Sqlite).await;
+    let (_, found) = s.get_json("/assistants/streaming").await;
+    let id = found["assistant_id"].as_str().unwrap().to_string();
+    let body = json!({"graph_id": "streaming", "assistant_id": id});
+    let (code, err) = s.post_json("/assistants", body.clone()).await;
+    assert_eq!(code, 409, "{err}");
+    assert_eq!(err["code"], "assistant_exists", "{err}");
+    let mut keep = body;
+    keep["if_exists"] = json!("do_nothing");
+    let (code, same) = s.post_json("/assistants", keep).await;
+    assert_eq!((code, &same["assistant_id"]), (200, &json!(id)));
+    // Another assistant of the graph is still not supported.
+    let (code, _) = s
+        .post_json(
+            "/assistants",
+            json!({"graph_id": "streaming", "assistant_id": "x"}),
+        )
+        .await;
+    assert_eq!(code, 501);
+}

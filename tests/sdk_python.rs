@@ -3,7 +3,8 @@
 //! interrupts and `Command(resume=...)`, joining a run after a disconnect, cancel, history,
 //! fork, double texting (tests/sdk/sdk_flow.py); subgraphs (the `supervisor` graph's state,
 //! namespaces and streamed events, tests/sdk/sdk_subgraphs.py); map-reduce (`Send`, in the
-//! `jokes` graph and in a command's `goto`, tests/sdk/sdk_send.py); the long-term store
+//! `jokes` graph and in a command's `goto`, tests/sdk/sdk_send.py); the functional API (the
+//! `essay` workflow, tests/sdk/sdk_functional.py); the long-term store
 //! (tests/sdk/sdk_store.py); and the gaps issue 20 closed (tests/sdk/sdk_gaps.py). Each
 //! script asserts its steps; this test sets up the virtualenv (tests/sdk/.venv, made once)
 //! and checks the scripts pass.
@@ -83,3 +84,8 @@ async fn python_sdk_gaps(b: Backend) {
     run_script(b, "sdk_gaps.py").await;
 }
 both_backends!(python_sdk_gaps_, python_sdk_gaps);
+
+async fn python_sdk_functional(b: Backend) {
+    run_script(b, "sdk_functional.py").await;
+}
+both_backends!(python_sdk_functional_, python_sdk_functional);

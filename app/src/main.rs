@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
-use palgraph_graphs::{fanout, jokes, palassist, streaming, supervisor};
+use palgraph_graphs::{essay, fanout, jokes, palassist, streaming, supervisor};
 use palgraph_server::{Database, GraphEntry, MessagesChat, ServeConfig, Server, ServerBuilder};
 
 #[global_allocator]
@@ -101,6 +101,11 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
             fanout::graph()?,
         )
         .compiled_graph(
+            "essay",
+            "A workflow written as one function: outline, ask for a tone, write (functional API)",
+            essay::graph()?,
+        )
+        .compiled_graph(
             "jokes",
             "Map-reduce: a joke per subject of a topic, sent in parallel, then the best (Send)",
             jokes::graph()?,
@@ -120,14 +125,32 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
             .chat(Arc::new(MessagesChat)))
         });
     if std::env::var("PALGRAPH_FAULT_GRAPH").is_ok_and(|v| v == "1") {
-        b = b.extension(fault::Ledger).graph("ledger", |ctx| {
-            let graph = fault::graph(ctx.database.clone(), ctx.checkpointer.clone())?;
-            Ok(GraphEntry::new(
-                "ledger",
-                "Fault-test graph: three durable side effects recorded in ledger_effects",
-                Arc::new(graph),
-            ))
-        });
+        b = b
+            .extension(fault::Ledger)
+            .graph("ledger", |ctx| {
+                let graph = fault::graph(ctx.database.clone(), ctx.checkpointer.clone())?;
+                Ok(GraphEntry::new(
+                    "ledger",
+                    "Fault-test graph: three durable side effects recorded in ledger_effects",
+                    Arc::new(graph),
+                ))
+            })
+            .graph("ledger_map", |ctx| {
+                let graph = fault::map_graph(ctx.database.clone(), ctx.checkpointer.clone())?;
+                Ok(GraphEntry::new(
+                    "ledger_map",
+                    "Fault-test graph: 50 mapped Send tasks, each a durable side effect",
+                    Arc::new(graph),
+                ))
+            })
+            .graph("ledger_sub", |ctx| {
+                let graph = fault::sub_graph(ctx.database.clone(), ctx.checkpointer.clone())?;
+                Ok(GraphEntry::new(
+                    "ledger_sub",
+                    "Fault-test graph: a durable side effect, then two inside a subgraph",
+                    Arc::new(graph),
+                ))
+            });
     }
     if let Some(config) =
         palgraph_nodes::embeddings::EmbeddingsConfig::from_lookup(|k| std::env::var(k).ok())

@@ -10,11 +10,14 @@
 //! `d` SQLite turn; `e` interrupt round trip (Postgres); `f` growth over 1,000 turns on one
 //! thread (time and bytes per turn); `g` the floor: as many bare single-row INSERT + COMMIT
 //! round trips (sqlx) as a turn commits; `h` throughput with N = 1, 8, 32 concurrent
-//! conversations. Postgres comes from `BENCH_DATABASE_URL` (default
+//! conversations; `i` the composed shapes: a `Send` fan-out over 100 items and a two-level
+//! subgraph turn, in memory and on Postgres (time and bytes per turn). Postgres comes from `BENCH_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/postgres`); each run uses a fresh schema.
 
 #![allow(unreachable_pub)]
 
+mod compose;
+mod section_i;
 mod shape;
 
 #[global_allocator]
@@ -710,6 +713,10 @@ async fn async_main(args: Args) -> anyhow::Result<()> {
     if want("h") {
         println!("\n== h: throughput");
         sec_h(&mut r, &s, &schema).await?;
+    }
+    if want("i") {
+        println!("\n== i: composed shapes (Send fan-out, subgraphs)");
+        section_i::sec_i(&mut r, &s, &schema).await?;
     }
     let meta = json!({
         "command": format!("palgraph-bench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" ")),

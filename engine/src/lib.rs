@@ -79,6 +79,7 @@
 //! - [`run`]: inputs, outcomes, errors and the Pregel loop (`run::{input, admission,
 //!   cursor, plan, step, task, executor, update}`), breakpoints ([`run::breakpoint`]);
 //! - [`send`]: map-reduce with `Send`;
+//! - [`entrypoint`]: the functional API (a workflow as one async function);
 //! - [`interrupt`], [`cancel`], [`stream`]: interrupts, cancellation, events;
 //! - [`history`]: state at a checkpoint, history, `update_state`, forks;
 //! - [`checkpoint`]: the storage trait and its backends;
@@ -96,6 +97,7 @@ pub mod context;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod db;
 pub mod dynamic;
+pub mod entrypoint;
 pub mod graph;
 pub mod history;
 pub mod interrupt;

@@ -1,6 +1,7 @@
 //! Graphs authored as Rust modules.
 //!
 //! - [`approval`]: a human-approval graph (draft, ask a person, publish or revise);
+//! - [`essay`]: a workflow written as one function (the functional API, `entrypoint`);
 //! - [`fanout`]: a parallel fan-out / fan-in graph (three reviewers, one summary);
 //! - [`jokes`]: map-reduce with `Send` (LangGraph's joke generator);
 //! - [`streaming`]: a node that streams its answer word by word and honours cancellation;
@@ -13,6 +14,7 @@
 //! complete examples of the engine's API.
 
 pub mod approval;
+pub mod essay;
 pub mod eval;
 pub mod fanout;
 pub mod jokes;

@@ -17,11 +17,16 @@ pub fn ledger_input(pause_ms: u64) -> Value {
 }
 
 pub async fn start_ledger_run(s: &TestServer, pause_ms: u64) -> (String, String) {
+    start_run(s, "ledger", ledger_input(pause_ms)).await
+}
+
+/// Starts a background run of `graph` on a new thread; returns (thread, run).
+pub async fn start_run(s: &TestServer, graph: &str, input: Value) -> (String, String) {
     let t = s.new_thread().await;
     let (code, run) = s
         .post_json(
             &format!("/threads/{t}/runs"),
-            json!({"assistant_id": "ledger", "input": ledger_input(pause_ms)}),
+            json!({"assistant_id": graph, "input": input}),
         )
         .await;
     assert_eq!(code, 200, "{run}");
@@ -105,12 +110,26 @@ pub async fn ledger_rows_sqlite(
     out
 }
 
-/// Checks every thread's messages and the ledger; returns the tally.
+/// Checks every thread's messages and the ledger (the `ledger` graph's three steps);
+/// returns the tally.
 pub async fn check(
     s: &TestServer,
     runs: &[(String, String)],
     ledger: &HashMap<(String, String), Vec<(String, i64)>>,
     statuses: &[String],
+) -> Tally {
+    check_steps(s, runs, ledger, statuses, &["reserve", "charge", "notify"]).await
+}
+
+/// Checks that every thread has one message per step of `expected`, in that order, each
+/// naming the first execution of its durable effect, and counts the effects that ran again
+/// after one was recorded; returns the tally.
+pub async fn check_steps(
+    s: &TestServer,
+    runs: &[(String, String)],
+    ledger: &HashMap<(String, String), Vec<(String, i64)>>,
+    statuses: &[String],
+    expected: &[&str],
 ) -> Tally {
     let mut tally = Tally {
         runs: runs.len(),
@@ -129,8 +148,7 @@ pub async fn check(
             .map(|c| c.split(' ').next().unwrap())
             .collect();
         assert_eq!(
-            steps,
-            vec!["reserve", "charge", "notify"],
+            steps, expected,
             "thread {t}: each node's message once: {contents:?}"
         );
         for c in contents {

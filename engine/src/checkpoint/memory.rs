@@ -328,7 +328,9 @@ impl Checkpointer for MemoryCheckpointer {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        self.lock().remove(thread_id);
+        let namespaces = format!("{thread_id}|");
+        self.lock()
+            .retain(|t, _| t != thread_id && !t.starts_with(&namespaces));
         Ok(())
     }
 
@@ -341,15 +343,20 @@ impl Checkpointer for MemoryCheckpointer {
                 actual: threads.get(to).and_then(|d| d.head.clone()),
             });
         }
-        let Some(src) = threads.get(from).cloned() else {
-            return Ok(());
-        };
-        let mut copy = src;
-        copy.fence = 0;
-        for rec in copy.checkpoints.values_mut() {
-            rec.thread_id = to.to_string();
+        // The thread and its subgraphs' namespaces (`{from}|...`), renamed.
+        let namespaces = format!("{from}|");
+        let copies: Vec<(String, ThreadData)> = threads
+            .iter()
+            .filter(|(t, _)| *t == from || t.starts_with(&namespaces))
+            .map(|(t, d)| (format!("{to}{}", &t[from.len()..]), d.clone()))
+            .collect();
+        for (name, mut copy) in copies {
+            copy.fence = 0;
+            for rec in copy.checkpoints.values_mut() {
+                rec.thread_id = name.clone();
+            }
+            threads.insert(name, copy);
         }
-        threads.insert(to.to_string(), copy);
         Ok(())
     }
 

@@ -366,12 +366,14 @@ pub trait Checkpointer: Send + Sync + 'static {
         options: &ListOptions,
     ) -> Result<Vec<CheckpointRecord>, CheckpointError>;
 
-    /// Deletes everything stored for a thread, its fence included (a missing thread is not
-    /// an error).
+    /// Deletes everything stored for a thread, its fence and its subgraphs' namespaces (the
+    /// threads `"{thread}|..."`, see [`crate::graph::subgraph`]) included; a missing thread
+    /// is not an error.
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError>;
 
     /// Copies every checkpoint, field version and pending write of `from` to the new thread
-    /// `to` (which must not exist); ids are kept so history reads the same.
+    /// `to` (which must not exist), its subgraphs' namespaces included (as `"{to}|..."`);
+    /// ids are kept so history reads the same.
     async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError>;
 
     /// Deletes the checkpoints the given runs wrote (and their pending writes), keeps every

@@ -490,12 +490,17 @@ impl Checkpointer for PostgresCheckpointer {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        // Its subgraphs' namespaces are the threads `{thread}|...`: with the "C" collation
+        // they sort between `{thread}|` and `{thread}}` (`}` follows `|`), an index range.
         sqlx::query(
-            "WITH w AS (DELETE FROM checkpoint_writes WHERE thread_id = $1),
+            "WITH w AS (DELETE FROM checkpoint_writes
+                          WHERE thread_id = $1 OR (thread_id >= $2 AND thread_id < $3)),
                   f AS (DELETE FROM checkpoint_fences WHERE key = $1)
-             DELETE FROM checkpoints WHERE thread_id = $1",
+             DELETE FROM checkpoints WHERE thread_id = $1 OR (thread_id >= $2 AND thread_id < $3)",
         )
         .bind(thread_id)
+        .bind(format!("{thread_id}|"))
+        .bind(format!("{thread_id}}}"))
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -515,18 +520,23 @@ impl Checkpointer for PostgresCheckpointer {
                 actual: existing,
             });
         }
+        // The thread and its subgraphs' namespaces (`{from}|...`, an index range), renamed.
         sqlx::query(
             "WITH w AS (
                 INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-                SELECT $2, checkpoint_id, task_id, channel, idx, value FROM checkpoint_writes WHERE thread_id = $1
+                SELECT $2 || substr(thread_id, length($1) + 1), checkpoint_id, task_id, channel, idx, value
+                FROM checkpoint_writes WHERE thread_id = $1 OR (thread_id >= $3 AND thread_id < $4)
              )
              INSERT INTO checkpoints
                  (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
-             SELECT $2, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden
-             FROM checkpoints WHERE thread_id = $1",
+             SELECT $2 || substr(thread_id, length($1) + 1), checkpoint_id, seq, parent_id, created_at_ms,
+                    metadata, versions, plan, vals, hidden
+             FROM checkpoints WHERE thread_id = $1 OR (thread_id >= $3 AND thread_id < $4)",
         )
         .bind(from)
         .bind(to)
+        .bind(format!("{from}|"))
+        .bind(format!("{from}}}"))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -428,13 +428,23 @@ impl Checkpointer for SqliteCheckpointer {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        // Its subgraphs' namespaces are the threads `{thread}|...`, which sort (binary
+        // collation) between `{thread}|` and `{thread}}`: an index range.
         for stmt in [
-            "DELETE FROM checkpoint_writes WHERE thread_id = ?1",
-            "DELETE FROM checkpoints WHERE thread_id = ?1",
-            "DELETE FROM checkpoint_fences WHERE key = ?1",
+            "DELETE FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
+            "DELETE FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
         ] {
-            sqlx::query(stmt).bind(thread_id).execute(&mut *tx).await?;
+            sqlx::query(stmt)
+                .bind(thread_id)
+                .bind(format!("{thread_id}|"))
+                .bind(format!("{thread_id}}}"))
+                .execute(&mut *tx)
+                .await?;
         }
+        sqlx::query("DELETE FROM checkpoint_fences WHERE key = ?1")
+            .bind(thread_id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -506,15 +516,24 @@ impl Checkpointer for SqliteCheckpointer {
                 actual: Some(existing),
             });
         }
+        // The thread and its subgraphs' namespaces (`{from}|...`, an index range), renamed.
         for stmt in [
             "INSERT INTO checkpoints
                  (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
-             SELECT ?2, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden
-             FROM checkpoints WHERE thread_id = ?1",
+             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, seq, parent_id, created_at_ms,
+                    metadata, versions, plan, vals, hidden
+             FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
             "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-             SELECT ?2, checkpoint_id, task_id, channel, idx, value FROM checkpoint_writes WHERE thread_id = ?1",
+             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, task_id, channel, idx, value
+             FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
         ] {
-            sqlx::query(stmt).bind(from).bind(to).execute(&mut *tx).await?;
+            sqlx::query(stmt)
+                .bind(from)
+                .bind(to)
+                .bind(format!("{from}|"))
+                .bind(format!("{from}}}"))
+                .execute(&mut *tx)
+                .await?;
         }
         tx.commit().await?;
         Ok(())

@@ -10,7 +10,9 @@
 //! An interrupt inside the subgraph suspends the parent node with the same payload; a resume
 //! of the parent is passed on to the subgraph (by interrupt id), which continues where it
 //! stopped. Starting the subgraph and every resume of it are durable steps of the parent's
-//! task, so a re-entry of the node never starts the subgraph again nor repeats a resume.
+//! task, so a re-entry of the node never starts the subgraph again nor repeats a resume; a
+//! subgraph stopped by a crash before its start was recorded is continued where it stopped,
+//! its finished nodes and durable steps not run again.
 //! The subgraph's own breakpoints do not apply inside a parent.
 //!
 //! **Seeing inside.** [`CompiledGraph::get_state_with_subgraphs`] fills each due subgraph
@@ -280,10 +282,29 @@ async fn run_subgraph<S2: State>(
         cfg.store = run.store.clone();
         cfg
     };
+    // The namespace is this task's own: a checkpoint there was written by an earlier
+    // attempt of this task that stopped (a crash, a lost lease) before its start was
+    // recorded. Continue it rather than start again, so its finished nodes do not run twice.
+    let earlier = g.get_state(&thread).await.map_err(sub_error)?;
     let mut ran: Ran = ctx
         .step("subgraph", async {
-            let out = g.run(config(), RunInput::Turn(turn), sink.clone()).await;
-            ran_of(out)
+            let input = match earlier {
+                None => RunInput::Turn(turn),
+                Some(s) if !s.interrupts.is_empty() => {
+                    return Ok(Ran {
+                        completed: false,
+                        parent: None,
+                    })
+                }
+                Some(s) if s.next.is_empty() => {
+                    return Ok(Ran {
+                        completed: true,
+                        parent: None,
+                    })
+                }
+                Some(_) => RunInput::Continue,
+            };
+            ran_of(g.run(config(), input, sink.clone()).await)
         })
         .await?;
     while !ran.completed {

@@ -15,6 +15,7 @@ pub mod cache_cases;
 pub mod counting;
 pub mod defer_cases;
 pub mod engine_cases;
+pub mod entrypoint_cases;
 pub mod failure_cases;
 pub mod fencing_cases;
 pub mod fixtures;
@@ -73,6 +74,10 @@ macro_rules! checkpointer_suite {
             subgraph_cases::a_subgraph_runs_as_a_node_and_passes_interrupts_through,
             subgraph_cases::get_state_with_subgraphs_shows_the_inner_states_and_events_carry_namespaces,
             subgraph_cases::a_subgraph_node_hands_off_to_a_parent_node_with_command_to_parent,
+            subgraph_cases::a_crash_inside_a_subgraph_continues_it_without_repeating_finished_nodes,
+            subgraph_cases::a_supervisor_routes_between_two_sub_agent_subgraphs,
+            subgraph_cases::a_copied_thread_resumes_inside_its_subgraph_and_delete_takes_namespaces,
+            entrypoint_cases::an_entrypoint_is_durable_interruptible_and_sees_its_previous_result,
             failure_cases::a_panicking_node_fails_the_run_with_a_panic_error,
             failure_cases::a_value_that_does_not_encode_is_an_encode_error,
             failure_cases::a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_follows,

@@ -337,3 +337,258 @@ pub async fn a_subgraph_node_hands_off_to_a_parent_node_with_command_to_parent(
         .unwrap_err();
     assert!(err.to_string().contains("without a parent"), "{err}");
 }
+
+pub async fn a_crash_inside_a_subgraph_continues_it_without_repeating_finished_nodes(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let (first, second) = (Counter::default(), Counter::default());
+    let hang = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let (f2, s2, h2) = (first.clone(), second.clone(), hang.clone());
+    let mut sub = StateGraph::<JokeState>::new();
+    sub.add_node("write", move |s: Arc<JokeState>, ctx: NodeContext| {
+        let f = f2.clone();
+        async move {
+            let joke = ctx
+                .step("llm", async {
+                    f.bump();
+                    Ok::<_, NodeError>(format!("joke about {}", s.topic))
+                })
+                .await?;
+            Ok::<_, NodeError>(JokeStateUpdate::default().jokes(vec![joke]))
+        }
+    });
+    sub.add_node("pick", move |s: Arc<JokeState>, _ctx: NodeContext| {
+        s2.bump();
+        let stuck = h2.swap(false, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            if stuck {
+                // The process "dies" while the subgraph's second node runs.
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, NodeError>(JokeStateUpdate::default().best(s.jokes.first().cloned()))
+        }
+    });
+    sub.add_edge(START, "write");
+    sub.add_edge("write", "pick");
+    sub.add_edge("pick", END);
+    let sub = sub.compile().unwrap();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "jokes",
+        sub.clone(),
+        |_s: &TestState| JokeStateUpdate::default().topic("owls".to_string()),
+        |s: &JokeState| Upd::default().action(s.best.clone()),
+    );
+    g.add_edge(START, "jokes");
+    g.add_edge("jokes", END);
+    let g = build(g, cp.clone());
+    let t = thread();
+    let (g2, t2) = (g.clone(), t.clone());
+    let handle = tokio::spawn(async move { g2.invoke(RunConfig::new(&t2), say("go")).await });
+    // Wait until the subgraph's first node is checkpointed inside it.
+    let inner = sub.with_checkpointer(cp).with_state_cache(0);
+    loop {
+        if let Some(task) = g
+            .get_state(&t)
+            .await
+            .unwrap()
+            .and_then(|s| s.tasks.into_iter().next())
+        {
+            let ns = namespace(&t, "jokes", &task.id);
+            if inner
+                .get_state(&ns)
+                .await
+                .unwrap()
+                .is_some_and(|s| s.next == ["pick"])
+            {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    handle.abort();
+    let _ = handle.await;
+    let out = ok(&g, RunConfig::new(&t), RunInput::Continue).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.action.as_deref(), Some("joke about owls"));
+    assert_eq!(
+        first.get(),
+        1,
+        "the subgraph's finished node and its durable step did not run again"
+    );
+    assert_eq!(second.get(), 2, "the node the crash stopped ran again");
+}
+
+/// A sub-agent team: one node that does its durable work and reports in the log; the
+/// research team hands back to the supervisor with `Command::to_parent`, the writing team
+/// ends and is mapped back.
+fn team(name: &'static str, worked: Counter, hand_back: bool) -> CompiledGraph<JokeState> {
+    let mut t = StateGraph::<JokeState>::new();
+    t.add_node("work", move |s: Arc<JokeState>, ctx: NodeContext| {
+        let w = worked.clone();
+        async move {
+            let done = ctx
+                .step("work", async {
+                    w.bump();
+                    Ok::<_, NodeError>(format!("{name} on {}", s.topic))
+                })
+                .await?;
+            if hand_back {
+                let report = Upd::default().log(vec![done]).trail(vec![name.to_string()]);
+                return Ok(Command::<JokeState>::to_parent(
+                    ParentCommand::goto("supervisor").with_update(&report)?,
+                ));
+            }
+            Ok(Command::with_update(
+                JokeStateUpdate::default().best(Some(done)),
+            ))
+        }
+    });
+    t.add_edge(START, "work");
+    t.add_edge("work", END);
+    t.compile().unwrap()
+}
+
+pub async fn a_supervisor_routes_between_two_sub_agent_subgraphs(cp: Arc<dyn Checkpointer>) {
+    let (research, writing) = (Counter::default(), Counter::default());
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node(
+        "supervisor",
+        |s: Arc<TestState>, _ctx: NodeContext| async move {
+            let next = if !s.trail.iter().any(|t| t == "research") {
+                "research_team"
+            } else if !s.trail.iter().any(|t| t == "writing") {
+                "writing_team"
+            } else {
+                END
+            };
+            Ok::<_, NodeError>(Command::<TestState>::new().goto(next))
+        },
+    )
+    .destinations(["research_team", "writing_team", END]);
+    let topic = |s: &TestState| {
+        JokeStateUpdate::default().topic(
+            s.messages
+                .last()
+                .map(|m| m.content.clone())
+                .unwrap_or_default(),
+        )
+    };
+    g.add_subgraph(
+        "research_team",
+        team("research", research.clone(), true),
+        topic,
+        |_s: &JokeState| Upd::default(),
+    )
+    .destinations(["supervisor"]);
+    g.add_subgraph(
+        "writing_team",
+        team("writing", writing.clone(), false),
+        topic,
+        |s: &JokeState| {
+            Upd::default()
+                .log(s.best.clone().into_iter().collect())
+                .trail(vec!["writing".into()])
+        },
+    );
+    g.add_edge(START, "supervisor");
+    g.add_edge("writing_team", "supervisor");
+    let g = build(g, cp);
+    let t = thread();
+
+    let sink = Arc::new(VecSink::default());
+    let out = g
+        .run(RunConfig::new(&t), say("tides"), sink.clone())
+        .await
+        .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["research on tides", "writing on tides"]);
+    assert_eq!(
+        out.state.trail,
+        vec!["research", "writing"],
+        "the research team's hand-off carried its update to the parent"
+    );
+    assert_eq!((research.get(), writing.get()), (1, 1));
+    let order: Vec<String> = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::NodeFinished { node, .. } => Some(node),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "supervisor",
+            "research_team",
+            "supervisor",
+            "writing_team",
+            "supervisor"
+        ]
+    );
+    // The next turn goes through both teams again, each once.
+    let out = ok(&g, RunConfig::new(&t), say("waves")).await;
+    assert_eq!(
+        out.state.log,
+        vec![
+            "research on tides",
+            "writing on tides",
+            "research on waves",
+            "writing on waves"
+        ]
+    );
+    assert_eq!((research.get(), writing.get()), (2, 2));
+}
+
+pub async fn a_copied_thread_resumes_inside_its_subgraph_and_delete_takes_namespaces(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let (outer, _inner) = two_levels();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "outer",
+        outer,
+        |_s: &TestState| JokeStateUpdate::default().topic("owls".to_string()),
+        |s: &JokeState| Upd::default().action(s.best.clone()),
+    );
+    g.add_edge(START, "outer");
+    g.add_edge("outer", END);
+    let g = build(g, cp.clone());
+    let (t, copy) = (thread(), thread());
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    assert_eq!(out.interrupts().len(), 1);
+
+    cp.copy_thread(&t, &copy).await.unwrap();
+    let deep = g
+        .get_state_with_subgraphs(&copy, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let inner = deep.tasks[0].state.as_deref().unwrap().tasks[0]
+        .state
+        .as_deref()
+        .unwrap();
+    assert_eq!(
+        inner.next,
+        vec!["ask"],
+        "the copy has its subgraphs' states"
+    );
+
+    // The original goes, with its namespaces; the copy still resumes inside its subgraph.
+    let task = g.get_state(&t).await.unwrap().unwrap().tasks[0].id.clone();
+    cp.delete_thread(&t).await.unwrap();
+    assert!(cp
+        .head(&namespace(&t, "outer", &task))
+        .await
+        .unwrap()
+        .is_none());
+    let out = ok(
+        &g,
+        RunConfig::new(&copy),
+        RunInput::Resume(Resume::value("hoot")),
+    )
+    .await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.action.as_deref(), Some("hoot"));
+}

@@ -12,9 +12,29 @@ use crate::{Checkpointer, RunConfig, RunError};
 pub async fn delete_thread_removes_everything(cp: Arc<dyn Checkpointer>) {
     let g = linear(&["a"], cp.clone());
     let (t, other) = (thread(), thread());
-    ok(&g, RunConfig::new(&t), say("x")).await;
-    ok(&g, RunConfig::new(&other), say("y")).await;
+    // A subgraph's namespace of `t`, and threads whose ids merely start like `t`'s.
+    let (ns, nested, lookalike, after) = (
+        format!("{t}|sub:1"),
+        format!("{t}|sub:1|inner:2"),
+        format!("{t}x"),
+        format!("{t}}}"),
+    );
+    for th in [&t, &other, &ns, &nested, &lookalike, &after] {
+        ok(&g, RunConfig::new(th), say("x")).await;
+    }
     cp.delete_thread(&t).await.unwrap();
+    for gone in [&ns, &nested] {
+        assert!(
+            cp.head(gone).await.unwrap().is_none(),
+            "{gone} went with {t}"
+        );
+    }
+    for kept in [&lookalike, &after] {
+        assert!(
+            cp.head(kept).await.unwrap().is_some(),
+            "{kept} is another thread"
+        );
+    }
     assert!(cp.get(&t, None).await.unwrap().is_none());
     assert!(cp.head(&t).await.unwrap().is_none());
     assert!(cp

@@ -116,12 +116,23 @@ pub(crate) async fn create(
         .as_deref()
         .ok_or_else(|| ApiError::Invalid("graph_id is required".into()))?;
     let e = assistant(&state, graph)?;
-    let existing = req
+    let named = req
         .assistant_id
         .as_deref()
-        .is_none_or(|a| a == e.assistant_id || a == e.graph_id);
+        .is_some_and(|a| a == e.assistant_id || a == e.graph_id);
+    let existing = named || req.assistant_id.is_none();
     if existing && req.if_exists.as_deref() == Some("do_nothing") {
         return Ok(Json(Assistant::of(&e)).into_response());
+    }
+    // Its own id with `if_exists` `raise` (the default): it exists, as LangGraph answers.
+    if named {
+        return Err(ApiError::Conflict {
+            code: "assistant_exists",
+            message: format!(
+                "assistant `{}` exists (graph `{}`); pass if_exists=do_nothing to get it",
+                e.assistant_id, e.graph_id
+            ),
+        });
     }
     Ok(NotSupported(
         "creating assistants (each graph has one default assistant; use its graph_id or assistant_id)",
