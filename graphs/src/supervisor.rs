@@ -1,5 +1,5 @@
 //! A supervisor with two sub-agents, each a subgraph: `researcher` (its own state, two
-//! steps) and `writer` (the [`approval`](crate::approval) graph, which asks a person before
+//! steps) and `writer` (the [`approval`] graph, which asks a person before
 //! it publishes). The supervisor sends the request to the researcher, then the research to
 //! the writer, then ends; the writer's question suspends the whole graph and a resume of
 //! the parent continues inside the writer. Built after LangGraph's multi-agent supervisor
