@@ -337,7 +337,7 @@ await flow("answer an interrupt", answerInterrupt);
 first?.unload();
 cleanup();
 if (failed.length > 0) {
-  console.log(`# ${checks} checks passed; FAILED flows: ${failed.join(", ")}`);
+  console.log(`# ${checks} checks ok; FAILED flows: ${failed.join(", ")}`);
   process.exit(1);
 }
 console.log(`# ${checks} checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s against ${URL}`);
