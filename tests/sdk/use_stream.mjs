@@ -39,6 +39,7 @@ function ok(cond, what) {
 }
 
 const client = new Client({ apiUrl: URL, apiKey: null });
+const unique = (xs) => [...new Set(xs)];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const text = (m) => (typeof m?.content === "string" ? m.content : (m?.content ?? []).map((b) => b.text ?? "").join(""));
 
@@ -199,6 +200,47 @@ async function editFirst(page) {
   ok(true, "setBranch back shows the edited exchange");
 }
 
+// 5b. Edit a later message (its firstSeenState's parent is the previous turn's last
+// checkpoint): the thread branches there.
+async function editLater() {
+  const page = openPage("streaming");
+  await waitFor(() => idle(page), "a fresh page is idle");
+  const turn = async (content) => {
+    const n = page.s().messages.length;
+    const { done } = sendMessage(page, content);
+    await done;
+    await waitFor(() => idle(page) && page.s().messages.length === n + 2 && page.s().messages.at(-1)?.type === "ai", "the turn settles");
+  };
+  await turn("one");
+  await turn("two");
+  const s = page.s();
+  const second = s.messages[2];
+  const meta = s.getMessagesMetadata(second, 2);
+  const parentCheckpoint = meta?.firstSeenState?.parent_checkpoint;
+  ok(parentCheckpoint != null, "the second message's firstSeenState has a parent_checkpoint");
+  const edited = { id: crypto.randomUUID(), type: "human", content: [{ type: "text", text: "three" }] };
+  await s.submit(
+    { messages: [edited] },
+    {
+      checkpoint: parentCheckpoint,
+      streamMode: ["values"],
+      streamSubgraphs: true,
+      streamResumable: true,
+      optimisticValues: (prev) => {
+        const values = meta?.firstSeenState?.values;
+        if (!values) return prev;
+        return { ...values, messages: [...(values.messages ?? []), edited] };
+      },
+    },
+  );
+  await waitFor(() => idle(page) && page.s().messages[2]?.id === edited.id && page.s().messages.length === 4, "the edited branch settles");
+  const after = page.s();
+  ok(after.messages.slice(0, 2).every((m, i) => m.id === s.messages[i].id) && text(after.messages[3]).startsWith("three"), "messages = [first exchange, edited human, its answer]");
+  const m2 = after.getMessagesMetadata(after.messages[2], 2);
+  ok(m2?.branchOptions?.length === 2, "the edited message offers two branches");
+  page.unload();
+}
+
 // 6. Regenerate: ai.tsx handleRegenerate(parent checkpoint of the answer's firstSeenState).
 async function regenerate(page) {
   const s = page.s();
@@ -231,11 +273,13 @@ async function reloadRejoins() {
   page.unload();
   done.catch(() => undefined);
   const goingOn = await client.runs.get(threadId, runId);
-  ok(goingOn.status === "running", `the page went away; the run goes on (${goingOn.status}, ${JSON.stringify(goingOn.kwargs?.on_disconnect ?? goingOn.on_disconnect)})`);
+  ok(goingOn.status === "running", `the page went away; the run goes on (${goingOn.status})`);
   const again = openPage("streaming", threadId);
   await waitFor(() => again.s().isLoading, "the new page shows the run in progress");
   ok(true, "the reloaded page is loading (rejoined)");
   await waitFor(() => idle(again) && text(again.s().messages.at(-1)).split(" ").length === 60, "the rejoined stream ends with the full answer", 30000);
+  const partial = again.renders.filter((r) => r.isLoading && r.messages.at(-1)?.type === "ai").map((r) => text(r.messages.at(-1)).split(" ").length);
+  ok(partial.some((n) => n < 60), `the reloaded page rendered the answer growing (${unique(partial).length} sizes), so it streamed the run`);
   const st = again.s();
   ok(st.error === undefined && st.messages.length === 2 && st.messages[0].id === human.id, "the reloaded page ends with the whole exchange");
   ok((await client.runs.get(threadId, runId)).status === "success" && window.sessionStorage.getItem(`lg:stream:${threadId}`) === null, "the run succeeded; the stored run id is cleared");
@@ -331,6 +375,7 @@ if (first) {
   await flow("edit the first message", () => editFirst(first));
   await flow("regenerate", () => regenerate(first));
 }
+await flow("edit a later message", editLater);
 await flow("reload with reconnectOnMount", reloadRejoins);
 await flow("cancel", cancel);
 await flow("answer an interrupt", answerInterrupt);
