@@ -23,7 +23,6 @@ globalThis.sessionStorage = dom.window.sessionStorage;
 Object.defineProperty(globalThis, "navigator", { value: dom.window.navigator, configurable: true });
 globalThis.HTMLElement = dom.window.HTMLElement;
 
-const React = await import("react");
 const { renderHook, cleanup } = await import("@testing-library/react");
 const { useStream } = await import("@langchain/langgraph-sdk/react");
 const { Client } = await import("@langchain/langgraph-sdk");
@@ -75,6 +74,8 @@ function openPage(assistantId, threadId = null) {
   const page = { renders: [], threadId, unloaded: new AbortController() };
   const pageFetch = (input, init = {}) =>
     fetch(input, { ...init, signal: init.signal ? AbortSignal.any([init.signal, page.unloaded.signal]) : page.unloaded.signal });
+  // One object per page, so the hook keeps one Client (agent-chat-ui passes apiUrl/apiKey).
+  const callerOptions = { fetch: pageFetch };
   const hook = renderHook(
     ({ threadId: tid }) => {
       const stream = useStream({
@@ -85,7 +86,7 @@ function openPage(assistantId, threadId = null) {
         fetchStateHistory: true,
         reconnectOnMount: true,
         messagesKey: "messages",
-        callerOptions: { fetch: pageFetch },
+        callerOptions,
         onThreadId: (id) => {
           page.threadId = id;
           hook.rerender({ threadId: id });
