@@ -4,7 +4,9 @@
 //! threads.create, runs.stream with streamResumable, getHistory, joinStream with
 //! Last-Event-ID -1, cancel, PalAssist's prompts as Agent Inbox interrupts answered and
 //! ignored, attachments kept whole), consumed by the SDK's own `StreamManager`, then the
-//! core flow and `client.threads.stream()` (the thread streaming protocol).
+//! core flow and `client.threads.stream()` (the thread streaming protocol); and the real
+//! React hook `useStream` rendered in Node through agent-chat-ui's flows
+//! (tests/sdk/use_stream.mjs).
 //! tests/sdk/sdk_flow.mjs asserts each step; this test installs the package once (`npm ci`)
 //! and checks the script passes.
 
@@ -90,3 +92,19 @@ async fn js_sdk_store(b: Backend) {
     common::run_flow_script(cmd, "the JS SDK store flow (tests/sdk/sdk_store.mjs)").await;
 }
 both_backends!(js_sdk_store_, js_sdk_store);
+
+/// agent-chat-ui end to end with the real React hook `useStream` of
+/// `@langchain/langgraph-sdk/react`, rendered in Node (jsdom + react-dom via
+/// @testing-library/react's renderHook), called as agent-chat-ui calls it
+/// (tests/sdk/use_stream.mjs): send and stream, reload with reconnectOnMount, cancel,
+/// answer an Agent Inbox interrupt, edit the first message, regenerate.
+async fn js_use_stream(b: Backend) {
+    tokio::task::spawn_blocking(node_modules).await.unwrap();
+    let s = TestServer::start_with(b, &[("PALASSIST_OFFLINE_PACE_MS", "20")]).await;
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg("use_stream.mjs")
+        .arg(&s.base)
+        .current_dir(sdk_dir());
+    common::run_flow_script(cmd, "the useStream flows (tests/sdk/use_stream.mjs)").await;
+}
+both_backends!(js_use_stream_, js_use_stream);
