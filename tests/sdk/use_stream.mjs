@@ -155,7 +155,15 @@ async function sendAndStream() {
 }
 
 // 5. Edit the first message: human.tsx handleSubmitEdit.
-async function editFirst(page) {
+async function editFirst() {
+  // On the `streaming` graph: its two checkpoints a turn keep both branches inside the ten
+  // history entries useStream fetches (a PalAssist turn writes seven, so with
+  // LangGraph's server as with palgraph the older branch falls out of that window).
+  const page = openPage("streaming");
+  await waitFor(() => idle(page), "a fresh page is idle");
+  const { done } = sendMessage(page, "hi there");
+  await done;
+  await waitFor(() => idle(page) && page.s().messages.length === 2 && page.s().messages.at(-1)?.type === "ai", "the first turn settles");
   const s = page.s();
   const first = s.messages[0];
   const oldAi = s.messages.at(-1);
@@ -181,6 +189,11 @@ async function editFirst(page) {
     },
   );
   await waitFor(() => idle(page) && page.s().messages.at(-1)?.type === "ai" && page.s().messages[0].id === edited.id, "the edited branch settles");
+  // The branches show once the hook has fetched the thread's history after the run.
+  await waitFor(
+    () => page.s().getMessagesMetadata(page.s().messages[0], 0)?.branchOptions?.length === 2,
+    "the first message's branches",
+  );
   const after = page.s();
   const ids = after.messages.map((m) => `${m.type}`);
   ok(after.error === undefined && ids.join(",") === "human,ai" && after.messages[0].id === edited.id && after.messages[1].id !== oldAi.id, `messages = [edited human, ai] (${ids})`);
@@ -199,6 +212,7 @@ async function editFirst(page) {
   page.s().setBranch(m0.branch);
   await waitFor(() => page.s().messages[0]?.id === edited.id, "setBranch back");
   ok(true, "setBranch back shows the edited exchange");
+  page.unload();
 }
 
 // 5b. Edit a later message (its firstSeenState's parent is the previous turn's last
@@ -373,7 +387,7 @@ async function flow(name, step) {
 }
 const first = await flow("send and stream", sendAndStream);
 if (first) {
-  await flow("edit the first message", () => editFirst(first));
+  await flow("edit the first message", editFirst);
   await flow("regenerate", () => regenerate(first));
 }
 await flow("edit a later message", editLater);

@@ -214,6 +214,14 @@ impl<S: State> Cursor<S> {
             .and_then(Value::as_str)
     }
 
+    /// Whether this is a turn's input checkpoint (metadata `source: "input"`).
+    pub(crate) fn is_input(&self) -> bool {
+        self.metadata()
+            .and_then(|m| m.get("source"))
+            .and_then(Value::as_str)
+            == Some("input")
+    }
+
     pub(crate) fn turn(&self) -> u64 {
         self.metadata()
             .and_then(|m| m.get("turn"))

@@ -135,6 +135,27 @@ impl<S: State> Executor<'_, S> {
                 None => Cursor::empty(),
             };
         }
+        // A new turn from a turn's input checkpoint replaces that input, as LangGraph's
+        // input checkpoints hold their input only as a pending write (a client's edit of a
+        // message, the thread's first included, runs from it): the new input applies to the
+        // state the old one was applied to (the turn's base; nothing on a thread's first
+        // turn). Those fields are stored whole in the new checkpoint, a child of `cur`.
+        let rebase = if self.cfg.checkpoint_id.is_some() && cur.is_input() {
+            let base_id = cur.turn_base().map(str::to_string);
+            let base = match &base_id {
+                Some(b) => self.load(Some(b)).await?,
+                None => None,
+            };
+            let turn = base.as_ref().map_or(0, Cursor::turn) + 1;
+            Some((base_id, base.map(|c| c.state), turn))
+        } else {
+            None
+        };
+        // The turn's base: what its input applied to (the replaced input's base).
+        let (turn_base, turn) = match &rebase {
+            Some((id, _, turn)) => (id.clone(), *turn),
+            None => (cur.id().map(str::to_string), cur.turn() + 1),
+        };
         let abandoned: Vec<Value> = cur
             .pending_interrupts()
             .into_iter()
@@ -143,6 +164,17 @@ impl<S: State> Executor<'_, S> {
         let defaults = self.g.graph.default_json();
         let mut writes = StepWrites::new::<S>();
         let state = Arc::make_mut(&mut cur.state);
+        if let Some((_, base, _)) = rebase {
+            for idx in 0..S::FIELDS.len() {
+                let json = match &base {
+                    Some(b) => b.field_json(idx),
+                    None => S::default_field_json(idx),
+                }
+                .map_err(crate::state::StateError::Encode)?;
+                state.set_field_json(idx, &json)?;
+                writes.reset(idx);
+            }
+        }
         for (idx, f) in S::FIELDS.iter().enumerate() {
             if f.lifetime == Lifetime::Transient {
                 let current = state
@@ -170,7 +202,7 @@ impl<S: State> Executor<'_, S> {
         } else {
             -1
         };
-        let mut meta = self.metadata("input", step, cur.turn() + 1, cur.id());
+        let mut meta = self.metadata("input", step, turn, turn_base.as_deref());
         if !abandoned.is_empty() {
             meta.insert("abandoned_interrupts".into(), Value::Array(abandoned));
         }

@@ -285,6 +285,92 @@ pub async fn fork_from_old_checkpoint_leaves_history_intact(cp: Arc<dyn Checkpoi
     );
 }
 
+/// A new turn from a turn's `input` checkpoint replaces that input (LangGraph's edit of a
+/// message, the thread's first included): it applies to the state the old input was applied
+/// to, in a child of that input checkpoint; the original branch reads as before.
+pub async fn a_turn_from_an_input_checkpoint_replaces_its_input(cp: Arc<dyn Checkpointer>) {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("echo", |s: Arc<TestState>, _c: NodeContext| async move {
+        let last = s.messages.last().unwrap().content.clone();
+        Ok::<_, NodeError>(Upd::default().messages(vec![Message::ai(format!("echo {last}"))]))
+    });
+    g.add_edge(START, "echo");
+    g.add_edge("echo", END);
+    let g = build(g, cp.clone());
+    let t = thread();
+    ok(&g, RunConfig::new(&t), say("m1")).await;
+    let end = ok(&g, RunConfig::new(&t), say("m2"))
+        .await
+        .checkpoint_id
+        .unwrap();
+    let inputs = |turn: u64| {
+        let cp = cp.clone();
+        let t = t.clone();
+        async move {
+            cp.list(
+                &t,
+                &ListOptions {
+                    filter: Some(serde_json::Map::from_iter([(
+                        "source".into(),
+                        json!("input"),
+                    )])),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.metadata.get("turn") == Some(&json!(turn)))
+            .collect::<Vec<_>>()
+        }
+    };
+    let first = inputs(1).await.pop().unwrap();
+    let second = inputs(2).await.pop().unwrap();
+
+    // Editing the first message: nothing before it.
+    let out = ok(
+        &g,
+        RunConfig::new(&t).from_checkpoint(&first.checkpoint_id),
+        say("alt"),
+    )
+    .await;
+    assert_eq!(contents(&out.state.messages), vec!["alt", "echo alt"]);
+    let edited = inputs(1)
+        .await
+        .into_iter()
+        .find(|r| r.checkpoint_id != first.checkpoint_id)
+        .unwrap();
+    assert_eq!(
+        edited.parent_id.as_deref(),
+        Some(first.checkpoint_id.as_str())
+    );
+    assert_eq!(edited.metadata.get("turn_base"), None, "its base: nothing");
+
+    // Editing the second: the first exchange stays.
+    let out = ok(
+        &g,
+        RunConfig::new(&t).from_checkpoint(&second.checkpoint_id),
+        say("b"),
+    )
+    .await;
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["m1", "echo m1", "b", "echo b"]
+    );
+    // A later turn on the edited branch builds on it.
+    let out = ok(&g, RunConfig::new(&t), say("c")).await;
+    assert_eq!(
+        contents(&out.state.messages),
+        vec!["m1", "echo m1", "b", "echo b", "c", "echo c"]
+    );
+    let old = g.get_state_at(&t, Some(&end)).await.unwrap().unwrap();
+    assert_eq!(
+        contents(&old.values.messages),
+        vec!["m1", "echo m1", "m2", "echo m2"],
+        "the original branch reads as before"
+    );
+}
+
 pub async fn event_order_for_a_five_node_graph(cp: Arc<dyn Checkpointer>) {
     let g = linear(&["n1", "n2", "n3", "n4", "n5"], cp);
     let mut stream = g.stream(

@@ -46,6 +46,7 @@ macro_rules! checkpointer_suite {
             recovery_cases::cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled,
             engine_cases::recursion_limit_is_a_typed_error,
             engine_cases::fork_from_old_checkpoint_leaves_history_intact,
+            engine_cases::a_turn_from_an_input_checkpoint_replaces_its_input,
             engine_cases::event_order_for_a_five_node_graph,
             interrupt_cases::finished_sibling_is_not_rerun_after_an_interrupt,
             recovery_cases::retry_policy_retries_transient_errors_only,

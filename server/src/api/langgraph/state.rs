@@ -183,8 +183,40 @@ async fn history_of(
         filter: q.metadata.filter(|m| !m.is_empty()),
     };
     let snaps = graph.history(&inner, &opts).await?;
-    let list = values(snaps.iter().map(|s| ThreadState::of_ns(id, ns, s)));
+    let mut list = values(snaps.iter().map(|s| ThreadState::of_ns(id, ns, s)));
+    before_input(graph.as_ref(), &inner, &snaps, &mut list).await?;
     Ok(Json(project(list, &q.select)))
+}
+
+/// Shows a turn's input checkpoint with the values its input was applied to, as LangGraph's
+/// `input` checkpoints hold the input only as a pending write: a message is first seen in
+/// the checkpoint after it, whose parent is the input checkpoint, so a client that edits a
+/// message (agent-chat-ui's Edit, also of a thread's first message) runs from that parent
+/// and the engine replaces the input there. The base of a thread's first input is empty.
+async fn before_input(
+    graph: &dyn palgraph::dynamic::DynGraph,
+    thread: &str,
+    snaps: &[palgraph::dynamic::DynSnapshot],
+    list: &mut [Value],
+) -> ApiResult<()> {
+    for (snap, item) in snaps.iter().zip(list.iter_mut()) {
+        if snap.metadata.get("source").and_then(Value::as_str) != Some("input") {
+            continue;
+        }
+        let base = snap.metadata.get("turn_base").and_then(Value::as_str);
+        let values = match base {
+            None => json!({}),
+            Some(b) => match snaps.iter().find(|s| s.checkpoint_id == b) {
+                Some(s) => s.values.clone(),
+                None => graph
+                    .state(thread, Some(b))
+                    .await?
+                    .map_or_else(|| json!({}), |s| s.values),
+            },
+        };
+        item["values"] = values;
+    }
+    Ok(())
 }
 
 /// `POST /threads/{id}/history`.
