@@ -271,7 +271,10 @@ async fn ids_are_checked_the_same_way_everywhere(b: Backend) {
         assert_eq!(code, 422, "{path}: {e}");
         assert_eq!(e["code"], "invalid", "{path}: {e}");
         // The official server's words, whichever id it is.
-        assert!(e["detail"].as_str().unwrap().contains("must be a UUID"), "{e}");
+        assert!(
+            e["detail"].as_str().unwrap().contains("must be a UUID"),
+            "{e}"
+        );
     }
     for path in [
         format!("/chat/history/{unknown}"),

@@ -159,6 +159,11 @@ async def main() -> None:
     ok(len(await cron_runs(ada, tid, every["cron_id"])) == before, "a deleted cron ticks no more")
     await raises(NotFoundError, ada.crons.delete(every["cron_id"]), "deleting it again")
     ok(await ada.crons.count() == 1, "count after delete")
+    other = await ada.threads.create()
+    await ada.crons.create_for_thread(other["thread_id"], "streaming", schedule="0 9 * * *")
+    ok(await ada.crons.count(thread_id=other["thread_id"]) == 1, "a cron on another thread")
+    await ada.threads.delete(other["thread_id"])
+    ok(await ada.crons.count(thread_id=other["thread_id"]) == 0, "deleting the thread deletes its crons")
     print(f"all {CHECKS} checks passed", flush=True)
 
 

@@ -249,6 +249,18 @@ impl CronStore {
         Ok(n > 0)
     }
 
+    /// Deletes the owner's crons on a thread (the thread is going); how many went.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub async fn delete_for_thread(&self, owner: &str, thread_id: &str) -> Result<u64, CronError> {
+        let sql = "DELETE FROM crons WHERE thread_id = $1 AND owner = $2";
+        let n = on_pool!(&self.db, p => {
+            sqlx::query(sql).bind(thread_id).bind(owner).execute(p).await?.rows_affected()
+        });
+        Ok(n)
+    }
+
     /// Up to `limit` enabled crons whose tick is due at `now` and that no live claim holds.
     ///
     /// # Errors
