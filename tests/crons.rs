@@ -1,7 +1,8 @@
 //! Crons on many replicas of one Postgres database: each tick runs exactly once, whichever
 //! replica's scheduler sees it first; a replica killed (SIGKILL) while it holds a tick's run
 //! leaves the run to the other, which finishes it without repeating any step; a tick taken
-//! by a replica that died before making its run is made once its claim runs out. Each test
+//! by a replica that died before making its run is made once its claim runs out; on SQLite
+//! a server SIGKILLed mid-tick starts again and its ticks go on, once each. Each test
 //! checks the `ledger` graph's invariants on every tick's run: every run ends, no node's
 //! work is applied twice, no durable step whose result was recorded ran again.
 
@@ -12,7 +13,9 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::ledger::{check, ledger_input, ledger_rows_pg, wait_all_final, FAULT};
+use common::ledger::{
+    check, ledger_input, ledger_rows_pg, ledger_rows_sqlite, wait_all_final, FAULT,
+};
 use common::{Backend, TestServer};
 use serde_json::json;
 use sqlx::Row;
@@ -25,30 +28,45 @@ struct TickRun {
     run_id: String,
 }
 
-/// Every run the cron made, by tick.
-async fn tick_runs(pool: &sqlx::PgPool, cron_id: &str) -> Vec<TickRun> {
+const TICK_RUNS: &str = "SELECT idempotency_key, thread_id, run_id FROM runs
+     WHERE idempotency_key LIKE $1 ORDER BY idempotency_key";
+
+fn by_tick(cron_id: &str, rows: Vec<(String, String, String)>) -> Vec<TickRun> {
     let prefix = format!("cron:{cron_id}:");
-    let rows = sqlx::query(
-        "SELECT idempotency_key, thread_id, run_id FROM runs
-         WHERE idempotency_key LIKE $1 ORDER BY idempotency_key",
-    )
-    .bind(format!("{prefix}%"))
-    .fetch_all(pool)
-    .await
-    .unwrap();
     let mut out: Vec<TickRun> = rows
-        .iter()
-        .map(|r| {
-            let key: String = r.get("idempotency_key");
-            TickRun {
-                tick: key[prefix.len()..].parse().unwrap(),
-                thread_id: r.get("thread_id"),
-                run_id: r.get("run_id"),
-            }
+        .into_iter()
+        .map(|(key, thread_id, run_id)| TickRun {
+            tick: key[prefix.len()..].parse().unwrap(),
+            thread_id,
+            run_id,
         })
         .collect();
     out.sort_by_key(|t| t.tick);
     out
+}
+
+/// Every run the cron made, by tick.
+async fn tick_runs(pool: &sqlx::PgPool, cron_id: &str) -> Vec<TickRun> {
+    let rows = sqlx::query_as(TICK_RUNS)
+        .bind(format!("cron:{cron_id}:%"))
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    by_tick(cron_id, rows)
+}
+
+/// Every run the cron made, by tick, on SQLite.
+async fn tick_runs_sqlite(path: &std::path::Path, cron_id: &str) -> Vec<TickRun> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let rows = sqlx::query_as(TICK_RUNS)
+        .bind(format!("cron:{cron_id}:%"))
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    by_tick(cron_id, rows)
 }
 
 /// A stateless cron of the ledger graph that keeps its tick threads (to check them).
@@ -87,13 +105,16 @@ fn assert_each_tick_once(runs: &[TickRun], every_ms: i64) {
     assert_eq!(threads.len(), runs.len(), "each tick on its own thread");
 }
 
-async fn ledger_tally(s: &TestServer, pool: &sqlx::PgPool, runs: &[TickRun]) {
+async fn ledger_tally(s: &TestServer, pool: Option<&sqlx::PgPool>, runs: &[TickRun]) {
     let pairs: Vec<(String, String)> = runs
         .iter()
         .map(|r| (r.thread_id.clone(), r.run_id.clone()))
         .collect();
     let statuses = wait_all_final(s, &pairs, Duration::from_secs(90)).await;
-    let ledger = ledger_rows_pg(pool).await;
+    let ledger = match pool {
+        Some(p) => ledger_rows_pg(p).await,
+        None => ledger_rows_sqlite(s.sqlite_path().unwrap()).await,
+    };
     let tally = check(s, &pairs, &ledger, &statuses).await;
     println!("cron tally: {tally:?}");
     assert_eq!(tally.lost, 0, "every tick's run succeeded: {statuses:?}");
@@ -115,7 +136,7 @@ async fn each_tick_runs_once_with_two_replicas_on_one_postgres() {
     let runs = tick_runs(&pool, &cron_id).await;
     assert!(runs.len() >= 5, "a tick a second for 6.5 s: {runs:?}");
     assert_each_tick_once(&runs, 1000);
-    ledger_tally(&a, &pool, &runs).await;
+    ledger_tally(&a, Some(&pool), &runs).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,7 +197,7 @@ async fn killing_the_replica_holding_a_tick_runs_it_once() {
         .count();
     assert!(after_kill >= 2, "ticks after the kill ran: {runs:?}");
     assert_each_tick_once(&runs, 2000);
-    ledger_tally(survivor, &pool, &runs).await;
+    ledger_tally(survivor, Some(&pool), &runs).await;
     let finisher: i64 = sqlx::query_scalar(
         "SELECT pid FROM ledger_effects WHERE run_id = $1 AND step = 'notify' ORDER BY at_ms DESC LIMIT 1",
     )
@@ -241,5 +262,44 @@ async fn a_tick_taken_by_a_replica_that_died_is_made_once_its_claim_ends() {
         next.unwrap() > now + 86_400_000,
         "and the cron moved on to its next tick"
     );
-    ledger_tally(&b, &pool, &runs).await;
+    ledger_tally(&b, Some(&pool), &runs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ticks_go_on_once_each_after_a_sigkill_on_sqlite() {
+    let env = [
+        FAULT,
+        ("PALGRAPH_CRON_POLL_MS", "50"),
+        ("PALGRAPH_CRON_CLAIM_SECS", "1"),
+    ];
+    let mut s = TestServer::start_with(Backend::Sqlite, &env).await;
+    let path = s.sqlite_path().unwrap().clone();
+    let cron_id = ledger_cron(&s, "* * * * * *", 300).await;
+    // Kill once a tick's run is inside its steps.
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < until, "no tick's run started");
+        let ledger = ledger_rows_sqlite(&path).await;
+        let runs = tick_runs_sqlite(&path, &cron_id).await;
+        if runs
+            .iter()
+            .any(|r| ledger.contains_key(&(r.run_id.clone(), "reserve".to_string())))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before = tick_runs_sqlite(&path, &cron_id).await.len();
+    s.restart().await;
+    tokio::time::sleep(Duration::from_millis(4000)).await;
+    delete_cron(&s, &cron_id).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let runs = tick_runs_sqlite(&path, &cron_id).await;
+    assert!(
+        runs.len() >= before + 2,
+        "ticks went on after the restart: {runs:?}"
+    );
+    let ticks: BTreeSet<i64> = runs.iter().map(|r| r.tick).collect();
+    assert_eq!(ticks.len(), runs.len(), "one run per tick");
+    ledger_tally(&s, None, &runs).await;
 }
