@@ -309,6 +309,32 @@ impl CronStore {
         Ok(n == 1)
     }
 
+    /// Whether the claim taken on `tick` until `until` still holds at `now` (nobody took the
+    /// tick over after it ran out): a replica that stalled past its claim makes no run.
+    ///
+    /// # Errors
+    /// The database failed.
+    pub async fn holds(
+        &self,
+        cron_id: &str,
+        tick: i64,
+        until: i64,
+        now: i64,
+    ) -> Result<bool, CronError> {
+        let sql = "SELECT count(*) FROM crons WHERE cron_id = $1 AND next_run_at_ms = $2
+                 AND claimed_tick_ms = $2 AND claim_until_ms = $3 AND claim_until_ms > $4";
+        let n: i64 = on_pool!(&self.db, p => {
+            sqlx::query_scalar(sql)
+                .bind(cron_id)
+                .bind(tick)
+                .bind(until)
+                .bind(now)
+                .fetch_one(p)
+                .await?
+        });
+        Ok(n == 1)
+    }
+
     /// Moves the cron from `tick` to `next` (compare-and-set on `tick`) and ends the claim.
     ///
     /// # Errors

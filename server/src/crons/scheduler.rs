@@ -59,23 +59,21 @@ pub(crate) fn spawn(state: AppState, settings: SchedulerSettings) {
 
 /// Runs every due tick this replica can claim.
 async fn poll_once(state: &AppState, settings: SchedulerSettings) -> Result<(), super::CronError> {
-    let now = now_ms();
     let claim_ms = i64::try_from(settings.claim.as_millis()).unwrap_or(i64::MAX / 2);
-    for cron in state.crons.due(now, 100).await? {
+    for cron in state.crons.due(now_ms(), 100).await? {
         let Some(tick) = cron.next_run_at_ms else {
             continue;
         };
-        if !state
-            .crons
-            .claim(&cron.cron_id, tick, now, now + claim_ms)
-            .await?
-        {
+        let now = now_ms();
+        let until = now + claim_ms;
+        if !state.crons.claim(&cron.cron_id, tick, now, until).await? {
             continue;
         }
-        let outcome = run_tick(state, &cron, tick).await;
-        match &outcome {
-            Ok(()) => {}
-            Err(e) if retriable(e) => {
+        match run_tick(state, &cron, tick, until).await {
+            Ok(true) => {}
+            // The claim ran out first: the tick is another's now.
+            Ok(false) => continue,
+            Err(e) if retriable(&e) => {
                 // The claim runs out and this or another replica tries the tick again.
                 tracing::warn!(cron_id = %cron.cron_id, tick, error = %e, "cron tick failed; retried after the claim");
                 continue;
@@ -96,8 +94,10 @@ fn retriable(e: &ApiError) -> bool {
     matches!(e, ApiError::Unavailable(_) | ApiError::Internal(_))
 }
 
-/// Creates the tick's run (once: a repeat returns the run the first attempt made).
-async fn run_tick(state: &AppState, cron: &Cron, tick: i64) -> Result<(), ApiError> {
+/// Creates the tick's run (once: a repeat returns the run the first attempt made) while the
+/// claim taken until `until` holds; `false` when it no longer did (a replica that stalled
+/// past its claim may find the tick another's by now, whose run may even be over).
+async fn run_tick(state: &AppState, cron: &Cron, tick: i64, until: i64) -> Result<bool, ApiError> {
     let mut req: CreateRun = serde_json::from_value(cron.payload.clone())
         .map_err(|e| ApiError::Invalid(format!("cron payload: {e}")))?;
     let mut meta = req.metadata.take().unwrap_or_default();
@@ -114,11 +114,18 @@ async fn run_tick(state: &AppState, cron: &Cron, tick: i64) -> Result<(), ApiErr
             (tick_thread(&cron.cron_id, tick), true)
         }
     };
+    if !state
+        .crons
+        .holds(&cron.cron_id, tick, until, now_ms())
+        .await?
+    {
+        return Ok(false);
+    }
     let created =
         crate::api::langgraph::runs::start_keyed(state, &user, &thread_id, &req, Some(key)).await?;
     tracing::info!(cron_id = %cron.cron_id, tick, run_id = %created.run.run_id, existing = created.existing, "cron tick");
     if stateless && cron.on_run_completed.as_deref() != Some("keep") {
         crate::api::langgraph::stream::spawn_cleanup(state.clone(), created.run);
     }
-    Ok(())
+    Ok(true)
 }
