@@ -150,6 +150,32 @@ async def main() -> None:
     ok(True, f"a stateless cron's ticks run each on a new thread ({len(tick_threads)} so far)")
     ok(await bob.threads.search() == [], "the tick threads are ada's, not bob's")
 
+    # a stateless cron that deletes its threads (the default): a tick's thread is seen, then gone
+    gone = await ada.crons.create("streaming", schedule="* * * * * *", input=words("brief"))
+    deadline = time.monotonic() + 20
+    seen: set = set()
+    while not seen:
+        if time.monotonic() > deadline:
+            raise AssertionError("the deleting stateless cron's ticks did not run")
+        for t in await ada.threads.search(limit=100):
+            if t["thread_id"] not in tick_threads and t["thread_id"] != tid:
+                try:
+                    if await cron_runs(ada, t["thread_id"], gone["cron_id"]):
+                        seen.add(t["thread_id"])
+                except NotFoundError:
+                    pass
+        await asyncio.sleep(0.05)
+    await ada.crons.delete(gone["cron_id"])
+    deadline = time.monotonic() + 20
+    while True:
+        left = [t for t in seen if t in {x["thread_id"] for x in await ada.threads.search(limit=100)}]
+        if not left:
+            break
+        if time.monotonic() > deadline:
+            raise AssertionError(f"tick threads not deleted: {left}")
+        await asyncio.sleep(0.2)
+    ok(True, "a stateless cron's tick thread is deleted when its run ends (on_run_completed=delete)")
+
     # delete stops the ticks
     await ada.crons.delete(every["cron_id"])
     await ada.crons.delete(keep["cron_id"])
