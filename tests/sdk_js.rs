@@ -4,8 +4,9 @@
 //! threads.create, runs.stream with streamResumable, getHistory, joinStream with
 //! Last-Event-ID -1, cancel, PalAssist's prompts as Agent Inbox interrupts answered and
 //! ignored, attachments kept whole), consumed by the SDK's own `StreamManager`, then the
-//! core flow and `client.threads.stream()` (the thread streaming protocol); and the real
-//! React hook `useStream` rendered in Node through agent-chat-ui's flows
+//! core flow and `client.threads.stream()` (the thread streaming protocol); also
+//! `client.store.*` (tests/sdk/sdk_store.mjs) and `client.crons.*` (tests/sdk/sdk_crons.mjs);
+//! and the real React hook `useStream` rendered in Node through agent-chat-ui's flows
 //! (tests/sdk/use_stream.mjs).
 //! tests/sdk/sdk_flow.mjs asserts each step; this test installs the package once (`npm ci`)
 //! and checks the script passes.
@@ -108,3 +109,23 @@ async fn js_use_stream(b: Backend) {
     common::run_flow_script(cmd, "the useStream flows (tests/sdk/use_stream.mjs)").await;
 }
 both_backends!(js_use_stream_, js_use_stream);
+
+/// `client.crons.*` as two users through the JS SDK (tests/sdk/sdk_crons.mjs).
+async fn js_sdk_crons(b: Backend) {
+    tokio::task::spawn_blocking(node_modules).await.unwrap();
+    let s = TestServer::start_with(
+        b,
+        &[
+            (
+                "PALGRAPH_API_KEYS",
+                "key-ada-0123456789abcdef=ada,key-bob-0123456789abcdef=bob",
+            ),
+            ("PALGRAPH_CRON_POLL_MS", "100"),
+        ],
+    )
+    .await;
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg("sdk_crons.mjs").arg(&s.base).current_dir(sdk_dir());
+    common::run_flow_script(cmd, "the JS SDK crons flow (tests/sdk/sdk_crons.mjs)").await;
+}
+both_backends!(js_sdk_crons_, js_sdk_crons);

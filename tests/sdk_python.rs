@@ -5,7 +5,7 @@
 //! namespaces and streamed events, tests/sdk/sdk_subgraphs.py); map-reduce (`Send`, in the
 //! `jokes` graph and in a command's `goto`, tests/sdk/sdk_send.py); the functional API (the
 //! `essay` workflow, tests/sdk/sdk_functional.py); the long-term store
-//! (tests/sdk/sdk_store.py); and the gaps issue 20 closed (tests/sdk/sdk_gaps.py). Each
+//! (tests/sdk/sdk_store.py); crons (tests/sdk/sdk_crons.py); and the gaps issue 20 closed (tests/sdk/sdk_gaps.py). Each
 //! script asserts its steps; this test sets up the virtualenv (tests/sdk/.venv, made once)
 //! and checks the scripts pass.
 
@@ -76,6 +76,31 @@ async fn python_sdk_store(b: Backend) {
     common::run_flow_script(cmd, "the Python SDK store flow (tests/sdk/sdk_store.py)").await;
 }
 both_backends!(python_sdk_store_, python_sdk_store);
+
+/// `client.crons.*` as two users: create (on a thread, stateless, in a time zone, with an
+/// end time), ticks that run, search, count, update, delete; neither sees the other's
+/// (tests/sdk/sdk_crons.py).
+async fn python_sdk_crons(b: Backend) {
+    let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
+    let s = TestServer::start_with(
+        b,
+        &[
+            (
+                "PALGRAPH_API_KEYS",
+                "key-ada-0123456789abcdef=ada,key-bob-0123456789abcdef=bob",
+            ),
+            ("PALGRAPH_CRON_POLL_MS", "100"),
+        ],
+    )
+    .await;
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(sdk_dir().join("sdk_crons.py"))
+        .arg(&s.base)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1");
+    common::run_flow_script(cmd, "the Python SDK crons flow (tests/sdk/sdk_crons.py)").await;
+}
+both_backends!(python_sdk_crons_, python_sdk_crons);
 
 /// The gaps of issue 20 as the SDK (and agent-chat-ui's proxy) meets them: bodies without
 /// a Content-Type, error statuses and exception classes, run status on interrupt, the

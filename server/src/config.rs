@@ -84,9 +84,24 @@ pub struct ServeConfig {
     /// more wait in the listen backlog.
     #[arg(long, env = "PALGRAPH_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
+    /// Milliseconds between a replica's looks for due cron ticks.
+    #[arg(long, env = "PALGRAPH_CRON_POLL_MS", default_value_t = 1000)]
+    pub cron_poll_ms: u64,
+    /// Seconds a replica holds a cron tick it took before another may take it (a replica
+    /// that died holding it).
+    #[arg(long, env = "PALGRAPH_CRON_CLAIM_SECS", default_value_t = 30)]
+    pub cron_claim_secs: u64,
 }
 
 impl ServeConfig {
+    /// The cron scheduler's settings.
+    pub fn cron_settings(&self) -> crate::crons::scheduler::SchedulerSettings {
+        crate::crons::scheduler::SchedulerSettings {
+            poll: std::time::Duration::from_millis(self.cron_poll_ms.max(10)),
+            claim: std::time::Duration::from_secs(self.cron_claim_secs.max(1)),
+        }
+    }
+
     /// The authentication settings, checked: an empty or short secret, an empty API key or
     /// user, or an empty header name is an error, never authentication quietly off.
     ///

@@ -43,6 +43,7 @@
 
 pub mod api;
 pub mod config;
+pub mod crons;
 pub mod database;
 pub mod graphs;
 pub mod listen;

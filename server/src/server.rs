@@ -243,10 +243,12 @@ impl ServerBuilder {
             runs,
             long_term,
             store: database.store(),
+            crons: crate::crons::CronStore::new(database.clone()),
             graphs,
             auth: Arc::new(auth),
             shutdown: shutdown.clone(),
         };
+        crate::crons::scheduler::spawn(state.clone(), cfg.cron_settings());
         let routes: Vec<ApiRouter<AppState>> =
             self.extensions.iter().map(|e| e.routes(&ctx)).collect();
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, cfg.port)).await?;

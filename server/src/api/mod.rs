@@ -49,6 +49,8 @@ pub struct AppState {
     pub long_term: Arc<dyn palgraph::store::Store>,
     /// The graphs served.
     pub graphs: Graphs,
+    /// Scheduled runs (crons).
+    pub crons: crate::crons::CronStore,
     /// Authentication.
     pub auth: Arc<AuthConfig>,
     /// Cancelled at shutdown: open streams end.

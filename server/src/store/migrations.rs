@@ -1,5 +1,5 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
-//! of a thread's runs (2). [`crate::Database::open`] applies them after the engine's.
+//! of a thread's runs (2), scheduled runs (3). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -19,6 +19,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             include_str!("../../migrations/postgres/0002_run_order.sql"),
         )
         .replacing(5),
+        Migration::new(
+            3,
+            "crons",
+            include_str!("../../migrations/postgres/0003_crons.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -33,6 +38,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             include_str!("../../migrations/sqlite/0002_run_order.sql"),
         )
         .replacing(5),
+        Migration::new(
+            3,
+            "crons",
+            include_str!("../../migrations/sqlite/0003_crons.sql"),
+        ),
     ],
 };
 
@@ -63,7 +73,7 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                ran: vec![],
+                ran: vec![3],
                 adopted: vec![1, 2]
             },
             "unscoped 3 and 5 are the server's 1 and 2"
@@ -83,7 +93,7 @@ mod tests {
         let path = temp_db_path();
         let pool = unscoped::sqlite_pool(&path).await.unwrap();
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
-        assert_eq!(applied.ran, [1, 2], "a fresh database runs both");
+        assert_eq!(applied.ran, [1, 2, 3], "a fresh database runs them all");
         pool.close().await;
         remove_sqlite_files(&path);
     }

@@ -15,6 +15,7 @@
 
 pub mod assistants;
 pub mod common;
+pub mod crons;
 pub mod models;
 pub mod protocol;
 pub mod protocol_events;
@@ -269,9 +270,8 @@ fn runs() -> ApiRouter<AppState> {
         )
         .api_route(
             "/threads/{thread_id}/runs/crons",
-            post_with(unsupported::thread_crons, |o| {
-                o.summary("Schedule runs on a thread (not supported: 501)")
-                    .tag("crons")
+            post_with(crons::create_for_thread, |o| {
+                o.summary("Schedule runs on a thread (a cron)").tag("crons")
             }),
         )
         .api_route(
@@ -355,34 +355,32 @@ fn runs() -> ApiRouter<AppState> {
         )
         .api_route(
             "/runs/crons",
-            post_with(unsupported::crons, |o| {
-                o.summary("Schedule runs (not supported: 501)").tag("crons")
+            post_with(crons::create, |o| {
+                o.summary("Schedule stateless runs (a cron: a new thread each tick)")
+                    .tag("crons")
             }),
         )
         .api_route(
             "/runs/crons/search",
-            post_with(unsupported::crons, |o| {
-                o.summary("Search scheduled runs (not supported: 501)")
-                    .tag("crons")
+            post_with(crons::search, |o| {
+                o.summary("Search the caller's crons").tag("crons")
             }),
         )
         .api_route(
             "/runs/crons/count",
-            post_with(unsupported::crons, |o| {
-                o.summary("Count scheduled runs (not supported: 501)")
-                    .tag("crons")
+            post_with(crons::count, |o| {
+                o.summary("Count the caller's crons").tag("crons")
             }),
         )
         .api_route(
             "/runs/crons/{cron_id}",
-            delete_with(unsupported::cron, |o| {
-                o.summary("Delete a scheduled run (not supported: 501)")
-                    .tag("crons")
-            })
-            .patch_with(unsupported::cron, |o| {
-                o.summary("Change a scheduled run (not supported: 501)")
-                    .tag("crons")
-            }),
+            delete_with(crons::delete, |o| o.summary("Delete a cron").tag("crons")).patch_with(
+                crons::update,
+                |o| {
+                    o.summary("Change a cron (its next tick is worked out again)")
+                        .tag("crons")
+                },
+            ),
         )
         .api_route(
             "/store/items",

@@ -2,7 +2,7 @@
 //! (`client.threads.stream()` in both official SDKs, `RemoteGraph.astream_events(version=
 //! "v3")`). A command is `{id, method, params}`; the answer `{type: "success", id, result,
 //! meta?}` or `{type: "error", id, error, message}`. The events come on
-//! [`stream_events`](super::protocol_events::stream_events).
+//! `protocol_events::stream_events`.
 //!
 //! - `run.start` `{assistant_id, input, config?, metadata?}`: a run on the thread (created
 //!   when missing; a busy thread queues it, the official default), `{run_id}`;

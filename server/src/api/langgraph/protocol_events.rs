@@ -12,7 +12,7 @@
 //! of the protocol event made from it), so `since` resumes after any event. Without
 //! `since` the stream starts with the runs that are active, then follows new ones; a run
 //! that already ended is replayed only when a command started it (in this process, in the
-//! last [`RECENT_MS`]) and no stream without `since` has carried it yet: the SDK opens its
+//! last `RECENT_MS`) and no stream without `since` has carried it yet: the SDK opens its
 //! stream right after the `run.start` that made the thread, when a short run may already
 //! be over, while a client joining a thread that ran before must not take an earlier run's
 //! end for the end of the run it is about to start.

@@ -227,6 +227,23 @@ pub(crate) async fn start(
     thread_id: &str,
     req: &CreateRun,
 ) -> ApiResult<Run> {
+    Ok(start_keyed(state, user, thread_id, req, None).await?.run)
+}
+
+/// Checks a run request that will be made later (a cron's payload): 422 now rather than at
+/// each tick.
+pub(crate) fn check_later(state: &AppState, req: &CreateRun) -> ApiResult<()> {
+    check_request(state, req).map(|_| ())
+}
+
+/// [`start`] with an idempotency key: a repeated key returns the run it made (`existing`).
+pub(crate) async fn start_keyed(
+    state: &AppState,
+    user: &User,
+    thread_id: &str,
+    req: &CreateRun,
+    idempotency_key: Option<String>,
+) -> ApiResult<crate::store::CreatedRun> {
     let (entry, modes) = check_request(state, req)?;
     let recursion_limit = req
         .config
@@ -268,13 +285,13 @@ pub(crate) async fn start(
             input: input_of(req)?,
             checkpoint_id: fork_of(req),
             multitask: req.multitask_strategy.unwrap_or(MultitaskStrategy::Reject),
-            idempotency_key: None,
+            idempotency_key,
             metadata: req.metadata.clone().unwrap_or_default(),
             spec,
         },
     )
     .await?;
-    Ok(created.run)
+    Ok(created)
 }
 
 /// A stateless run: on a new thread, deleted when the run ends unless

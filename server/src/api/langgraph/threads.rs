@@ -316,8 +316,13 @@ pub(crate) async fn patch(
     Ok(Json(thread_out(&state, &t).await?))
 }
 
-/// Deletes a thread with its runs, events and checkpoints (its active runs are cancelled).
+/// Deletes a thread with its runs, events, checkpoints and crons (its active runs are
+/// cancelled).
 pub(crate) async fn remove(state: &AppState, user: &User, t: &Thread) -> ApiResult<()> {
+    state
+        .crons
+        .delete_for_thread(&user.id, &t.thread_id)
+        .await?;
     for run in state.store.active_runs(&t.thread_id).await? {
         state
             .runs

@@ -1,17 +1,14 @@
-//! The parts of the Agent Server API palgraph does not serve yet: crons (scheduled runs).
-//! Each answers 501 with a JSON error that says so.
+//! The parts of the Agent Server API palgraph does not serve: each answers 501 with a JSON
+//! error that says so.
 
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response as DocResponse, StatusCode as DocStatus};
 use aide::OperationOutput;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use super::common::ThreadPath;
-use crate::api::auth::User;
 use crate::api::openapi::{json_response, ErrorBody};
 
 /// A 501 with a JSON error naming the part of the Agent Server API palgraph lacks.
@@ -45,27 +42,4 @@ impl OperationOutput for NotSupported {
             .map(|r| vec![(Some(DocStatus::Code(501)), r)])
             .unwrap_or_default()
     }
-}
-
-/// The path of a scheduled run.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-pub(crate) struct CronPath {
-    /// The schedule's id.
-    cron_id: String,
-}
-
-/// `/runs/crons`, `/runs/crons/search`, `/runs/crons/count`.
-pub(crate) async fn crons(_user: User) -> NotSupported {
-    NotSupported("crons (scheduled runs)")
-}
-
-/// `/runs/crons/{cron_id}`.
-pub(crate) async fn cron(_user: User, Path(p): Path<CronPath>) -> NotSupported {
-    let _ = p.cron_id;
-    NotSupported("crons (scheduled runs)")
-}
-
-/// `/threads/{thread_id}/runs/crons`.
-pub(crate) async fn thread_crons(_user: User, Path(_p): Path<ThreadPath>) -> NotSupported {
-    NotSupported("crons (scheduled runs)")
 }
