@@ -327,7 +327,10 @@ async function coreFlow() {
   const hist = await client.threads.getHistory(ct, { limit: 10 });
   ok(hist[0].values.messages.at(-1).metadata.interrupted === true, "history shows the cancelled answer");
   const fork = await client.runs.wait(ct, "streaming", { input: words("again", 1, 0), checkpointId: hist.at(-1).checkpoint.checkpoint_id });
-  ok(fork.messages.map((m) => m.content).join("|") === "long|again|again", "runs.wait from checkpointId forks (the cancelled answer is not on the new branch)");
+  // The oldest checkpoint is the thread's input checkpoint: as on LangGraph, a run with input
+  // from it replaces that input (the first message edited), on a branch of its own.
+  ok(fork.messages.map((m) => m.content).join("|") === "again|again", "runs.wait from checkpointId forks (the input replaced, the cancelled answer not on the new branch)");
+  ok((await client.threads.getHistory(ct, { limit: 20 })).some((st) => st.values.messages?.at(-1)?.metadata?.interrupted === true), "the cancelled branch stays in the history");
 
   // Double texting.
   const dt = (await client.threads.create({})).thread_id;
