@@ -149,9 +149,12 @@ async def main() -> None:
                 tick_threads.append(t["thread_id"])
     ok(True, f"a stateless cron's ticks run each on a new thread ({len(tick_threads)} so far)")
     ok(await bob.threads.search() == [], "the tick threads are ada's, not bob's")
+    await ada.crons.delete(keep["cron_id"])  # no more threads piling up from here
 
-    # a stateless cron that deletes its threads (the default): a tick's thread is seen, then gone
-    gone = await ada.crons.create("streaming", schedule="* * * * * *", input=words("brief"))
+    # a stateless cron that deletes its threads (the default): a tick's thread is seen, then
+    # gone (each run lasts about two seconds, so the thread is there to be seen)
+    slow = {"messages": [{"role": "user", "content": "brief"}], "words": 20, "delay_ms": 100}
+    gone = await ada.crons.create("streaming", schedule="* * * * * *", input=slow)
     deadline = time.monotonic() + 20
     seen: set = set()
     while not seen:
@@ -178,7 +181,6 @@ async def main() -> None:
 
     # delete stops the ticks
     await ada.crons.delete(every["cron_id"])
-    await ada.crons.delete(keep["cron_id"])
     await asyncio.sleep(1.5)
     before = len(await cron_runs(ada, tid, every["cron_id"]))
     await asyncio.sleep(2.5)
