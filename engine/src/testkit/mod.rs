@@ -25,6 +25,7 @@ pub mod recovery_cases;
 pub mod send_cases;
 pub mod storage_cases;
 pub mod store_cases;
+pub mod store_search_cases;
 pub mod subgraph_cases;
 pub mod thread_cases;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
