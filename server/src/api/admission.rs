@@ -12,7 +12,7 @@ use super::error::{ApiError, ApiResult};
 use super::AppState;
 use crate::graphs::GraphEntry;
 use crate::runs::spec::RunSpec;
-use crate::store::{CreatedRun, IfExists, MultitaskStrategy, NewRun, Thread};
+use crate::store::{CreatedRun, MultitaskStrategy, NewRun, Thread};
 
 /// Whose thread a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,23 +112,18 @@ pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRu
         }
     };
     let graph_meta = json!({"graph_id": a.graph.graph_id, "assistant_id": a.graph.assistant_id});
-    if existing.is_none() {
+    // A new thread is made in the run's own transaction.
+    let new_thread = existing.is_none().then(|| {
         let now = crate::store::now_ms();
-        state
-            .store
-            .create_thread(
-                Thread {
-                    thread_id: a.thread_id.to_string(),
-                    owner: a.user.id.clone(),
-                    metadata: graph_meta.clone(),
-                    status: "idle".into(),
-                    created_at_ms: now,
-                    updated_at_ms: now,
-                },
-                IfExists::DoNothing,
-            )
-            .await?;
-    }
+        Thread {
+            thread_id: a.thread_id.to_string(),
+            owner: a.user.id.clone(),
+            metadata: graph_meta.clone(),
+            status: "idle".into(),
+            created_at_ms: now,
+            updated_at_ms: now,
+        }
+    });
     let mut spec = a.spec;
     spec.input = input;
     spec.checkpoint_id = a.checkpoint_id;
@@ -146,6 +141,8 @@ pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRu
             metadata: Value::Object(a.metadata),
             multitask_strategy: a.multitask,
             idempotency_key: a.idempotency_key,
+            new_thread,
+            claim: None,
         })
         .await?;
     Ok(created)

@@ -163,7 +163,13 @@ pub(crate) async fn execute(
         }
     }
     runs.ended.notify_waiters();
-    runs.wake.notify_one();
+    // Room was made: the claim loop looks for runs that waited for it. A run queued behind
+    // this one on its thread is announced by the end's own write where news are heard.
+    if runs.backlog.load(std::sync::atomic::Ordering::Relaxed)
+        || !runs.announced.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        runs.wake.notify_one();
+    }
 }
 
 impl Attempt {

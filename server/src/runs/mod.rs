@@ -31,6 +31,7 @@ pub(crate) mod worker;
 pub(crate) mod writer;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -125,6 +126,12 @@ pub struct Runs {
     /// Watchers of a thread's next run (thread streams) wait here, by thread id.
     pub(crate) threads: Waiters,
     pub(crate) wake: Notify,
+    /// Runs may be waiting that this process had no room for (its claim loop stopped at
+    /// `max_concurrent`): a run ending here wakes the claim loop.
+    pub(crate) backlog: AtomicBool,
+    /// Other processes' news arrive (Postgres LISTEN): a queued run that becomes claimable
+    /// is announced, so a run ending here need not wake the claim loop to look.
+    pub(crate) announced: AtomicBool,
     pub(crate) stop_claiming: CancellationToken,
     /// The long-term store runs reach as `ctx.store()`, each through its user's view.
     pub(crate) long_term: std::sync::OnceLock<Arc<dyn palgraph::store::Store>>,
@@ -171,6 +178,8 @@ impl Runs {
             remote: Waiters::default(),
             threads: Waiters::default(),
             wake: Notify::new(),
+            backlog: AtomicBool::new(false),
+            announced: AtomicBool::new(false),
             stop_claiming: CancellationToken::new(),
             long_term: std::sync::OnceLock::new(),
         })
@@ -213,6 +222,7 @@ impl Runs {
         let runs = self.clone();
         tokio::spawn(async move {
             if let Some(mut rx) = runs.store.notifications().await {
+                runs.announced.store(true, Ordering::Relaxed);
                 while let Some(n) = rx.recv().await {
                     runs.on_notification(n).await;
                 }
@@ -258,6 +268,7 @@ impl Runs {
                 self.threads.wake(&key);
                 self.wake.notify_one();
             }
+            Notification::Started(thread_id) => self.threads.wake(&thread_id),
             Notification::Lost => {
                 self.remote.wake_all();
                 self.threads.wake_all();
@@ -284,13 +295,31 @@ impl Runs {
         if self.is_draining() {
             return Err(StoreError::ShuttingDown);
         }
+        let mut new = new;
+        // Room here: the run is claimed with its creation (when its thread is free).
+        if self.running_count() < self.settings.max_concurrent {
+            new.claim = Some(crate::store::ClaimAtCreate {
+                worker: self.worker_id.clone(),
+                lease_ms: self.settings.lease.as_millis() as i64,
+            });
+        } else {
+            self.backlog.store(true, Ordering::Relaxed);
+        }
+        let sent = Instant::now();
         let created = self.store.create_run(new).await?;
         if !created.existing {
             for c in &created.cancelled {
                 self.signal_cancel(c);
             }
             self.threads.wake(&created.run.thread_id);
-            self.claim_created(&created.run).await;
+            let run = &created.run;
+            if run.status == RunState::Running
+                && run.worker_id.as_deref() == Some(self.worker_id.as_str())
+            {
+                worker::start(self, run.clone(), sent);
+            } else {
+                self.claim_created(run).await;
+            }
         }
         Ok(created)
     }

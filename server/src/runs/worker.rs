@@ -2,6 +2,7 @@
 //! the moment its lease may have passed to someone else.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,12 +55,18 @@ pub(crate) async fn claim_loop(runs: Arc<Runs>) {
                 .await
             {
                 Ok(Some(run)) => start(&runs, run, sent),
-                Ok(None) => break,
+                Ok(None) => {
+                    runs.backlog.store(false, Ordering::Relaxed);
+                    break;
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "could not claim runs");
                     break;
                 }
             }
+        }
+        if runs.running_count() >= runs.settings.max_concurrent {
+            runs.backlog.store(true, Ordering::Relaxed);
         }
         tokio::select! {
             _ = runs.wake.notified() => {}

@@ -261,6 +261,22 @@ pub struct NewRun {
     pub multitask_strategy: MultitaskStrategy,
     /// Makes a retried create return the same run.
     pub idempotency_key: Option<String>,
+    /// A thread to create in the same transaction when it does not exist yet (a run on a
+    /// new thread costs one commit, not two). An existing thread of another owner is
+    /// [`StoreError::Exists`].
+    pub new_thread: Option<Thread>,
+    /// Claims the run for this worker in the same transaction when nothing else is active
+    /// on its thread (the creating replica runs it at once, without a second write).
+    pub claim: Option<ClaimAtCreate>,
+}
+
+/// A claim taken with the run's creation ([`NewRun::claim`]).
+#[derive(Clone, Debug)]
+pub struct ClaimAtCreate {
+    /// The worker that runs it.
+    pub worker: String,
+    /// Its lease, milliseconds from now.
+    pub lease_ms: i64,
 }
 
 /// The result of creating a run.
@@ -361,6 +377,9 @@ pub enum Notification {
     /// A run became claimable; the payload is its thread's id (a new run) or its own id
     /// (a run handed back).
     Runs(String),
+    /// A run was created already claimed by the replica that made it; the payload is its
+    /// thread's id (the thread's watchers look, the claim loops need not).
+    Started(String),
     /// Announcements may have been missed (the listener reconnected): look again.
     Lost,
 }

@@ -59,7 +59,11 @@ impl Dialect for Postgres {
                               lease_until_ms = NULL
                           WHERE run_id = $1 AND NOT $5),
                   gone AS (DELETE FROM runs WHERE run_id = $1 AND $5),
-                  n AS (SELECT pg_notify('palgraph_events', $1))
+                  n AS (SELECT pg_notify('palgraph_events', $1),
+                               -- A run queued behind this one can be claimed now.
+                               CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = $3
+                                                 AND o.status = 'pending' AND o.run_id <> $1)
+                                    THEN pg_notify('palgraph_runs', $3) END)
              UPDATE threads SET updated_at_ms = $8,
                  status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = $3
                                             AND o.status IN ('pending', 'running') AND o.run_id <> $1)
@@ -122,7 +126,12 @@ impl Dialect for Postgres {
             }
         };
         if let Err(e) = listener
-            .listen_all(["palgraph_events", "palgraph_cancel", "palgraph_runs"])
+            .listen_all([
+                "palgraph_events",
+                "palgraph_cancel",
+                "palgraph_runs",
+                "palgraph_started",
+            ])
             .await
         {
             tracing::warn!(error = %e, "cannot LISTEN: other replicas' events are polled");
@@ -135,6 +144,7 @@ impl Dialect for Postgres {
                     Ok(Some(n)) => match n.channel() {
                         "palgraph_events" => Notification::Events(n.payload().to_string()),
                         "palgraph_cancel" => Notification::Cancel(n.payload().to_string()),
+                        "palgraph_started" => Notification::Started(n.payload().to_string()),
                         _ => Notification::Runs(n.payload().to_string()),
                     },
                     // The connection dropped and was re-established: anything sent meanwhile

@@ -273,19 +273,40 @@ where
 
     async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
+        if let Some(t) = &new.new_thread {
+            sqlx::query(
+                "INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
+                 VALUES ($1, $2, $3, $4, $5, $5)
+                 ON CONFLICT (thread_id) DO NOTHING",
+            )
+            .bind(t.thread_id.as_str())
+            .bind(t.owner.as_str())
+            .bind(json::<DB>(&t.metadata))
+            .bind(t.status.as_str())
+            .bind(t.created_at_ms)
+            .execute(&mut *tx)
+            .await?;
+        }
         // The thread first, always: one lock order for everything that touches a thread
         // and its runs.
+        // -1: the thread that was to be new is someone else's.
         let run_seq: Option<i64> = sqlx::query_scalar(AssertSqlSafe(format!(
-            "SELECT run_seq FROM threads WHERE thread_id = $1{}",
+            "SELECT CASE WHEN $2 IS NOT NULL AND owner <> $2 THEN -1 ELSE run_seq END
+             FROM threads WHERE thread_id = $1{}",
             DB::FOR_UPDATE
         )))
         .bind(new.thread_id.as_str())
+        .bind(new.new_thread.as_ref().map(|_| new.owner.as_str()))
         .fetch_optional(&mut *tx)
         .await?;
         let Some(run_seq) = run_seq else {
             tx.rollback().await?;
             return Err(StoreError::NotFound(format!("thread `{}`", new.thread_id)));
         };
+        if run_seq < 0 {
+            tx.rollback().await?;
+            return Err(StoreError::Exists(format!("thread `{}`", new.thread_id)));
+        }
         if let Some(key) = &new.idempotency_key {
             let existing: Option<Run> = sqlx::query_as(concat!(
                 "SELECT ",
@@ -322,10 +343,16 @@ where
             cancelled
                 .extend(Self::cancel_in(&mut tx, &run.run_id, action, "superseded", now).await?);
         }
+        // Claimed here and now when nothing else is active on the thread: the run could be
+        // claimed by nobody else first anyway (it is the thread's first unfinished run).
+        let claim = new.claim.as_ref().filter(|_| active.is_empty());
         let run: Run = sqlx::query_as(concat!(
             "INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status,
-                 kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms)
-             VALUES ($1, $2, $11, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $10)
+                 kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms,
+                 worker_id, lease_until_ms, attempt)
+             VALUES ($1, $2, $11, $3, $4, $5, CASE WHEN $12 IS NULL THEN 'pending' ELSE 'running' END,
+                 $6, $7, $8, $9, $10, $10, $12, CASE WHEN $12 IS NULL THEN NULL ELSE $13 END,
+                 CASE WHEN $12 IS NULL THEN 0 ELSE 1 END)
              RETURNING ",
             run_columns!()
         ))
@@ -340,6 +367,8 @@ where
         .bind(new.idempotency_key.as_deref())
         .bind(now)
         .bind(run_seq + 1)
+        .bind(claim.map(|c| c.worker.as_str()))
+        .bind(now + claim.map_or(0, |c| c.lease_ms))
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query(AssertSqlSafe(format!(
@@ -347,7 +376,15 @@ where
              UPDATE threads SET status = 'busy', updated_at_ms = $2, run_seq = run_seq + 1,
                  metadata = {with_graph}
              FROM n WHERE thread_id = $1",
-            notify = announce::<DB>("palgraph_runs", "$1"),
+            // A run claimed at creation wakes the thread's watchers, not the claim loops.
+            notify = announce::<DB>(
+                if claim.is_some() {
+                    "palgraph_started"
+                } else {
+                    "palgraph_runs"
+                },
+                "$1"
+            ),
             with_graph = DB::WITH_GRAPH
         )))
         .bind(new.thread_id.as_str())

@@ -12,8 +12,8 @@ use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path, PgSchema};
 use super::rows::json as json_bind;
 use super::sql::SqlStore;
 use super::{
-    CancelAction, Claim, EventRow, Finish, IfExists, MultitaskStrategy, NewRun, RunState, Store,
-    StoreError, Thread, ThreadQuery, MIGRATIONS,
+    CancelAction, Claim, ClaimAtCreate, EventRow, Finish, IfExists, MultitaskStrategy, NewRun,
+    RunState, Store, StoreError, Thread, ThreadQuery, MIGRATIONS,
 };
 
 async fn sqlite_pool() -> (sqlx::SqlitePool, std::path::PathBuf) {
@@ -164,6 +164,8 @@ fn new_run(id: &str, strategy: MultitaskStrategy, key: Option<&str>) -> NewRun {
         metadata: json!({"m": true}),
         multitask_strategy: strategy,
         idempotency_key: key.map(Into::into),
+        new_thread: None,
+        claim: None,
     }
 }
 
@@ -456,6 +458,72 @@ async fn exercise(store: &dyn Store) {
         store.get_thread_any("t1").await.unwrap().unwrap().status,
         "idle"
     );
+
+    // A run on a new thread: the thread is made in the run's transaction; a free thread's
+    // run is claimed with its creation; a busy thread's waits, pending.
+    let here = ClaimAtCreate {
+        worker: "w".into(),
+        lease_ms: 60_000,
+    };
+    let first = store
+        .create_run(NewRun {
+            thread_id: "t7".into(),
+            new_thread: Some(thread("t7", "u", json!({}))),
+            claim: Some(here.clone()),
+            ..new_run("r7", MultitaskStrategy::Enqueue, None)
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.run.status, RunState::Running);
+    assert_eq!(
+        (
+            first.run.worker_id.as_deref(),
+            first.run.attempt,
+            first.run.thread_seq
+        ),
+        (Some("w"), 1, 1)
+    );
+    assert!(first.run.lease_until_ms.is_some());
+    assert_eq!(
+        store.get_thread_any("t7").await.unwrap().unwrap().status,
+        "busy"
+    );
+    let second = store
+        .create_run(NewRun {
+            thread_id: "t7".into(),
+            claim: Some(here.clone()),
+            ..new_run("r8", MultitaskStrategy::Enqueue, None)
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            second.run.status,
+            second.run.worker_id.as_deref(),
+            second.run.attempt
+        ),
+        (RunState::Pending, None, 0)
+    );
+    // Nobody else can claim the run claimed at creation while its lease holds.
+    assert!(store
+        .claim_run("w2", 60_000, Some("r7"))
+        .await
+        .unwrap()
+        .is_none());
+    // Another owner's thread is not taken over by a run "on a new thread" of that id.
+    assert!(matches!(
+        store
+            .create_run(NewRun {
+                thread_id: "t7".into(),
+                owner: "intruder".into(),
+                new_thread: Some(thread("t7", "intruder", json!({}))),
+                ..new_run("r9", MultitaskStrategy::Enqueue, None)
+            })
+            .await,
+        Err(StoreError::Exists(_))
+    ));
+    assert!(store.get_run_any("r9").await.unwrap().is_none());
+    assert!(store.delete_thread("u", "t7").await.unwrap());
 
     // Deletes.
     store.delete_run("r3").await.unwrap();
