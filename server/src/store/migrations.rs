@@ -1,5 +1,6 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
-//! of a thread's runs (2), scheduled runs (3). [`crate::Database::open`] applies them after the engine's.
+//! of a thread's runs (2), scheduled runs (3), the trace
+//! context a run was created under (4). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -24,6 +25,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "crons",
             include_str!("../../migrations/postgres/0003_crons.sql"),
         ),
+        Migration::new(
+            4,
+            "trace_context",
+            include_str!("../../migrations/postgres/0004_trace_context.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -42,6 +48,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             3,
             "crons",
             include_str!("../../migrations/sqlite/0003_crons.sql"),
+        ),
+        Migration::new(
+            4,
+            "trace_context",
+            include_str!("../../migrations/sqlite/0004_trace_context.sql"),
         ),
     ],
 };

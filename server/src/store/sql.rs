@@ -42,7 +42,7 @@ macro_rules! run_columns {
     () => {
         "run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status, kwargs, metadata, \
          multitask_strategy, idempotency_key, cancel_action, cancel_reason, worker_id, \
-         lease_until_ms, attempt, error, created_at_ms, updated_at_ms"
+         lease_until_ms, attempt, error, created_at_ms, updated_at_ms, trace_context"
     };
 }
 
@@ -324,8 +324,9 @@ where
         }
         let run: Run = sqlx::query_as(concat!(
             "INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status,
-                 kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms)
-             VALUES ($1, $2, $11, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $10)
+                 kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms,
+                 trace_context)
+             VALUES ($1, $2, $11, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $10, $12)
              RETURNING ",
             run_columns!()
         ))
@@ -340,6 +341,7 @@ where
         .bind(new.idempotency_key.as_deref())
         .bind(now)
         .bind(run_seq + 1)
+        .bind(new.trace_context.as_deref())
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query(AssertSqlSafe(format!(
