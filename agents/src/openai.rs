@@ -233,7 +233,8 @@ impl OpenAiModel {
                         ("prompt_tokens", "gen_ai.usage.input_tokens"),
                         ("completion_tokens", "gen_ai.usage.output_tokens"),
                     ] {
-                        if let Some(n) = usage.get(key).and_then(Value::as_u64) {
+                        // As i64: OpenTelemetry has no unsigned integers.
+                        if let Some(n) = usage.get(key).and_then(Value::as_i64) {
                             span.record(field, n);
                         }
                     }

@@ -267,8 +267,7 @@ async fn write_batches(conns: Arc<OwnConnections>, mut jobs: mpsc::UnboundedRece
         }
         let conns = conns.clone();
         // The batch is a child of its first put's span, linked to every other one's.
-        let span =
-            tracing::info_span!(parent: batch[0].span.id(), "checkpoint.batch", rows = batch.len());
+        let span = tracing::info_span!(parent: batch[0].span.id(), "checkpoint.batch", rows = batch.len() as i64);
         for job in &batch[1..] {
             span.follows_from(job.span.id());
         }

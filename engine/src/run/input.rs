@@ -235,7 +235,7 @@ impl<S: State> Executor<'_, S> {
             writes.push(write(&p.task_id, RESUME, p.index, *v)?);
         }
         let cid = cur.id().unwrap_or_default().to_string();
-        let span = tracing::info_span!("checkpoint.put_writes", writes = writes.len());
+        let span = tracing::info_span!("checkpoint.put_writes", writes = writes.len() as i64);
         self.cp()
             .put_writes(self.thread(), &cid, writes, self.cfg.fence.as_ref())
             .instrument(span)

@@ -29,8 +29,10 @@ pub(super) fn response_model(span: &tracing::Span, model: &str) {
 
 /// The call's tokens and cost.
 pub(super) fn usage(span: &tracing::Span, usage: &Usage) {
-    span.record("gen_ai.usage.input_tokens", usage.prompt_tokens);
-    span.record("gen_ai.usage.output_tokens", usage.completion_tokens);
+    // As i64: OpenTelemetry has no unsigned integers (a u64 would be sent as text).
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    span.record("gen_ai.usage.input_tokens", int(usage.prompt_tokens));
+    span.record("gen_ai.usage.output_tokens", int(usage.completion_tokens));
     span.record("palgraph.llm.cost_usd", usage.cost_usd);
 }
 

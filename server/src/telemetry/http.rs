@@ -48,7 +48,7 @@ pub(crate) struct RecordStatus;
 impl<B> OnResponse<B> for RecordStatus {
     fn on_response(self, response: &Response<B>, latency: Duration, span: &tracing::Span) {
         let status = response.status();
-        span.record("http.response.status_code", status.as_u16());
+        span.record("http.response.status_code", i64::from(status.as_u16()));
         if status.is_server_error() {
             span.record("otel.status_code", "error");
         }

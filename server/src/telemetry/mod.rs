@@ -30,7 +30,7 @@
 //! | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | `parentbased_always_on` (default), `traceidratio` with `0.1`, ... |
 //! | `OTEL_SDK_DISABLED` | `true`: export nothing, whatever else is set |
 //!
-//! `PALGRAPH_TRACES_FILTER` (an `EnvFilter`, default `info,sqlx=warn`) chooses which spans
+//! `PALGRAPH_TRACES_FILTER` (an `EnvFilter`, default [`DEFAULT_FILTER`]) chooses which spans
 //! are exported, apart from `RUST_LOG`, which chooses what is logged.
 //!
 //! A setting that does not parse is an error from [`init`], not a silent default.
@@ -57,7 +57,7 @@ use tracing_subscriber::{EnvFilter, Layer};
 
 pub use context::{current_traceparent, enabled, set_remote_parent};
 pub(crate) use http::{request_span, RecordStatus};
-pub use settings::{OtelSettings, Sampling};
+pub use settings::{OtelSettings, Sampling, DEFAULT_FILTER};
 
 /// Why [`init`] could not set up logs and traces.
 #[derive(Debug, thiserror::Error)]
@@ -207,10 +207,9 @@ fn provider(
     settings: &OtelSettings,
     service_name: &str,
 ) -> Result<SdkTracerProvider, TelemetryError> {
-    if settings.endpoint.starts_with("https://") {
-        // reqwest's rustls needs a crypto provider; the first one installed stays.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+    // reqwest is built with rustls and no crypto provider of its own (for https endpoints):
+    // it needs one installed before a client is built; the first one installed stays.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)

@@ -7,6 +7,10 @@ use tracing_subscriber::EnvFilter;
 
 use super::TelemetryError;
 
+/// Which spans are exported when `PALGRAPH_TRACES_FILTER` is unset: everything at INFO
+/// but sqlx's, and aide's (which builds the OpenAPI document in spans at start-up).
+pub const DEFAULT_FILTER: &str = "info,sqlx=warn,aide=warn";
+
 /// Which traces are kept (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
@@ -54,7 +58,7 @@ pub struct OtelSettings {
     /// Whether `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` names the service.
     pub names_service: bool,
     /// Which spans are exported: an `EnvFilter` directive (`PALGRAPH_TRACES_FILTER`,
-    /// default `info,sqlx=warn`).
+    /// default [`DEFAULT_FILTER`]).
     pub filter: String,
 }
 
@@ -139,7 +143,7 @@ impl OtelSettings {
                 EnvFilter::try_new(&v).map_err(|e| bad(n, &v, e.to_string()))?;
                 v
             }
-            None => "info,sqlx=warn".to_string(),
+            None => DEFAULT_FILTER.to_string(),
         };
         let Some((_, _, endpoint)) = endpoint.filter(|_| !disabled) else {
             return Ok(None);
