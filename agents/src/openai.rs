@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 use palgraph::{Message, MessageKind};
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use crate::agent::tool_calls;
 use crate::model::{ChatModel, ModelError, ModelRequest, ModelTurn, TokenSink, ToolCall};
@@ -138,13 +139,48 @@ impl ChatModel for OpenAiModel {
         request: ModelRequest<'_>,
         on_token: TokenSink<'_>,
     ) -> Result<ModelTurn, ModelError> {
+        // The OpenTelemetry GenAI conventions: `chat {model}` with the models and tokens.
+        let span = tracing::info_span!(
+            "chat",
+            otel.name = %format_args!("chat {}", self.model),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = "openai",
+            gen_ai.request.model = %self.model,
+            gen_ai.response.model = tracing::field::Empty,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+        );
+        self.stream_turn(request, on_token, &span)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|_| {
+                span.record("otel.status_code", "error");
+            })
+    }
+}
+
+impl OpenAiModel {
+    /// One streamed chat completion, its model and usage recorded on `span`.
+    async fn stream_turn(
+        &self,
+        request: ModelRequest<'_>,
+        on_token: TokenSink<'_>,
+        span: &tracing::Span,
+    ) -> Result<ModelTurn, ModelError> {
         let mut messages: Vec<Value> = request
             .system
             .map(|s| json!({"role": "system", "content": s}))
             .into_iter()
             .collect();
         messages.extend(request.messages.iter().filter_map(wire_message));
-        let mut body = json!({"model": self.model, "messages": messages, "stream": true});
+        let mut body = json!({
+            "model": self.model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -189,6 +225,20 @@ impl ChatModel for OpenAiModel {
                 let event: Value = serde_json::from_str(data).map_err(|e| {
                     ModelError::Fatal(format!("a stream event does not parse: {e}"))
                 })?;
+                if let Some(model) = event["model"].as_str() {
+                    span.record("gen_ai.response.model", model);
+                }
+                if let Some(usage) = event["usage"].as_object() {
+                    for (key, field) in [
+                        ("prompt_tokens", "gen_ai.usage.input_tokens"),
+                        ("completion_tokens", "gen_ai.usage.output_tokens"),
+                    ] {
+                        // As i64: OpenTelemetry has no unsigned integers.
+                        if let Some(n) = usage.get(key).and_then(Value::as_i64) {
+                            span.record(field, n);
+                        }
+                    }
+                }
                 let Some(choice) = event["choices"].get(0) else {
                     continue;
                 };

@@ -59,13 +59,10 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    // Logs to stderr; traces over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. Declared
+    // before the runtime, so the last spans are sent after the runtime has stopped.
+    let _telemetry = palgraph_server::telemetry::init()
+        .context("setting up logs and traces (OTEL_* variables)")?;
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

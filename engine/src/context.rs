@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::cancel::{CancelReason, Cancellation};
 use crate::checkpoint::{json, CheckpointError, Checkpointer, Fence, Json, PendingWrite};
@@ -305,6 +306,21 @@ impl NodeContext {
         E: Into<NodeError>,
         F: Future<Output = Result<T, E>>,
     {
+        let span = tracing::info_span!(
+            "durable_step",
+            otel.name = %format_args!("step {name}"),
+            step.name = name,
+            step.replayed = tracing::field::Empty,
+        );
+        self.durable_step(name, body).instrument(span).await
+    }
+
+    async fn durable_step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<NodeError>,
+        F: Future<Output = Result<T, E>>,
+    {
         let channel = format!("{STEP_CHANNEL_PREFIX}{name}");
         let idx = {
             let mut a = self.inner.attempt();
@@ -320,6 +336,7 @@ impl NodeContext {
             .unwrap_or_else(|e| e.into_inner())
             .get(&(channel.clone(), idx))
             .cloned();
+        tracing::Span::current().record("step.replayed", recorded.is_some());
         if let Some(raw) = recorded {
             return serde_json::from_str(raw.get()).map_err(|e| {
                 NodeError::fatal(format!(
@@ -347,6 +364,7 @@ impl NodeContext {
                 }],
                 self.inner.run.fence.as_ref(),
             )
+            .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
             .await;
         if let Err(e) = stored {
             let err = NodeError::unavailable(format!(

@@ -8,7 +8,8 @@
 //! - [`store`]: the server's tables (threads, runs, run events) on both databases;
 //! - [`runs`]: background execution: the run queue, workers with fenced leases, live
 //!   fan-out;
-//! - [`api`]: the HTTP handlers; [`listen`]: accepting connections with limits.
+//! - [`api`]: the HTTP handlers; [`listen`]: accepting connections with limits;
+//! - [`telemetry`]: logs, and traces over OTLP, set up in one line of `main`.
 //!
 //! A graph of your own, served with the chat contract and the LangGraph API (settings from
 //! the environment: `PALGRAPH_ADDR`, `DATABASE_URL`, ...; see [`ServeConfig`]):
@@ -51,6 +52,7 @@ mod retry;
 pub mod runs;
 pub mod server;
 pub mod store;
+pub mod telemetry;
 
 pub use api::auth::{User, LOCAL_USER};
 pub use api::chat::{ChatAdapter, MessagesChat, PartialAnswer, TurnRequest};

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot, Semaphore};
+use tracing::Instrument;
 
 use super::pg_conns::OwnConnections;
 use super::sql::without_nul;
@@ -186,6 +187,8 @@ async fn insert_many(
 struct Job {
     row: NewRow,
     reply: oneshot::Sender<Result<bool, CheckpointError>>,
+    /// The span of the put waiting for it (the batch's span links to it).
+    span: tracing::Span,
 }
 
 /// Handle on the group-commit writer; cheap to clone.
@@ -234,7 +237,10 @@ impl GroupCommit {
         let _guard = InFlight(&self.inflight);
         let (reply, done) = oneshot::channel();
         let stopped = || CheckpointError::Backend("the checkpoint writer stopped".into());
-        self.queue.send(Job { row, reply }).map_err(|_| stopped())?;
+        let span = tracing::Span::current();
+        self.queue
+            .send(Job { row, reply, span })
+            .map_err(|_| stopped())?;
         done.await.map_err(|_| stopped())?
     }
 }
@@ -260,10 +266,18 @@ async fn write_batches(conns: Arc<OwnConnections>, mut jobs: mpsc::UnboundedRece
             }
         }
         let conns = conns.clone();
-        tokio::spawn(async move {
-            commit_batch(&conns, batch).await;
-            drop(slot);
-        });
+        // The batch is a child of its first put's span, linked to every other one's.
+        let span = tracing::info_span!(parent: batch[0].span.id(), "checkpoint.batch", rows = batch.len() as i64);
+        for job in &batch[1..] {
+            span.follows_from(job.span.id());
+        }
+        tokio::spawn(
+            async move {
+                commit_batch(&conns, batch).await;
+                drop(slot);
+            }
+            .instrument(span),
+        );
     }
 }
 

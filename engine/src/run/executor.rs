@@ -194,7 +194,13 @@ impl<S: State> Executor<'_, S> {
         }
         .build(&*cur.state, writes)?;
         let record = put.record.clone();
-        self.cp().put(put).await?;
+        let span = tracing::info_span!(
+            "checkpoint.put",
+            thread_id = %self.cfg.thread_id,
+            checkpoint_id = %record.checkpoint_id,
+            seq = record.seq,
+        );
+        self.cp().put(put).instrument(span).await?;
         self.head = Some((record.checkpoint_id.clone(), record.seq));
         cur.plan = plan;
         cur.record = Some(record);

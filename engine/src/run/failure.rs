@@ -9,6 +9,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use crate::checkpoint::Fence;
 use crate::graph::CompiledGraph;
 use crate::state::{State, StateUpdate};
@@ -68,6 +70,7 @@ impl<S: State> CompiledGraph<S> {
                 vec![write(&task.id, ERROR, 0, &error)?],
                 fence,
             )
+            .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
             .await?;
         self.forget_cached(thread_id);
         Ok(true)

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::checkpoint::CheckpointError;
 use crate::interrupt::Resume;
@@ -234,8 +235,10 @@ impl<S: State> Executor<'_, S> {
             writes.push(write(&p.task_id, RESUME, p.index, *v)?);
         }
         let cid = cur.id().unwrap_or_default().to_string();
+        let span = tracing::info_span!("checkpoint.put_writes", writes = writes.len() as i64);
         self.cp()
             .put_writes(self.thread(), &cid, writes, self.cfg.fence.as_ref())
+            .instrument(span)
             .await?;
         for (pos, v) in answers {
             let p = &pending[pos];

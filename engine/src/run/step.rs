@@ -64,7 +64,13 @@ impl<S: State> Executor<'_, S> {
                     .filter(|n| !n.reports_status)
                     .and_then(|n| n.status.clone()),
             });
-            let span = tracing::info_span!("node", node = %t.node, step, task_id = %t.id);
+            let span = tracing::info_span!(
+                "node",
+                otel.name = %format_args!("node {}", t.node),
+                node = %t.node,
+                step,
+                task_id = %t.id
+            );
             let fut = run_and_record(
                 self.g.graph.clone(),
                 idx,
@@ -313,6 +319,7 @@ async fn run_and_record<S: State>(
         Ok(Some(w)) => run
             .checkpointer
             .put_writes(&run.thread_id, &checkpoint_id, vec![w], run.fence.as_ref())
+            .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
             .await
             .map_err(RunError::from),
         Ok(None) => Ok(()),

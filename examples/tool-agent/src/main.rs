@@ -87,6 +87,10 @@ fn offline(req: &ModelRequest<'_>) -> ModelTurn {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Logs to stderr, and traces to an OTLP collector when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    let _telemetry = palgraph_server::telemetry::Telemetry::new()
+        .service_name("tool-agent")
+        .init()?;
     let model = palgraph_agents::from_env(|| Arc::new(ScriptedModel::from_fn(|r| Ok(offline(r)))))?;
     let agent = AgentBuilder::new(model)
         .system_prompt("You send emails for the user. Look contacts up first.")

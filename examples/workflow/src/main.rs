@@ -132,6 +132,10 @@ fn graph() -> Result<palgraph::CompiledGraph<Review>, GraphError> {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Logs to stderr, and traces to an OTLP collector when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    let _telemetry = palgraph_server::telemetry::Telemetry::new()
+        .service_name("workflow")
+        .init()?;
     let graph = graph()?;
     Server::builder()
         .graph("review", move |ctx| {

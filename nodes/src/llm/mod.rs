@@ -19,6 +19,7 @@ mod openai;
 mod pricing;
 mod prompts;
 mod schema;
+mod span;
 
 use std::pin::Pin;
 use std::sync::Arc;

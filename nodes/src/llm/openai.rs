@@ -27,8 +27,10 @@ use async_trait::async_trait;
 use futures_util::{stream, StreamExt};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use tracing::Instrument;
 
 use super::prompts::{self, Prompt};
+use super::span;
 use super::{
     strict_schema, AnswerChunk, AnswerRequest, AnswerStream, DocRequest, DocResolution,
     IntentDecision, IntentRequest, Llm, LlmError, LlmTask, OpenAiConfig, Reply, Usage,
@@ -152,13 +154,19 @@ impl OpenAiLlm {
             }),
             ..Default::default()
         };
+        let span = span::chat(&model);
         let response = self
             .with_retry(name, || {
                 let client = self.client.clone();
                 let request = request.clone();
                 async move { client.chat().create(request).await }
             })
-            .await?;
+            .instrument(span.clone())
+            .await
+            .inspect_err(|_| span::failed(&span))?;
+        span::response_model(&span, &response.model);
+        let usage = self.usage(&model, response.usage.as_ref());
+        span::usage(&span, &usage);
         let choice = response
             .choices
             .first()
@@ -173,10 +181,7 @@ impl OpenAiLlm {
             .ok_or_else(|| LlmError::BadOutput("the response has no content".into()))?;
         let value: T = serde_json::from_str(content)
             .map_err(|e| LlmError::BadOutput(format!("{e} in {content}")))?;
-        Ok(Reply {
-            value,
-            usage: self.usage(&model, response.usage.as_ref()),
-        })
+        Ok(Reply { value, usage })
     }
 }
 
@@ -314,37 +319,53 @@ impl Llm for OpenAiLlm {
             web_search_options: web_model.as_ref().map(|_| WebSearchOptions::default()),
             ..Default::default()
         };
+        // The call's span lasts as long as its stream: it ends when the stream is dropped.
+        let span = span::chat(&model);
         let chunks = self
             .with_retry("answer", || {
                 let client = self.client.clone();
                 let body = body.clone();
                 async move { client.chat().create_stream(body).await }
             })
-            .await?;
+            .instrument(span.clone())
+            .await
+            .inspect_err(|_| span::failed(&span))?;
         let this = self.clone();
         let chunks = Box::pin(with_idle_timeout(chunks, self.config.idle_timeout));
-        let stream = stream::unfold(Some((chunks, Progress::default())), move |state| {
+        let stream = stream::unfold(Some((chunks, Progress::default(), span)), move |state| {
             let (this, model) = (this.clone(), model.clone());
             async move {
-                let (mut chunks, mut progress) = state?;
+                let (mut chunks, mut progress, span) = state?;
                 let out: Vec<Result<AnswerChunk, LlmError>> = match chunks.next().await {
                     Some(Ok(chunk)) => {
+                        if progress.chars == 0 && !progress.finished {
+                            span::response_model(&span, &chunk.model);
+                        }
                         let pieces = this.pieces(&model, chunk);
                         progress.note(&pieces);
+                        for p in &pieces {
+                            if let AnswerChunk::Usage(u) = p {
+                                span::usage(&span, u);
+                            }
+                        }
                         pieces.into_iter().map(Ok).collect()
                     }
-                    Some(Err(e)) => return Some((vec![Err(e)], None)),
+                    Some(Err(e)) => {
+                        span::failed(&span);
+                        return Some((vec![Err(e)], None));
+                    }
                     // async-openai ends the stream alike at `data: [DONE]` and when the
                     // body just stops: only a finish_reason tells the model finished.
                     None if progress.finished => return None,
                     None => {
+                        span::failed(&span);
                         let e = LlmError::Truncated {
                             chars: progress.chars,
                         };
                         return Some((vec![Err(e)], None));
                     }
                 };
-                Some((out, Some((chunks, progress))))
+                Some((out, Some((chunks, progress, span))))
             }
         })
         .flat_map(stream::iter);

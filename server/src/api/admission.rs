@@ -141,6 +141,7 @@ pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRu
             metadata: Value::Object(a.metadata),
             multitask_strategy: a.multitask,
             idempotency_key: a.idempotency_key,
+            trace_context: crate::telemetry::current_traceparent(),
             new_thread,
             claim: None,
         })

@@ -269,14 +269,9 @@ pub fn router(state: AppState, extra: Vec<ApiRouter<AppState>>, cors_origins: &[
         .layer(axum::middleware::from_fn(extract::reject_nul))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
-                let id = req
-                    .headers()
-                    .get("x-request-id")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default();
-                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
-            }),
+            TraceLayer::new_for_http()
+                .make_span_with(crate::telemetry::request_span)
+                .on_response(crate::telemetry::RecordStatus),
         )
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         .with_state(state);

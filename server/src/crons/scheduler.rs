@@ -69,7 +69,9 @@ async fn poll_once(state: &AppState, settings: SchedulerSettings) -> Result<(), 
         if !state.crons.claim(&cron.cron_id, tick, now, until).await? {
             continue;
         }
-        match run_tick(state, &cron, tick, until).await {
+        // Each tick is a trace of its own, its run's span a child of this one.
+        let span = tracing::info_span!(parent: None, "cron.tick", cron_id = %cron.cron_id, tick);
+        match run_tick(state, &cron, tick, until).instrument(span).await {
             Ok(true) => {}
             // The claim ran out first: the tick is another's now.
             Ok(false) => continue,

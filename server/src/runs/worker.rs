@@ -154,7 +154,21 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
     if run.cancel_action.is_some() {
         cancel.cancel(reason(run.cancel_reason.as_deref()));
     }
-    let span = tracing::info_span!("run", run_id = %run.run_id, thread_id = %run.thread_id, graph = %run.graph_id, attempt = run.attempt);
+    // A root span here, made the child of the span the run was created under (stored with
+    // the run): the run is one trace with its request, whichever replica executes it.
+    let span = tracing::info_span!(
+        parent: None,
+        "run",
+        run_id = %run.run_id,
+        thread_id = %run.thread_id,
+        graph = %run.graph_id,
+        assistant_id = %run.assistant_id,
+        user.id = %run.owner,
+        attempt = run.attempt
+    );
+    if let Some(parent) = &run.trace_context {
+        crate::telemetry::set_remote_parent(&span, parent);
+    }
     let lost = CancellationToken::new();
     let done = CancellationToken::new();
     // An earlier claim of this run by this process may still be winding down (it lost its

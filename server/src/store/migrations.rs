@@ -1,5 +1,6 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
-//! of a thread's runs (2), scheduled runs (3). [`crate::Database::open`] applies them after the engine's.
+//! of a thread's runs (2), scheduled runs (3), the trace
+//! context a run was created under (4). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -24,6 +25,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "crons",
             include_str!("../../migrations/postgres/0003_crons.sql"),
         ),
+        Migration::new(
+            4,
+            "trace_context",
+            include_str!("../../migrations/postgres/0004_trace_context.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -42,6 +48,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             3,
             "crons",
             include_str!("../../migrations/sqlite/0003_crons.sql"),
+        ),
+        Migration::new(
+            4,
+            "trace_context",
+            include_str!("../../migrations/sqlite/0004_trace_context.sql"),
         ),
     ],
 };
@@ -73,7 +84,7 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                ran: vec![3],
+                ran: vec![3, 4],
                 adopted: vec![1, 2]
             },
             "unscoped 3 and 5 are the server's 1 and 2"
@@ -93,7 +104,7 @@ mod tests {
         let path = temp_db_path();
         let pool = unscoped::sqlite_pool(&path).await.unwrap();
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
-        assert_eq!(applied.ran, [1, 2, 3], "a fresh database runs them all");
+        assert_eq!(applied.ran, [1, 2, 3, 4], "a fresh database runs them all");
         pool.close().await;
         remove_sqlite_files(&path);
     }

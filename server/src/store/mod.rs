@@ -238,6 +238,9 @@ pub struct Run {
     pub created_at_ms: i64,
     /// Updated (ms).
     pub updated_at_ms: i64,
+    /// The W3C `traceparent` of the span it was created under, when traces were exported:
+    /// the parent of its run span wherever it executes.
+    pub trace_context: Option<String>,
 }
 
 /// A run to create.
@@ -261,6 +264,8 @@ pub struct NewRun {
     pub multitask_strategy: MultitaskStrategy,
     /// Makes a retried create return the same run.
     pub idempotency_key: Option<String>,
+    /// The W3C `traceparent` of the span creating it (see [`crate::telemetry`]).
+    pub trace_context: Option<String>,
     /// A thread to create in the same transaction when it does not exist yet (a run on a
     /// new thread costs one commit, not two). An existing thread of another owner is
     /// [`StoreError::Exists`].

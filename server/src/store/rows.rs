@@ -105,6 +105,7 @@ where
             error: row.try_get("error")?,
             created_at_ms: row.try_get("created_at_ms")?,
             updated_at_ms: row.try_get("updated_at_ms")?,
+            trace_context: row.try_get("trace_context")?,
         })
     }
 }

@@ -42,7 +42,7 @@ macro_rules! run_columns {
     () => {
         "run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status, kwargs, metadata, \
          multitask_strategy, idempotency_key, cancel_action, cancel_reason, worker_id, \
-         lease_until_ms, attempt, error, created_at_ms, updated_at_ms"
+         lease_until_ms, attempt, error, created_at_ms, updated_at_ms, trace_context"
     };
 }
 
@@ -349,10 +349,10 @@ where
         let run: Run = sqlx::query_as(concat!(
             "INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id, status,
                  kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms, updated_at_ms,
-                 worker_id, lease_until_ms, attempt)
+                 worker_id, lease_until_ms, attempt, trace_context)
              VALUES ($1, $2, $11, $3, $4, $5, CASE WHEN $12 IS NULL THEN 'pending' ELSE 'running' END,
                  $6, $7, $8, $9, $10, $10, $12, CASE WHEN $12 IS NULL THEN NULL ELSE $13 END,
-                 CASE WHEN $12 IS NULL THEN 0 ELSE 1 END)
+                 CASE WHEN $12 IS NULL THEN 0 ELSE 1 END, $14)
              RETURNING ",
             run_columns!()
         ))
@@ -369,6 +369,7 @@ where
         .bind(run_seq + 1)
         .bind(claim.map(|c| c.worker.as_str()))
         .bind(now + claim.map_or(0, |c| c.lease_ms))
+        .bind(new.trace_context.as_deref())
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query(AssertSqlSafe(format!(

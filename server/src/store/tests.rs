@@ -166,8 +166,11 @@ fn new_run(id: &str, strategy: MultitaskStrategy, key: Option<&str>) -> NewRun {
         idempotency_key: key.map(Into::into),
         new_thread: None,
         claim: None,
+        trace_context: Some(TRACEPARENT.into()),
     }
 }
+
+const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 fn query(metadata: Value, ids: Option<&[&str]>) -> ThreadQuery {
     ThreadQuery {
@@ -255,6 +258,7 @@ async fn exercise(store: &dyn Store) {
         .unwrap();
     assert_eq!((r1.run.thread_seq, r1.run.status), (1, RunState::Pending));
     assert_eq!(r1.run.kwargs, json!({"input": {"x": 1}}));
+    assert_eq!(r1.run.trace_context.as_deref(), Some(TRACEPARENT));
     let t1 = store.get_thread_any("t1").await.unwrap().unwrap();
     assert_eq!(t1.status, "busy");
     assert_eq!(t1.metadata["graph_id"], "g");
