@@ -275,6 +275,7 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("memory", super::timing::Op::LoadMetadata);
         let threads = self.lock();
         let Some(data) = threads.get(thread_id) else {
             return Ok(None);

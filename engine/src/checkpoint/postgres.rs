@@ -452,6 +452,7 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("postgres", super::timing::Op::LoadMetadata);
         let Some(row) = sqlx::query(GET_WITHOUT_VALUES)
             .bind(thread_id)
             .bind(checkpoint_id)

@@ -403,6 +403,7 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::LoadMetadata);
         self.load(thread_id, checkpoint_id, false).await
     }
 

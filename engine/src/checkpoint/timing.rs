@@ -3,8 +3,9 @@
 //!
 //! - `palgraph_checkpoint_write_duration_seconds{backend, kind}`: a checkpoint put
 //!   (`kind="checkpoint"`) or a task's pending writes (`kind="writes"`);
-//! - `palgraph_checkpoint_load_duration_seconds{backend}`: a checkpoint read with its
-//!   values;
+//! - `palgraph_checkpoint_load_duration_seconds{backend, kind}`: a checkpoint read with its
+//!   values (`kind="values"`) or without them (`kind="metadata"`, a head the engine has
+//!   cached);
 //! - `palgraph_group_commit_batch_size{kind="checkpoints"}`: the checkpoints one group
 //!   commit carried (Postgres).
 
@@ -26,6 +27,8 @@ pub(crate) enum Op {
     Writes,
     /// A checkpoint read with its values.
     Load,
+    /// A checkpoint read without its values.
+    LoadMetadata,
 }
 
 /// Records the time from its making to its drop (so an error or a cancelled call counts
@@ -61,7 +64,12 @@ impl Drop for Timer {
                     .record(secs);
             }
             Op::Load => {
-                metrics::histogram!(LOAD_SECONDS, "backend" => self.backend).record(secs);
+                metrics::histogram!(LOAD_SECONDS, "backend" => self.backend, "kind" => "values")
+                    .record(secs);
+            }
+            Op::LoadMetadata => {
+                metrics::histogram!(LOAD_SECONDS, "backend" => self.backend, "kind" => "metadata")
+                    .record(secs);
             }
         }
     }

@@ -16,7 +16,7 @@
 //! | `palgraph_run_duration_seconds` | histogram | `graph`, `status` | a run's claim, from start to its recorded end |
 //! | `palgraph_node_duration_seconds` | histogram | `node` | one node task |
 //! | `palgraph_checkpoint_write_duration_seconds` | histogram | `backend`, `kind` | a checkpoint (`checkpoint`) or a task's pending writes (`writes`) |
-//! | `palgraph_checkpoint_load_duration_seconds` | histogram | `backend` | a checkpoint read |
+//! | `palgraph_checkpoint_load_duration_seconds` | histogram | `backend`, `kind` | a checkpoint read with its values (`values`) or without (`metadata`) |
 //! | `palgraph_group_commit_batch_size` | histogram | `kind` | rows one commit carried: `checkpoints` (Postgres group commit), `run_events` (the event writer) |
 //! | `palgraph_sse_streams` | gauge | | event streams open |
 //! | `palgraph_llm_tokens_total` | counter | `model`, `direction` | tokens, `input` or `output` |
@@ -132,7 +132,7 @@ fn describe() {
     describe_histogram!(
         "palgraph_checkpoint_load_duration_seconds",
         Unit::Seconds,
-        "A checkpoint read with its values"
+        "A checkpoint read, with its values (kind=values) or without (kind=metadata)"
     );
     describe_histogram!(
         BATCH_SIZE,
