@@ -84,6 +84,10 @@ pub struct ServeConfig {
     /// more wait in the listen backlog.
     #[arg(long, env = "PALGRAPH_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
+    /// Serve Prometheus metrics at `GET /metrics` (protected like the API when auth is on);
+    /// `false` turns them off (the route answers 404, nothing is recorded).
+    #[arg(long, env = "PALGRAPH_METRICS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub metrics: bool,
     /// Milliseconds between a replica's looks for due cron ticks.
     #[arg(long, env = "PALGRAPH_CRON_POLL_MS", default_value_t = 1000)]
     pub cron_poll_ms: u64,

@@ -8,6 +8,7 @@
 //! - [`store`]: the server's tables (threads, runs, run events) on both databases;
 //! - [`runs`]: background execution: the run queue, workers with fenced leases, live
 //!   fan-out;
+//! - [`prometheus`]: metrics at `GET /metrics`;
 //! - [`api`]: the HTTP handlers; [`listen`]: accepting connections with limits;
 //! - [`telemetry`]: logs, and traces over OTLP, set up in one line of `main`.
 //!
@@ -48,6 +49,7 @@ pub mod crons;
 pub mod database;
 pub mod graphs;
 pub mod listen;
+pub mod prometheus;
 mod retry;
 pub mod runs;
 pub mod server;

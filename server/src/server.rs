@@ -199,7 +199,19 @@ impl ServerBuilder {
             return Err(ServeError::Unprotected(cfg.host));
         }
         let worker_id = crate::runs::new_worker_id();
+        // The recorder first, so that what the start records (e.g. a takeover) counts.
+        let recorder = cfg.metrics.then(crate::prometheus::install);
         let database = Database::open_as(&cfg, Some(&worker_id)).await?;
+        let metrics = match recorder {
+            Some(Ok(_)) => crate::prometheus::Metrics::new(database.clone())
+                .inspect_err(|e| tracing::warn!(error = %e, "serving without metrics"))
+                .ok(),
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "serving without metrics");
+                None
+            }
+            None => None,
+        };
         let long_term = database.long_term_store(self.store_index.clone());
         let ctx = ServeContext {
             checkpointer: database.checkpointer(),
@@ -247,6 +259,7 @@ impl ServerBuilder {
             graphs,
             auth: Arc::new(auth),
             shutdown: shutdown.clone(),
+            metrics,
         };
         crate::crons::scheduler::spawn(state.clone(), cfg.cron_settings());
         let routes: Vec<ApiRouter<AppState>> =

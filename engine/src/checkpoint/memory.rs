@@ -167,6 +167,7 @@ impl Checkpointer for MemoryCheckpointer {
     }
 
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        let _timer = super::timing::Timer::start("memory", super::timing::Op::Put);
         let mut threads = self.lock();
         check_fence(threads.get(&put.record.thread_id), put.fence.as_ref())?;
         let data = threads.entry(put.record.thread_id.clone()).or_default();
@@ -204,6 +205,7 @@ impl Checkpointer for MemoryCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
+        let _timer = super::timing::Timer::start("memory", super::timing::Op::Writes);
         let mut threads = self.lock();
         check_fence(threads.get(thread_id), fence)?;
         let data = threads.entry(thread_id.to_string()).or_default();
@@ -235,6 +237,7 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("memory", super::timing::Op::Load);
         let threads = self.lock();
         let Some(data) = threads.get(thread_id) else {
             return Ok(None);
@@ -272,6 +275,7 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("memory", super::timing::Op::LoadMetadata);
         let threads = self.lock();
         let Some(data) = threads.get(thread_id) else {
             return Ok(None);

@@ -29,6 +29,7 @@ mod postgres;
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod timing;
 
 pub use memory::MemoryCheckpointer;
 #[cfg(feature = "postgres")]

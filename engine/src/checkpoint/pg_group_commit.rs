@@ -231,6 +231,7 @@ impl GroupCommit {
             .is_ok()
         {
             let _guard = InFlight(&self.inflight);
+            super::timing::batch(1);
             return insert_one(&self.conns, &row).await;
         }
         self.inflight.fetch_add(1, Ordering::AcqRel);
@@ -283,6 +284,7 @@ async fn write_batches(conns: Arc<OwnConnections>, mut jobs: mpsc::UnboundedRece
 
 /// Commits one batch and answers each of its puts.
 async fn commit_batch(conns: &OwnConnections, mut batch: Vec<Job>) {
+    super::timing::batch(batch.len());
     if batch.len() > 1 {
         let rows: Vec<&NewRow> = batch.iter().map(|j| &j.row).collect();
         match insert_many(conns, &rows).await {

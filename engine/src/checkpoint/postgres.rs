@@ -310,6 +310,7 @@ impl PostgresCheckpointer {
 #[async_trait]
 impl Checkpointer for PostgresCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Put);
         let r = &put.record;
         let row = NewRow {
             thread_id: r.thread_id.clone(),
@@ -338,6 +339,7 @@ impl Checkpointer for PostgresCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
+        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Writes);
         if writes.is_empty() {
             return Ok(());
         }
@@ -420,6 +422,7 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Load);
         let Some(row) = sqlx::query(GET)
             .bind(thread_id)
             .bind(checkpoint_id)
@@ -449,6 +452,7 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("postgres", super::timing::Op::LoadMetadata);
         let Some(row) = sqlx::query(GET_WITHOUT_VALUES)
             .bind(thread_id)
             .bind(checkpoint_id)

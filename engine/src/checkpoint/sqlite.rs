@@ -304,6 +304,7 @@ impl SqliteCheckpointer {
 #[async_trait]
 impl Checkpointer for SqliteCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::Put);
         let r = &put.record;
         let metadata = to_json(&r.metadata)?;
         let versions = to_json(&r.versions)?;
@@ -359,6 +360,7 @@ impl Checkpointer for SqliteCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
+        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::Writes);
         if writes.is_empty() {
             return Ok(());
         }
@@ -392,6 +394,7 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::Load);
         self.load(thread_id, checkpoint_id, true).await
     }
 
@@ -400,6 +403,7 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
+        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::LoadMetadata);
         self.load(thread_id, checkpoint_id, false).await
     }
 

@@ -26,6 +26,10 @@ use super::plan::{self, Plan, TaskPlan};
 use super::task::{run_task, TaskOutcome};
 use super::{panic_message, RunError};
 
+/// Seconds a node's task took (a cached result is not counted), by node: a histogram
+/// through the [`metrics`] facade.
+const NODE_SECONDS: &str = "palgraph_node_duration_seconds";
+
 impl<S: State> Executor<'_, S> {
     /// Runs the step's tasks concurrently; on cancel, waits the grace period, then drops
     /// what is still running (reported as cancelled).
@@ -255,10 +259,16 @@ async fn run_and_record<S: State>(
     };
     let outcome = match hit {
         Some(cmd) => TaskOutcome::Cached(cmd),
-        None => AssertUnwindSafe(run_task(graph, idx, shared, state))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic))),
+        None => {
+            let started = std::time::Instant::now();
+            let outcome = AssertUnwindSafe(run_task(graph, idx, shared, state))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
+            metrics::histogram!(NODE_SECONDS, "node" => node.clone())
+                .record(started.elapsed().as_secs_f64());
+            outcome
+        }
     };
     if let (Some((policy, key)), TaskOutcome::Done(cmd)) = (&cache, &outcome) {
         store_cached(

@@ -72,6 +72,11 @@ impl LlmTask {
     }
 }
 
+/// Tokens models used, by model and direction (a counter).
+pub const LLM_TOKENS: &str = "palgraph_llm_tokens_total";
+/// What each model call cost in USD, by model (a histogram: `_sum` is the total).
+pub const LLM_CALL_COST: &str = "palgraph_llm_call_cost_usd";
+
 /// Tokens a call used and what they cost.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
@@ -89,6 +94,20 @@ impl Usage {
     /// Prompt plus completion tokens.
     pub fn total_tokens(&self) -> u64 {
         self.prompt_tokens.saturating_add(self.completion_tokens)
+    }
+
+    /// Counts one model call's usage in the process's metrics (the [`metrics`] facade; a
+    /// no-op unless a recorder is installed, as `palgraph serve` does):
+    /// `palgraph_llm_tokens_total{model, direction="input"|"output"}` and
+    /// `palgraph_llm_call_cost_usd{model}`, a histogram of each call's cost whose `_sum` is
+    /// the total spent.
+    pub fn record(&self) {
+        let model = self.model.clone();
+        metrics::counter!(LLM_TOKENS, "model" => model.clone(), "direction" => "input")
+            .increment(self.prompt_tokens);
+        metrics::counter!(LLM_TOKENS, "model" => model.clone(), "direction" => "output")
+            .increment(self.completion_tokens);
+        metrics::histogram!(LLM_CALL_COST, "model" => model).record(self.cost_usd);
     }
 
     /// Adds another call's usage to this one.

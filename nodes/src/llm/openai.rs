@@ -101,12 +101,14 @@ impl OpenAiLlm {
         let (prompt, completion) = usage
             .map(|u| (u64::from(u.prompt_tokens), u64::from(u.completion_tokens)))
             .unwrap_or((0, 0));
-        Usage {
+        let usage = Usage {
             model: model.to_string(),
             prompt_tokens: prompt,
             completion_tokens: completion,
             cost_usd: self.config.prices.cost(model, prompt, completion),
-        }
+        };
+        usage.record();
+        usage
     }
 
     /// Runs `call` until it succeeds, fails for good, or runs out of attempts; each

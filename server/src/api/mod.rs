@@ -55,6 +55,8 @@ pub struct AppState {
     pub auth: Arc<AuthConfig>,
     /// Cancelled at shutdown: open streams end.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Prometheus metrics (`GET /metrics`); `None` when turned off.
+    pub metrics: Option<crate::prometheus::Metrics>,
 }
 
 /// Largest request body of the LangGraph API's runs and state updates (a run's input or a
@@ -206,7 +208,8 @@ pub fn documented_routes(extra: Vec<ApiRouter<AppState>>) -> ApiRouter<AppState>
     let mut api = system_routes()
         .merge(chat_routes())
         .merge(langgraph::routes())
-        .merge(web::routes());
+        .merge(web::routes())
+        .merge(crate::prometheus::routes());
     for r in extra {
         api = api.merge(r);
     }
@@ -266,6 +269,7 @@ pub fn router(state: AppState, extra: Vec<ApiRouter<AppState>>, cors_origins: &[
     let app = app
         .layer(Extension(Arc::new(doc)))
         .layer(DefaultBodyLimit::max(SMALL_BODY_LIMIT))
+        .layer(axum::middleware::from_fn(crate::prometheus::http::track))
         .layer(axum::middleware::from_fn(extract::reject_nul))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(

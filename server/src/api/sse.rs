@@ -12,6 +12,22 @@ use futures_util::{Stream, StreamExt};
 /// How often an idle stream gets a heartbeat comment.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
+/// One open event stream in the `palgraph_sse_streams` gauge, from its making to its drop.
+struct OpenStream;
+
+impl OpenStream {
+    fn new() -> Self {
+        metrics::gauge!(crate::prometheus::SSE_STREAMS).increment(1.0);
+        OpenStream
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        metrics::gauge!(crate::prometheus::SSE_STREAMS).decrement(1.0);
+    }
+}
+
 /// An SSE response: no caching, no proxy buffering, events flushed one by one.
 pub fn sse_response<S>(
     state: &super::AppState,
@@ -22,7 +38,14 @@ where
     S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
 {
     // Streams end when the server shuts down, so graceful shutdown does not wait on them.
-    let stream = stream.take_until(state.shutdown.clone().cancelled_owned());
+    // The stream counts as open until it is dropped (ended, or its client went away).
+    let open = OpenStream::new();
+    let stream = stream
+        .take_until(state.shutdown.clone().cancelled_owned())
+        .map(move |e| {
+            let _ = &open;
+            e
+        });
     let mut resp = Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(HEARTBEAT).text("heartbeat"))
         .into_response();

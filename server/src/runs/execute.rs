@@ -69,6 +69,8 @@ struct Attempt {
     lost: CancellationToken,
     fence: Fence,
     sink: Arc<RunSink>,
+    /// When this claim started executing (the run's duration in the metrics).
+    started: Instant,
 }
 
 impl Attempt {
@@ -146,6 +148,7 @@ pub(crate) async fn execute(
         cancel,
         lost,
         sink,
+        started: Instant::now(),
     };
     match attempt.execute().await {
         Some(terminal) => attempt.sink.channel.push(terminal),
@@ -472,7 +475,15 @@ impl Attempt {
             })
             .await?
         {
-            Ok(true) => Some(terminal),
+            Ok(true) => {
+                metrics::histogram!(
+                    crate::prometheus::RUN_SECONDS,
+                    "graph" => self.run.graph_id.clone(),
+                    "status" => status.as_str()
+                )
+                .record(self.started.elapsed().as_secs_f64());
+                Some(terminal)
+            }
             Ok(false) => {
                 tracing::warn!("lost the run's lease before it finished; another worker owns it");
                 None

@@ -60,6 +60,8 @@ impl EventWriter {
                 }
                 if !batch.is_empty() {
                     batch = super::compact::coalesce(std::mem::take(&mut batch));
+                    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_events")
+                        .record(batch.len() as f64);
                     let stored = crate::retry::transient(
                         "storing run events",
                         retry_for,

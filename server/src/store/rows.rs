@@ -146,3 +146,28 @@ where
         })
     }
 }
+
+/// A claimed run and the status it had before the claim (`running`: its lease had lapsed,
+/// and the claim took it over).
+pub(crate) struct Claimed {
+    /// The run as claimed.
+    pub(crate) run: Run,
+    /// Its status before.
+    pub(crate) was_status: super::RunState,
+}
+
+impl<'r, R> FromRow<'r, R> for Claimed
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    Run: FromRow<'r, R>,
+    &'r str: Decode<'r, R::Database>,
+    str: Type<R::Database>,
+{
+    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        Ok(Claimed {
+            run: Run::from_row(row)?,
+            was_status: row.try_get("was_status")?,
+        })
+    }
+}

@@ -14,7 +14,7 @@ use sqlx::{AssertSqlSafe, Database, Encode, Executor, FromRow, IntoArguments, Po
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::dialect::Dialect;
-use super::rows::{json, StoredJson};
+use super::rows::{json, Claimed, StoredJson};
 use super::{
     cancelled_event, decide, merge_metadata, now_ms, CancelAction, Claim, CreatedRun, EventRow,
     Finish, IfExists, NewRun, Notification, Renewed, Run, RunState, Store, StoreError, Thread,
@@ -132,6 +132,7 @@ where
     for<'a> Option<Json<StoredJson<'a>>>: Encode<'a, DB>,
     for<'r> Thread: FromRow<'r, DB::Row>,
     for<'r> Run: FromRow<'r, DB::Row>,
+    for<'r> Claimed: FromRow<'r, DB::Row>,
     for<'r> EventRow: FromRow<'r, DB::Row>,
     for<'r> Renewed: FromRow<'r, DB::Row>,
     for<'r> (i64,): FromRow<'r, DB::Row>,
@@ -442,13 +443,13 @@ where
     ) -> Result<Option<Run>, StoreError> {
         let now = now_ms();
         // One statement: the choice and the claim are one write (SQLite takes its writer
-        // lock before the statement reads anything).
-        Ok(sqlx::query_as(AssertSqlSafe(format!(
+        // lock before the statement reads anything). It also says what the run was: a run
+        // still `running` had a lease that lapsed, and this claim takes it over. (SQLite's
+        // RETURNING may not name the FROM table, hence the subquery on the materialized pick.)
+        let claimed: Option<Claimed> = sqlx::query_as(AssertSqlSafe(format!(
             concat!(
-                "UPDATE runs SET status = 'running', worker_id = $1, lease_until_ms = $2,
-                     attempt = attempt + 1, updated_at_ms = $3
-                 WHERE run_id = (
-                     SELECT r.run_id FROM runs r
+                "WITH pick AS MATERIALIZED (
+                     SELECT r.run_id AS picked, r.status AS was_status FROM runs r
                      WHERE r.status IN ('pending', 'running')
                        AND (r.status = 'pending' OR r.lease_until_ms < $3)
                        AND ($4 IS NULL OR r.run_id = $4)
@@ -458,7 +459,10 @@ where
                                          AND o.thread_seq < r.thread_seq)
                      ORDER BY r.run_id
                      LIMIT 1{skip_locked})
-                 RETURNING ",
+                 UPDATE runs SET status = 'running', worker_id = $1, lease_until_ms = $2,
+                     attempt = attempt + 1, updated_at_ms = $3
+                 FROM pick WHERE run_id = pick.picked
+                 RETURNING (SELECT was_status FROM pick WHERE picked = runs.run_id) AS was_status, ",
                 run_columns!()
             ),
             skip_locked = DB::SKIP_LOCKED
@@ -468,7 +472,13 @@ where
         .bind(now)
         .bind(only)
         .fetch_optional(&self.pool)
-        .await?)
+        .await?;
+        Ok(claimed.map(|c| {
+            if c.was_status == RunState::Running {
+                metrics::counter!(crate::prometheus::LEASE_TAKEOVERS).increment(1);
+            }
+            c.run
+        }))
     }
 
     async fn heartbeat(

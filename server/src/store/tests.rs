@@ -395,8 +395,13 @@ async fn exercise(store: &dyn Store) {
         attempt: c4.attempt,
     };
     store.release_run(claim4).await.unwrap();
-    let again = store.claim_run("w2", 60_000, None).await.unwrap().unwrap();
+    let (again, seen) = counting(store.claim_run("w2", 60_000, None)).await;
+    let again = again.unwrap().unwrap();
     assert_eq!((again.run_id.as_str(), again.attempt), ("r4", 2));
+    assert!(
+        !seen.contains(crate::prometheus::LEASE_TAKEOVERS),
+        "a released run is no takeover: {seen}"
+    );
     assert!(!store
         .finish_run(claim4, &finish(RunState::Error, 1, false))
         .await
@@ -540,6 +545,18 @@ async fn exercise(store: &dyn Store) {
     assert!(store.events_after("r1", 0).await.unwrap().is_empty());
 }
 
+/// Runs `fut` with a recorder of its own (this thread's: tests run on a current-thread
+/// runtime); returns its output and what it recorded, rendered.
+async fn counting<T>(fut: impl std::future::Future<Output = T>) -> (T, String) {
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    let out = {
+        let _local = metrics::set_default_local_recorder(&recorder);
+        fut.await
+    };
+    (out, handle.render())
+}
+
 #[tokio::test]
 async fn every_operation_on_sqlite() {
     let (pool, path) = sqlite_pool().await;
@@ -560,8 +577,14 @@ async fn every_operation_on_sqlite() {
         .unwrap()
         .unwrap();
     assert_eq!(store.recover_orphans().await.unwrap(), 1);
-    let taken = store.claim_run("w", 60_000, None).await.unwrap().unwrap();
+    // Taking it over is counted (a claim of a pending run is not: see exercise()).
+    let (taken, seen) = counting(store.claim_run("w", 60_000, None)).await;
+    let taken = taken.unwrap().unwrap();
     assert_eq!((taken.run_id.as_str(), taken.attempt), ("o1", 2));
+    assert!(
+        seen.contains(&format!("{} 1\n", crate::prometheus::LEASE_TAKEOVERS)),
+        "{seen}"
+    );
     pool.close().await;
     remove_sqlite_files(&path);
 }
@@ -573,6 +596,23 @@ async fn every_operation_on_postgres() {
     let store = SqlStore::new(pool.clone());
     let mut notes = store.notifications().await.expect("LISTEN");
     exercise(&store).await;
+    // A run whose lease lapsed is taken over, and counted.
+    store
+        .create_run(NewRun {
+            thread_id: "t2".into(),
+            owner: "other".into(),
+            ..new_run("o1", MultitaskStrategy::Reject, None)
+        })
+        .await
+        .unwrap();
+    store.claim_run("stalled", -1, None).await.unwrap().unwrap();
+    let (taken, seen) = counting(store.claim_run("w", 60_000, None)).await;
+    let taken = taken.unwrap().unwrap();
+    assert_eq!((taken.run_id.as_str(), taken.attempt), ("o1", 2));
+    assert!(
+        seen.contains(&format!("{} 1\n", crate::prometheus::LEASE_TAKEOVERS)),
+        "{seen}"
+    );
     // What other replicas heard: runs created (by thread), events, the cancel.
     let mut heard = Vec::new();
     while let Ok(Some(n)) =
