@@ -144,7 +144,10 @@ impl ChatModel for OpenAiModel {
             .into_iter()
             .collect();
         messages.extend(request.messages.iter().filter_map(wire_message));
-        let mut body = json!({"model": self.model, "messages": messages, "stream": true});
+        let mut body = json!({"model": self.model, "messages": messages, "stream": true,
+            "stream_options": {"include_usage": true}});
+        let started = std::time::Instant::now();
+        let mut usage = (0, 0);
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -189,6 +192,12 @@ impl ChatModel for OpenAiModel {
                 let event: Value = serde_json::from_str(data).map_err(|e| {
                     ModelError::Fatal(format!("a stream event does not parse: {e}"))
                 })?;
+                if let Some(u) = event.get("usage").filter(|u| u.is_object()) {
+                    usage = (
+                        u["prompt_tokens"].as_u64().unwrap_or(0),
+                        u["completion_tokens"].as_u64().unwrap_or(0),
+                    );
+                }
                 let Some(choice) = event["choices"].get(0) else {
                     continue;
                 };
@@ -214,6 +223,13 @@ impl ChatModel for OpenAiModel {
                 }
             }
         }
+        palgraph::observe::llm_call(palgraph::observe::LlmCall {
+            model: self.model.clone(),
+            input_tokens: usage.0,
+            output_tokens: usage.1,
+            cost_usd: 0.0,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        });
         if !finished {
             return Err(ModelError::Transient(
                 "the stream ended before the model finished".into(),

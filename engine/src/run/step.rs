@@ -15,6 +15,7 @@ use crate::checkpoint::{json, now_ms, Checkpointer, PendingWrite};
 use crate::context::{TaskShared, TaskSpec};
 use crate::graph::GraphInner;
 use crate::node::{Command, NodeError};
+use crate::observe::{Recorder, TaskRecord, TASKS_KEY};
 use crate::state::{State, StateUpdate};
 use crate::stream::Event;
 
@@ -34,7 +35,7 @@ impl<S: State> Executor<'_, S> {
         cur: &Cursor<S>,
         runnable: &[TaskPlan],
         step: i64,
-    ) -> Vec<(TaskPlan, TaskOutcome<S>)> {
+    ) -> Vec<(TaskPlan, TaskOutcome<S>, Option<TaskRecord>)> {
         let record_results = cur.plan.tasks.len() > 1;
         let checkpoint_id = cur.id().unwrap_or_default().to_string();
         let mut futs = FuturesUnordered::new();
@@ -83,9 +84,9 @@ impl<S: State> Executor<'_, S> {
                         let out = match handle.await {
                             Ok(o) => o,
                             Err(e) if e.is_panic() => {
-                                TaskOutcome::Panicked(panic_message(&*e.into_panic()))
+                                (TaskOutcome::Panicked(panic_message(&*e.into_panic())), None)
                             }
-                            Err(_) => TaskOutcome::Cancelled,
+                            Err(_) => (TaskOutcome::Cancelled, None),
                         };
                         (i, out)
                     }
@@ -93,7 +94,8 @@ impl<S: State> Executor<'_, S> {
                 );
             }
         }
-        let mut results: Vec<Option<TaskOutcome<S>>> = runnable.iter().map(|_| None).collect();
+        let mut results: Vec<Option<(TaskOutcome<S>, Option<TaskRecord>)>> =
+            runnable.iter().map(|_| None).collect();
         let mut deadline: Option<tokio::time::Instant> = None;
         loop {
             let sleep = async {
@@ -124,7 +126,10 @@ impl<S: State> Executor<'_, S> {
             .iter()
             .cloned()
             .zip(results)
-            .map(|(t, r)| (t, r.unwrap_or(TaskOutcome::Cancelled)))
+            .map(|(t, r)| {
+                let (outcome, record) = r.unwrap_or((TaskOutcome::Cancelled, None));
+                (t, outcome, record)
+            })
             .collect()
     }
 
@@ -134,6 +139,7 @@ impl<S: State> Executor<'_, S> {
         &mut self,
         cur: &mut Cursor<S>,
         mut done: HashMap<String, Command<S>>,
+        mut ran: HashMap<String, TaskRecord>,
         cached: &HashSet<String>,
         step: i64,
     ) -> Result<(), RunError> {
@@ -142,12 +148,16 @@ impl<S: State> Executor<'_, S> {
         let mut writers: Vec<Option<String>> = vec![None; S::FIELDS.len()];
         let mut finished = Vec::with_capacity(tasks.len());
         let mut updates = Vec::with_capacity(tasks.len());
+        let mut records = Vec::with_capacity(tasks.len());
         let report_updates = self.emitter().is_active();
         {
             let state = Arc::make_mut(&mut cur.state);
             for t in &tasks {
                 let cmd = match done.remove(&t.id) {
-                    Some(c) => c,
+                    Some(c) => {
+                        records.extend(ran.remove(&t.id));
+                        c
+                    }
                     None => {
                         let raw = cur
                             .writes
@@ -159,6 +169,7 @@ impl<S: State> Executor<'_, S> {
                             })?;
                         let stored: StoredResult<S::Update> = serde_json::from_str(raw.get())
                             .map_err(crate::state::StateError::Decode)?;
+                        records.extend(stored.ran);
                         Command {
                             update: stored.update,
                             goto: stored.goto,
@@ -209,7 +220,13 @@ impl<S: State> Executor<'_, S> {
             barriers,
             counters: BTreeMap::new(),
         };
-        let meta = self.metadata_after("loop", step, cur);
+        let mut meta = self.metadata_after("loop", step, cur);
+        if !records.is_empty() {
+            meta.insert(
+                TASKS_KEY.into(),
+                serde_json::to_value(records).unwrap_or(Value::Null),
+            );
+        }
         self.save(cur, &writes, next, meta).await?;
         for (t, update) in tasks.iter().zip(updates) {
             self.emitter().emit_with(|| Event::NodeFinished {
@@ -234,7 +251,7 @@ async fn run_and_record<S: State>(
     shared: Arc<TaskShared>,
     state: Arc<S>,
     record_results: bool,
-) -> TaskOutcome<S> {
+) -> (TaskOutcome<S>, Option<TaskRecord>) {
     let run = shared.run.clone();
     let checkpoint_id = shared.checkpoint_id.clone();
     let task_id = shared.task_id.clone();
@@ -247,13 +264,15 @@ async fn run_and_record<S: State>(
         Some((_, key)) => cached::<S>(&*run.checkpointer, &node, key).await,
         None => None,
     };
+    let recorder = Recorder::start(&node, !shared.resumes.is_empty());
     let outcome = match hit {
         Some(cmd) => TaskOutcome::Cached(cmd),
-        None => AssertUnwindSafe(run_task(graph, idx, shared, state))
-            .catch_unwind()
+        None => recorder
+            .scope(AssertUnwindSafe(run_task(graph, idx, shared, state)).catch_unwind())
             .await
             .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic))),
     };
+    let record = recorder.finish(matches!(outcome, TaskOutcome::Cached(_)));
     if let (Some((policy, key)), TaskOutcome::Done(cmd)) = (&cache, &outcome) {
         store_cached(
             &*run.checkpointer,
@@ -273,6 +292,7 @@ async fn run_and_record<S: State>(
                 update: cmd.update.clone(),
                 goto: cmd.goto.clone(),
                 sends: cmd.sends.clone(),
+                ran: Some(record.clone()),
             },
         )
         .map(Some),
@@ -318,7 +338,7 @@ async fn run_and_record<S: State>(
         Ok(None) => Ok(()),
         Err(e) => Err(e),
     };
-    match stored {
+    let outcome = match stored {
         Ok(()) => outcome,
         // What the task did could not be recorded: the run stops on the storage error (a
         // failure that could not be recorded is not a failure of the turn yet).
@@ -329,7 +349,8 @@ async fn run_and_record<S: State>(
                 "could not encode the task's result: {e}"
             ))),
         },
-    }
+    };
+    (outcome, Some(record))
 }
 
 /// The cached result of `node` under `key`, if the cache holds one that decodes.
@@ -367,6 +388,7 @@ async fn store_cached<S: State>(
         update: cmd.update.clone(),
         goto: cmd.goto.clone(),
         sends: cmd.sends.clone(),
+        ran: None,
     };
     let value = serde_json::to_string(&stored)
         .map_err(|e| e.to_string())

@@ -10,7 +10,7 @@
 //! node's retry policy runs the answer again).
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
@@ -152,6 +152,7 @@ impl OpenAiLlm {
             }),
             ..Default::default()
         };
+        let started = Instant::now();
         let response = self
             .with_retry(name, || {
                 let client = self.client.clone();
@@ -173,10 +174,9 @@ impl OpenAiLlm {
             .ok_or_else(|| LlmError::BadOutput("the response has no content".into()))?;
         let value: T = serde_json::from_str(content)
             .map_err(|e| LlmError::BadOutput(format!("{e} in {content}")))?;
-        Ok(Reply {
-            value,
-            usage: self.usage(&model, response.usage.as_ref()),
-        })
+        let usage = self.usage(&model, response.usage.as_ref());
+        usage.observe(started);
+        Ok(Reply { value, usage })
     }
 }
 
@@ -314,6 +314,7 @@ impl Llm for OpenAiLlm {
             web_search_options: web_model.as_ref().map(|_| WebSearchOptions::default()),
             ..Default::default()
         };
+        let started = Instant::now();
         let chunks = self
             .with_retry("answer", || {
                 let client = self.client.clone();
@@ -329,7 +330,7 @@ impl Llm for OpenAiLlm {
                 let (mut chunks, mut progress) = state?;
                 let out: Vec<Result<AnswerChunk, LlmError>> = match chunks.next().await {
                     Some(Ok(chunk)) => {
-                        let pieces = this.pieces(&model, chunk);
+                        let pieces = this.pieces(&model, chunk, started);
                         progress.note(&pieces);
                         pieces.into_iter().map(Ok).collect()
                     }
@@ -369,7 +370,12 @@ impl OpenAiLlm {
     }
 
     /// The text, finish reason and usage a stream chunk carries.
-    fn pieces(&self, model: &str, chunk: CreateChatCompletionStreamResponse) -> Vec<AnswerChunk> {
+    fn pieces(
+        &self,
+        model: &str,
+        chunk: CreateChatCompletionStreamResponse,
+        started: Instant,
+    ) -> Vec<AnswerChunk> {
         let mut out = Vec::new();
         let text: String = chunk
             .choices
@@ -387,7 +393,9 @@ impl OpenAiLlm {
             out.push(AnswerChunk::Finished(reason));
         }
         if let Some(u) = &chunk.usage {
-            out.push(AnswerChunk::Usage(self.usage(model, Some(u))));
+            let usage = self.usage(model, Some(u));
+            usage.observe(started);
+            out.push(AnswerChunk::Usage(usage));
         }
         out
     }
