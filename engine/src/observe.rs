@@ -15,7 +15,9 @@
 //!
 //! Fields at their default (one attempt, no LLM call, not cached, not resumed) are left
 //! out to keep checkpoints small. Outside a node (in a test, in a tool run by hand)
-//! [`llm_call`] does nothing.
+//! [`llm_call`] does nothing. A call made inside a subgraph is recorded on the subgraph's
+//! task and on the task of the subgraph node that runs it (and so on up), so each graph's
+//! checkpoints tell what its own steps cost.
 //!
 //! ```
 //! use palgraph::observe::{self, LlmCall};
@@ -127,7 +129,20 @@ pub(crate) fn elapsed_ms(start: Instant) -> f64 {
 /// outside a node (nothing to record it on).
 pub fn llm_call(mut call: LlmCall) -> bool {
     call.duration_ms = round_ms(call.duration_ms);
-    RECORDER.try_with(|r| r.lock().llm_calls.push(call)).is_ok()
+    let Some(recorder) = current() else {
+        return false;
+    };
+    let mut at = Some(&recorder);
+    while let Some(r) = at {
+        r.lock().llm_calls.push(call.clone());
+        at = r.parent.as_ref();
+    }
+    true
+}
+
+/// The recorder of the task running the caller, if any.
+pub(crate) fn current() -> Option<Arc<Recorder>> {
+    RECORDER.try_with(Arc::clone).ok()
 }
 
 /// Whether the caller runs inside a node (where [`llm_call`] records).
@@ -146,16 +161,20 @@ tokio::task_local! {
 
 /// What a running task has done so far.
 pub(crate) struct Recorder {
+    /// The recorder of the task that runs this one's graph (a subgraph node's).
+    parent: Option<Arc<Recorder>>,
     started: Instant,
     started_at_ms: i64,
     inner: Mutex<TaskRecord>,
 }
 
 impl Recorder {
-    /// A recorder for a task of `node` starting now.
-    pub(crate) fn start(node: &str, resumed: bool) -> Arc<Recorder> {
+    /// A recorder for a task of `node` starting now, inside the task of `parent` (when its
+    /// graph runs as a subgraph node).
+    pub(crate) fn start(node: &str, resumed: bool, parent: Option<Arc<Recorder>>) -> Arc<Recorder> {
         let started_at_ms = now_ms();
         Arc::new(Recorder {
+            parent,
             started: Instant::now(),
             started_at_ms,
             inner: Mutex::new(TaskRecord {
@@ -216,7 +235,7 @@ mod tests {
     async fn calls_land_on_the_task_in_scope_only() {
         assert!(!in_task());
         assert!(!llm_call(LlmCall::default()));
-        let rec = Recorder::start("n", false);
+        let rec = Recorder::start("n", false, None);
         rec.attempt();
         let recorded = rec
             .scope(async {

@@ -38,6 +38,8 @@ impl<S: State> Executor<'_, S> {
     ) -> Vec<(TaskPlan, TaskOutcome<S>, Option<TaskRecord>)> {
         let record_results = cur.plan.tasks.len() > 1;
         let checkpoint_id = cur.id().unwrap_or_default().to_string();
+        // When this graph runs as a subgraph node, its tasks' LLM calls count for that node too.
+        let parent = crate::observe::current();
         let mut futs = FuturesUnordered::new();
         let mut handles = Vec::new();
         for (i, t) in runnable.iter().enumerate() {
@@ -70,6 +72,7 @@ impl<S: State> Executor<'_, S> {
                 self.g.graph.clone(),
                 idx,
                 shared,
+                parent.clone(),
                 cur.state.clone(),
                 record_results,
             )
@@ -249,6 +252,7 @@ async fn run_and_record<S: State>(
     graph: Arc<GraphInner<S>>,
     idx: usize,
     shared: Arc<TaskShared>,
+    parent: Option<Arc<Recorder>>,
     state: Arc<S>,
     record_results: bool,
 ) -> (TaskOutcome<S>, Option<TaskRecord>) {
@@ -264,7 +268,7 @@ async fn run_and_record<S: State>(
         Some((_, key)) => cached::<S>(&*run.checkpointer, &node, key).await,
         None => None,
     };
-    let recorder = Recorder::start(&node, !shared.resumes.is_empty());
+    let recorder = Recorder::start(&node, !shared.resumes.is_empty(), parent);
     let outcome = match hit {
         Some(cmd) => TaskOutcome::Cached(cmd),
         None => recorder

@@ -110,6 +110,7 @@ macro_rules! checkpointer_suite {
             thread_cases::missing_thread_and_checkpoint_read_as_none,
             observe_cases::each_step_records_its_tasks_timing_attempts_and_llm_calls,
             observe_cases::a_resumed_step_records_every_task_once,
+            observe_cases::an_llm_call_in_a_subgraph_counts_for_its_subgraph_node,
         );
     };
     (@cases $factory:expr; $($module:ident :: $case:ident),* $(,)?) => {

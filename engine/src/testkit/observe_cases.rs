@@ -171,3 +171,42 @@ pub async fn a_resumed_step_records_every_task_once(cp: Arc<dyn Checkpointer>) {
     let resumed: Vec<bool> = records.iter().map(|r| r.resumed).collect();
     assert_eq!(resumed, [false, false, true, false]);
 }
+
+pub async fn an_llm_call_in_a_subgraph_counts_for_its_subgraph_node(cp: Arc<dyn Checkpointer>) {
+    let mut sub = StateGraph::<TestState>::new();
+    sub.add_node("inner", |_s: Arc<TestState>, _c: NodeContext| async move {
+        assert!(observe::llm_call(call("inner-model", 5)));
+        Ok::<_, NodeError>(Upd::default().log(vec!["inner".into()]))
+    });
+    sub.add_edge(START, "inner");
+    sub.add_edge("inner", END);
+    let sub = sub.compile().unwrap();
+    let mut g = StateGraph::<TestState>::new();
+    g.add_subgraph(
+        "outer",
+        sub,
+        |_s: &TestState| Upd::default(),
+        |s: &TestState| Upd::default().log(s.log.clone()),
+    );
+    g.add_node("plain", |_s: Arc<TestState>, _c: NodeContext| async move {
+        Ok::<_, NodeError>(Upd::default())
+    });
+    g.add_edge(START, "outer");
+    g.add_edge("outer", "plain");
+    g.add_edge("plain", END);
+    let g = build(g, cp);
+    let t = thread();
+    ok(&g, RunConfig::new(&t), say("go")).await;
+    let records: Vec<TaskRecord> = g
+        .get_state_history(&t, &ListOptions::default())
+        .await
+        .unwrap()
+        .iter()
+        .rev()
+        .flat_map(|s| TaskRecord::of_metadata(&s.metadata))
+        .collect();
+    let nodes: Vec<&str> = records.iter().map(|r| r.node.as_str()).collect();
+    assert_eq!(nodes, ["outer", "plain"]);
+    assert_eq!(records[0].llm_calls, vec![call("inner-model", 5)]);
+    assert!(records[1].llm_calls.is_empty());
+}
