@@ -6,13 +6,15 @@
 //! `.ci/run` installs it). `npm ci` runs in `tests/browser` when its `node_modules` is
 //! missing (playwright-core only; it never downloads a browser).
 //!
-//! Four files of steps share the servers and one helper module (`tests/browser/lib.mjs`):
+//! Five files of steps share the servers and one helper module (`tests/browser/lib.mjs`):
 //! `chat.test.mjs` (the chat contract: statuses, streaming, prompts, stops, reloads,
 //! reconnects, errors), `daily.test.mjs` (the page a team uses daily: layout, Markdown,
 //! notices, Retry, conversations and documents, citations, another tab, dark mode,
 //! keyboard), `sets.test.mjs` (document sets: made, filled, mentioned, renamed,
-//! deleted) and `graphs.test.mjs` (the page for another chat graph: picked, only its
-//! panels, its own conversations). Screenshots of the main states are written to `artifacts/screenshots/` at
+//! deleted), `graphs.test.mjs` (the page for another chat graph: picked, only its
+//! panels, its own conversations) and `inspector.test.mjs` (the run inspector: the graph
+//! with the run's path, the timeline, diffs, forks and state edits, on `approval` and on
+//! PalAssist). Screenshots of the main states are written to `artifacts/screenshots/` at
 //! the top of the repository (listed and described at the top of each file).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -29,11 +31,12 @@ use tokio::process::Command;
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The test files of `tests/browser`, run one after the other against the same servers.
-const TEST_FILES: [&str; 4] = [
+const TEST_FILES: [&str; 5] = [
     "chat.test.mjs",
     "daily.test.mjs",
     "sets.test.mjs",
     "graphs.test.mjs",
+    "inspector.test.mjs",
 ];
 
 /// The whole browser run; it normally takes about two minutes.

@@ -171,6 +171,11 @@ impl ChatModel for ScriptedModel {
         on_token: TokenSink<'_>,
     ) -> Result<ModelTurn, ModelError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        // Reported to the engine like any model call (free, and as fast as a function).
+        palgraph::observe::llm_call(palgraph::observe::LlmCall {
+            model: "scripted".into(),
+            ..Default::default()
+        });
         let turn = (self.script)(&request)?;
         for (i, word) in turn.content.split(' ').enumerate() {
             if i == 0 {

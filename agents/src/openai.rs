@@ -181,6 +181,8 @@ impl OpenAiModel {
             "stream": true,
             "stream_options": {"include_usage": true},
         });
+        let started = std::time::Instant::now();
+        let mut usage = (0, 0);
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -228,16 +230,22 @@ impl OpenAiModel {
                 if let Some(model) = event["model"].as_str() {
                     span.record("gen_ai.response.model", model);
                 }
-                if let Some(usage) = event["usage"].as_object() {
+                if let Some(u) = event["usage"].as_object() {
                     for (key, field) in [
                         ("prompt_tokens", "gen_ai.usage.input_tokens"),
                         ("completion_tokens", "gen_ai.usage.output_tokens"),
                     ] {
                         // As i64: OpenTelemetry has no unsigned integers.
-                        if let Some(n) = usage.get(key).and_then(Value::as_i64) {
+                        if let Some(n) = u.get(key).and_then(Value::as_i64) {
                             span.record(field, n);
                         }
                     }
+                    usage = (
+                        u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+                        u.get("completion_tokens")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0),
+                    );
                 }
                 let Some(choice) = event["choices"].get(0) else {
                     continue;
@@ -264,6 +272,13 @@ impl OpenAiModel {
                 }
             }
         }
+        palgraph::observe::llm_call(palgraph::observe::LlmCall {
+            model: self.model.clone(),
+            input_tokens: usage.0,
+            output_tokens: usage.1,
+            cost_usd: 0.0,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        });
         if !finished {
             return Err(ModelError::Transient(
                 "the stream ended before the model finished".into(),

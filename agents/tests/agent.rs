@@ -241,6 +241,7 @@ async fn fake_openai() -> String {
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "add", "arguments": "{\"a\": 2,"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": " \"b\": 5}"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 42, "completion_tokens": 9, "total_tokens": 51}}),
     ]
     .iter()
     .map(|e| format!("data: {e}\n\n"))
@@ -253,6 +254,7 @@ async fn fake_openai() -> String {
             async move {
                 assert_eq!(req["tools"][0]["function"]["name"], "add");
                 assert_eq!(req["messages"][0]["role"], "system");
+                assert_eq!(req["stream_options"]["include_usage"], true);
                 ([("content-type", "text/event-stream")], body)
             }
         }),
@@ -364,5 +366,42 @@ async fn a_tool_that_ran_is_not_run_again_when_its_node_runs_again() {
     assert_eq!(
         out.state.messages.last().unwrap().content,
         "sent #1, slow done"
+    );
+}
+
+#[tokio::test]
+async fn each_model_call_is_recorded_on_the_agent_node_with_its_tokens() {
+    use palgraph::observe::TaskRecord;
+    let base = fake_openai().await;
+    let model = OpenAiModel::new(Some(&base), "sk-test", "gpt-test").unwrap();
+    let agent = AgentBuilder::new(Arc::new(model))
+        .system_prompt("be brief")
+        .tool(add())
+        .max_model_calls(1)
+        .build()
+        .unwrap();
+    agent
+        .invoke(RunConfig::new("t-observe"), turn("add 2 and 5"))
+        .await
+        .unwrap();
+    let history = agent
+        .get_state_history("t-observe", &palgraph::ListOptions::default())
+        .await
+        .unwrap();
+    let records: Vec<TaskRecord> = history
+        .iter()
+        .rev()
+        .flat_map(|s| TaskRecord::of_metadata(&s.metadata))
+        .collect();
+    let nodes: Vec<&str> = records.iter().map(|r| r.node.as_str()).collect();
+    assert_eq!(nodes, ["agent", "tools", "agent"]);
+    let first = &records[0].llm_calls;
+    assert_eq!(first.len(), 1, "{records:?}");
+    assert_eq!(first[0].model, "gpt-test");
+    assert_eq!((first[0].input_tokens, first[0].output_tokens), (42, 9));
+    assert!(records[1].llm_calls.is_empty(), "tools call no model");
+    assert!(
+        records[2].llm_calls.is_empty(),
+        "past its limit the agent answers without a call"
     );
 }

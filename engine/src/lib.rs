@@ -82,6 +82,8 @@
 //! - [`entrypoint`]: the functional API (a workflow as one async function);
 //! - [`interrupt`], [`cancel`], [`stream`]: interrupts, cancellation, events;
 //! - [`history`]: state at a checkpoint, history, `update_state`, forks;
+//! - [`observe`]: what each task did (timing, attempts, LLM calls), recorded in checkpoint
+//!   metadata, and the hook LLM clients report their calls to;
 //! - [`checkpoint`]: the storage trait and its backends;
 //! - [`store`]: the long-term store (memory shared across threads) and its backends;
 //! - `db`: opening SQLite and Postgres pools, and the migrations each crate declares for its
@@ -104,6 +106,7 @@ pub mod interrupt;
 pub mod messages;
 pub mod node;
 pub mod node_cache;
+pub mod observe;
 pub mod reducer;
 pub mod run;
 pub mod schema;

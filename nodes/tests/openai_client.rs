@@ -336,6 +336,17 @@ async fn the_inquire_node_streams_the_servers_tokens_and_cites_its_markers() {
     assert_eq!(out.state.tokens_used, 410);
     let expected = (400.0 * 0.15 + 10.0 * 0.60) / 1_000_000.0;
     assert!((out.state.cost_usd - expected).abs() < 1e-12);
+    // The call is recorded on the node's task in the step's checkpoint.
+    let head = graph.get_state("t").await.unwrap().unwrap();
+    let ran = palgraph::observe::TaskRecord::of_metadata(&head.metadata);
+    assert_eq!(ran.len(), 1, "{:?}", head.metadata);
+    assert_eq!(ran[0].node, "inquire");
+    let calls = &ran[0].llm_calls;
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].model, "gpt-4o-mini");
+    assert_eq!((calls[0].input_tokens, calls[0].output_tokens), (400, 10));
+    assert!((calls[0].cost_usd - expected).abs() < 1e-12);
+    assert!(calls[0].duration_ms <= ran[0].duration_ms);
     let sent = server.received();
     let prompt = sent[0].body["messages"][1]["content"]
         .as_str()

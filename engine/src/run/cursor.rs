@@ -35,6 +35,10 @@ pub(crate) struct StoredResult<U> {
     pub(crate) goto: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) sends: Vec<crate::send::Send>,
+    /// What the task did (timing, attempts, LLM calls), for the step's checkpoint metadata
+    /// (absent in the node cache, and in results stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ran: Option<crate::observe::TaskRecord>,
 }
 
 /// A raised interrupt as stored in its pending write.

@@ -13,6 +13,7 @@ use crate::checkpoint::{CheckpointError, Checkpointer};
 use crate::context::RunScope;
 use crate::graph::CompiledGraph;
 use crate::node::{Command, NodeError};
+use crate::observe::TaskRecord;
 use crate::state::State;
 use crate::stream::{Emitter, Event, EventSink, StreamMode};
 
@@ -335,11 +336,15 @@ impl<S: State> Executor<'_, S> {
             let step = cur.step() + 1;
             let mut done: HashMap<String, Command<S>> = HashMap::new();
             let mut cached: HashSet<String> = HashSet::new();
+            let mut ran: HashMap<String, TaskRecord> = HashMap::new();
             let mut failure: Option<RunError> = None;
             let mut unavailable: Option<(String, NodeError)> = None;
             let mut storage: Option<CheckpointError> = None;
             let mut stopped = false;
-            for (task, outcome) in self.run_step(&cur, &runnable, step).await {
+            for (task, outcome, record) in self.run_step(&cur, &runnable, step).await {
+                if let Some(r) = record {
+                    ran.insert(task.id.clone(), r);
+                }
                 match outcome {
                     TaskOutcome::Done(cmd) => {
                         done.insert(task.id.clone(), cmd);
@@ -397,7 +402,7 @@ impl<S: State> Executor<'_, S> {
             if stopped {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }
-            self.finish_step(&mut cur, done, &cached, step).await?;
+            self.finish_step(&mut cur, done, ran, &cached, step).await?;
             if self.cfg.cancel.is_cancelled() {
                 return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
             }

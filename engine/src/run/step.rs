@@ -15,6 +15,7 @@ use crate::checkpoint::{json, now_ms, Checkpointer, PendingWrite};
 use crate::context::{TaskShared, TaskSpec};
 use crate::graph::GraphInner;
 use crate::node::{Command, NodeError};
+use crate::observe::{Recorder, TaskRecord, TASKS_KEY};
 use crate::state::{State, StateUpdate};
 use crate::stream::Event;
 
@@ -38,9 +39,11 @@ impl<S: State> Executor<'_, S> {
         cur: &Cursor<S>,
         runnable: &[TaskPlan],
         step: i64,
-    ) -> Vec<(TaskPlan, TaskOutcome<S>)> {
+    ) -> Vec<(TaskPlan, TaskOutcome<S>, Option<TaskRecord>)> {
         let record_results = cur.plan.tasks.len() > 1;
         let checkpoint_id = cur.id().unwrap_or_default().to_string();
+        // When this graph runs as a subgraph node, its tasks' LLM calls count for that node too.
+        let parent = crate::observe::current();
         let mut futs = FuturesUnordered::new();
         let mut handles = Vec::new();
         for (i, t) in runnable.iter().enumerate() {
@@ -79,6 +82,7 @@ impl<S: State> Executor<'_, S> {
                 self.g.graph.clone(),
                 idx,
                 shared,
+                parent.clone(),
                 cur.state.clone(),
                 record_results,
             )
@@ -93,9 +97,9 @@ impl<S: State> Executor<'_, S> {
                         let out = match handle.await {
                             Ok(o) => o,
                             Err(e) if e.is_panic() => {
-                                TaskOutcome::Panicked(panic_message(&*e.into_panic()))
+                                (TaskOutcome::Panicked(panic_message(&*e.into_panic())), None)
                             }
-                            Err(_) => TaskOutcome::Cancelled,
+                            Err(_) => (TaskOutcome::Cancelled, None),
                         };
                         (i, out)
                     }
@@ -103,7 +107,8 @@ impl<S: State> Executor<'_, S> {
                 );
             }
         }
-        let mut results: Vec<Option<TaskOutcome<S>>> = runnable.iter().map(|_| None).collect();
+        let mut results: Vec<Option<(TaskOutcome<S>, Option<TaskRecord>)>> =
+            runnable.iter().map(|_| None).collect();
         let mut deadline: Option<tokio::time::Instant> = None;
         loop {
             let sleep = async {
@@ -134,7 +139,10 @@ impl<S: State> Executor<'_, S> {
             .iter()
             .cloned()
             .zip(results)
-            .map(|(t, r)| (t, r.unwrap_or(TaskOutcome::Cancelled)))
+            .map(|(t, r)| {
+                let (outcome, record) = r.unwrap_or((TaskOutcome::Cancelled, None));
+                (t, outcome, record)
+            })
             .collect()
     }
 
@@ -144,6 +152,7 @@ impl<S: State> Executor<'_, S> {
         &mut self,
         cur: &mut Cursor<S>,
         mut done: HashMap<String, Command<S>>,
+        mut ran: HashMap<String, TaskRecord>,
         cached: &HashSet<String>,
         step: i64,
     ) -> Result<(), RunError> {
@@ -152,12 +161,16 @@ impl<S: State> Executor<'_, S> {
         let mut writers: Vec<Option<String>> = vec![None; S::FIELDS.len()];
         let mut finished = Vec::with_capacity(tasks.len());
         let mut updates = Vec::with_capacity(tasks.len());
+        let mut records = Vec::with_capacity(tasks.len());
         let report_updates = self.emitter().is_active();
         {
             let state = Arc::make_mut(&mut cur.state);
             for t in &tasks {
                 let cmd = match done.remove(&t.id) {
-                    Some(c) => c,
+                    Some(c) => {
+                        records.extend(ran.remove(&t.id));
+                        c
+                    }
                     None => {
                         let raw = cur
                             .writes
@@ -169,6 +182,7 @@ impl<S: State> Executor<'_, S> {
                             })?;
                         let stored: StoredResult<S::Update> = serde_json::from_str(raw.get())
                             .map_err(crate::state::StateError::Decode)?;
+                        records.extend(stored.ran);
                         Command {
                             update: stored.update,
                             goto: stored.goto,
@@ -219,7 +233,13 @@ impl<S: State> Executor<'_, S> {
             barriers,
             counters: BTreeMap::new(),
         };
-        let meta = self.metadata_after("loop", step, cur);
+        let mut meta = self.metadata_after("loop", step, cur);
+        if !records.is_empty() {
+            meta.insert(
+                TASKS_KEY.into(),
+                serde_json::to_value(records).unwrap_or(Value::Null),
+            );
+        }
         self.save(cur, &writes, next, meta).await?;
         for (t, update) in tasks.iter().zip(updates) {
             self.emitter().emit_with(|| Event::NodeFinished {
@@ -242,9 +262,10 @@ async fn run_and_record<S: State>(
     graph: Arc<GraphInner<S>>,
     idx: usize,
     shared: Arc<TaskShared>,
+    parent: Option<Arc<Recorder>>,
     state: Arc<S>,
     record_results: bool,
-) -> TaskOutcome<S> {
+) -> (TaskOutcome<S>, Option<TaskRecord>) {
     let run = shared.run.clone();
     let checkpoint_id = shared.checkpoint_id.clone();
     let task_id = shared.task_id.clone();
@@ -257,12 +278,13 @@ async fn run_and_record<S: State>(
         Some((_, key)) => cached::<S>(&*run.checkpointer, &node, key).await,
         None => None,
     };
+    let recorder = Recorder::start(&node, !shared.resumes.is_empty(), parent);
     let outcome = match hit {
         Some(cmd) => TaskOutcome::Cached(cmd),
         None => {
             let started = std::time::Instant::now();
-            let outcome = AssertUnwindSafe(run_task(graph, idx, shared, state))
-                .catch_unwind()
+            let outcome = recorder
+                .scope(AssertUnwindSafe(run_task(graph, idx, shared, state)).catch_unwind())
                 .await
                 .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
             metrics::histogram!(NODE_SECONDS, "node" => node.clone())
@@ -270,6 +292,7 @@ async fn run_and_record<S: State>(
             outcome
         }
     };
+    let record = recorder.finish(matches!(outcome, TaskOutcome::Cached(_)));
     if let (Some((policy, key)), TaskOutcome::Done(cmd)) = (&cache, &outcome) {
         store_cached(
             &*run.checkpointer,
@@ -289,6 +312,7 @@ async fn run_and_record<S: State>(
                 update: cmd.update.clone(),
                 goto: cmd.goto.clone(),
                 sends: cmd.sends.clone(),
+                ran: Some(record.clone()),
             },
         )
         .map(Some),
@@ -335,7 +359,7 @@ async fn run_and_record<S: State>(
         Ok(None) => Ok(()),
         Err(e) => Err(e),
     };
-    match stored {
+    let outcome = match stored {
         Ok(()) => outcome,
         // What the task did could not be recorded: the run stops on the storage error (a
         // failure that could not be recorded is not a failure of the turn yet).
@@ -346,7 +370,8 @@ async fn run_and_record<S: State>(
                 "could not encode the task's result: {e}"
             ))),
         },
-    }
+    };
+    (outcome, Some(record))
 }
 
 /// The cached result of `node` under `key`, if the cache holds one that decodes.
@@ -384,6 +409,7 @@ async fn store_cached<S: State>(
         update: cmd.update.clone(),
         goto: cmd.goto.clone(),
         sends: cmd.sends.clone(),
+        ran: None,
     };
     let value = serde_json::to_string(&stored)
         .map_err(|e| e.to_string())

@@ -44,6 +44,7 @@ pub(crate) async fn run_task<S: State>(
     loop {
         attempt += 1;
         shared.begin_attempt();
+        crate::observe::attempt_begun();
         let ctx = NodeContext {
             inner: shared.clone(),
         };

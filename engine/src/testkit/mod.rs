@@ -21,6 +21,7 @@ pub mod fencing_cases;
 pub mod fixtures;
 pub mod input_cases;
 pub mod interrupt_cases;
+pub mod observe_cases;
 pub mod recovery_cases;
 pub mod send_cases;
 pub mod storage_cases;
@@ -107,6 +108,9 @@ macro_rules! checkpointer_suite {
             thread_cases::prune_keep_latest_keeps_state_intact,
             thread_cases::prune_newer_than_keeps_recent_history_readable,
             thread_cases::missing_thread_and_checkpoint_read_as_none,
+            observe_cases::each_step_records_its_tasks_timing_attempts_and_llm_calls,
+            observe_cases::a_resumed_step_records_every_task_once,
+            observe_cases::an_llm_call_in_a_subgraph_counts_for_its_subgraph_node,
         );
     };
     (@cases $factory:expr; $($module:ident :: $case:ident),* $(,)?) => {

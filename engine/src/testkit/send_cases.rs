@@ -42,13 +42,13 @@ fn build(g: StateGraph<JokeState>, cp: Arc<dyn Checkpointer>) -> CompiledGraph<J
         .with_state_cache(0)
 }
 
-fn turn(topic: &str) -> RunInput<JokeState> {
+pub(super) fn turn(topic: &str) -> RunInput<JokeState> {
     RunInput::Turn(JokeStateUpdate::default().topic(topic.to_string()))
 }
 
 /// generate_topics -> (Send per subject) generate_joke -> best_joke. Jokes finish in the
 /// reverse order of their subjects; `hook` runs in each joke task first.
-fn jokes_graph<H, F>(
+pub(super) fn jokes_graph<H, F>(
     cp: Arc<dyn Checkpointer>,
     subjects: usize,
     hook: H,

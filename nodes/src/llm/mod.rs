@@ -110,6 +110,18 @@ impl Usage {
         metrics::histogram!(LLM_CALL_COST, "model" => model).record(self.cost_usd);
     }
 
+    /// Reports the call this usage is of to the engine ([`palgraph::observe`]): recorded
+    /// on the task running it, with the time since `started`; nothing outside a node.
+    pub(crate) fn observe(&self, started: std::time::Instant) {
+        palgraph::observe::llm_call(palgraph::observe::LlmCall {
+            model: self.model.clone(),
+            input_tokens: self.prompt_tokens,
+            output_tokens: self.completion_tokens,
+            cost_usd: self.cost_usd,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        });
+    }
+
     /// Adds another call's usage to this one.
     pub fn add(&mut self, other: &Usage) {
         if self.model.is_empty() {

@@ -8,6 +8,8 @@
 //! - answers: extractive (the passages that match, side by side for compare, flagged
 //!   sentences for audit), streamed in a few chunks.
 
+use std::time::Instant;
+
 use async_trait::async_trait;
 use futures_util::stream;
 
@@ -64,11 +66,14 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
-fn free() -> Usage {
-    Usage {
+/// What an offline call costs (nothing), reported to the engine as a call of `started`.
+fn free(started: Instant) -> Usage {
+    let usage = Usage {
         model: OFFLINE_MODEL.into(),
         ..Usage::default()
-    }
+    };
+    usage.observe(started);
+    usage
 }
 
 /// The actions a text asks for, in order of first appearance (inquire is never listed:
@@ -343,7 +348,7 @@ impl Llm for OfflineLlm {
     ) -> Result<Reply<IntentDecision>, LlmError> {
         Ok(Reply {
             value: classify(request),
-            usage: free(),
+            usage: free(Instant::now()),
         })
     }
 
@@ -353,7 +358,7 @@ impl Llm for OfflineLlm {
     ) -> Result<Reply<DocResolution>, LlmError> {
         Ok(Reply {
             value: resolve(request),
-            usage: free(),
+            usage: free(Instant::now()),
         })
     }
 
@@ -365,15 +370,17 @@ impl Llm for OfflineLlm {
         let text = extractive::answer(request);
         if !self.pace.is_zero() {
             let pace = self.pace;
-            let mut items: Vec<AnswerChunk> =
-                words(&text).into_iter().map(AnswerChunk::Text).collect();
-            items.push(AnswerChunk::Usage(free()));
-            let paced = stream::unfold(items.into_iter(), move |mut it| async move {
-                let next = it.next()?;
-                if matches!(next, AnswerChunk::Text(_)) {
-                    tokio::time::sleep(pace).await;
+            let started = Instant::now();
+            let items: Vec<AnswerChunk> = words(&text).into_iter().map(AnswerChunk::Text).collect();
+            let paced = stream::unfold(Some(items.into_iter()), move |it| async move {
+                let mut it = it?;
+                match it.next() {
+                    Some(next) => {
+                        tokio::time::sleep(pace).await;
+                        Some((Ok(next), Some(it)))
+                    }
+                    None => Some((Ok(AnswerChunk::Usage(free(started))), None)),
                 }
-                Some((Ok(next), it))
             });
             return Ok(Box::pin(paced));
         }
@@ -381,7 +388,7 @@ impl Llm for OfflineLlm {
             .into_iter()
             .map(|c| Ok(AnswerChunk::Text(c)))
             .collect();
-        items.push(Ok(AnswerChunk::Usage(free())));
+        items.push(Ok(AnswerChunk::Usage(free(Instant::now()))));
         Ok(Box::pin(stream::iter(items)))
     }
 }

@@ -10,7 +10,7 @@
 //! node's retry policy runs the answer again).
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
@@ -157,6 +157,7 @@ impl OpenAiLlm {
             ..Default::default()
         };
         let span = span::chat(&model);
+        let started = Instant::now();
         let response = self
             .with_retry(name, || {
                 let client = self.client.clone();
@@ -183,6 +184,7 @@ impl OpenAiLlm {
             .ok_or_else(|| LlmError::BadOutput("the response has no content".into()))?;
         let value: T = serde_json::from_str(content)
             .map_err(|e| LlmError::BadOutput(format!("{e} in {content}")))?;
+        usage.observe(started);
         Ok(Reply { value, usage })
     }
 }
@@ -323,6 +325,7 @@ impl Llm for OpenAiLlm {
         };
         // The call's span lasts as long as its stream: it ends when the stream is dropped.
         let span = span::chat(&model);
+        let started = Instant::now();
         let chunks = self
             .with_retry("answer", || {
                 let client = self.client.clone();
@@ -343,7 +346,7 @@ impl Llm for OpenAiLlm {
                         if progress.chars == 0 && !progress.finished {
                             span::response_model(&span, &chunk.model);
                         }
-                        let pieces = this.pieces(&model, chunk);
+                        let pieces = this.pieces(&model, chunk, started);
                         progress.note(&pieces);
                         for p in &pieces {
                             if let AnswerChunk::Usage(u) = p {
@@ -392,7 +395,12 @@ impl OpenAiLlm {
     }
 
     /// The text, finish reason and usage a stream chunk carries.
-    fn pieces(&self, model: &str, chunk: CreateChatCompletionStreamResponse) -> Vec<AnswerChunk> {
+    fn pieces(
+        &self,
+        model: &str,
+        chunk: CreateChatCompletionStreamResponse,
+        started: Instant,
+    ) -> Vec<AnswerChunk> {
         let mut out = Vec::new();
         let text: String = chunk
             .choices
@@ -410,7 +418,9 @@ impl OpenAiLlm {
             out.push(AnswerChunk::Finished(reason));
         }
         if let Some(u) = &chunk.usage {
-            out.push(AnswerChunk::Usage(self.usage(model, Some(u))));
+            let usage = self.usage(model, Some(u));
+            usage.observe(started);
+            out.push(AnswerChunk::Usage(usage));
         }
         out
     }

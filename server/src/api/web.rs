@@ -1,5 +1,9 @@
 //! The web chat page: `/`, `/app.css`, its JavaScript modules under `/js/{file}` and the
-//! libraries it vendors (Markdown rendering, HTML sanitizing) under `/vendor/{file}`.
+//! libraries it vendors (Markdown rendering, HTML sanitizing, graph drawing) under
+//! `/vendor/{file}`; and the run inspector, `/inspect?thread=<id>[&checkpoint=<id>]` with
+//! `/inspect.css` (a thread's graph with the path its runs took, the timeline of its steps,
+//! the state at each checkpoint, and forks and state edits from any checkpoint; its modules
+//! are the `inspect*.js` of `/js/`).
 //!
 //! The files live in the top-level `web/` folder and are embedded in the binary, so
 //! `palgraph serve` is self-contained. The page is plain HTML, CSS and native JavaScript
@@ -22,6 +26,8 @@ use super::error::ApiError;
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const APP_CSS: &str = include_str!("../../web/app.css");
+const INSPECT_HTML: &str = include_str!("../../web/inspect.html");
+const INSPECT_CSS: &str = include_str!("../../web/inspect.css");
 
 /// `(name, content)` of each embedded file of `web/<dir>/`.
 macro_rules! embed {
@@ -43,10 +49,19 @@ const JS: &[(&str, &str)] = embed!("js":
     "documents.js",
     "dom.js",
     "editor.js",
+    "el.js",
     "errors.js",
     "events.js",
     "graphs.js",
     "highlight.js",
+    "inspect-actions.js",
+    "inspect-detail.js",
+    "inspect-graph.js",
+    "inspect-json.js",
+    "inspect-load.js",
+    "inspect-steps.js",
+    "inspect-timeline.js",
+    "inspect.js",
     "live.js",
     "main.js",
     "markdown.js",
@@ -77,11 +92,20 @@ const VENDOR: &[(&str, &str)] = embed!("vendor":
     "README.md",
     "marked.LICENSE.md",
     "marked.esm.js",
+    "mermaid.LICENSE",
+    "mermaid.min.js",
     "purify.es.mjs",
 );
 
 /// What the page may load and call: only this origin.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+                   img-src 'self' data:; connect-src 'self'; object-src 'none'; \
+                   base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+/// The inspector's policy: the page's, except that styles may be inline (Mermaid writes the
+/// graph's SVG with a `<style>` element and style attributes). Scripts stay this origin's.
+const INSPECT_CSP: &str =
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
                    img-src 'self' data:; connect-src 'self'; object-src 'none'; \
                    base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
@@ -105,6 +129,22 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
             "/app.css",
             get_with(app_css, |o| {
                 page(o, "The page's styles", &["text/css; charset=utf-8"])
+            }),
+        )
+        .api_route(
+            "/inspect",
+            get_with(inspect, |o| {
+                page(o, "The run inspector (HTML)", &["text/html; charset=utf-8"])
+            }),
+        )
+        .api_route(
+            "/inspect.css",
+            get_with(inspect_css, |o| {
+                page(
+                    o,
+                    "The run inspector's styles",
+                    &["text/css; charset=utf-8"],
+                )
             }),
         )
         .api_route(
@@ -158,19 +198,34 @@ fn lookup(table: &[(&str, &'static str)], dir: &str, name: &str) -> Result<&'sta
         .ok_or_else(|| ApiError::NotFound(format!("`/{dir}/{name}`")))
 }
 
-/// `GET /`: the chat page.
-async fn index() -> Response {
-    let mut resp = asset(INDEX_HTML, "text/html; charset=utf-8");
+/// An HTML page under the content security policy `csp`.
+fn html(body: &'static str, csp: &'static str) -> Response {
+    let mut resp = asset(body, "text/html; charset=utf-8");
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
+        HeaderValue::from_static(csp),
     );
     h.insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
     resp
+}
+
+/// `GET /`: the chat page.
+async fn index() -> Response {
+    html(INDEX_HTML, CSP)
+}
+
+/// `GET /inspect`: the run inspector (its thread is in the query: `?thread=<id>`).
+async fn inspect() -> Response {
+    html(INSPECT_HTML, INSPECT_CSP)
+}
+
+/// `GET /inspect.css`: the inspector's styles.
+async fn inspect_css() -> Response {
+    asset(INSPECT_CSS, "text/css; charset=utf-8")
 }
 
 /// `GET /app.css`: the page's styles.

@@ -1,4 +1,6 @@
-// The page's elements, and `h`, the one way this page builds DOM nodes.
+// The page's elements, and `h` (el.js), the one way this page builds DOM nodes.
+
+export { h } from './el.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -20,6 +22,7 @@ export const ui = {
   graphPicker: $('graph-picker'),
   graphPickerField: $('graph-picker-field'),
   title: $('chat-title'),
+  inspectLink: $('inspect-link'),
   messages: $('messages'),
   notice: $('notice'),
   noticeText: $('notice-text'),
@@ -56,28 +59,6 @@ export const ui = {
 
 /** The message box's placeholder when no prompt is open. */
 export const DEFAULT_PLACEHOLDER = ui.editor.dataset.placeholder;
-
-/**
- * An element: `h('button', {class: 'x', onclick: f, text: 'Go'}, ...children)`.
- * Attributes that are null, undefined or false are left out; `text` sets the text,
- * `on<event>` adds a listener, `dataset` sets data attributes.
- */
-export function h(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else if (k === 'dataset') Object.assign(e.dataset, v);
-    else e.setAttribute(k, v === true ? '' : v);
-  }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
-}
 
 /** Scrolls the conversation to its last message. */
 export function scrollToEnd() {

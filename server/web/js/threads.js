@@ -53,6 +53,8 @@ export function refreshThreads() {
 /** Makes `id` the open conversation (in the URL too). */
 export function setThread(id) {
   state.threadId = id;
+  ui.inspectLink.hidden = !id;
+  ui.inspectLink.href = id ? `/inspect?thread=${encodeURIComponent(id)}` : '/inspect';
   const want = id ? `#/c/${id}` : '#/';
   if (location.hash !== want) history.pushState(null, '', want);
   renderThreads();
