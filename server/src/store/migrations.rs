@@ -84,7 +84,7 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                ran: vec![3],
+                ran: vec![3, 4],
                 adopted: vec![1, 2]
             },
             "unscoped 3 and 5 are the server's 1 and 2"
@@ -104,7 +104,7 @@ mod tests {
         let path = temp_db_path();
         let pool = unscoped::sqlite_pool(&path).await.unwrap();
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
-        assert_eq!(applied.ran, [1, 2, 3], "a fresh database runs them all");
+        assert_eq!(applied.ran, [1, 2, 3, 4], "a fresh database runs them all");
         pool.close().await;
         remove_sqlite_files(&path);
     }
