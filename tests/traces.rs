@@ -344,7 +344,7 @@ async fn a_run_taken_over_after_a_sigkill_continues_its_trace() {
     const TAKEN: &str = "0af7651916cd43dd8448eb211c80319c";
     let rx = OtlpReceiver::start().await;
     let env = otel_env(&rx);
-    let mut a = TestServer::start_with(
+    let a = TestServer::start_with(
         Backend::Postgres,
         &env_refs(
             &env,
