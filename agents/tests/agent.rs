@@ -267,7 +267,9 @@ async fn fake_openai() -> String {
 
 /// The spans opened while it is installed: name and fields (as text), by span.
 #[derive(Clone, Default)]
-struct Spans(Arc<std::sync::Mutex<Vec<(String, std::collections::BTreeMap<String, String>)>>>);
+struct Spans(Arc<std::sync::Mutex<Vec<(String, FieldMap)>>>);
+
+type FieldMap = std::collections::BTreeMap<String, String>;
 
 struct Fields<'a>(&'a mut std::collections::BTreeMap<String, String>);
 
