@@ -184,6 +184,7 @@ async fn a_run_is_one_trace_from_the_request_to_its_checkpoint_writes() {
         api_run["assistant_id"].as_str()
     );
     assert!(run.attr_str("user.id").is_some_and(|u| !u.is_empty()));
+    assert_eq!(run.attr_str("run.status"), Some("success"));
 
     // Nodes, durable steps and checkpoint writes sit under the run, in the same trace.
     let nodes: Vec<&Span> = spans
