@@ -184,6 +184,7 @@ async fn a_run_is_one_trace_from_the_request_to_its_checkpoint_writes() {
         api_run["assistant_id"].as_str()
     );
     assert!(run.attr_str("user.id").is_some_and(|u| !u.is_empty()));
+    assert_eq!(run.attr_str("run.status"), Some("success"));
 
     // Nodes, durable steps and checkpoint writes sit under the run, in the same trace.
     let nodes: Vec<&Span> = spans
@@ -292,7 +293,9 @@ async fn an_llm_call_is_a_chat_span_with_the_gen_ai_attributes() {
 
     let spans = rx
         .wait_for(&format!("a span per LLM call ({calls})"), |spans| {
-            spans.iter().filter(|s| s.name.starts_with("chat ")).count() >= calls
+            // The run span ends last: after the run is recorded, once the answer is out.
+            spans.iter().any(is_run)
+                && spans.iter().filter(|s| s.name.starts_with("chat ")).count() >= calls
                 && spans.iter().any(|s| {
                     s.name.starts_with("chat ")
                         && s.attr("gen_ai.usage.output_tokens") == Some(&Attr::Int(12))
@@ -342,7 +345,7 @@ async fn a_run_taken_over_after_a_sigkill_continues_its_trace() {
     const TAKEN: &str = "0af7651916cd43dd8448eb211c80319c";
     let rx = OtlpReceiver::start().await;
     let env = otel_env(&rx);
-    let mut a = TestServer::start_with(
+    let a = TestServer::start_with(
         Backend::Postgres,
         &env_refs(
             &env,
@@ -371,31 +374,37 @@ async fn a_run_taken_over_after_a_sigkill_continues_its_trace() {
         .as_str()
         .unwrap()
         .to_string();
-    // Kill A once it is inside the run (its first durable step is recorded).
+    // Kill the replica that took the run once it is inside it (its first durable step is
+    // recorded); the other one takes it over when the lease runs out.
     let pool = a.pg_pool().await.unwrap();
-    let a_pid = i64::from(a.pid().unwrap());
     let started = std::time::Instant::now();
-    loop {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM ledger_effects WHERE pid = $1 AND run_id = $2",
+    let holder: i64 = loop {
+        let pid: Option<i64> = sqlx::query_scalar(
+            "SELECT pid FROM ledger_effects WHERE run_id = $1 ORDER BY at_ms LIMIT 1",
         )
-        .bind(a_pid)
         .bind(&run_id)
-        .fetch_one(&pool)
+        .fetch_optional(&pool)
         .await
         .unwrap();
-        if n > 0 {
-            break;
+        if let Some(pid) = pid {
+            break pid;
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "A never ran the run"
+            "no replica ran the run"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    a.kill().await;
-    let statuses =
-        wait_all_final(&b, &[(t.clone(), run_id.clone())], Duration::from_secs(60)).await;
+    };
+    let mut servers = [("a", a), ("b", b)];
+    let (killed, survivor) = if servers[0].1.pid().map(i64::from) == Some(holder) {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    assert_eq!(servers[killed].1.pid().map(i64::from), Some(holder));
+    servers[killed].1.kill().await;
+    let (taker, b) = (servers[survivor].0, &servers[survivor].1);
+    let statuses = wait_all_final(b, &[(t.clone(), run_id.clone())], Duration::from_secs(60)).await;
     assert_eq!(statuses, vec!["success".to_string()]);
 
     let replica = |s: &Span| {
@@ -405,18 +414,18 @@ async fn a_run_taken_over_after_a_sigkill_continues_its_trace() {
             .map(str::to_string)
     };
     let spans = rx
-        .wait_for("B's run span and nodes", |spans| {
+        .wait_for("the taker's run span and nodes", |spans| {
             spans
                 .iter()
-                .any(|s| is_run(s) && replica(s).as_deref() == Some("b"))
+                .any(|s| is_run(s) && replica(s).as_deref() == Some(taker))
                 && spans
                     .iter()
-                    .any(|s| s.name.starts_with("node ") && replica(s).as_deref() == Some("b"))
+                    .any(|s| s.name.starts_with("node ") && replica(s).as_deref() == Some(taker))
         })
         .await;
     let b_run = spans
         .iter()
-        .find(|s| is_run(s) && replica(s).as_deref() == Some("b"))
+        .find(|s| is_run(s) && replica(s).as_deref() == Some(taker))
         .unwrap();
     assert_eq!(b_run.attr_str("run_id"), Some(run_id.as_str()));
     assert_eq!(
@@ -427,7 +436,7 @@ async fn a_run_taken_over_after_a_sigkill_continues_its_trace() {
         b_run.attr("attempt").and_then(Attr::int) >= Some(2),
         "{b_run:?}"
     );
-    // Its parent is the span A's request ran in (stored with the run), not a span of B's.
+    // Its parent is the span A's request ran in (stored with the run), not one of its own.
     let stored: Option<String> =
         sqlx::query_scalar("SELECT trace_context FROM runs WHERE run_id = $1")
             .bind(&run_id)
@@ -449,7 +458,7 @@ async fn a_run_taken_over_after_a_sigkill_continues_its_trace() {
     }
     for n in spans
         .iter()
-        .filter(|s| s.name.starts_with("node ") && replica(s).as_deref() == Some("b"))
+        .filter(|s| s.name.starts_with("node ") && replica(s).as_deref() == Some(taker))
     {
         assert_eq!(n.trace_id, TAKEN);
         assert!(under(&spans, n, b_run));

@@ -241,7 +241,7 @@ async fn fake_openai() -> String {
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "add", "arguments": "{\"a\": 2,"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": " \"b\": 5}"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-        json!({"choices": [], "usage": {"prompt_tokens": 42, "completion_tokens": 9, "total_tokens": 51}}),
+        json!({"model": "gpt-test-0613", "choices": [], "usage": {"prompt_tokens": 42, "completion_tokens": 9, "total_tokens": 51}}),
     ]
     .iter()
     .map(|e| format!("data: {e}\n\n"))
@@ -265,8 +265,59 @@ async fn fake_openai() -> String {
     format!("http://{addr}/v1")
 }
 
+/// The spans opened while it is installed: name and fields (as text), by span.
+#[derive(Clone, Default)]
+struct Spans(Arc<std::sync::Mutex<Vec<(String, FieldMap)>>>);
+
+type FieldMap = std::collections::BTreeMap<String, String>;
+
+struct Fields<'a>(&'a mut std::collections::BTreeMap<String, String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0
+            .insert(field.name().to_string(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_string(), value.to_string());
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut fields = std::collections::BTreeMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        let mut all = self.0.lock().unwrap();
+        let i = usize::try_from(id.into_u64()).unwrap() - 1;
+        if all.len() <= i {
+            all.resize(i + 1, Default::default());
+        }
+        all[i] = (attrs.metadata().name().to_string(), fields);
+    }
+
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let i = usize::try_from(id.into_u64()).unwrap() - 1;
+        values.record(&mut Fields(&mut self.0.lock().unwrap()[i].1));
+    }
+}
+
 #[tokio::test]
 async fn the_openai_client_streams_text_and_tool_calls() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let spans = Spans::default();
+    let _subscriber =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
     let base = fake_openai().await;
     let model = OpenAiModel::new(Some(&base), "sk-test", "gpt-test").unwrap();
     let tokens = std::sync::Mutex::new(String::new());
@@ -287,6 +338,28 @@ async fn the_openai_client_streams_text_and_tool_calls() {
     assert_eq!(*tokens.lock().unwrap(), "Let me add.");
     assert_eq!(turn.tool_calls[0].id, "c1");
     assert_eq!(turn.tool_calls[0].args, json!({"a": 2, "b": 5}));
+    // The call's span, by the OpenTelemetry GenAI conventions.
+    let spans = spans.0.lock().unwrap().clone();
+    let (_, chat) = spans
+        .iter()
+        .find(|(name, _)| name == "chat")
+        .expect("a chat span");
+    for (key, value) in [
+        ("otel.name", "chat gpt-test"),
+        ("otel.kind", "client"),
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.provider.name", "openai"),
+        ("gen_ai.request.model", "gpt-test"),
+        ("gen_ai.response.model", "gpt-test-0613"),
+        ("gen_ai.usage.input_tokens", "42"),
+        ("gen_ai.usage.output_tokens", "9"),
+    ] {
+        assert_eq!(
+            chat.get(key).map(String::as_str),
+            Some(value),
+            "{key}: {chat:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -21,10 +21,8 @@ async fn echo(state: Arc<Chat>, _ctx: NodeContext) -> Result<ChatUpdate, NodeErr
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // Logs to stderr, and traces to an OTLP collector when OTEL_EXPORTER_OTLP_ENDPOINT is set.
-    let _telemetry = palgraph_server::telemetry::Telemetry::new()
-        .service_name("hello")
-        .init()?;
+    // Logs, and traces to an OTLP collector when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    let _telemetry = palgraph_server::telemetry::init()?;
     let mut graph = StateGraph::<Chat>::new();
     graph.add_node("echo", echo);
     graph.add_edge(START, "echo");

@@ -459,6 +459,11 @@ impl Attempt {
         terminal: RunEvent,
         delete: bool,
     ) -> Option<RunEvent> {
+        let span = tracing::Span::current();
+        span.record("run.status", status.as_str());
+        if status == RunState::Error {
+            span.record("otel.status_code", "error");
+        }
         self.runs.writer.flush().await;
         let finish = Finish {
             status,

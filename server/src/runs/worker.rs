@@ -164,7 +164,9 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
         graph = %run.graph_id,
         assistant_id = %run.assistant_id,
         user.id = %run.owner,
-        attempt = run.attempt
+        attempt = run.attempt,
+        run.status = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     );
     if let Some(parent) = &run.trace_context {
         crate::telemetry::set_remote_parent(&span, parent);

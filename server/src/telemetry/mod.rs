@@ -24,7 +24,7 @@
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT` | the collector's base URL (`http://localhost:4318`); traces go to `{it}/v1/traces` |
 //! | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` | the full URL for traces (wins over the above) |
 //! | `OTEL_EXPORTER_OTLP_PROTOCOL`, `..._TRACES_PROTOCOL` | `http/protobuf` (the only one served) |
-//! | `OTEL_EXPORTER_OTLP_HEADERS`, `..._TRACES_HEADERS` | `key=value,key2=value2` sent with every export |
+//! | `OTEL_EXPORTER_OTLP_HEADERS`, `..._TRACES_HEADERS` | `key=value,key2=value2` sent with every export (the traces one wins) |
 //! | `OTEL_SERVICE_NAME` | the `service.name` (default `palgraph`, or the name given) |
 //! | `OTEL_RESOURCE_ATTRIBUTES` | `key=value,...` resource attributes |
 //! | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | `parentbased_always_on` (default), `traceidratio` with `0.1`, ... |
@@ -48,7 +48,7 @@ mod settings;
 use std::time::Duration;
 
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::Resource;
 use tracing_subscriber::layer::SubscriberExt;
@@ -214,7 +214,6 @@ fn provider(
         .with_http()
         .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
         .with_endpoint(settings.endpoint.clone())
-        .with_headers(settings.headers.clone())
         .build()
         .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
     let mut resource = Resource::builder();

@@ -51,7 +51,8 @@ impl Sampling {
 pub struct OtelSettings {
     /// The full URL spans are POSTed to (`.../v1/traces`).
     pub endpoint: String,
-    /// Headers sent with every export (`OTEL_EXPORTER_OTLP_HEADERS`, the traces ones winning).
+    /// Headers sent with every export: `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
+    /// `OTEL_EXPORTER_OTLP_HEADERS` (checked here; the exporter reads the variable itself).
     pub headers: HashMap<String, String>,
     /// The sampler.
     pub sampling: Sampling,
@@ -129,7 +130,7 @@ impl OtelSettings {
             "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
         ] {
             if let Some((n, v)) = var(&lookup, name) {
-                headers.extend(pairs(n, &v)?);
+                headers = pairs(n, &v)?.into_iter().collect();
             }
         }
         let names_service = var(&lookup, "OTEL_SERVICE_NAME").is_some()
@@ -325,10 +326,24 @@ mod tests {
         ])
         .unwrap()
         .unwrap();
-        assert_eq!(s.headers["authorization"], "Basic abc");
+        assert_eq!(
+            s.headers.len(),
+            1,
+            "the traces headers replace the general ones"
+        );
         assert_eq!(s.headers["x-a"], "2");
         assert!(s.names_service);
         assert_eq!(s.sampling, Sampling::ParentBasedRatio(0.25));
+        let s = read(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "authorization=Basic%20abc, x-a=1",
+            ),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.headers["authorization"], "Basic abc");
     }
 
     #[test]
