@@ -241,6 +241,7 @@ async fn fake_openai() -> String {
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "add", "arguments": "{\"a\": 2,"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": " \"b\": 5}"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 21, "completion_tokens": 9, "total_tokens": 30}}),
     ]
     .iter()
     .map(|e| format!("data: {e}\n\n"))
@@ -253,6 +254,7 @@ async fn fake_openai() -> String {
             async move {
                 assert_eq!(req["tools"][0]["function"]["name"], "add");
                 assert_eq!(req["messages"][0]["role"], "system");
+                assert_eq!(req["stream_options"]["include_usage"], true);
                 ([("content-type", "text/event-stream")], body)
             }
         }),
@@ -270,6 +272,10 @@ async fn the_openai_client_streams_text_and_tool_calls() {
     let tokens = std::sync::Mutex::new(String::new());
     let messages = [Message::human("add 2 and 5")];
     let specs = [add().spec()];
+    // What the call records, on a recorder of this test's own (a current-thread runtime).
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let seen = recorder.handle();
+    let local = metrics::set_default_local_recorder(&recorder);
     let turn = model
         .complete(
             ModelRequest {
@@ -281,6 +287,14 @@ async fn the_openai_client_streams_text_and_tool_calls() {
         )
         .await
         .unwrap();
+    drop(local);
+    let text = seen.render();
+    for line in [
+        "palgraph_llm_tokens_total{model=\"gpt-test\",direction=\"input\"} 21",
+        "palgraph_llm_tokens_total{model=\"gpt-test\",direction=\"output\"} 9",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
     assert_eq!(turn.content, "Let me add.");
     assert_eq!(*tokens.lock().unwrap(), "Let me add.");
     assert_eq!(turn.tool_calls[0].id, "c1");
