@@ -444,7 +444,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.observability {
         let pool = schema.pool(2).await;
         let (rounds, warm, secs) = if args.quick {
-            (1, 1.0, 3.0)
+            (1, 2.0, 8.0)
         } else {
             (3, 3.0, 15.0)
         };
