@@ -132,6 +132,20 @@ fn http_error(status: reqwest::StatusCode, body: &str) -> ModelError {
     }
 }
 
+impl OpenAiModel {
+    /// Counts a call's tokens (`palgraph_llm_tokens_total{model, direction}`, through the
+    /// [`metrics`] facade: a no-op unless a recorder is installed, as `palgraph serve` does).
+    fn record_usage(&self, usage: &serde_json::Map<String, Value>) {
+        let model = self.model.clone();
+        for (field, direction) in [("prompt_tokens", "input"), ("completion_tokens", "output")] {
+            if let Some(n) = usage.get(field).and_then(Value::as_u64) {
+                metrics::counter!("palgraph_llm_tokens_total", "model" => model.clone(), "direction" => direction)
+                    .increment(n);
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl ChatModel for OpenAiModel {
     async fn complete(
@@ -231,6 +245,7 @@ impl OpenAiModel {
                     span.record("gen_ai.response.model", model);
                 }
                 if let Some(u) = event["usage"].as_object() {
+                    self.record_usage(u);
                     for (key, field) in [
                         ("prompt_tokens", "gen_ai.usage.input_tokens"),
                         ("completion_tokens", "gen_ai.usage.output_tokens"),

@@ -323,6 +323,10 @@ async fn the_openai_client_streams_text_and_tool_calls() {
     let tokens = std::sync::Mutex::new(String::new());
     let messages = [Message::human("add 2 and 5")];
     let specs = [add().spec()];
+    // What the call records, on a recorder of this test's own (a current-thread runtime).
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let seen = recorder.handle();
+    let local = metrics::set_default_local_recorder(&recorder);
     let turn = model
         .complete(
             ModelRequest {
@@ -334,6 +338,14 @@ async fn the_openai_client_streams_text_and_tool_calls() {
         )
         .await
         .unwrap();
+    drop(local);
+    let text = seen.render();
+    for line in [
+        "palgraph_llm_tokens_total{model=\"gpt-test\",direction=\"input\"} 42",
+        "palgraph_llm_tokens_total{model=\"gpt-test\",direction=\"output\"} 9",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
     assert_eq!(turn.content, "Let me add.");
     assert_eq!(*tokens.lock().unwrap(), "Let me add.");
     assert_eq!(turn.tool_calls[0].id, "c1");

@@ -217,7 +217,7 @@ pub(crate) fn parse(text: &str) -> Result<Exposition, String> {
             return Err(at("the same series twice".into()));
         }
         let f = out.families.get_mut(&family).expect("found above");
-        if f.kind == "counter" && !(value >= 0.0) {
+        if f.kind == "counter" && (value.is_nan() || value < 0.0) {
             return Err(at("a negative counter".into()));
         }
         f.samples.push(Sample {
@@ -240,7 +240,9 @@ pub(crate) fn parse(text: &str) -> Result<Exposition, String> {
 /// Per series (labels less `le`): buckets cumulative and ending in `+Inf` = `_count`, and a
 /// `_sum`.
 fn check_histogram(name: &str, f: &Family) -> Result<(), String> {
-    let mut series: BTreeMap<Labels, (Vec<(f64, f64)>, Option<f64>, Option<f64>)> = BTreeMap::new();
+    /// A series' buckets `(le, count)`, `_sum` and `_count`.
+    type Series = (Vec<(f64, f64)>, Option<f64>, Option<f64>);
+    let mut series: BTreeMap<Labels, Series> = BTreeMap::new();
     for s in &f.samples {
         let mut labels = s.labels.clone();
         let le = labels.remove("le");

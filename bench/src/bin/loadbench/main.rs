@@ -4,8 +4,13 @@
 //! ```text
 //! cargo build --release -p palgraph-app -p palgraph-bench
 //! target/release/palgraph-loadbench [--quick] [--out DIR] [--server PATH] [--watchers N]
-//!     [--sizes 0,100000,1000000] [--soak SECS]
+//!     [--sizes 0,100000,1000000] [--soak SECS] [--observability]
 //! ```
+//!
+//! `--observability` measures only what tracing and metrics cost: N = 1 and 32 with
+//! tracing off, with traces exported to a local OTLP receiver, and with `/metrics` scraped
+//! every second, interleaved (see `observability.rs`); it writes
+//! `palgraph-observability.json`.
 //!
 //! `--sizes` (default `0,100000`; `--quick`: `0`) repeats the load at each database size:
 //! the schema is grown to that many finished runs between the rounds, each run on a thread
@@ -25,6 +30,7 @@
 #![allow(unreachable_pub)]
 
 mod database;
+mod observability;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -46,6 +52,7 @@ struct Args {
     watchers: usize,
     sizes: Option<Vec<i64>>,
     soak: Option<f64>,
+    observability: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -57,11 +64,13 @@ fn args() -> anyhow::Result<Args> {
         watchers: 1000,
         sizes: None,
         soak: None,
+        observability: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
             "--quick" => a.quick = true,
+            "--observability" => a.observability = true,
             "--out" => a.out = it.next().context("--out needs a directory")?.into(),
             "--server" => a.server = it.next().context("--server needs a path")?.into(),
             "--watchers" => a.watchers = it.next().context("--watchers needs a number")?.parse()?,
@@ -89,6 +98,15 @@ struct Server {
 
 impl Server {
     async fn start(path: &PathBuf, database_url: &str) -> anyhow::Result<Server> {
+        Self::start_with(path, database_url, &[]).await
+    }
+
+    /// A server with extra environment variables.
+    async fn start_with(
+        path: &PathBuf,
+        database_url: &str,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Server> {
         let mut child = Command::new(path)
             .arg("serve")
             .env("PALGRAPH_PORT", "0")
@@ -96,6 +114,10 @@ impl Server {
             .env("RUST_LOG", "warn")
             .env_remove("OPENAI_API_KEY")
             .env_remove("PALASSIST_OFFLINE_PACE_MS")
+            // Traces only where a set-up asks for them (`--observability`).
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
@@ -419,6 +441,28 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let schema = PgSchema::create().await;
+    if args.observability {
+        let pool = schema.pool(2).await;
+        let (rounds, warm, secs) = if args.quick {
+            (1, 2.0, 8.0)
+        } else {
+            (3, 3.0, 15.0)
+        };
+        let out = observability::compare(
+            &args.server,
+            &schema.schema_url(),
+            &pool,
+            rounds,
+            warm,
+            secs,
+        )
+        .await?;
+        std::fs::create_dir_all(&args.out)?;
+        let path = args.out.join("palgraph-observability.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&out)?)?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
     let mut server = Server::start(&args.server, &schema.schema_url()).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle_rss = server.rss_kib();
