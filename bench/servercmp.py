@@ -306,6 +306,10 @@ def environment(meta: dict) -> list[str]:
         "- LangGraph: `langgraph dev --no-reload --n-jobs-per-worker 32` (in-memory runtime) on "
         "bench/langgraph-server/twins.py; " + ", ".join(f"{k}=={v}" for k, v in sorted(meta["langgraph"].items()))
         + f"; Python {meta['python']}",
+        "- Load average (1, 5, 15 min) before the build: "
+        + ", ".join(f"{x:.1f}" for x in meta["loadavg_before_build"]) + "; at the end of the load: "
+        + ", ".join(f"{x:.1f}" for x in meta["loadavg_at_end"])
+        + " (on a quiet machine only this run loads it)",
         f"- Windows: {meta['rounds']} round(s) of {meta['secs']} s measured after {meta['warm']} s of the same "
         f"load, per server, graph and N; streaming: {meta['words']} words, no delay",
     ]
@@ -332,6 +336,7 @@ def run(argv: list[str]) -> None:
     graphs = [g.strip() for g in a.graphs.split(",")]
     a.out.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now(dt.timezone.utc)
+    load_before = os.getloadavg()
     if not a.skip_build:
         sh(["cargo", "build", "--release", "-q", "-p", "palgraph-app", "-p", "palgraph-bench"], cwd=ROOT)
     servers: list[Server] = []
@@ -359,6 +364,7 @@ def run(argv: list[str]) -> None:
                         w.update(server=s.name, round=r)
                         windows.append(w)
         after = {s.name: tree_rss_kib(s.proc.pid) for s in servers}
+        load_after = os.getloadavg()
     finally:
         for s in servers:
             s.stop()
@@ -381,6 +387,8 @@ def run(argv: list[str]) -> None:
         "python": platform.python_version(),
         "idle_rss_kib": idle,
         "after_rss_kib": after,
+        "loadavg_before_build": load_before,
+        "loadavg_at_end": load_after,
     }
     label = " (QUICK: short windows, one round; a smoke run, not figures)" if a.quick else ""
     md = [
