@@ -168,14 +168,14 @@ async fn turn(
         bail!("POST /threads/{{id}}/runs/stream: {}", resp.status());
     }
     let mut stream = resp.bytes_stream();
-    let (mut buf, mut first_status, mut last_values) = (String::new(), None, Value::Null);
+    let (mut buf, mut first_status, mut last_values) = (Vec::<u8>::new(), None, Value::Null);
     while let Some(chunk) = stream.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk?));
-        let normalized = buf.replace("\r\n", "\n");
-        buf = normalized;
-        while let Some(end) = buf.find("\n\n") {
-            let text: String = buf.drain(..end + 2).collect();
-            let (event, data) = frame(&text);
+        // Bytes, not text: a chunk may end inside a character. CR never occurs unescaped
+        // inside JSON data, so dropping it turns CRLF line ends into LF.
+        buf.extend(chunk?.iter().filter(|&&b| b != b'\r'));
+        while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+            let bytes: Vec<u8> = buf.drain(..end + 2).collect();
+            let (event, data) = frame(&String::from_utf8_lossy(&bytes));
             match event.as_str() {
                 "custom" if first_status.is_none() => {
                     first_status = Some(t1.elapsed().as_secs_f64() * 1e6)
