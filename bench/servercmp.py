@@ -420,7 +420,8 @@ def run(argv: list[str]) -> None:
         "- The in-memory runtime's scheduler sleeps 0.5 s whenever it found no run to start "
         "(`langgraph_runtime_inmem.ops.Runs.next`), so a run waits for that poll: about 1 s per turn at any of "
         "these N, and its turns/s is N per second or so while its CPU (`cores busy`) stays low; it is held "
-        "back by the poll, not saturated.",
+        "back by the poll, not saturated. Its turns end in batches about 1 s apart, so a short window "
+        "(`--quick`) counts one batch more or less: its turns/s there is coarse.",
         "- Stored bytes: growth of palgraph's tables (with indexes and TOAST) over the window, per turn; pages "
         "are allocated 8 KiB at a time, so short windows are coarse.",
         "- Both servers run all the time (the idle one polls); the client is on the same machine.",
