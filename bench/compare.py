@@ -13,6 +13,11 @@ same Postgres, then writes one table of both with the ratio for every row.
 
 Writes OUT/comparison.md (default OUT: target/bench). `--skip-langgraph FILE` reuses a
 LangGraph results.json instead of running it again. Standard library only.
+
+    python3 bench/compare.py server [--quick] [...]
+
+runs the server comparison instead: `palgraph serve` against the official `langgraph dev`
+on twin graphs, the same load client, interleaved A/B (see bench/servercmp.py).
 """
 
 from __future__ import annotations
@@ -244,6 +249,12 @@ def environment(pal: dict, lg: dict) -> list[str]:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["server"]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import servercmp
+
+        servercmp.run(sys.argv[2:])
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small samples (smoke run)")
     ap.add_argument("--langgraph", type=Path, default=ROOT.parent / "shared" / "bench" / "langgraph")

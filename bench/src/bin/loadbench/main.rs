@@ -26,11 +26,16 @@
 //! spread over two replicas on the same database. Postgres comes from
 //! `BENCH_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`); the server
 //! gets a fresh schema. Writes `palgraph-load.json` in the output directory.
+//!
+//! `--drive URL ...` is another mode: one window of load against any server speaking
+//! LangGraph's Agent Server API (the client of `bench/compare.py server`; see `drive.rs`).
 
 #![allow(unreachable_pub)]
 
 mod database;
+mod drive;
 mod observability;
+mod procs;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -425,13 +430,25 @@ async fn soak(server: &Server, pool: &sqlx::PgPool, secs: f64) -> anyhow::Result
 }
 
 fn main() -> anyhow::Result<()> {
-    let args = args()?;
     // reqwest is built without a bundled crypto provider (the workspace picks ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?
-        .block_on(run(args))
+        .build()?;
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    match raw.first().map(String::as_str) {
+        Some("--drive") => {
+            let d = drive::parse(&raw)?;
+            let out = rt.block_on(drive::run(d))?;
+            println!("{out}");
+            Ok(())
+        }
+        Some("--create-database") => {
+            let url = raw.get(1).context("--create-database needs a URL")?;
+            rt.block_on(drive::create_database(url))
+        }
+        _ => rt.block_on(run(args()?)),
+    }
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
