@@ -81,6 +81,7 @@ step('approval: the path, the timeline, a diff, an edit, a refused edit and a fo
   eq(await draftDiff.getAttribute('data-kind'), 'changed', 'the draft changed');
   check((await draftDiff.locator('.diff-after').textContent()).includes('Revised for: shorter'), 'the new draft is shown');
   check(await page.locator('#graph g.node.current[data-node="draft"]').count() === 1, 'the selected step\'s node is marked');
+  await page.evaluate(() => window.scrollTo(0, 0));
   await shot(page, '10-inspector-approval.png');
 
   // Invalid JSON: said inline, nothing written.
@@ -127,6 +128,7 @@ step('approval: the path, the timeline, a diff, an edit, a refused edit and a fo
   check(await page.locator(`.step-row[data-checkpoint="${pending.checkpoint_id}"] .badge.interrupt`).count() === 1, 'its pending interrupt is shown');
   check(await page.locator('#timeline .step-row[data-source="fork"] .badge.branch').count() === 1, 'the fork is marked as a branch');
   check(await page.locator('#timeline .step-row.off-branch').count() >= before.length, 'the old branch is dimmed');
+  await page.evaluate(() => window.scrollTo(0, 0));
   await shot(page, '11-inspector-fork.png');
   eq(page.__errors, [], 'no page errors');
   await page.close();
