@@ -17,7 +17,7 @@ use std::time::Duration;
 use common::ledger::wait_all_final;
 use common::{Backend, SseEvent, TestServer};
 use exposition::{parse, Exposition};
-use fake_openai::{FakeOpenAi, Reply as Fake};
+use fake_openai::FakeOpenAi;
 use serde_json::{json, Value};
 
 async fn scrape(s: &TestServer) -> (Exposition, String) {
@@ -33,29 +33,7 @@ async fn scrape(s: &TestServer) -> (Exposition, String) {
 /// A model that answers every structured call (intent: inquire) and streams every answer,
 /// with token counts in its usage.
 async fn model() -> FakeOpenAi {
-    FakeOpenAi::responding(|body| {
-        if body["stream"] == true {
-            return Fake::Stream {
-                deltas: vec!["The leverage ratio ".into(), "must be 3% [1].".into()],
-                prompt_tokens: 300,
-                completion_tokens: 12,
-                stall_after: None,
-            };
-        }
-        let content = match body["response_format"]["json_schema"]["name"].as_str() {
-            Some("intent_decision") => json!({
-                "action": "inquire", "requested_actions": ["inquire"], "confidence": 0.95,
-                "enable_web_search": false, "multi_action_detected": false, "reasoning": "a question"
-            }),
-            _ => json!({"doc_ids": [], "confidence": 0.0, "unresolved_names": [], "reasoning": "none"}),
-        };
-        Fake::Completion {
-            content: content.to_string(),
-            prompt_tokens: 100,
-            completion_tokens: 10,
-        }
-    })
-    .await
+    FakeOpenAi::inquiring(&["The leverage ratio ", "must be 3% [1]."]).await
 }
 
 async fn document(s: &TestServer, part: &str) -> String {

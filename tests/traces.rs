@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::ledger::{ledger_input, wait_all_final, FAULT};
 use common::{Backend, TestServer};
-use fake_openai::{FakeOpenAi, Reply as Fake};
+use fake_openai::FakeOpenAi;
 use otlp_receiver::{Attr, OtlpReceiver, Span};
 use serde_json::{json, Value};
 
@@ -239,29 +239,7 @@ async fn a_run_is_one_trace_from_the_request_to_its_checkpoint_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_llm_call_is_a_chat_span_with_the_gen_ai_attributes() {
-    let fake = FakeOpenAi::responding(|body| {
-        if body["stream"] == true {
-            return Fake::Stream {
-                deltas: vec!["The leverage ratio ".into(), "must be 3% [1].".into()],
-                prompt_tokens: 300,
-                completion_tokens: 12,
-                stall_after: None,
-            };
-        }
-        let content = match body["response_format"]["json_schema"]["name"].as_str() {
-            Some("intent_decision") => json!({
-                "action": "inquire", "requested_actions": ["inquire"], "confidence": 0.95,
-                "enable_web_search": false, "multi_action_detected": false, "reasoning": "a question"
-            }),
-            _ => json!({"doc_ids": [], "confidence": 0.0, "unresolved_names": [], "reasoning": "none"}),
-        };
-        Fake::Completion {
-            content: content.to_string(),
-            prompt_tokens: 100,
-            completion_tokens: 10,
-        }
-    })
-    .await;
+    let fake = FakeOpenAi::inquiring(&["The leverage ratio ", "must be 3% [1]."]).await;
     let rx = OtlpReceiver::start().await;
     let env = otel_env(&rx);
     let s = TestServer::start_with(

@@ -101,6 +101,39 @@ impl FakeOpenAi {
         .await
     }
 
+    /// A stand-in for PalAssist's model: every structured call decides to inquire (no
+    /// documents named; 100 prompt and 10 completion tokens), every answer streams
+    /// `deltas` (300 and 12 tokens).
+    pub async fn inquiring(deltas: &[&str]) -> Self {
+        let deltas: Vec<String> = deltas.iter().map(|d| d.to_string()).collect();
+        Self::responding(move |body| {
+            if body["stream"] == true {
+                return Reply::Stream {
+                    deltas: deltas.clone(),
+                    prompt_tokens: 300,
+                    completion_tokens: 12,
+                    stall_after: None,
+                };
+            }
+            let content = match body["response_format"]["json_schema"]["name"].as_str() {
+                Some("intent_decision") => json!({
+                    "action": "inquire", "requested_actions": ["inquire"], "confidence": 0.95,
+                    "enable_web_search": false, "multi_action_detected": false,
+                    "reasoning": "a question"
+                }),
+                _ => json!({
+                    "doc_ids": [], "confidence": 0.0, "unresolved_names": [], "reasoning": "none"
+                }),
+            };
+            Reply::Completion {
+                content: content.to_string(),
+                prompt_tokens: 100,
+                completion_tokens: 10,
+            }
+        })
+        .await
+    }
+
     async fn serve(script: Script) -> Self {
         let script = Arc::new(script);
         let app = Router::new()
