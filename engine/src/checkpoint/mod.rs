@@ -24,6 +24,8 @@ mod pg_group_commit;
 #[cfg(all(test, feature = "postgres", feature = "testkit"))]
 mod pg_plans;
 #[cfg(feature = "postgres")]
+mod pg_writes_batch;
+#[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;

@@ -17,6 +17,7 @@ use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 
 use super::pg_group_commit::{GroupCommit, NewRow};
+use super::pg_writes_batch::{WritesBatch, WritesCall};
 use super::sql::{self, without_nul, RowLinks};
 use super::{
     CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
@@ -28,6 +29,7 @@ use super::{
 pub struct PostgresCheckpointer {
     pool: PgPool,
     writer: GroupCommit,
+    writes: WritesBatch,
 }
 
 impl PostgresCheckpointer {
@@ -36,6 +38,7 @@ impl PostgresCheckpointer {
     pub fn new(pool: PgPool) -> Self {
         PostgresCheckpointer {
             writer: GroupCommit::start(pool.clone()),
+            writes: WritesBatch::start(pool.clone()),
             pool,
         }
     }
@@ -363,6 +366,18 @@ impl Checkpointer for PostgresCheckpointer {
             return Ok(());
         }
         let json = sql::writes_json(&writes)?;
+        // With other tasks' writes in one commit, unless that batch failed as a whole.
+        let call = WritesCall {
+            thread_id: thread_id.to_string(),
+            checkpoint_id: checkpoint_id.to_string(),
+            writes_json: json,
+            fence: fence.map(|f| (f.key.clone(), f.epoch)),
+        };
+        let json = match self.writes.submit(call).await {
+            Some(true) => return Ok(()),
+            Some(false) => return self.fenced(fence).await,
+            None => sql::writes_json(&writes)?,
+        };
         let stored = sqlx::query(PUT_WRITES)
             .bind(thread_id)
             .bind(checkpoint_id)

@@ -6,8 +6,9 @@
 //! - `palgraph_checkpoint_load_duration_seconds{backend, kind}`: a checkpoint read with its
 //!   values (`kind="values"`) or without them (`kind="metadata"`, a head the engine has
 //!   cached);
-//! - `palgraph_group_commit_batch_size{kind="checkpoints"}`: the checkpoints one group
-//!   commit carried (Postgres).
+//! - `palgraph_group_commit_batch_size{kind}`: the checkpoints (`kind="checkpoints"`) or
+//!   the tasks' pending writes (`kind="checkpoint_writes"`) one group commit carried
+//!   (Postgres).
 
 use std::time::Instant;
 
@@ -79,4 +80,9 @@ impl Drop for Timer {
 #[cfg(feature = "postgres")]
 pub(crate) fn batch(rows: usize) {
     metrics::histogram!(BATCH_SIZE, "kind" => "checkpoints").record(rows as f64);
+}
+
+/// Records how many calls' pending writes one group commit carried.
+pub(crate) fn writes_batch(calls: usize) {
+    metrics::histogram!(BATCH_SIZE, "kind" => "checkpoint_writes").record(calls as f64);
 }

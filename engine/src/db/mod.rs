@@ -6,6 +6,7 @@
 //! SQLite runs in WAL mode with `synchronous = FULL`: a commit is on disk before it returns,
 //! like Postgres with its default `synchronous_commit = on`.
 
+pub mod batch;
 pub mod migrate;
 
 use migrate::{Migration, Migrator};

@@ -2,7 +2,6 @@
 //! events (what watchers replay). One trait, implemented once over SQL (`sql`) with the
 //! little that differs between SQLite and Postgres in a dialect each.
 
-mod batch;
 #[cfg(test)]
 mod batch_tests;
 mod dialect;

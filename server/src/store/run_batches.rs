@@ -9,11 +9,11 @@
 //! idempotency key names an existing run is created the long way, as is any run whose batch
 //! failed as a whole.
 
+use palgraph::db::batch::Batcher;
 use serde_json::{json, Value};
 use sqlx::types::Json;
 use sqlx::PgPool;
 
-use super::batch::Batcher;
 use super::rows::json;
 use super::{now_ms, thread_status_after, Claim, Finish, NewRun, Run, RunState, StoreError};
 

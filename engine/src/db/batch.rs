@@ -1,4 +1,5 @@
-//! Group commit: concurrent callers' writes gathered into one call.
+//! Group commit: concurrent callers' writes gathered into one call (the checkpointer's
+//! pending writes, the server's run rows).
 //!
 //! A [`Batcher`] hands each submitted item to a background task that passes everything
 //! queued at that moment to one batch function: one round trip and one commit for all of
@@ -12,15 +13,30 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-/// The callers' side of a batching task (see the module docs).
-pub(crate) struct Batcher<I, O> {
+/// The callers' side of a batching task (see the module docs); clones share the task, which
+/// ends when the last clone is dropped.
+pub struct Batcher<I, O> {
     tx: mpsc::UnboundedSender<(I, oneshot::Sender<Option<O>>)>,
 }
 
+impl<I, O> Clone for Batcher<I, O> {
+    fn clone(&self) -> Self {
+        Batcher {
+            tx: self.tx.clone(),
+        }
+    }
+}
+
+impl<I, O> std::fmt::Debug for Batcher<I, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batcher").finish_non_exhaustive()
+    }
+}
+
 impl<I: Send + 'static, O: Send + 'static> Batcher<I, O> {
-    /// Starts the task, on the current Tokio runtime. `run` gets up to `max` items and
+    /// Starts the task, on the current Tokio runtime (call within one). `run` gets up to `max` items and
     /// returns one output per item, in their order; at most `in_flight` calls run at once.
-    pub(crate) fn spawn<F, Fut, E>(max: usize, in_flight: usize, run: F) -> Self
+    pub fn spawn<F, Fut, E>(max: usize, in_flight: usize, run: F) -> Self
     where
         F: Fn(Vec<I>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<O>, E>> + Send + 'static,
@@ -87,7 +103,7 @@ impl<I: Send + 'static, O: Send + 'static> Batcher<I, O> {
 
     /// Submits `item`; its output, or `None` when its batch failed (or the task is gone)
     /// and the caller must write it alone.
-    pub(crate) async fn submit(&self, item: I) -> Option<O> {
+    pub async fn submit(&self, item: I) -> Option<O> {
         let (reply, rx) = oneshot::channel();
         self.tx.send((item, reply)).ok()?;
         rx.await.ok().flatten()
