@@ -391,7 +391,10 @@ impl Checkpointer for PostgresCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<bool, CheckpointError> {
-        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Writes);
+        let _timer = super::timing::Timer::start(
+            super::timing::Backend::Postgres,
+            super::timing::Op::Writes,
+        );
         let json = sql::writes_json(&writes)?;
         let at_head: bool = sqlx::query_scalar(PUT_WRITES_AT_HEAD)
             .bind(thread_id)
