@@ -372,10 +372,11 @@ impl NodeContext {
     {
         let span = tracing::info_span!(
             "durable_step",
-            otel.name = %format_args!("step {name}"),
+            otel.name = tracing::field::Empty,
             step.name = name,
             step.replayed = tracing::field::Empty,
         );
+        crate::observe::name_span(&span, format_args!("step {name}"));
         self.durable_step(name, body).instrument(span).await
     }
 

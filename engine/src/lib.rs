@@ -104,6 +104,7 @@ pub mod graph;
 pub mod history;
 pub mod interrupt;
 pub mod messages;
+pub mod metric;
 pub mod node;
 pub mod node_cache;
 pub mod observe;

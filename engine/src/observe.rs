@@ -34,6 +34,7 @@
 //! ```
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -138,6 +139,31 @@ pub fn llm_call(mut call: LlmCall) -> bool {
         at = r.parent.as_ref();
     }
     true
+}
+
+/// Whether spans are given their OpenTelemetry name ([`name_span`]); on unless turned off.
+static OTEL_NAMES: AtomicBool = AtomicBool::new(true);
+
+/// Turns the OpenTelemetry names of the engine's spans (`node {name}`, `step {name}`) on or
+/// off. A program that exports no traces turns them off (`palgraph serve` does when no OTLP
+/// endpoint is set), so that a span logged at `info` does not format a name no exporter
+/// reads; a program that installs its own OpenTelemetry layer leaves them on.
+pub fn set_otel_names(on: bool) {
+    OTEL_NAMES.store(on, Ordering::Relaxed);
+}
+
+/// Whether the engine names its spans for OpenTelemetry (see [`set_otel_names`]).
+pub fn otel_names() -> bool {
+    OTEL_NAMES.load(Ordering::Relaxed)
+}
+
+/// Names `span` for OpenTelemetry (records its `otel.name` field, which must be declared,
+/// `Empty`): only when names are on and the span is enabled, so that otherwise the name is
+/// never formatted.
+pub fn name_span(span: &tracing::Span, name: std::fmt::Arguments<'_>) {
+    if otel_names() && !span.is_disabled() {
+        span.record("otel.name", name);
+    }
 }
 
 /// The recorder of the task running the caller, if any.

@@ -167,7 +167,8 @@ impl Checkpointer for MemoryCheckpointer {
     }
 
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
-        let _timer = super::timing::Timer::start("memory", super::timing::Op::Put);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Memory, super::timing::Op::Put);
         let mut threads = self.lock();
         check_fence(threads.get(&put.record.thread_id), put.fence.as_ref())?;
         let data = threads.entry(put.record.thread_id.clone()).or_default();
@@ -205,7 +206,8 @@ impl Checkpointer for MemoryCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
-        let _timer = super::timing::Timer::start("memory", super::timing::Op::Writes);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Memory, super::timing::Op::Writes);
         let mut threads = self.lock();
         check_fence(threads.get(thread_id), fence)?;
         let data = threads.entry(thread_id.to_string()).or_default();
@@ -237,7 +239,8 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        let _timer = super::timing::Timer::start("memory", super::timing::Op::Load);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Memory, super::timing::Op::Load);
         let threads = self.lock();
         let Some(data) = threads.get(thread_id) else {
             return Ok(None);
@@ -275,7 +278,10 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        let _timer = super::timing::Timer::start("memory", super::timing::Op::LoadMetadata);
+        let _timer = super::timing::Timer::start(
+            super::timing::Backend::Memory,
+            super::timing::Op::LoadMetadata,
+        );
         let threads = self.lock();
         let Some(data) = threads.get(thread_id) else {
             return Ok(None);

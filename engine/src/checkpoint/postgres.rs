@@ -332,7 +332,8 @@ impl PostgresCheckpointer {
 #[async_trait]
 impl Checkpointer for PostgresCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
-        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Put);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Postgres, super::timing::Op::Put);
         let r = &put.record;
         let row = NewRow {
             thread_id: r.thread_id.clone(),
@@ -361,7 +362,10 @@ impl Checkpointer for PostgresCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
-        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Writes);
+        let _timer = super::timing::Timer::start(
+            super::timing::Backend::Postgres,
+            super::timing::Op::Writes,
+        );
         if writes.is_empty() {
             return Ok(());
         }
@@ -402,7 +406,10 @@ impl Checkpointer for PostgresCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<bool, CheckpointError> {
-        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Writes);
+        let _timer = super::timing::Timer::start(
+            super::timing::Backend::Postgres,
+            super::timing::Op::Writes,
+        );
         let json = sql::writes_json(&writes)?;
         let at_head: bool = sqlx::query_scalar(PUT_WRITES_AT_HEAD)
             .bind(thread_id)
@@ -481,7 +488,8 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Load);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Postgres, super::timing::Op::Load);
         let Some(row) = sqlx::query(GET)
             .bind(thread_id)
             .bind(checkpoint_id)
@@ -511,7 +519,10 @@ impl Checkpointer for PostgresCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        let _timer = super::timing::Timer::start("postgres", super::timing::Op::LoadMetadata);
+        let _timer = super::timing::Timer::start(
+            super::timing::Backend::Postgres,
+            super::timing::Op::LoadMetadata,
+        );
         let Some(row) = sqlx::query(GET_WITHOUT_VALUES)
             .bind(thread_id)
             .bind(checkpoint_id)

@@ -304,7 +304,8 @@ impl SqliteCheckpointer {
 #[async_trait]
 impl Checkpointer for SqliteCheckpointer {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
-        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::Put);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Sqlite, super::timing::Op::Put);
         let r = &put.record;
         let metadata = to_json(&r.metadata)?;
         let versions = to_json(&r.versions)?;
@@ -360,7 +361,8 @@ impl Checkpointer for SqliteCheckpointer {
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
     ) -> Result<(), CheckpointError> {
-        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::Writes);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Sqlite, super::timing::Op::Writes);
         if writes.is_empty() {
             return Ok(());
         }
@@ -394,7 +396,8 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::Load);
+        let _timer =
+            super::timing::Timer::start(super::timing::Backend::Sqlite, super::timing::Op::Load);
         self.load(thread_id, checkpoint_id, true).await
     }
 
@@ -403,7 +406,10 @@ impl Checkpointer for SqliteCheckpointer {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        let _timer = super::timing::Timer::start("sqlite", super::timing::Op::LoadMetadata);
+        let _timer = super::timing::Timer::start(
+            super::timing::Backend::Sqlite,
+            super::timing::Op::LoadMetadata,
+        );
         self.load(thread_id, checkpoint_id, false).await
     }
 

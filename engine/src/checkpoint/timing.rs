@@ -12,12 +12,27 @@
 
 use std::time::Instant;
 
+use metrics::{Key, Label};
+
+use crate::metric;
+
 /// Seconds a checkpoint write took.
 pub(crate) const WRITE_SECONDS: &str = "palgraph_checkpoint_write_duration_seconds";
 /// Seconds a checkpoint load took.
 pub(crate) const LOAD_SECONDS: &str = "palgraph_checkpoint_load_duration_seconds";
 /// Rows one group commit carried.
 pub(crate) const BATCH_SIZE: &str = "palgraph_group_commit_batch_size";
+
+/// Where checkpoints are stored (the `backend` label).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Backend {
+    /// In memory.
+    Memory,
+    /// SQLite.
+    Sqlite,
+    /// Postgres.
+    Postgres,
+}
 
 /// What is timed.
 #[derive(Clone, Copy, Debug)]
@@ -32,21 +47,52 @@ pub(crate) enum Op {
     LoadMetadata,
 }
 
+/// The labels `backend` and `kind` of one timing, as a `static`.
+macro_rules! labels {
+    ($backend:literal, $kind:literal) => {{
+        static LABELS: [Label; 2] = [
+            Label::from_static_parts("backend", $backend),
+            Label::from_static_parts("kind", $kind),
+        ];
+        &LABELS
+    }};
+}
+
+/// The four keys of a backend, by [`Op`].
+macro_rules! keys_of {
+    ($backend:literal) => {
+        [
+            Key::from_static_parts(WRITE_SECONDS, labels!($backend, "checkpoint")),
+            Key::from_static_parts(WRITE_SECONDS, labels!($backend, "writes")),
+            Key::from_static_parts(LOAD_SECONDS, labels!($backend, "values")),
+            Key::from_static_parts(LOAD_SECONDS, labels!($backend, "metadata")),
+        ]
+    };
+}
+
+/// Every key of the timings, by [`Backend`] then [`Op`] (no key is built when recording).
+static KEYS: [[Key; 4]; 3] = [keys_of!("memory"), keys_of!("sqlite"), keys_of!("postgres")];
+
+/// The key of the batch sizes of the Postgres group commit.
+#[cfg(feature = "postgres")]
+static BATCH_KEY: Key = Key::from_static_parts(BATCH_SIZE, {
+    static LABELS: [Label; 1] = [Label::from_static_parts("kind", "checkpoints")];
+    &LABELS
+});
+
 /// Records the time from its making to its drop (so an error or a cancelled call counts
 /// too: what the caller waited for).
 #[must_use = "the timer records when it is dropped"]
 pub(crate) struct Timer {
-    backend: &'static str,
-    op: Op,
+    key: &'static Key,
     started: Instant,
 }
 
 impl Timer {
-    /// Starts timing `op` on `backend` (`memory`, `sqlite`, `postgres`).
-    pub(crate) fn start(backend: &'static str, op: Op) -> Self {
+    /// Starts timing `op` on `backend`.
+    pub(crate) fn start(backend: Backend, op: Op) -> Self {
         Timer {
-            backend,
-            op,
+            key: &KEYS[backend as usize][op as usize],
             started: Instant::now(),
         }
     }
@@ -54,32 +100,55 @@ impl Timer {
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        let secs = self.started.elapsed().as_secs_f64();
-        match self.op {
-            Op::Put => {
-                metrics::histogram!(WRITE_SECONDS, "backend" => self.backend, "kind" => "checkpoint")
-                    .record(secs);
-            }
-            Op::Writes => {
-                metrics::histogram!(WRITE_SECONDS, "backend" => self.backend, "kind" => "writes")
-                    .record(secs);
-            }
-            Op::Load => {
-                metrics::histogram!(LOAD_SECONDS, "backend" => self.backend, "kind" => "values")
-                    .record(secs);
-            }
-            Op::LoadMetadata => {
-                metrics::histogram!(LOAD_SECONDS, "backend" => self.backend, "kind" => "metadata")
-                    .record(secs);
-            }
-        }
+        metric::histogram(self.key, self.started.elapsed().as_secs_f64());
     }
 }
 
 /// Records how many checkpoints one group commit carried.
 #[cfg(feature = "postgres")]
 pub(crate) fn batch(rows: usize) {
-    metrics::histogram!(BATCH_SIZE, "kind" => "checkpoints").record(rows as f64);
+    metric::histogram(&BATCH_KEY, rows as f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_backend_and_op_has_its_labels() {
+        let labels = |b, o| {
+            let t = Timer::start(b, o);
+            let k = t.key;
+            std::mem::forget(t);
+            let l: Vec<_> = k.labels().map(|l| l.value().to_string()).collect();
+            (k.name().to_string(), l)
+        };
+        assert_eq!(
+            labels(Backend::Postgres, Op::Writes),
+            (
+                WRITE_SECONDS.into(),
+                vec!["postgres".into(), "writes".into()]
+            )
+        );
+        assert_eq!(
+            labels(Backend::Memory, Op::LoadMetadata),
+            (
+                LOAD_SECONDS.into(),
+                vec!["memory".into(), "metadata".into()]
+            )
+        );
+        assert_eq!(
+            labels(Backend::Sqlite, Op::Put),
+            (
+                WRITE_SECONDS.into(),
+                vec!["sqlite".into(), "checkpoint".into()]
+            )
+        );
+        assert_eq!(
+            labels(Backend::Sqlite, Op::Load),
+            (LOAD_SECONDS.into(), vec!["sqlite".into(), "values".into()])
+        );
+    }
 }
 
 /// Records how many calls' pending writes one group commit carried.

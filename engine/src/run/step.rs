@@ -14,6 +14,7 @@ use tracing::Instrument;
 use crate::checkpoint::{json, now_ms, Checkpointer, PendingWrite};
 use crate::context::{TaskShared, TaskSpec};
 use crate::graph::GraphInner;
+use crate::metric::{self, KeyCache};
 use crate::node::{Command, NodeError};
 use crate::observe::{Recorder, TaskRecord, TASKS_KEY};
 use crate::state::{State, StateUpdate};
@@ -28,8 +29,8 @@ use super::task::{run_task, TaskOutcome};
 use super::{panic_message, RunError};
 
 /// Seconds a node's task took (a cached result is not counted), by node: a histogram
-/// through the [`metrics`] facade.
-const NODE_SECONDS: &str = "palgraph_node_duration_seconds";
+/// through the [`metrics`] facade (one key per node, built once).
+static NODE_SECONDS: KeyCache = KeyCache::new("palgraph_node_duration_seconds");
 
 impl<S: State> Executor<'_, S> {
     /// Runs the step's tasks concurrently; on cancel, waits the grace period, then drops
@@ -73,11 +74,12 @@ impl<S: State> Executor<'_, S> {
             });
             let span = tracing::info_span!(
                 "node",
-                otel.name = %format_args!("node {}", t.node),
+                otel.name = tracing::field::Empty,
                 node = %t.node,
                 step,
                 task_id = %t.id
             );
+            crate::observe::name_span(&span, format_args!("node {}", t.node));
             let fut = run_and_record(
                 self.g.graph.clone(),
                 idx,
@@ -287,8 +289,10 @@ async fn run_and_record<S: State>(
                 .scope(AssertUnwindSafe(run_task(graph, idx, shared, state)).catch_unwind())
                 .await
                 .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
-            metrics::histogram!(NODE_SECONDS, "node" => node.clone())
-                .record(started.elapsed().as_secs_f64());
+            metric::histogram(
+                &NODE_SECONDS.key(&[("node", &node)]),
+                started.elapsed().as_secs_f64(),
+            );
             outcome
         }
     };

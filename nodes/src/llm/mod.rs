@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures_util::Stream;
+use palgraph::metric::{self, KeyCache};
 use palgraph::{ErrorKind, NodeError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -102,12 +103,19 @@ impl Usage {
     /// `palgraph_llm_call_cost_usd{model}`, a histogram of each call's cost whose `_sum` is
     /// the total spent.
     pub fn record(&self) {
-        let model = self.model.clone();
-        metrics::counter!(LLM_TOKENS, "model" => model.clone(), "direction" => "input")
-            .increment(self.prompt_tokens);
-        metrics::counter!(LLM_TOKENS, "model" => model.clone(), "direction" => "output")
-            .increment(self.completion_tokens);
-        metrics::histogram!(LLM_CALL_COST, "model" => model).record(self.cost_usd);
+        // The keys are built once per model, not at every call.
+        static TOKENS: KeyCache = KeyCache::new(LLM_TOKENS);
+        static COST: KeyCache = KeyCache::new(LLM_CALL_COST);
+        let model = self.model.as_str();
+        metric::counter(
+            &TOKENS.key(&[("model", model), ("direction", "input")]),
+            self.prompt_tokens,
+        );
+        metric::counter(
+            &TOKENS.key(&[("model", model), ("direction", "output")]),
+            self.completion_tokens,
+        );
+        metric::histogram(&COST.key(&[("model", model)]), self.cost_usd);
     }
 
     /// Reports the call this usage is of to the engine ([`palgraph::observe`]): recorded

@@ -7,9 +7,9 @@ use super::Usage;
 
 /// A chat call to `model` (an OpenAI-compatible server), not entered yet.
 pub(super) fn chat(model: &str) -> tracing::Span {
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "chat",
-        otel.name = %format_args!("chat {model}"),
+        otel.name = Empty,
         otel.kind = "client",
         otel.status_code = Empty,
         gen_ai.operation.name = "chat",
@@ -19,7 +19,9 @@ pub(super) fn chat(model: &str) -> tracing::Span {
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         palgraph.llm.cost_usd = Empty,
-    )
+    );
+    palgraph::observe::name_span(&span, format_args!("chat {model}"));
+    span
 }
 
 /// The model that answered, as the server named it.

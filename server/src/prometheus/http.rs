@@ -11,28 +11,33 @@ use axum::extract::{MatchedPath, Request};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
+use palgraph::metric::{self, KeyCache};
 
 use super::{HTTP_REQUESTS, HTTP_SECONDS};
+
+/// The keys of the requests' durations and counts, built once per method, route and status.
+static SECONDS: KeyCache = KeyCache::new(HTTP_SECONDS);
+static REQUESTS: KeyCache = KeyCache::new(HTTP_REQUESTS);
 
 /// The middleware (`axum::middleware::from_fn(track)`, layered on the router so that the
 /// matched route is known).
 pub async fn track(req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
+    // The route template is shared (an `Arc` in the router): cloning it does not allocate.
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     let method = method_label(req.method());
     let started = Instant::now();
     let resp = next.run(req).await;
     let secs = started.elapsed().as_secs_f64();
-    metrics::histogram!(HTTP_SECONDS, "method" => method, "route" => route.clone()).record(secs);
-    metrics::counter!(
-        HTTP_REQUESTS,
-        "method" => method,
-        "route" => route,
-        "status" => resp.status().as_str().to_string()
-    )
-    .increment(1);
+    metric::histogram(&SECONDS.key(&[("method", method), ("route", route)]), secs);
+    metric::counter(
+        &REQUESTS.key(&[
+            ("method", method),
+            ("route", route),
+            ("status", resp.status().as_str()),
+        ]),
+        1,
+    );
     resp
 }
 

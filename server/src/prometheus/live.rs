@@ -4,13 +4,47 @@
 //!
 //! One grouped query over the active runs: Postgres answers it from the partial index
 //! `runs_active_idx` (runs pending or running), SQLite from `runs_status_idx`; finished
-//! runs, however many, are not read.
+//! runs, however many, are not read. One reading serves every scrape of the next
+//! [`LIVE_TTL`] ([`LiveCache`]): several scrapers (two Prometheus servers, a dashboard)
+//! cost one query a second, and scrapes arriving together wait for the same query.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::database::Database;
 use crate::store::now_ms;
+
+/// How long one reading of the active runs serves scrapes.
+pub const LIVE_TTL: Duration = Duration::from_secs(1);
+
+/// One reading of the active runs, and when it was made.
+type Reading = (Instant, Arc<[LiveRuns]>);
+
+/// The last reading of the active runs, shared by the scrapes of one server.
+#[derive(Clone, Debug, Default)]
+pub struct LiveCache(Arc<tokio::sync::Mutex<Option<Reading>>>);
+
+impl LiveCache {
+    /// The active runs as read less than [`LIVE_TTL`] ago, or read now (a failed read is
+    /// not kept: the next scrape tries again).
+    ///
+    /// # Errors
+    /// The database's.
+    pub async fn rows(&self, database: &Database) -> Result<Arc<[LiveRuns]>, sqlx::Error> {
+        // Held across the read: concurrent scrapes wait for it rather than query too.
+        let mut last = self.0.lock().await;
+        if let Some((at, rows)) = &*last {
+            if at.elapsed() < LIVE_TTL {
+                return Ok(rows.clone());
+            }
+        }
+        let rows: Arc<[LiveRuns]> = live_runs(database).await?.into();
+        *last = Some((Instant::now(), rows.clone()));
+        Ok(rows)
+    }
+}
 
 /// The query: active runs grouped by graph and status, with the oldest's creation time.
 pub const LIVE_RUNS: &str =
@@ -52,11 +86,11 @@ pub async fn live_runs(database: &Database) -> Result<Vec<LiveRuns>, sqlx::Error
         .collect())
 }
 
-/// Appends the live gauges to `out`: a line per graph served (and any other graph the
+/// Appends the live gauges to `out` (read through `cache`): a line per graph served (and any other graph the
 /// database holds runs of) and status, zero included; `palgraph_database_up 0` and no run
 /// gauges when the database could not be read.
-pub async fn render(database: &Database, graphs: &[String], out: &mut String) {
-    let rows = match live_runs(database).await {
+pub async fn render(cache: &LiveCache, database: &Database, graphs: &[String], out: &mut String) {
+    let rows = match cache.rows(database).await {
         Ok(rows) => rows,
         Err(e) => {
             tracing::warn!(error = %e, "metrics: could not read the active runs");

@@ -4,7 +4,8 @@
 //! checkpointers and node tasks, the LLM client, the run machinery, the HTTP layer); the
 //! server installs one Prometheus recorder per process ([`install`], idempotent: several
 //! servers in one process share it) and renders it on each scrape, followed by gauges read
-//! from the database at that moment ([`live`]), so every replica reports the same queue.
+//! from the database ([`live`], at most a second old), so every replica reports the same
+//! queue.
 //!
 //! | metric | type | labels | what |
 //! |---|---|---|---|
@@ -163,6 +164,7 @@ fn describe() {
 pub struct Metrics {
     handle: PrometheusHandle,
     database: Database,
+    live: live::LiveCache,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -180,6 +182,7 @@ impl Metrics {
         Ok(Metrics {
             handle: install()?,
             database,
+            live: live::LiveCache::default(),
         })
     }
 
@@ -187,7 +190,7 @@ impl Metrics {
     pub async fn render(&self, graphs: &[String]) -> String {
         self.handle.run_upkeep();
         let mut out = self.handle.render();
-        live::render(&self.database, graphs, &mut out).await;
+        live::render(&self.live, &self.database, graphs, &mut out).await;
         out
     }
 }

@@ -36,6 +36,10 @@ use crate::graphs::GraphEntry;
 use crate::retry::Transient;
 use crate::store::{CancelAction, Claim, Finish, Run, RunState};
 
+/// The keys of the runs' durations, built once per graph and status.
+static RUN_SECONDS: palgraph::metric::KeyCache =
+    palgraph::metric::KeyCache::new(crate::prometheus::RUN_SECONDS);
+
 /// The fencing epoch of a claim: later runs of a thread and later claims of a run always
 /// have higher epochs.
 fn epoch(run: &Run) -> i64 {
@@ -67,6 +71,8 @@ struct Attempt {
     run: Run,
     cancel: Cancellation,
     lost: CancellationToken,
+    /// Cancelled when the run's end starts being recorded (the heartbeat's cue).
+    ending: CancellationToken,
     fence: Fence,
     sink: Arc<RunSink>,
     /// When this claim started executing (the run's duration in the metrics).
@@ -120,6 +126,7 @@ pub(crate) async fn execute(
     cancel: Cancellation,
     lost: CancellationToken,
     done: CancellationToken,
+    ending: CancellationToken,
 ) {
     let _done = Done(done);
     let channel = runs.hub.open(&run.run_id);
@@ -147,6 +154,7 @@ pub(crate) async fn execute(
         run,
         cancel,
         lost,
+        ending,
         sink,
         started: Instant::now(),
     };
@@ -474,6 +482,9 @@ impl Attempt {
             ),
             delete,
         };
+        // From here the store may say the run is no longer running: the heartbeat must not
+        // take that for a lost lease.
+        self.ending.cancel();
         match self
             .persist("recording the run's end", || {
                 self.runs.store.finish_run(self.claim(), &finish)
@@ -481,12 +492,10 @@ impl Attempt {
             .await?
         {
             Ok(true) => {
-                metrics::histogram!(
-                    crate::prometheus::RUN_SECONDS,
-                    "graph" => self.run.graph_id.clone(),
-                    "status" => status.as_str()
-                )
-                .record(self.started.elapsed().as_secs_f64());
+                palgraph::metric::histogram(
+                    &RUN_SECONDS.key(&[("graph", &self.run.graph_id), ("status", status.as_str())]),
+                    self.started.elapsed().as_secs_f64(),
+                );
                 Some(terminal)
             }
             Ok(false) => {

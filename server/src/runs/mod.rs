@@ -58,6 +58,10 @@ pub(crate) struct Running {
     pub(crate) abort: Option<tokio::task::AbortHandle>,
     /// Cancelled when the claim's task has ended.
     pub(crate) done: CancellationToken,
+    /// Cancelled when the claim starts recording the run's end: from then on the run may
+    /// be no longer `running` in the store without its lease being lost (the end's own
+    /// write tells whether it was).
+    pub(crate) ending: CancellationToken,
 }
 
 impl Running {

@@ -117,8 +117,7 @@ pub(crate) async fn heartbeat_loop(runs: Arc<Runs>) {
                             }
                         }
                         None => {
-                            tracing::warn!(run_id = %id, attempt, "lost the run's lease: another worker holds it");
-                            local.lose();
+                            not_renewed(id, local);
                         }
                     }
                 }
@@ -126,6 +125,19 @@ pub(crate) async fn heartbeat_loop(runs: Arc<Runs>) {
             Err(e) => tracing::warn!(error = %e, "heartbeat failed"),
         }
     }
+}
+
+/// A claim held here that the heartbeat did not renew: lost (given up), unless it has
+/// started recording its end, which may have ended the run in the store between the
+/// heartbeat's list and its renewal (that end's own write tells whether the claim held).
+/// Returns whether the claim was given up.
+fn not_renewed(id: &str, local: &Running) -> bool {
+    if local.ending.is_cancelled() {
+        return false;
+    }
+    tracing::warn!(run_id = %id, attempt = local.attempt, "lost the run's lease: another worker holds it");
+    local.lose();
+    true
 }
 
 /// Gives up every claim whose lease may have run out by now (its last renewal is older than
@@ -173,6 +185,7 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
     }
     let lost = CancellationToken::new();
     let done = CancellationToken::new();
+    let ending = CancellationToken::new();
     // An earlier claim of this run by this process may still be winding down (it lost its
     // lease and the run came back here): this one starts once that one has ended.
     let earlier = runs.running().insert(
@@ -184,6 +197,7 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
             deadline: sent + runs.settings.lease,
             abort: None,
             done: done.clone(),
+            ending: ending.clone(),
         },
     );
     if let Some(e) = &earlier {
@@ -193,7 +207,7 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
     // Its channel is in the hub before the task is first polled: a stream opened as soon as
     // the run was created follows it live at once rather than looking in the events table.
     runs.hub.open(&run_id);
-    let task = super::execute::execute(runs.clone(), run, cancel, lost, done);
+    let task = super::execute::execute(runs.clone(), run, cancel, lost, done, ending);
     let handle = tokio::spawn(
         async move {
             if let Some(e) = earlier {
@@ -205,5 +219,36 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
     );
     if let Some(r) = runs.running().get_mut(&run_id) {
         r.abort = Some(handle.abort_handle());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running() -> Running {
+        Running {
+            attempt: 1,
+            cancel: Cancellation::new(),
+            lost: CancellationToken::new(),
+            deadline: Instant::now(),
+            abort: None,
+            done: CancellationToken::new(),
+            ending: CancellationToken::new(),
+        }
+    }
+
+    #[test]
+    fn a_claim_not_renewed_is_lost_unless_it_is_recording_its_end() {
+        let held = running();
+        assert!(not_renewed("r1", &held));
+        assert!(held.lost.is_cancelled());
+        assert!(held.cancel.is_cancelled());
+
+        let ending = running();
+        ending.ending.cancel();
+        assert!(!not_renewed("r2", &ending));
+        assert!(!ending.lost.is_cancelled(), "a finished run is not lost");
+        assert!(!ending.cancel.is_cancelled());
     }
 }

@@ -5,7 +5,8 @@
 //! OTLP endpoint is set, an OpenTelemetry layer that exports every span over OTLP
 //! (http/protobuf) to Jaeger, Grafana Tempo or any OpenTelemetry collector. With no
 //! endpoint set, no OpenTelemetry layer is installed at all and a span costs what it cost
-//! before.
+//! before (the engine's spans are not even given their OpenTelemetry names:
+//! [`palgraph::observe::set_otel_names`]).
 //!
 //! ```no_run
 //! # async fn serve() -> Result<(), Box<dyn std::error::Error>> { Ok(()) }
@@ -176,6 +177,8 @@ impl Telemetry {
                 .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
                 .try_init()
                 .map_err(|e| TelemetryError::AlreadyInstalled(e.to_string()))?;
+            // No exporter reads the spans' OpenTelemetry names: they are not formatted.
+            palgraph::observe::set_otel_names(false);
             return Ok(TelemetryGuard { provider: None });
         };
         let provider = provider(&settings, &self.service_name)?;
@@ -195,6 +198,7 @@ impl Telemetry {
             .try_init()
             .map_err(|e| TelemetryError::AlreadyInstalled(e.to_string()))?;
         context::enable();
+        palgraph::observe::set_otel_names(true);
         tracing::info!(endpoint = %settings.endpoint, "exporting traces over OTLP");
         Ok(TelemetryGuard {
             provider: Some(provider),

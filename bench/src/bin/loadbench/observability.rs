@@ -1,7 +1,8 @@
 //! `--observability`: what tracing and metrics cost the server, in one run.
 //!
 //! Three set-ups, each a fresh server process on the same database, interleaved round by
-//! round so that drift (the database growing, the machine warming) falls on all alike:
+//! round, each round starting at the next set-up, so that drift (the database growing, the
+//! machine warming) falls on all alike:
 //!
 //! - **off**: no OTLP endpoint, `PALGRAPH_METRICS=false`;
 //! - **traces**: `OTEL_EXPORTER_OTLP_ENDPOINT` pointing at a local OTLP/HTTP receiver
@@ -193,7 +194,11 @@ pub async fn compare(
     let mut scrapes = (0u64, 0u64);
     for round in 0..rounds {
         println!("observability round {}/{rounds}:", round + 1);
-        for (si, setup) in setups.iter().enumerate() {
+        // Each round starts at another set-up, so that no set-up always runs last (on the
+        // biggest database, the warmest machine).
+        for k in 0..setups.len() {
+            let si = (round + k) % setups.len();
+            let setup = &setups[si];
             let endpoint = sink.endpoint.clone();
             let env: Vec<(&str, &str)> = match setup {
                 Setup::Off => vec![("PALGRAPH_METRICS", "false")],
