@@ -17,6 +17,9 @@
 //! | `f` | `node_finished` | node, task_id, step, update, status, cached (absent when false) |
 //! | `v` | `values` | step, values |
 //! | `k` | `checkpoint` | checkpoint_id, step, source, next |
+//!
+//! (In a pack, a values event after another is stored as what changed: see
+//! [`super::compact`].)
 
 use palgraph::Event;
 use serde_json::{json, Value};

@@ -7,7 +7,8 @@
 //! them. Each item of a pack is an event as [`super::codec`] writes it, or a number `n`
 //! (the next `n` ids were never stored: events of other modes, a terminal event held back);
 //! consecutive token deltas of one message are one item, the text of all of them with
-//! `cuts` (where each delta but the last ends, in bytes). Nothing in a pack names an id:
+//! `cuts` (where each delta but the last ends, in bytes); a values event after another in the
+//! same pack is the fields of the state that changed (`["w", step, {field: value}]`). Nothing in a pack names an id:
 //! the last item ends at the row's id, and each item before it just before the next.
 //!
 //! A client that saw some of a pack's events live and reconnects with `Last-Event-ID` in
@@ -19,7 +20,7 @@
 use std::collections::HashMap;
 
 use palgraph::{Event, RunEvent};
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
 use super::codec;
 use crate::store::EventRow;
@@ -57,6 +58,8 @@ fn pack(mut rows: Vec<EventRow>) -> Option<EventRow> {
     // The delta being gathered: its item's index, its text and cuts so far.
     let mut open: Option<(usize, String, Vec<usize>)> = None;
     let mut next = rows[0].seq;
+    // The state of the pack's latest values event.
+    let mut state: Option<Map<String, Value>> = None;
     for row in rows {
         if row.seq > next {
             close(&mut items, &mut open);
@@ -65,7 +68,7 @@ fn pack(mut rows: Vec<EventRow>) -> Option<EventRow> {
         next = row.seq + 1;
         let Some(d) = codec::delta(&row.event) else {
             close(&mut items, &mut open);
-            items.push(row.event);
+            items.push(changes(&mut state, row.event));
             continue;
         };
         let continues = matches!(&open, Some((i, _, _)) if codec::delta(&items[*i])
@@ -139,13 +142,69 @@ fn unpack(items: &[Value], row: &EventRow) -> Vec<(u64, Event)> {
     let total: u64 = spans.iter().sum();
     let mut first = (row.seq as u64 + 1).saturating_sub(total);
     let mut out = Vec::with_capacity(items.len());
+    let mut state: Option<Map<String, Value>> = None;
     for (item, span) in items.iter().zip(spans) {
         if !item.is_number() {
-            out.extend(codec::decode(item, first, &row.run_id, &row.thread_id));
+            let item = whole(&mut state, item);
+            out.extend(codec::decode(&item, first, &row.run_id, &row.thread_id));
         }
         first += span;
     }
     out
+}
+
+/// A values item (`["v", step, values]`) after another in the same pack, as the fields that
+/// changed (`["w", step, {field: value}]`), when the state has the same fields; `state`
+/// becomes its values. Any other item as it is.
+fn changes(state: &mut Option<Map<String, Value>>, item: Value) -> Value {
+    let Some(("v", step, Value::Object(values))) = values_of(&item) else {
+        return item;
+    };
+    let before = state.replace(values.clone());
+    let Some(before) = before.filter(|b| b.len() == values.len()) else {
+        return item;
+    };
+    let mut changed = Map::new();
+    for (k, v) in values {
+        match before.get(k) {
+            Some(old) if old == v => {}
+            Some(_) => {
+                changed.insert(k.clone(), v.clone());
+            }
+            None => return item,
+        }
+    }
+    json!(["w", step, changed])
+}
+
+/// The values item a `w` item stands for, after the values `state` (see [`changes`]);
+/// `state` becomes its values.
+fn whole(state: &mut Option<Map<String, Value>>, item: &Value) -> Value {
+    match values_of(item) {
+        Some(("v", _, Value::Object(values))) => {
+            *state = Some(values.clone());
+            item.clone()
+        }
+        Some(("w", step, Value::Object(changed))) => {
+            let mut values = state.clone().unwrap_or_default();
+            for (k, v) in changed {
+                values.insert(k.clone(), v.clone());
+            }
+            *state = Some(values.clone());
+            json!(["v", step, values])
+        }
+        _ => item.clone(),
+    }
+}
+
+/// The code, step and values of a values item.
+fn values_of(item: &Value) -> Option<(&str, &Value, &Value)> {
+    match item.as_array()?.as_slice() {
+        [code, step, values] if matches!(code.as_str(), Some("v" | "w")) => {
+            Some((code.as_str()?, step, values))
+        }
+        _ => None,
+    }
 }
 
 /// A row as earlier versions stored it: one serde event, or a coalesced delta object with
@@ -309,6 +368,44 @@ mod tests {
         assert_eq!(seqs(&all), vec![2, 3, 4, 5, 7, 8, 9]);
         assert_eq!(text(&all), "acdeb");
         assert_eq!(seqs(&replay(coalesce(vec![row("r", 6, status())]), 5)), [6]);
+    }
+
+    #[test]
+    fn values_after_values_store_what_changed() {
+        let values = |step: i64, findings: Value, messages: Value| Event::Values {
+            step,
+            values: json!({"findings": findings, "messages": messages}),
+        };
+        let h = json!([{"type": "human", "content": "We guarantee 99.9% uptime"}]);
+        let both = json!([h[0], {"type": "ai", "content": "ok"}]);
+        let rows = vec![
+            row("r", 1, values(-1, json!([]), h.clone())),
+            row("r", 2, status()),
+            row("r", 3, values(0, json!(["legal", "style"]), h.clone())),
+            row("r", 4, values(1, json!(["legal", "style"]), both.clone())),
+            row("r", 5, values(2, json!(["legal", "style"]), both)),
+            row(
+                "r",
+                6,
+                Event::Values {
+                    step: 3,
+                    values: json!({"other": 1}),
+                },
+            ),
+        ];
+        let original: Vec<RunEvent> = rows
+            .iter()
+            .flat_map(|r| replay(coalesce(vec![r.clone()]), 0))
+            .collect();
+        let stored = coalesce(rows);
+        let items = stored[0].event.as_array().unwrap();
+        assert_eq!(items[2], json!(["w", 0, {"findings": ["legal", "style"]}]));
+        assert_eq!(items[4], json!(["w", 2, {}]));
+        assert_eq!(items[5][0], "v", "other fields: the whole state");
+        assert_eq!(replay(stored.clone(), 0), original);
+        for after in 0..6 {
+            assert_eq!(replay(stored.clone(), after), original[after as usize..]);
+        }
     }
 
     #[test]
