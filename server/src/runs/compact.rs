@@ -154,41 +154,56 @@ fn unpack(items: &[Value], row: &EventRow) -> Vec<(u64, Event)> {
 }
 
 /// A values item (`["v", step, values]`) after another in the same pack, as the fields that
-/// changed (`["w", step, {field: value}]`), when the state has the same fields; `state`
-/// becomes its values. Any other item as it is.
+/// changed (`["w", step, {field: value}]`; a list that only grew, as what it gained:
+/// `["w", step, {field: value}, {field: [added, ...]}]`), when the state has the same fields;
+/// `state` becomes its values. Any other item as it is.
 fn changes(state: &mut Option<Map<String, Value>>, item: Value) -> Value {
-    let Some(("v", step, Value::Object(values))) = values_of(&item) else {
+    let Some(("v", step, Value::Object(values), None)) = values_of(&item) else {
         return item;
     };
     let before = state.replace(values.clone());
     let Some(before) = before.filter(|b| b.len() == values.len()) else {
         return item;
     };
-    let mut changed = Map::new();
+    let (mut changed, mut grown) = (Map::new(), Map::new());
     for (k, v) in values {
-        match before.get(k) {
-            Some(old) if old == v => {}
-            Some(_) => {
+        match (before.get(k), v) {
+            (Some(old), _) if old == v => {}
+            (Some(Value::Array(old)), Value::Array(new)) if new.starts_with(old) => {
+                grown.insert(k.clone(), Value::from(new[old.len()..].to_vec()));
+            }
+            (Some(_), _) => {
                 changed.insert(k.clone(), v.clone());
             }
-            None => return item,
+            (None, _) => return item,
         }
     }
-    json!(["w", step, changed])
+    if grown.is_empty() {
+        json!(["w", step, changed])
+    } else {
+        json!(["w", step, changed, grown])
+    }
 }
 
 /// The values item a `w` item stands for, after the values `state` (see [`changes`]);
 /// `state` becomes its values.
 fn whole(state: &mut Option<Map<String, Value>>, item: &Value) -> Value {
     match values_of(item) {
-        Some(("v", _, Value::Object(values))) => {
+        Some(("v", _, Value::Object(values), None)) => {
             *state = Some(values.clone());
             item.clone()
         }
-        Some(("w", step, Value::Object(changed))) => {
+        Some(("w", step, Value::Object(changed), grown)) => {
             let mut values = state.clone().unwrap_or_default();
             for (k, v) in changed {
                 values.insert(k.clone(), v.clone());
+            }
+            for (k, added) in grown.and_then(Value::as_object).into_iter().flatten() {
+                if let (Some(Value::Array(list)), Some(added)) =
+                    (values.get_mut(k), added.as_array())
+                {
+                    list.extend(added.iter().cloned());
+                }
             }
             *state = Some(values.clone());
             json!(["v", step, values])
@@ -197,12 +212,16 @@ fn whole(state: &mut Option<Map<String, Value>>, item: &Value) -> Value {
     }
 }
 
-/// The code, step and values of a values item.
-fn values_of(item: &Value) -> Option<(&str, &Value, &Value)> {
-    match item.as_array()?.as_slice() {
-        [code, step, values] if matches!(code.as_str(), Some("v" | "w")) => {
-            Some((code.as_str()?, step, values))
-        }
+/// The code, step, values (or changed fields) and grown lists of a values item.
+fn values_of(item: &Value) -> Option<(&str, &Value, &Value, Option<&Value>)> {
+    let (code, step, values, grown) = match item.as_array()?.as_slice() {
+        [code, step, values] => (code, step, values, None),
+        [code, step, values, grown] => (code, step, values, Some(grown)),
+        _ => return None,
+    };
+    match code.as_str()? {
+        c @ "v" if grown.is_none() => Some((c, step, values, None)),
+        c @ "w" => Some((c, step, values, grown)),
         _ => None,
     }
 }
@@ -384,6 +403,8 @@ mod tests {
             row("r", 3, values(0, json!(["legal", "style"]), h.clone())),
             row("r", 4, values(1, json!(["legal", "style"]), both.clone())),
             row("r", 5, values(2, json!(["legal", "style"]), both)),
+            row("r", 7, values(4, json!(["other"]), json!([]))),
+            row("r", 8, values(5, json!(["x"]), json!([]))),
             row(
                 "r",
                 6,
@@ -393,17 +414,35 @@ mod tests {
                 },
             ),
         ];
-        let original: Vec<RunEvent> = rows
+        let mut original: Vec<RunEvent> = rows
             .iter()
             .flat_map(|r| replay(coalesce(vec![r.clone()]), 0))
             .collect();
+        original.sort_by_key(|e| e.seq);
         let stored = coalesce(rows);
         let items = stored[0].event.as_array().unwrap();
-        assert_eq!(items[2], json!(["w", 0, {"findings": ["legal", "style"]}]));
+        assert_eq!(
+            items[2],
+            json!(["w", 0, {}, {"findings": ["legal", "style"]}])
+        );
+        assert_eq!(
+            items[3],
+            json!(["w", 1, {}, {"messages": [{"type": "ai", "content": "ok"}]}]),
+            "a list that grew stores what it gained"
+        );
         assert_eq!(items[4], json!(["w", 2, {}]));
         assert_eq!(items[5][0], "v", "other fields: the whole state");
+        assert_eq!(
+            items[6],
+            json!(["v", 4, {"findings": ["other"], "messages": []}])
+        );
+        assert_eq!(
+            items[7],
+            json!(["w", 5, {"findings": ["x"]}]),
+            "a list replaced"
+        );
         assert_eq!(replay(stored.clone(), 0), original);
-        for after in 0..6 {
+        for after in 0..8 {
             assert_eq!(replay(stored.clone(), after), original[after as usize..]);
         }
     }
