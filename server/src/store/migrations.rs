@@ -1,6 +1,6 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
 //! of a thread's runs (2), scheduled runs (3), the trace
-//! context a run was created under (4), run events found by their run only (5). [`crate::Database::open`] applies them after the engine's.
+//! context a run was created under (4). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -30,11 +30,6 @@ pub const MIGRATIONS: Migrator = Migrator {
             "trace_context",
             include_str!("../../migrations/postgres/0004_trace_context.sql"),
         ),
-        Migration::new(
-            5,
-            "run_events_by_run",
-            include_str!("../../migrations/postgres/0005_run_events_by_run.sql"),
-        ),
     ],
     sqlite: &[
         Migration::new(
@@ -58,11 +53,6 @@ pub const MIGRATIONS: Migrator = Migrator {
             4,
             "trace_context",
             include_str!("../../migrations/sqlite/0004_trace_context.sql"),
-        ),
-        Migration::new(
-            5,
-            "run_events_by_run",
-            include_str!("../../migrations/sqlite/0005_run_events_by_run.sql"),
         ),
     ],
 };
@@ -94,7 +84,7 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                ran: vec![3, 4, 5],
+                ran: vec![3, 4],
                 adopted: vec![1, 2]
             },
             "unscoped 3 and 5 are the server's 1 and 2"
@@ -114,11 +104,7 @@ mod tests {
         let path = temp_db_path();
         let pool = unscoped::sqlite_pool(&path).await.unwrap();
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
-        assert_eq!(
-            applied.ran,
-            [1, 2, 3, 4, 5],
-            "a fresh database runs them all"
-        );
+        assert_eq!(applied.ran, [1, 2, 3, 4], "a fresh database runs them all");
         pool.close().await;
         remove_sqlite_files(&path);
     }

@@ -260,6 +260,7 @@ where
             return Ok(false);
         }
         for delete in [
+            // By the runs' keys: `thread_id` has no index on the events.
             "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE thread_id = $1)",
             "DELETE FROM runs WHERE thread_id = $1",
         ] {
@@ -607,9 +608,8 @@ where
         after_seq: i64,
     ) -> Result<Vec<EventRow>, StoreError> {
         Ok(sqlx::query_as(
-            "SELECT e.run_id, e.seq, COALESCE(r.thread_id, '') AS thread_id, e.event
-             FROM run_events e LEFT JOIN runs r ON r.run_id = e.run_id
-             WHERE e.run_id = $1 AND e.seq > $2 ORDER BY e.seq",
+            "SELECT run_id, seq, thread_id, event FROM run_events
+             WHERE run_id = $1 AND seq > $2 ORDER BY seq",
         )
         .bind(run_id)
         .bind(after_seq)
