@@ -48,6 +48,70 @@ pub(crate) struct RunScope {
     pub(crate) fence: Option<Fence>,
     /// The long-term store the run was given.
     pub(crate) store: Option<Arc<dyn crate::store::Store>>,
+    /// Every pending write stored at a checkpoint, while this run knows them all (it saved
+    /// the checkpoint, or resumed from its own complete copy of it): what an interrupted
+    /// run leaves in the state cache for its resume.
+    pub(crate) known_writes: Mutex<Option<(String, Vec<PendingWrite>)>>,
+}
+
+impl RunScope {
+    fn known(&self) -> MutexGuard<'_, Option<(String, Vec<PendingWrite>)>> {
+        self.known_writes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// From now on the writes at `checkpoint_id` are `writes` and what this run adds
+    /// (`None`: not known).
+    pub(crate) fn know_writes(&self, checkpoint_id: Option<(&str, Vec<PendingWrite>)>) {
+        *self.known() = checkpoint_id.map(|(id, w)| (id.to_string(), w));
+    }
+
+    /// The writes known to be stored at `checkpoint_id`, if they are.
+    pub(crate) fn writes_at(&self, checkpoint_id: &str) -> Option<Vec<PendingWrite>> {
+        self.known()
+            .as_ref()
+            .filter(|(id, _)| id == checkpoint_id)
+            .map(|(_, w)| w.clone())
+    }
+
+    /// Stores pending writes of this run's tasks at `checkpoint_id` (with the run's fence),
+    /// keeping count of them (see `known_writes`).
+    pub(crate) async fn put_writes(
+        &self,
+        checkpoint_id: &str,
+        writes: Vec<PendingWrite>,
+    ) -> Result<(), CheckpointError> {
+        let kept = writes.clone();
+        let stored = self
+            .checkpointer
+            .put_writes(&self.thread_id, checkpoint_id, writes, self.fence.as_ref())
+            .await;
+        self.remember(checkpoint_id, kept, stored.is_ok());
+        stored
+    }
+
+    /// Adds writes just stored (`stored`; otherwise what is stored is uncertain, and the
+    /// writes are no longer known) to the known writes of `checkpoint_id`.
+    pub(crate) fn remember(&self, checkpoint_id: &str, writes: Vec<PendingWrite>, stored: bool) {
+        let mut known = self.known();
+        let Some((id, all)) = known.as_mut() else {
+            return;
+        };
+        if id != checkpoint_id || !stored {
+            *known = None;
+            return;
+        }
+        for w in writes {
+            // A write already stored is ignored (or, for an error, replaced).
+            match all
+                .iter_mut()
+                .find(|o| o.task_id == w.task_id && o.channel == w.channel && o.idx == w.idx)
+            {
+                Some(old) if w.channel == crate::checkpoint::REPLACING_CHANNEL => *old = w,
+                Some(_) => {}
+                None => all.push(w),
+            }
+        }
+    }
 }
 
 /// One task's place in its run: the checkpoint it runs from, and what was recorded for it
@@ -352,9 +416,7 @@ impl NodeContext {
         let stored = self
             .inner
             .run
-            .checkpointer
             .put_writes(
-                &self.inner.run.thread_id,
                 &self.inner.checkpoint_id,
                 vec![PendingWrite {
                     task_id: self.inner.task_id.clone(),
@@ -362,7 +424,6 @@ impl NodeContext {
                     idx,
                     value: raw.clone(),
                 }],
-                self.inner.run.fence.as_ref(),
             )
             .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
             .await;

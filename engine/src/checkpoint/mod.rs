@@ -330,6 +330,33 @@ pub trait Checkpointer: Send + Sync + 'static {
         fence: Option<&Fence>,
     ) -> Result<(), CheckpointError>;
 
+    /// [`Checkpointer::put_writes`] only while `checkpoint_id` is the thread's head and holds
+    /// exactly `expected_writes` pending writes (so a caller's copy of it is current):
+    /// `Ok(false)` stores nothing. A run resuming from its own copy of the checkpoint it
+    /// stopped at records the answers with this instead of reading the checkpoint first.
+    /// The default reads the head, then writes; backends override it with one statement.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Fenced`] when `fence` was superseded; nothing is written.
+    async fn put_writes_at_head(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+        expected_writes: usize,
+        writes: Vec<PendingWrite>,
+        fence: Option<&Fence>,
+    ) -> Result<bool, CheckpointError> {
+        let Some(head) = self.get_without_values(thread_id, None).await? else {
+            return Ok(false);
+        };
+        if head.record.checkpoint_id != checkpoint_id || head.writes.len() != expected_writes {
+            return Ok(false);
+        }
+        self.put_writes(thread_id, checkpoint_id, writes, fence)
+            .await?;
+        Ok(true)
+    }
+
     /// Hands thread `key` to the writer holding `epoch`: from now on fenced writes with a
     /// lower epoch are refused (a lower `epoch` than the current one changes nothing).
     /// Returns the epoch in force afterwards.

@@ -8,11 +8,19 @@
 //! server or proxy to have dropped it. A connection whose statement failed or was cancelled
 //! is closed, not reused. They live as long as the pool: once it is closed, they are
 //! closed too and every statement fails as it would on the pool.
+//!
+//! **Generic plans.** These connections run with `plan_cache_mode = force_generic_plan`.
+//! Postgres plans a prepared statement afresh for each of its first five executions and
+//! then keeps a generic plan only if that is estimated no dearer than the custom ones; for
+//! the guarded checkpoint insert it never is (a custom plan folds away the branch of its
+//! `CASE` the parameters rule out), so every put was planned again, and planning it cost
+//! more than running it. Its generic plan is the same index probes (see `pg_plans`).
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -44,6 +52,13 @@ impl OwnConnections {
         }
     }
 
+    /// The pool's connect options, with generic plans forced (see the module's docs).
+    fn connect_options(&self) -> PgConnectOptions {
+        (*self.pool.connect_options())
+            .clone()
+            .options([("plan_cache_mode", "force_generic_plan")])
+    }
+
     /// An idle connection, or a new one when none is idle (waiting while `max` are busy).
     pub(crate) async fn take(&self) -> Result<Lease<'_>, sqlx::Error> {
         if self.pool.is_closed() {
@@ -60,10 +75,10 @@ impl OwnConnections {
         let conn = match idle {
             Some((mut c, since)) if since.elapsed() > CHECK_AFTER_IDLE => match c.ping().await {
                 Ok(()) => c,
-                Err(_) => self.pool.connect_options().connect().await?,
+                Err(_) => self.connect_options().connect().await?,
             },
             Some((c, _)) => c,
-            None => self.pool.connect_options().connect().await?,
+            None => self.connect_options().connect().await?,
         };
         Ok(Lease {
             owner: self,

@@ -32,7 +32,7 @@ use super::CheckpointError;
 /// catches a concurrent writer that passed the same check. A fenced put (`$11` key, `$12`
 /// epoch) also needs the fence to be at its epoch; `FOR SHARE` makes a concurrent
 /// `advance_fence` wait for this insert, or this insert see the advanced epoch.
-const PUT: &str = r#"
+pub(super) const PUT: &str = r#"
 INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
 SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
@@ -139,7 +139,10 @@ impl NewRow {
 }
 
 /// Inserts one checkpoint with the prepared single-row statement; true when inserted.
-async fn insert_one(conns: &OwnConnections, r: &NewRow) -> Result<bool, CheckpointError> {
+pub(super) async fn insert_one(
+    conns: &OwnConnections,
+    r: &NewRow,
+) -> Result<bool, CheckpointError> {
     let mut conn = conns.take().await?;
     let inserted = sqlx::query(PUT)
         .bind(&r.thread_id)

@@ -151,3 +151,79 @@ async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
         }
     );
 }
+
+/// Puts on the checkpointer's own connections run on one generic plan: without
+/// `force_generic_plan` Postgres keeps planning the guarded insert afresh for every put
+/// (its custom plans are estimated cheaper), and planning cost more than the insert.
+#[tokio::test]
+async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
+    use super::pg_conns::OwnConnections;
+    use super::pg_group_commit::{insert_one, NewRow, PUT};
+
+    let schema = PgSchema::create().await;
+    let pool = crate::db::open_postgres_as(&schema.schema_url(), 2, Some(&schema.name))
+        .await
+        .expect("open the schema the way palgraph does");
+    grow(&pool, 1_000).await;
+    let conns = OwnConnections::new(pool.clone(), 1);
+    let mut prev: Option<String> = None;
+    for seq in 1..=8i64 {
+        let id = format!("00000000-0000-7000-8000-{seq:012}");
+        let row = NewRow {
+            thread_id: "planned".into(),
+            checkpoint_id: id.clone(),
+            seq,
+            parent_id: prev.clone(),
+            created_at_ms: 0,
+            metadata: "{}".into(),
+            versions: "{}".into(),
+            plan: "[]".into(),
+            vals: "{}".into(),
+            expected: prev.clone(),
+            fence: None,
+        };
+        assert!(insert_one(&conns, &row).await.expect("put"), "put {seq}");
+        prev = Some(id);
+    }
+    let mut conn = conns.take().await.expect("the same connection");
+    let (generic, custom): (i64, i64) = sqlx::query_as(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements
+         WHERE statement LIKE '%INSERT INTO checkpoints%'",
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .expect("the insert is a prepared statement of the connection");
+    assert_eq!((generic, custom), (8, 0), "one generic plan for every put");
+    // That plan (what `EXPLAIN EXECUTE` shows under the connection's setting) probes
+    // indexes: no sequential scan of a checkpoint table.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "PREPARE planned_put (text, text, bigint, text, bigint, text, text, text, text, text,
+                              text, bigint) AS {PUT}"
+    )))
+    .execute(&mut *conn)
+    .await
+    .expect("prepare the insert");
+    let plan: Value = sqlx::query_scalar(
+        "EXPLAIN (FORMAT JSON) EXECUTE planned_put('t500', 'next', 7, 'p', 0, '{}', '{}', '[]',
+                                                   '{}', 'p', NULL, NULL)",
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .expect("explain the insert");
+    let mut all = Vec::new();
+    nodes(&plan[0]["Plan"], &mut all);
+    assert!(
+        all.iter().any(|n| n["Node Type"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("Index"))),
+        "index probes: {plan}"
+    );
+    for n in &all {
+        assert_ne!(
+            n["Node Type"].as_str(),
+            Some("Seq Scan"),
+            "a sequential scan in the insert's plan: {plan}"
+        );
+    }
+    conn.keep();
+}

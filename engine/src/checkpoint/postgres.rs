@@ -70,6 +70,25 @@ ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
 DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
 "#;
 
+/// [`PUT_WRITES`] only while `$2` is the head with `$6` writes; returns whether it was.
+const PUT_WRITES_AT_HEAD: &str = r#"
+WITH ok AS (
+    SELECT 1 WHERE (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = $1
+                    ORDER BY h.seq DESC LIMIT 1) = $2
+      AND (SELECT count(*) FROM checkpoint_writes w
+           WHERE w.thread_id = $1 AND w.checkpoint_id = $2) = $6
+      AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
+                                       WHERE f.key = $4::text AND f.epoch = $5 FOR SHARE))
+), ins AS (
+    INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
+    SELECT $1, $2, w.task_id, w.channel, w.idx, COALESCE(w.value, 'null'::jsonb)
+    FROM ok, jsonb_to_recordset($3::jsonb) AS w(task_id text, channel text, idx bigint, value jsonb)
+    ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
+    DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
+)
+SELECT EXISTS (SELECT 1 FROM ok)
+"#;
+
 const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = $1";
 
 /// The checkpoint asked for ($2), or the head; hidden (pruned) rows are not checkpoints.
@@ -358,6 +377,31 @@ impl Checkpointer for PostgresCheckpointer {
             self.fenced(fence).await?;
         }
         Ok(())
+    }
+
+    async fn put_writes_at_head(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+        expected_writes: usize,
+        writes: Vec<PendingWrite>,
+        fence: Option<&Fence>,
+    ) -> Result<bool, CheckpointError> {
+        let _timer = super::timing::Timer::start("postgres", super::timing::Op::Writes);
+        let json = sql::writes_json(&writes)?;
+        let at_head: bool = sqlx::query_scalar(PUT_WRITES_AT_HEAD)
+            .bind(thread_id)
+            .bind(checkpoint_id)
+            .bind(without_nul(&json).as_ref())
+            .bind(fence.map(|f| f.key.as_str()))
+            .bind(fence.map(|f| f.epoch))
+            .bind(i64::try_from(expected_writes).unwrap_or(i64::MAX))
+            .fetch_one(&self.pool)
+            .await?;
+        if !at_head {
+            self.fenced(fence).await?;
+        }
+        Ok(at_head)
     }
 
     async fn cache_get(

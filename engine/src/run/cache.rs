@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::checkpoint::CheckpointRecord;
+use crate::checkpoint::{CheckpointRecord, PendingWrite};
 
 use super::plan::Plan;
 
@@ -24,6 +24,15 @@ pub(crate) struct CleanHead {
     pub(crate) plan: Plan,
 }
 
+/// An interrupted run's last checkpoint with every pending write stored at it: enough to
+/// resume from it without reading storage, betting that it is still the head with those
+/// writes. The resume's answers are written only if the bet holds (see
+/// [`crate::checkpoint::Checkpointer::put_writes_at_head`]), before any node runs.
+pub(crate) struct WaitingHead {
+    pub(crate) record: CheckpointRecord,
+    pub(crate) writes: Vec<PendingWrite>,
+}
+
 /// One thread's cached head.
 pub(crate) struct Entry<S> {
     /// The checkpoint whose state this is.
@@ -31,6 +40,8 @@ pub(crate) struct Entry<S> {
     pub(crate) state: Arc<S>,
     /// Set when the checkpoint has no pending writes and no tasks due.
     pub(crate) clean: Option<CleanHead>,
+    /// Set when a run stopped at the checkpoint on interrupts (and knew all its writes).
+    pub(crate) waiting: Option<WaitingHead>,
 }
 
 pub(crate) struct StateCache<S> {
@@ -58,6 +69,19 @@ impl<S> StateCache<S> {
         self.lock().remove(thread_id)
     }
 
+    /// Removes and returns the thread's entry when it holds a [`WaitingHead`].
+    pub(crate) fn take_waiting(&self, thread_id: &str) -> Option<Entry<S>> {
+        if self.capacity == 0 {
+            return None;
+        }
+        let mut entries = self.lock();
+        if entries.get(thread_id).is_some_and(|e| e.waiting.is_some()) {
+            entries.remove(thread_id)
+        } else {
+            None
+        }
+    }
+
     /// The cached state of `checkpoint_id`, leaving it cached.
     pub(crate) fn peek(&self, thread_id: &str, checkpoint_id: &str) -> Option<Arc<S>> {
         if self.capacity == 0 {
@@ -69,13 +93,15 @@ impl<S> StateCache<S> {
             .map(|e| e.state.clone())
     }
 
-    /// Caches the state at `checkpoint_id` (with its record and plan when it is clean).
+    /// Caches the state at `checkpoint_id` (with its record and plan when it is clean, with
+    /// its record and writes when a run waits there).
     pub(crate) fn put(
         &self,
         thread_id: &str,
         checkpoint_id: &str,
         state: Arc<S>,
         clean: Option<CleanHead>,
+        waiting: Option<WaitingHead>,
     ) {
         if self.capacity == 0 {
             return;
@@ -92,6 +118,7 @@ impl<S> StateCache<S> {
                 checkpoint_id: checkpoint_id.to_string(),
                 state,
                 clean,
+                waiting,
             },
         );
     }

@@ -18,7 +18,7 @@ use crate::state::State;
 use crate::stream::{Emitter, Event, EventSink, StreamMode};
 
 use super::breakpoint::{self, Breakpoint, BreakpointWhen, NodeSet};
-use super::cache::{CleanHead, Entry};
+use super::cache::{CleanHead, Entry, WaitingHead};
 use super::cursor::{Cursor, NextCheckpoint, StepWrites};
 use super::plan::{Plan, TaskPlan};
 use super::task::TaskOutcome;
@@ -46,8 +46,13 @@ pub(crate) async fn run<S: State>(
     let result = ex.execute(input).instrument(span).await;
     if let Ok(o) = &result {
         if let Some(id) = &o.checkpoint_id {
-            g.cache
-                .put(&o.thread_id, id, o.state.clone(), ex.clean_head.take());
+            g.cache.put(
+                &o.thread_id,
+                id,
+                o.state.clone(),
+                ex.clean_head.take(),
+                ex.waiting_head.take(),
+            );
         }
     }
     match &result {
@@ -84,6 +89,9 @@ pub(super) struct Executor<'a, S: State> {
     pub(super) head: Option<(String, i64)>,
     /// The last checkpoint, when the run completed (for the state cache).
     clean_head: Option<CleanHead>,
+    /// The last checkpoint and its writes, when the run stopped on interrupts (for the
+    /// state cache).
+    waiting_head: Option<WaitingHead>,
 }
 
 impl<'a, S: State> Executor<'a, S> {
@@ -99,6 +107,7 @@ impl<'a, S: State> Executor<'a, S> {
             context: cfg.context.clone(),
             fence: cfg.fence.clone(),
             store: cfg.store.clone().or_else(|| g.store.clone()),
+            known_writes: std::sync::Mutex::new(None),
         });
         Executor {
             limit: cfg.recursion_limit.unwrap_or(g.recursion_limit),
@@ -107,6 +116,7 @@ impl<'a, S: State> Executor<'a, S> {
             scope,
             head: None,
             clean_head: None,
+            waiting_head: None,
         }
     }
 }
@@ -202,6 +212,9 @@ impl<S: State> Executor<'_, S> {
             seq = record.seq,
         );
         self.cp().put(put).instrument(span).await?;
+        // A new checkpoint: no pending writes but this run's.
+        self.scope
+            .know_writes(Some((&record.checkpoint_id, Vec::new())));
         self.head = Some((record.checkpoint_id.clone(), record.seq));
         cur.plan = plan;
         cur.record = Some(record);
@@ -274,6 +287,16 @@ impl<S: State> Executor<'_, S> {
                 record: record.clone(),
                 plan: cur.plan.clone(),
             }),
+            _ => None,
+        };
+        self.waiting_head = match (&status, &cur.record) {
+            (RunStatus::Interrupted(waiting), Some(record)) if !waiting.is_empty() => self
+                .scope
+                .writes_at(&record.checkpoint_id)
+                .map(|writes| WaitingHead {
+                    record: record.clone(),
+                    writes,
+                }),
             _ => None,
         };
         RunOutcome {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::checkpoint::CheckpointError;
+use crate::checkpoint::{CheckpointError, PendingWrite};
 use crate::interrupt::Resume;
 use crate::node::Command;
 use crate::state::{Lifetime, State, StateUpdate};
@@ -28,6 +28,12 @@ impl<S: State> Executor<'_, S> {
         let input = match input {
             RunInput::Turn(update) if self.cfg.checkpoint_id.is_none() => {
                 return self.start_turn_at_head(update).await;
+            }
+            RunInput::Resume(resume) if self.cfg.checkpoint_id.is_none() => {
+                match self.resume_from_cache(resume).await? {
+                    Ok(cur) => return Ok(cur),
+                    Err(resume) => RunInput::Resume(resume),
+                }
             }
             other => other,
         };
@@ -226,29 +232,91 @@ impl<S: State> Executor<'_, S> {
             self.cfg.checkpoint_id.as_deref(),
             self.head.as_ref().map(|h| h.0.as_str()),
         )?;
-        let pending = cur.pending_interrupts();
-        let resume = admission::normalize_resume(resume);
-        let answers = admission::answers(self.thread(), &pending, &resume)?;
-        let mut writes = Vec::new();
-        for (pos, v) in &answers {
-            let p = &pending[*pos];
-            writes.push(write(&p.task_id, RESUME, p.index, *v)?);
-        }
+        let answered = self.answered(cur, admission::normalize_resume(resume))?;
+        let writes = resume_writes(&answered)?;
         let cid = cur.id().unwrap_or_default().to_string();
         let span = tracing::info_span!("checkpoint.put_writes", writes = writes.len() as i64);
-        self.cp()
-            .put_writes(self.thread(), &cid, writes, self.cfg.fence.as_ref())
+        self.scope.put_writes(&cid, writes).instrument(span).await?;
+        record_answers(cur, answered);
+        Ok(())
+    }
+
+    /// Resumes from the copy of the head an interrupted run of this graph left in the state
+    /// cache, without reading storage: the answers are written only while that copy is
+    /// current (still the head, with the same pending writes), and before any node runs.
+    /// Otherwise (nothing cached, the bet lost, or the copy refuses the resume) the resume
+    /// is handed back to take the usual way, from storage.
+    async fn resume_from_cache(
+        &mut self,
+        resume: Resume,
+    ) -> Result<Result<Cursor<S>, Resume>, RunError> {
+        let Some(Entry {
+            checkpoint_id,
+            state,
+            waiting: Some(waiting),
+            ..
+        }) = self.g.cache.take_waiting(self.thread())
+        else {
+            return Ok(Err(resume));
+        };
+        let known = waiting.writes.clone();
+        let expected = known.len();
+        let mut cur = Cursor::with_state(
+            crate::checkpoint::LoadedCheckpoint {
+                record: waiting.record,
+                fields: Vec::new(),
+                writes: waiting.writes,
+            },
+            state.clone(),
+        )?;
+        let give_back = |resume: Resume| -> Result<Result<Cursor<S>, Resume>, RunError> {
+            // The state is still that of the checkpoint: the usual way reuses it.
+            self.g
+                .cache
+                .put(self.thread(), &checkpoint_id, state.clone(), None, None);
+            Ok(Err(resume))
+        };
+        if cur.id() != Some(checkpoint_id.as_str()) {
+            return give_back(resume);
+        }
+        let Ok(answered) = self.answered(&cur, admission::normalize_resume(resume.clone())) else {
+            return give_back(resume);
+        };
+        let writes = resume_writes(&answered)?;
+        let span = tracing::info_span!("checkpoint.put_writes", writes = writes.len() as i64);
+        let stored = self
+            .cp()
+            .put_writes_at_head(
+                self.thread(),
+                &checkpoint_id,
+                expected,
+                writes.clone(),
+                self.cfg.fence.as_ref(),
+            )
             .instrument(span)
             .await?;
-        for (pos, v) in answers {
-            let p = &pending[pos];
-            cur.writes
-                .entry(p.task_id.clone())
-                .or_default()
-                .resumes
-                .insert(p.index, v.clone());
+        if !stored {
+            tracing::debug!(thread_id = %self.thread(), "the cached head is not current; reading it");
+            return give_back(resume);
         }
-        Ok(())
+        self.set_head(&cur);
+        self.scope.know_writes(Some((&checkpoint_id, known)));
+        self.scope.remember(&checkpoint_id, writes, true);
+        record_answers(&mut cur, answered);
+        Ok(Ok(cur))
+    }
+
+    /// The resume's answers to `cur`'s pending interrupts: (task, interrupt index, value).
+    fn answered(
+        &self,
+        cur: &Cursor<S>,
+        resume: Resume,
+    ) -> Result<Vec<(String, i64, Value)>, RunError> {
+        let pending = cur.pending_interrupts();
+        Ok(admission::answers(self.thread(), &pending, &resume)?
+            .into_iter()
+            .map(|(pos, v)| (pending[pos].task_id.clone(), pending[pos].index, v.clone()))
+            .collect())
     }
 
     /// Running from an old checkpoint re-executes its tasks on a new branch: a `fork`
@@ -306,5 +374,20 @@ impl<S: State> Executor<'_, S> {
         self.save(cur, &writes, plan, meta).await?;
         self.emit_checkpoint(cur);
         Ok(())
+    }
+}
+
+/// The answers as pending writes.
+fn resume_writes(answered: &[(String, i64, Value)]) -> Result<Vec<PendingWrite>, RunError> {
+    answered
+        .iter()
+        .map(|(task, idx, v)| write(task, RESUME, *idx, v))
+        .collect()
+}
+
+/// Records the answers in the cursor's pending writes.
+fn record_answers<S: State>(cur: &mut Cursor<S>, answered: Vec<(String, i64, Value)>) {
+    for (task, idx, v) in answered {
+        cur.writes.entry(task).or_default().resumes.insert(idx, v);
     }
 }

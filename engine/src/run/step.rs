@@ -351,8 +351,7 @@ async fn run_and_record<S: State>(
     };
     let stored = match write_result {
         Ok(Some(w)) => run
-            .checkpointer
-            .put_writes(&run.thread_id, &checkpoint_id, vec![w], run.fence.as_ref())
+            .put_writes(&checkpoint_id, vec![w])
             .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
             .await
             .map_err(RunError::from),

@@ -76,6 +76,16 @@ impl Checkpointer for WithCleanup {
     ) -> Result<(), CheckpointError> {
         self.inner.put_writes(t, c, w, f).await
     }
+    async fn put_writes_at_head(
+        &self,
+        t: &str,
+        c: &str,
+        n: usize,
+        w: Vec<PendingWrite>,
+        f: Option<&Fence>,
+    ) -> Result<bool, CheckpointError> {
+        self.inner.put_writes_at_head(t, c, n, w, f).await
+    }
     async fn get(
         &self,
         t: &str,

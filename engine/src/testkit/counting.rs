@@ -105,6 +105,22 @@ impl Checkpointer for Counting {
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
         self.inner.put_writes(t, c, w, f).await
     }
+    async fn put_writes_at_head(
+        &self,
+        t: &str,
+        c: &str,
+        n: usize,
+        w: Vec<PendingWrite>,
+        f: Option<&Fence>,
+    ) -> Result<bool, CheckpointError> {
+        self.put_writes.fetch_add(1, Ordering::Relaxed);
+        let bytes: u64 = w
+            .iter()
+            .map(|w| (w.value.get().len() + w.channel.len() + w.task_id.len()) as u64)
+            .sum();
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.inner.put_writes_at_head(t, c, n, w, f).await
+    }
     async fn get(
         &self,
         t: &str,

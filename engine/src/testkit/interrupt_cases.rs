@@ -317,3 +317,81 @@ pub async fn new_turn_abandons_a_pending_interrupt(cp: Arc<dyn Checkpointer>) {
         vec!["one", "two", "draft-1:ok"]
     );
 }
+
+/// A node asking two questions in turn (its body counted by `body`), with the state cache
+/// on.
+fn form_graph(cp: Arc<dyn Checkpointer>, body: Counter) -> crate::CompiledGraph<TestState> {
+    let mut g = StateGraph::<TestState>::new();
+    g.add_node("form", move |_s: Arc<TestState>, ctx: NodeContext| {
+        let b = body.clone();
+        async move {
+            b.bump();
+            let name: String = ctx.interrupt("name?")?;
+            let age: u32 = ctx.interrupt("age?")?;
+            Ok::<_, NodeError>(Upd::default().log(vec![format!("{name}/{age}")]))
+        }
+    });
+    g.add_edge(START, "form");
+    g.add_edge("form", END);
+    g.compile().expect("valid graph").with_checkpointer(cp)
+}
+
+/// The run that stopped on an interrupt leaves its checkpoint (with every write stored at
+/// it) in the state cache; the resume writes its answers from that copy without reading
+/// storage. A copy that is no longer current (another process answered in the meantime) is
+/// not trusted: the resume reads storage and answers what is pending there.
+pub async fn a_resume_from_the_cached_head_reads_nothing_and_a_stale_copy_is_not_trusted(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let counting = Arc::new(super::counting::Counting::new(cp));
+    let body = Counter::default();
+    let g = form_graph(counting.clone(), body.clone());
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("start")).await;
+    assert_eq!(out.interrupts()[0].value, json!("name?"));
+    let before = counting.snapshot();
+    let out = ok(
+        &g,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("Ada")),
+    )
+    .await;
+    let after = counting.snapshot();
+    assert_eq!(out.interrupts()[0].value, json!("age?"));
+    assert_eq!(after.2 - before.2, 0, "the resume read nothing");
+    assert_eq!(after.1 - before.1, 2, "the answer, then the next interrupt");
+    // Again from the copy the second interrupt left (it knows the first answer too).
+    let out = ok(&g, RunConfig::new(&t), RunInput::Resume(Resume::value(36))).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["Ada/36"]);
+    assert_eq!(counting.snapshot().2 - after.2, 0, "no read either");
+    assert_eq!(body.get(), 3);
+
+    // Another process (a graph with its own cache) answers the first question: the head
+    // is the same checkpoint, with more writes than this process's copy of it.
+    let t = thread();
+    ok(&g, RunConfig::new(&t), say("start")).await;
+    let other = form_graph(counting.clone(), Counter::default());
+    let out = ok(
+        &other,
+        RunConfig::new(&t),
+        RunInput::Resume(Resume::value("Grace")),
+    )
+    .await;
+    assert_eq!(out.interrupts()[0].value, json!("age?"));
+    // This process's copy still waits for a name; the answer goes to the age instead.
+    let before = counting.snapshot();
+    let out = ok(&g, RunConfig::new(&t), RunInput::Resume(Resume::value(85))).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.state.log, vec!["Grace/85"]);
+    assert!(
+        counting.snapshot().2 > before.2,
+        "the stale copy sent the resume to storage"
+    );
+    let head = counting.get(&t, None).await.unwrap().unwrap();
+    assert!(
+        head.writes.is_empty(),
+        "the turn completed: {:?}",
+        head.writes
+    );
+}

@@ -45,6 +45,7 @@ macro_rules! checkpointer_suite {
             interrupt_cases::two_interrupts_in_one_node_resume_in_order,
             interrupt_cases::parallel_interrupts_are_answered_by_id,
             interrupt_cases::resume_with_nothing_pending_is_refused_and_changes_nothing,
+            interrupt_cases::a_resume_from_the_cached_head_reads_nothing_and_a_stale_copy_is_not_trusted,
             recovery_cases::cancel_mid_run_keeps_last_checkpoint_and_ends_cancelled,
             engine_cases::recursion_limit_is_a_typed_error,
             engine_cases::fork_from_old_checkpoint_leaves_history_intact,

@@ -190,6 +190,9 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
         e.lose();
     }
     let run_id = run.run_id.clone();
+    // Its channel is in the hub before the task is first polled: a stream opened as soon as
+    // the run was created follows it live at once rather than looking in the events table.
+    runs.hub.open(&run_id);
     let task = super::execute::execute(runs.clone(), run, cancel, lost, done);
     let handle = tokio::spawn(
         async move {

@@ -55,6 +55,12 @@ pub(crate) trait Dialect: Database {
         now: i64,
     ) -> Result<(), StoreError>;
 
+    /// Starts the group commit of run rows where the database has it (Postgres); `None`
+    /// where every run is written by its own transaction.
+    fn run_batches(_pool: &Pool<Self>) -> Option<super::run_batches::RunBatches> {
+        None
+    }
+
     /// See [`Store::append_events`].
     async fn append_events(pool: &Pool<Self>, rows: &[EventRow]) -> Result<(), StoreError>;
 

@@ -1,6 +1,7 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
 //! of a thread's runs (2), scheduled runs (3), the trace
-//! context a run was created under (4). [`crate::Database::open`] applies them after the engine's.
+//! context a run was created under (4), and on Postgres the functions that create and end
+//! runs in batches (5). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -29,6 +30,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             4,
             "trace_context",
             include_str!("../../migrations/postgres/0004_trace_context.sql"),
+        ),
+        Migration::new(
+            5,
+            "run_batches",
+            include_str!("../../migrations/postgres/0005_run_batches.sql"),
         ),
     ],
     sqlite: &[

@@ -2,10 +2,14 @@
 //! events (what watchers replay). One trait, implemented once over SQL (`sql`) with the
 //! little that differs between SQLite and Postgres in a dialect each.
 
+mod batch;
+#[cfg(test)]
+mod batch_tests;
 mod dialect;
 mod migrations;
 pub mod postgres;
 mod rows;
+mod run_batches;
 pub(crate) mod sql;
 pub(crate) mod sqlite;
 #[cfg(test)]

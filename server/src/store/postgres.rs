@@ -1,7 +1,8 @@
 //! The store's dialect on Postgres. Writers of a thread and its runs lock the thread's row
 //! first (`FOR UPDATE`), so a second run, a cancel and a run's end cannot race; workers claim
 //! runs with `FOR UPDATE SKIP LOCKED`; other replicas hear of new runs, events and cancels
-//! through LISTEN/NOTIFY. The hot writes are single statements.
+//! through LISTEN/NOTIFY. The hot writes are single statements, and runs are created and
+//! ended in batches across requests ([`super::run_batches`]).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::dialect::Dialect;
 use super::rows::json;
+use super::run_batches::RunBatches;
 use super::{thread_status_after, EventRow, Finish, Notification, StoreError};
 
 /// The prefix of the `application_name` of every connection a server process opens: the
@@ -39,6 +41,10 @@ impl Dialect for Postgres {
 
     fn notify(channel: &str, payload: &str) -> Option<String> {
         Some(format!("pg_notify('{channel}', {payload})"))
+    }
+
+    fn run_batches(pool: &PgPool) -> Option<RunBatches> {
+        Some(RunBatches::spawn(pool))
     }
 
     async fn end_run(

@@ -5,6 +5,7 @@
 //! and the few writes Postgres makes in one statement where SQLite needs several.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -15,6 +16,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::dialect::Dialect;
 use super::rows::{json, Claimed, StoredJson};
+use super::run_batches::{Created, RunBatches};
 use super::{
     cancelled_event, decide, merge_metadata, now_ms, CancelAction, Claim, CreatedRun, EventRow,
     Finish, IfExists, NewRun, Notification, Renewed, Run, RunState, Store, StoreError, Thread,
@@ -24,11 +26,23 @@ use super::{
 /// The server's store on a SQLite or Postgres database migrated with [`super::MIGRATIONS`].
 pub(crate) struct SqlStore<DB: Database> {
     pool: Pool<DB>,
+    /// Group commit of run rows, where the database has it (Postgres), started on first use.
+    batches: OnceLock<Option<RunBatches>>,
 }
 
-impl<DB: Database> SqlStore<DB> {
+impl<DB: Dialect> SqlStore<DB> {
     pub(crate) fn new(pool: Pool<DB>) -> Self {
-        SqlStore { pool }
+        SqlStore {
+            pool,
+            batches: OnceLock::new(),
+        }
+    }
+
+    /// The run batches (call within the runtime: the first call starts their tasks).
+    fn batches(&self) -> Option<&RunBatches> {
+        self.batches
+            .get_or_init(|| DB::run_batches(&self.pool))
+            .as_ref()
     }
 }
 
@@ -274,6 +288,24 @@ where
     }
 
     async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
+        if let Some(batches) = self.batches() {
+            match batches.create(&new).await {
+                Some(Created::Run(run)) => {
+                    return Ok(CreatedRun {
+                        run: *run,
+                        existing: false,
+                        cancelled: Vec::new(),
+                    })
+                }
+                Some(Created::NoThread) => {
+                    return Err(StoreError::NotFound(format!("thread `{}`", new.thread_id)))
+                }
+                Some(Created::OthersThread) => {
+                    return Err(StoreError::Exists(format!("thread `{}`", new.thread_id)))
+                }
+                Some(Created::Busy) | None => {}
+            }
+        }
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         if let Some(t) = &new.new_thread {
             sqlx::query(
@@ -495,12 +527,22 @@ where
             .iter()
             .map(|(run, attempt)| serde_json::json!([run, attempt]))
             .collect();
+        // The runs are locked in their threads' order, the order in which a batch of ends
+        // locks them (see `run_batches`), so a heartbeat and a batch never wait on each other
+        // in a cycle.
         Ok(sqlx::query_as(AssertSqlSafe(format!(
             "UPDATE runs SET lease_until_ms = $3
-             FROM {held}
-             WHERE run_id = h.id AND attempt = h.att AND worker_id = $1 AND status = 'running'
+             FROM (SELECT r.run_id AS id FROM runs r JOIN {held} ON r.run_id = h.id AND r.attempt = h.att
+                   WHERE r.worker_id = $1 AND r.status = 'running'
+                   ORDER BY r.thread_id, r.run_id{lock}) l
+             WHERE run_id = l.id
              RETURNING run_id, cancel_action, cancel_reason",
-            held = DB::HELD
+            held = DB::HELD,
+            lock = if DB::FOR_UPDATE.is_empty() {
+                ""
+            } else {
+                " FOR UPDATE OF r"
+            }
         )))
         .bind(worker)
         .bind(json::<DB>(&claims))
@@ -510,6 +552,12 @@ where
     }
 
     async fn finish_run(&self, claim: Claim<'_>, finish: &Finish) -> Result<bool, StoreError> {
+        if let Some(done) = match self.batches() {
+            Some(batches) => batches.finish(claim, finish).await,
+            None => None,
+        } {
+            return Ok(done);
+        }
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         // The thread's lock, then the run's: the order every writer of runs takes.
         let thread_id: Option<String> = sqlx::query_scalar(AssertSqlSafe(format!(

@@ -1,0 +1,258 @@
+//! Runs created and ended concurrently on Postgres, where they are written in batches
+//! ([`super::run_batches`]): every caller gets the answer a transaction of its own would give.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use palgraph::testkit::backends::PgSchema;
+
+use super::sql::SqlStore;
+use super::{
+    Claim, ClaimAtCreate, Finish, IfExists, MultitaskStrategy, NewRun, Notification, RunState,
+    Store, StoreError, Thread, MIGRATIONS,
+};
+
+fn thread(id: &str) -> Thread {
+    Thread {
+        thread_id: id.into(),
+        owner: "u".into(),
+        metadata: json!({}),
+        status: "idle".into(),
+        created_at_ms: 1,
+        updated_at_ms: 1,
+    }
+}
+
+fn new_run(run: &str, thread: &str) -> NewRun {
+    NewRun {
+        run_id: run.into(),
+        thread_id: thread.into(),
+        owner: "u".into(),
+        assistant_id: "a".into(),
+        graph_id: "g".into(),
+        kwargs: json!({"input": {"text": format!("nul \u{0} in {run}")}}),
+        metadata: json!({}),
+        multitask_strategy: MultitaskStrategy::Enqueue,
+        idempotency_key: None,
+        new_thread: None,
+        claim: Some(ClaimAtCreate {
+            worker: "w".into(),
+            lease_ms: 60_000,
+        }),
+        trace_context: None,
+    }
+}
+
+fn success(seq: i64) -> Finish {
+    Finish {
+        status: RunState::Success,
+        error: None,
+        terminal: (seq, json!({"type": "end"})),
+        delete: false,
+    }
+}
+
+#[tokio::test]
+async fn concurrent_creates_and_ends_answer_as_one_transaction_each() {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(8).await;
+    MIGRATIONS.apply_postgres(&pool).await.unwrap();
+    let store = Arc::new(SqlStore::new(pool.clone()));
+    let mut notes = store.notifications().await.expect("LISTEN");
+    const THREADS: usize = 8;
+    const PER_THREAD: usize = 4;
+    for t in 0..THREADS {
+        store
+            .create_thread(thread(&format!("t{t}")), IfExists::Raise)
+            .await
+            .unwrap();
+    }
+
+    // Four runs on each of eight threads at once: on each thread one is claimed at its
+    // creation and the others queue behind it, in a strict order.
+    let creates: Vec<_> = (0..THREADS * PER_THREAD)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let t = i % THREADS;
+                store
+                    .create_run(new_run(&format!("r{i:02}"), &format!("t{t}")))
+                    .await
+            })
+        })
+        .collect();
+    let mut by_thread: BTreeMap<String, Vec<super::Run>> = BTreeMap::new();
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let seen = recorder.handle();
+    {
+        // This test's runtime has one thread: the batching tasks record here too.
+        let _local = metrics::set_default_local_recorder(&recorder);
+        for c in creates {
+            let created = c.await.unwrap().unwrap();
+            assert!(!created.existing && created.cancelled.is_empty());
+            by_thread
+                .entry(created.run.thread_id.clone())
+                .or_default()
+                .push(created.run);
+        }
+    }
+    // The first run of each thread went through a batch (the others queued the long way).
+    let seen = seen.render();
+    let created_in_batches: f64 = seen
+        .lines()
+        .find(|l| l.starts_with("palgraph_group_commit_batch_size_sum{kind=\"run_creates\"}"))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no run_creates batches in {seen}"));
+    assert!(
+        created_in_batches >= (THREADS * PER_THREAD) as f64,
+        "every create was tried in a batch: {seen}"
+    );
+    let mut running = Vec::new();
+    for (t, runs) in &by_thread {
+        let seqs: HashSet<i64> = runs.iter().map(|r| r.thread_seq).collect();
+        assert_eq!(seqs, (1..=PER_THREAD as i64).collect(), "{t}");
+        let first: Vec<_> = runs
+            .iter()
+            .filter(|r| r.status == RunState::Running)
+            .collect();
+        assert_eq!(first.len(), 1, "one run of {t} claimed at creation");
+        assert_eq!((first[0].thread_seq, first[0].attempt), (1, 1), "{t}");
+        // What the store holds is what the caller was told (the NUL replaced, as stored).
+        let stored = store.get_run_any(&first[0].run_id).await.unwrap().unwrap();
+        assert_eq!(stored.kwargs, first[0].kwargs);
+        assert_eq!(stored.lease_until_ms, first[0].lease_until_ms);
+        assert_eq!(stored.status, RunState::Running);
+        assert!(!stored.kwargs.to_string().contains("\\u0000"));
+        assert_eq!(
+            store.get_thread_any(t).await.unwrap().unwrap().status,
+            "busy"
+        );
+        running.push(first[0].run_id.clone());
+    }
+
+    // The claimed runs end at once, with a heartbeat of all of them racing the ends: each
+    // end is recorded once, and each thread stays busy with its queued runs.
+    let hb = {
+        let store = store.clone();
+        let held: Vec<(String, i64)> = running.iter().map(|r| (r.clone(), 1)).collect();
+        tokio::spawn(async move {
+            for _ in 0..20 {
+                store.heartbeat("w", &held, 60_000).await.unwrap();
+            }
+        })
+    };
+    let ends: Vec<_> = running
+        .iter()
+        .cloned()
+        .map(|run| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let claim = Claim {
+                    run_id: &run,
+                    worker: "w",
+                    attempt: 1,
+                };
+                store.finish_run(claim, &success(7)).await
+            })
+        })
+        .collect();
+    for e in ends {
+        assert!(e.await.unwrap().unwrap(), "the claim held its run");
+    }
+    hb.await.unwrap();
+    for run in &running {
+        let claim = Claim {
+            run_id: run,
+            worker: "w",
+            attempt: 1,
+        };
+        assert!(
+            !store.finish_run(claim, &success(8)).await.unwrap(),
+            "an ended run ends once"
+        );
+        let stored = store.get_run_any(run).await.unwrap().unwrap();
+        assert_eq!(stored.status, RunState::Success);
+        let events = store.events_after(run, 0).await.unwrap();
+        assert_eq!(events.len(), 1, "one terminal event");
+        assert_eq!(events[0].seq, 7);
+    }
+    for t in by_thread.keys() {
+        assert_eq!(
+            store.get_thread_any(t).await.unwrap().unwrap().status,
+            "busy"
+        );
+    }
+    // Each end announced the run queued behind it.
+    let mut heard = HashSet::new();
+    while let Ok(Some(n)) =
+        tokio::time::timeout(std::time::Duration::from_millis(500), notes.recv()).await
+    {
+        if let Notification::Runs(t) = n {
+            heard.insert(t);
+        }
+    }
+    for t in by_thread.keys() {
+        assert!(heard.contains(t), "{t} announced in {heard:?}");
+    }
+}
+
+#[tokio::test]
+async fn batched_creates_refuse_what_one_transaction_refuses() {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(8).await;
+    MIGRATIONS.apply_postgres(&pool).await.unwrap();
+    let store = Arc::new(SqlStore::new(pool.clone()));
+    store
+        .create_thread(thread("mine"), IfExists::Raise)
+        .await
+        .unwrap();
+    let theirs = Thread {
+        owner: "someone else".into(),
+        ..thread("theirs")
+    };
+    store.create_thread(theirs, IfExists::Raise).await.unwrap();
+
+    // The same idempotency key from two requests at once: one run.
+    let keyed = |run: &str, t: &str| NewRun {
+        idempotency_key: Some("k1".into()),
+        ..new_run(run, t)
+    };
+    let (a, b) = tokio::join!(
+        store.create_run(keyed("ka", "mine")),
+        store.create_run(keyed("kb", "mine"))
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.run.run_id, b.run.run_id, "one run for one key");
+    assert!(a.existing != b.existing);
+    assert_eq!(a.run.idempotency_key.as_deref(), Some("k1"));
+
+    let (missing, stolen, new) = tokio::join!(
+        store.create_run(new_run("x1", "no such thread")),
+        store.create_run(NewRun {
+            new_thread: Some(thread("theirs")),
+            ..new_run("x2", "theirs")
+        }),
+        store.create_run(NewRun {
+            new_thread: Some(thread("fresh")),
+            ..new_run("x3", "fresh")
+        }),
+    );
+    assert!(
+        matches!(missing, Err(StoreError::NotFound(_))),
+        "{missing:?}"
+    );
+    assert!(matches!(stolen, Err(StoreError::Exists(_))), "{stolen:?}");
+    let new = new.unwrap().run;
+    assert_eq!((new.status, new.thread_seq), (RunState::Running, 1));
+    let fresh = store.get_thread_any("fresh").await.unwrap().unwrap();
+    assert_eq!(fresh.owner, "u");
+    assert_eq!(fresh.status, "busy");
+    assert_eq!(fresh.metadata["graph_id"], "g");
+    for gone in ["x1", "x2"] {
+        assert!(store.get_run_any(gone).await.unwrap().is_none());
+    }
+}

@@ -1,0 +1,226 @@
+//! Postgres: runs created and ended by group commit.
+//!
+//! Concurrent requests' new runs, and concurrent workers' ends of runs, are written by one
+//! call of `palgraph_create_runs` / `palgraph_finish_runs` (migration 5) each: one round
+//! trip and one commit for the whole batch, instead of a transaction of four to seven round
+//! trips per run. The functions do per run exactly what [`super::sql::SqlStore`]'s
+//! transactions do, in thread order. Only a run on a thread with nothing active is created
+//! this way: one on a busy thread (where the multitask strategy decides) or whose
+//! idempotency key names an existing run is created the long way, as is any run whose batch
+//! failed as a whole.
+
+use serde_json::{json, Value};
+use sqlx::types::Json;
+use sqlx::PgPool;
+
+use super::batch::Batcher;
+use super::rows::json;
+use super::{now_ms, thread_status_after, Claim, Finish, NewRun, Run, RunState, StoreError};
+
+/// The most runs one call writes.
+const MAX_BATCH: usize = 64;
+/// Batches in flight at once: one being written while the next gathers would leave the
+/// database idle between them; two keep it busy.
+const IN_FLIGHT: usize = 2;
+
+/// What the batch made of a new run.
+#[derive(Debug)]
+pub(crate) enum Created {
+    /// Created, with its thread's status `busy`.
+    Run(Box<Run>),
+    /// No such thread.
+    NoThread,
+    /// The thread that was to be new belongs to another owner.
+    OthersThread,
+    /// The thread has an active run, or the idempotency key is taken: nothing was written;
+    /// create it the long way.
+    Busy,
+}
+
+/// A new run as the create batch takes it, and what the caller needs to make its [`Run`].
+pub(crate) struct NewInBatch {
+    item: Value,
+    run: Run,
+}
+
+/// The two batching tasks of one Postgres store.
+pub(crate) struct RunBatches {
+    create: Batcher<NewInBatch, Created>,
+    finish: Batcher<Value, bool>,
+}
+
+impl RunBatches {
+    /// Starts both tasks on the current runtime.
+    pub(crate) fn spawn(pool: &PgPool) -> Self {
+        let p = pool.clone();
+        let create = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |items: Vec<NewInBatch>| {
+            let p = p.clone();
+            async move { create_batch(&p, items).await }
+        });
+        let p = pool.clone();
+        let finish = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |items: Vec<Value>| {
+            let p = p.clone();
+            async move { finish_batch(&p, items).await }
+        });
+        RunBatches { create, finish }
+    }
+
+    /// Creates `new` in a batch: `None` when it must be created the long way (an id holds a
+    /// NUL, or its batch failed).
+    pub(crate) async fn create(&self, new: &NewRun) -> Option<Created> {
+        if [&new.run_id, &new.thread_id, &new.owner, &new.assistant_id]
+            .iter()
+            .any(|s| s.contains('\0'))
+            || new
+                .idempotency_key
+                .as_ref()
+                .is_some_and(|k| k.contains('\0'))
+        {
+            return None;
+        }
+        let now = now_ms();
+        let claim = new.claim.as_ref();
+        let stored = |v: &Value| serde_json::to_value(json::<sqlx::Postgres>(v).0).ok();
+        let run = Run {
+            run_id: new.run_id.clone(),
+            thread_id: new.thread_id.clone(),
+            thread_seq: 0,
+            owner: new.owner.clone(),
+            assistant_id: new.assistant_id.clone(),
+            graph_id: new.graph_id.clone(),
+            status: if claim.is_some() {
+                RunState::Running
+            } else {
+                RunState::Pending
+            },
+            kwargs: stored(&new.kwargs)?,
+            metadata: stored(&new.metadata)?,
+            multitask_strategy: new.multitask_strategy,
+            idempotency_key: new.idempotency_key.clone(),
+            cancel_action: None,
+            cancel_reason: None,
+            worker_id: claim.map(|c| c.worker.clone()),
+            lease_until_ms: claim.map(|c| now + c.lease_ms),
+            attempt: i64::from(claim.is_some()),
+            error: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+            trace_context: new.trace_context.clone(),
+        };
+        let t = new.new_thread.as_ref();
+        let item = json!({
+            "run_id": run.run_id,
+            "thread_id": run.thread_id,
+            "owner": run.owner,
+            "assistant_id": run.assistant_id,
+            "graph_id": run.graph_id,
+            "kwargs": run.kwargs,
+            "metadata": run.metadata,
+            "strategy": run.multitask_strategy.as_str(),
+            "now": now,
+            "worker": run.worker_id,
+            "lease_until": run.lease_until_ms,
+            "trace_context": run.trace_context,
+            "idempotency_key": run.idempotency_key,
+            "new_thread": t.is_some(),
+            "thread_metadata": t.and_then(|t| stored(&t.metadata)),
+            "thread_status": t.map(|t| t.status.as_str()),
+            "thread_created": t.map(|t| t.created_at_ms),
+        });
+        self.create.submit(NewInBatch { item, run }).await
+    }
+
+    /// Ends a claimed run in a batch: whether the claim still held it, or `None` when its
+    /// batch failed and it must be ended the long way.
+    pub(crate) async fn finish(&self, claim: Claim<'_>, finish: &Finish) -> Option<bool> {
+        if claim.run_id.contains('\0') || claim.worker.contains('\0') {
+            return None;
+        }
+        let (seq, event) = &finish.terminal;
+        let item = json!({
+            "run_id": claim.run_id,
+            "worker": claim.worker,
+            "attempt": claim.attempt,
+            "seq": seq,
+            "event": serde_json::to_value(json::<sqlx::Postgres>(event).0).ok()?,
+            "del": finish.delete,
+            "status": finish.status.as_str(),
+            "error": finish.error.as_deref().map(|e| e.replace('\0', "")),
+            "now": now_ms(),
+            "thread_status": thread_status_after(finish.status),
+        });
+        self.finish.submit(item).await
+    }
+}
+
+async fn create_batch(pool: &PgPool, items: Vec<NewInBatch>) -> Result<Vec<Created>, StoreError> {
+    let batch: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let mut item = x.item.clone();
+            item["i"] = json!(i);
+            item
+        })
+        .collect();
+    let rows: Vec<(i32, i32, Option<i64>)> =
+        sqlx::query_as("SELECT o_idx, o_outcome, o_seq FROM palgraph_create_runs($1)")
+            .bind(Json(Value::Array(batch)))
+            .fetch_all(pool)
+            .await?;
+    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_creates")
+        .record(items.len() as f64);
+    let mut out: Vec<Option<Created>> = items.iter().map(|_| None).collect();
+    let mut runs: Vec<Option<Run>> = items.into_iter().map(|x| Some(x.run)).collect();
+    for (i, outcome, seq) in rows {
+        let i = usize::try_from(i).map_err(|e| StoreError::Decode(e.to_string()))?;
+        let Some(slot) = out.get_mut(i) else {
+            return Err(StoreError::Decode(format!("batch index {i}")));
+        };
+        *slot = Some(match (outcome, seq) {
+            (0, Some(seq)) => {
+                let mut run = runs[i]
+                    .take()
+                    .ok_or_else(|| StoreError::Decode(format!("batch index {i} twice")))?;
+                run.thread_seq = seq;
+                Created::Run(Box::new(run))
+            }
+            (1, _) => Created::NoThread,
+            (2, _) => Created::OthersThread,
+            (3 | 4, _) => Created::Busy,
+            other => return Err(StoreError::Decode(format!("create outcome {other:?}"))),
+        });
+    }
+    out.into_iter()
+        .map(|o| o.ok_or_else(|| StoreError::Decode("a run left out of its batch".into())))
+        .collect()
+}
+
+async fn finish_batch(pool: &PgPool, items: Vec<Value>) -> Result<Vec<bool>, StoreError> {
+    let n = items.len();
+    let batch: Vec<Value> = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut item)| {
+            item["i"] = json!(i);
+            item
+        })
+        .collect();
+    let rows: Vec<(i32, bool)> =
+        sqlx::query_as("SELECT o_idx, o_done FROM palgraph_finish_runs($1)")
+            .bind(Json(Value::Array(batch)))
+            .fetch_all(pool)
+            .await?;
+    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
+    let mut out = vec![None; n];
+    for (i, done) in rows {
+        let slot = usize::try_from(i)
+            .ok()
+            .and_then(|i| out.get_mut(i))
+            .ok_or_else(|| StoreError::Decode(format!("batch index {i}")))?;
+        *slot = Some(done);
+    }
+    out.into_iter()
+        .map(|o| o.ok_or_else(|| StoreError::Decode("a run left out of its batch".into())))
+        .collect()
+}
