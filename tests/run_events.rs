@@ -1,7 +1,8 @@
 //! What a run stores (README, "What a run stores"), through the real server on SQLite and
 //! Postgres: only the events its clients need (no state snapshots, node updates or
-//! checkpoints unless asked for); token deltas coalesced into few rows, yet a replay from any event id on
-//! another replica gives exactly the events that followed it; a finished run's events
+//! checkpoints unless asked for); a run's events of a flush window in one row, token deltas
+//! coalesced, yet a replay from any event id on another replica gives exactly the events that
+//! followed it; a finished run's events
 //! expire, and a replay then still ends with the run's outcome.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -47,6 +48,46 @@ async fn stored(s: &TestServer, run: &str) -> Vec<Value> {
     texts
         .iter()
         .map(|t| serde_json::from_str(t).unwrap())
+        .collect()
+}
+
+/// The kinds of the events stored rows hold, in order: a row is a run's events of one flush
+/// window (an array of `[code, ...]` items, numbers for ids not stored) or one event object
+/// (the terminal event).
+fn kinds(rows: &[Value]) -> Vec<&'static str> {
+    let name = |code: &str| match code {
+        "r" => "run_started",
+        "n" => "node_started",
+        "s" => "status",
+        "c" => "custom",
+        "d" => "message_delta",
+        "x" => "message_reset",
+        "f" => "node_finished",
+        "v" => "values",
+        "k" => "checkpoint",
+        other => panic!("unknown stored event code {other}"),
+    };
+    let object = |e: &Value| -> &'static str {
+        match e["type"].as_str().unwrap() {
+            "completed" => "completed",
+            "interrupted" => "interrupted",
+            "failed" => "failed",
+            "cancelled" => "cancelled",
+            other => panic!("{other} is stored in short form"),
+        }
+    };
+    rows.iter()
+        .flat_map(|row| match row.as_array() {
+            Some(items) => items
+                .iter()
+                .filter(|i| !i.is_number())
+                .map(|i| match i.as_array() {
+                    Some(a) => name(a[0].as_str().unwrap()),
+                    None => object(i),
+                })
+                .collect::<Vec<_>>(),
+            None => vec![object(row)],
+        })
         .collect()
 }
 
@@ -112,7 +153,21 @@ async fn stored_by_need_and_replayed_exactly(b: Backend) {
     assert_eq!(tokens, 60, "every delta streams live");
 
     let rows = stored(&s, &run).await;
-    let kinds: Vec<&str> = rows.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds = kinds(&rows);
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| matches!(**k, "completed" | "interrupted" | "failed" | "cancelled"))
+            .count(),
+        1,
+        "one terminal event: {kinds:?}"
+    );
+    assert!(
+        rows.len() * 10 <= live.len(),
+        "a turn's {} events take a row per flush window (200 ms), not {} rows",
+        live.len(),
+        rows.len()
+    );
     for never in ["values", "node_finished", "checkpoint"] {
         assert!(
             !kinds.contains(&never),
@@ -198,7 +253,7 @@ async fn a_langgraph_run_stores_its_modes_only(b: Backend) {
     );
     let run = events[0].data["run_id"].as_str().unwrap().to_string();
     let rows = stored(&s, &run).await;
-    let kinds: Vec<&str> = rows.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds = kinds(&rows);
     assert!(kinds.contains(&"node_finished"), "{kinds:?}");
     for never in ["values", "checkpoint"] {
         assert!(

@@ -1,163 +1,270 @@
-//! How token deltas are stored: coalesced, yet replayable from any event id.
+//! How a run's events are stored: a run's events of one flush window in one row, yet
+//! replayable from any event id.
 //!
-//! Live watchers get every delta as the engine streams it, each with its own event id. The
-//! events table gets fewer rows: consecutive deltas of one message that reach the writer in
-//! the same flush window become one row, stored under the id of the last of them, with
-//! `from_seq` (the id of the first) and `cuts` (where each delta but the last ends, in
-//! bytes). A client that saw some of them live and reconnects with `Last-Event-ID` in the
-//! middle of such a row gets exactly the text after that id: [`replay`] cuts the row there.
+//! Live watchers get every event as the engine streams it, each with its own event id. The
+//! events table gets one row per run per flush window (per writer batch): a *pack*, a JSON
+//! array of the run's events of that batch in id order, stored under the id of the last of
+//! them. Each item of a pack is an event as [`super::codec`] writes it, or a number `n`
+//! (the next `n` ids were never stored: events of other modes, a terminal event held back);
+//! consecutive token deltas of one message are one item, the text of all of them with
+//! `cuts` (where each delta but the last ends, in bytes); a values event after another in the
+//! same pack is the fields of the state that changed (`["w", step, {field: value}]`). Nothing in a pack names an id:
+//! the last item ends at the row's id, and each item before it just before the next.
+//!
+//! A client that saw some of a pack's events live and reconnects with `Last-Event-ID` in
+//! the middle of it gets exactly the events after that id: [`replay`] cuts the pack there.
+//! Rows stored by earlier versions (one serde object per row, a coalesced delta with
+//! `from_seq` and `cuts`) and a run's terminal event (stored as one object in the run's
+//! end transaction) are read as they are.
+
+use std::collections::HashMap;
 
 use palgraph::{Event, RunEvent};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
+use super::codec;
 use crate::store::EventRow;
 
-/// The parts of a stored delta row this module reads and writes.
-struct Delta<'a> {
-    node: &'a str,
-    message_id: &'a str,
-    delta: &'a str,
-}
-
-fn delta_of(row: &EventRow) -> Option<Delta<'_>> {
-    let o = row.event.as_object()?;
-    if o.get("type")?.as_str()? != "message_delta" {
-        return None;
-    }
-    Some(Delta {
-        node: o.get("node")?.as_str()?,
-        message_id: o.get("message_id")?.as_str()?,
-        delta: o.get("delta")?.as_str()?,
-    })
-}
-
-/// Where a row's coalesced range starts, and where each of its deltas but the last ends.
-fn range_of(row: &EventRow) -> (i64, Vec<usize>) {
-    let from = row
-        .event
-        .get("from_seq")
-        .and_then(Value::as_i64)
-        .unwrap_or(row.seq);
-    let cuts = row
-        .event
-        .get("cuts")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|c| c.as_u64().map(|c| c as usize))
-                .collect()
-        })
-        .unwrap_or_default();
-    (from, cuts)
-}
-
-/// Merges, within one batch, each run's consecutive deltas of one message (consecutive
-/// ids, same claim) into one row. Other rows keep their order.
+/// Packs each run's rows of one batch (rows whose `event` is one [`codec::encode`]d event)
+/// into one row per run and claim, in the order the runs first appear.
 pub(crate) fn coalesce(rows: Vec<EventRow>) -> Vec<EventRow> {
-    let mut out: Vec<EventRow> = Vec::with_capacity(rows.len());
-    // The index in `out` of each run's latest row.
-    let mut latest: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut groups: Vec<Vec<EventRow>> = Vec::new();
+    let mut at: HashMap<(String, i64), usize> = HashMap::new();
     for row in rows {
-        if let Some(&i) = latest.get(&row.run_id) {
-            if let Some(merged) = merge(&out[i], &row) {
-                out[i] = merged;
-                continue;
+        let key = (row.run_id.clone(), row.attempt);
+        match at.get(&key) {
+            Some(&i) => groups[i].push(row),
+            None => {
+                at.insert(key, groups.len());
+                groups.push(vec![row]);
             }
         }
-        latest.insert(row.run_id.clone(), out.len());
-        out.push(row);
     }
-    out
+    groups.into_iter().filter_map(pack).collect()
 }
 
-/// `prev` and `next` as one row, when `next` continues `prev`'s message right after it.
-fn merge(prev: &EventRow, next: &EventRow) -> Option<EventRow> {
-    if next.seq != prev.seq + 1 || next.attempt != prev.attempt {
-        return None;
+/// One run's rows as one pack row.
+fn pack(mut rows: Vec<EventRow>) -> Option<EventRow> {
+    rows.sort_by_key(|r| r.seq);
+    rows.dedup_by_key(|r| r.seq);
+    let last = rows.last()?;
+    let (run_id, thread_id, attempt, key) = (
+        last.run_id.clone(),
+        last.thread_id.clone(),
+        last.attempt,
+        last.seq,
+    );
+    let mut items: Vec<Value> = Vec::with_capacity(rows.len());
+    // The delta being gathered: its item's index, its text and cuts so far.
+    let mut open: Option<(usize, String, Vec<usize>)> = None;
+    let mut next = rows[0].seq;
+    // The state of the pack's latest values event.
+    let mut state: Option<Map<String, Value>> = None;
+    for row in rows {
+        if row.seq > next {
+            close(&mut items, &mut open);
+            items.push(Value::from(row.seq - next));
+        }
+        next = row.seq + 1;
+        let Some(d) = codec::delta(&row.event) else {
+            close(&mut items, &mut open);
+            items.push(changes(&mut state, row.event));
+            continue;
+        };
+        let continues = matches!(&open, Some((i, _, _)) if codec::delta(&items[*i])
+            .is_some_and(|o| o.node == d.node && o.message_id == d.message_id));
+        match &mut open {
+            Some((_, text, cuts)) if continues => {
+                cuts.push(text.len());
+                text.push_str(d.text);
+            }
+            _ => {
+                close(&mut items, &mut open);
+                open = Some((items.len(), d.text.to_string(), Vec::new()));
+                items.push(row.event.clone());
+            }
+        }
     }
-    let (a, b) = (delta_of(prev)?, delta_of(next)?);
-    if a.message_id != b.message_id || a.node != b.node {
-        return None;
-    }
-    let (from, mut cuts) = range_of(prev);
-    cuts.push(a.delta.len());
-    let text = format!("{}{}", a.delta, b.delta);
+    close(&mut items, &mut open);
     Some(EventRow {
-        run_id: next.run_id.clone(),
-        seq: next.seq,
-        thread_id: next.thread_id.clone(),
-        event: json!({
-            "type": "message_delta",
-            "node": a.node,
-            "message_id": a.message_id,
-            "delta": text,
-            "from_seq": from,
-            "cuts": cuts,
-        }),
-        attempt: next.attempt,
+        run_id,
+        seq: key,
+        thread_id,
+        event: Value::Array(items),
+        attempt,
     })
 }
 
-/// Stored rows as the events they were made from, after `after`: a coalesced row becomes its
-/// deltas again, each with its own id, so a reader cannot tell the difference (a client
-/// resuming from an id inside a row gets exactly the text after it).
+/// Writes the gathered delta into its item.
+fn close(items: &mut [Value], open: &mut Option<(usize, String, Vec<usize>)>) {
+    let Some((i, text, cuts)) = open.take() else {
+        return;
+    };
+    if cuts.is_empty() {
+        return;
+    }
+    if let Some(d) = codec::delta(&items[i]) {
+        let merged = codec::coalesced(d.node, d.message_id, &text, &cuts);
+        items[i] = merged;
+    }
+}
+
+/// Stored rows as the events they were made from, after `after`, in id order: a pack or a
+/// coalesced row becomes its events again, each with its own id, so a reader cannot tell the
+/// difference (a client resuming from an id inside a row gets exactly the events after it).
 pub(crate) fn replay(rows: Vec<EventRow>, after: u64) -> Vec<RunEvent> {
-    let mut out = Vec::with_capacity(rows.len());
+    let mut out: Vec<RunEvent> = Vec::with_capacity(rows.len());
     for row in rows {
         if row.seq <= after as i64 {
             continue;
         }
-        let (from, cuts) = range_of(&row);
-        if from < row.seq {
-            if let Some(d) = delta_of(&row) {
-                out.extend(split(&d, from, row.seq, &cuts).filter(|e| e.seq > after));
-                continue;
-            }
+        let events = match &row.event {
+            Value::Array(items) => unpack(items, &row),
+            _ => legacy(&row),
+        };
+        out.extend(
+            events
+                .into_iter()
+                .filter(|(seq, _)| *seq > after)
+                .map(|(seq, event)| RunEvent { seq, event }),
+        );
+    }
+    out.sort_by_key(|e| e.seq);
+    out
+}
+
+/// A pack's events.
+fn unpack(items: &[Value], row: &EventRow) -> Vec<(u64, Event)> {
+    let spans: Vec<u64> = items
+        .iter()
+        .map(|i| i.as_u64().unwrap_or_else(|| codec::span(i) as u64))
+        .collect();
+    let total: u64 = spans.iter().sum();
+    let mut first = (row.seq as u64 + 1).saturating_sub(total);
+    let mut out = Vec::with_capacity(items.len());
+    let mut state: Option<Map<String, Value>> = None;
+    for (item, span) in items.iter().zip(spans) {
+        if !item.is_number() {
+            let item = whole(&mut state, item);
+            out.extend(codec::decode(&item, first, &row.run_id, &row.thread_id));
         }
-        if let Ok(event) = serde_json::from_value::<Event>(row.event) {
-            out.push(RunEvent {
-                seq: row.seq as u64,
-                event,
-            });
-        }
+        first += span;
     }
     out
 }
 
-/// A coalesced row's deltas `from..=to`, cut at `cuts`.
-fn split<'a>(
-    d: &'a Delta<'a>,
-    from: i64,
-    to: i64,
-    cuts: &'a [usize],
-) -> impl Iterator<Item = RunEvent> + 'a {
-    let bounds: Vec<usize> = std::iter::once(0)
-        .chain(cuts.iter().copied())
-        .chain(std::iter::once(d.delta.len()))
-        .collect();
-    (from..=to).enumerate().filter_map(move |(i, seq)| {
-        let (a, b) = (*bounds.get(i)?, *bounds.get(i + 1)?);
-        Some(RunEvent {
-            seq: seq as u64,
-            event: Event::MessageDelta {
-                node: d.node.to_string(),
-                message_id: d.message_id.to_string(),
-                delta: d.delta.get(a..b)?.to_string(),
-            },
-        })
-    })
+/// A values item (`["v", step, values]`) after another in the same pack, as the fields that
+/// changed (`["w", step, {field: value}]`; a list that only grew, as what it gained:
+/// `["w", step, {field: value}, {field: [added, ...]}]`), when the state has the same fields;
+/// `state` becomes its values. Any other item as it is.
+fn changes(state: &mut Option<Map<String, Value>>, item: Value) -> Value {
+    let Some(("v", step, Value::Object(values), None)) = values_of(&item) else {
+        return item;
+    };
+    let before = state.replace(values.clone());
+    let Some(before) = before.filter(|b| b.len() == values.len()) else {
+        return item;
+    };
+    let (mut changed, mut grown) = (Map::new(), Map::new());
+    for (k, v) in values {
+        match (before.get(k), v) {
+            (Some(old), _) if old == v => {}
+            (Some(Value::Array(old)), Value::Array(new)) if new.starts_with(old) => {
+                grown.insert(k.clone(), Value::from(new[old.len()..].to_vec()));
+            }
+            (Some(_), _) => {
+                changed.insert(k.clone(), v.clone());
+            }
+            (None, _) => return item,
+        }
+    }
+    if grown.is_empty() {
+        json!(["w", step, changed])
+    } else {
+        json!(["w", step, changed, grown])
+    }
+}
+
+/// The values item a `w` item stands for, after the values `state` (see [`changes`]);
+/// `state` becomes its values.
+fn whole(state: &mut Option<Map<String, Value>>, item: &Value) -> Value {
+    match values_of(item) {
+        Some(("v", _, Value::Object(values), None)) => {
+            *state = Some(values.clone());
+            item.clone()
+        }
+        Some(("w", step, Value::Object(changed), grown)) => {
+            let mut values = state.clone().unwrap_or_default();
+            for (k, v) in changed {
+                values.insert(k.clone(), v.clone());
+            }
+            for (k, added) in grown.and_then(Value::as_object).into_iter().flatten() {
+                if let (Some(Value::Array(list)), Some(added)) =
+                    (values.get_mut(k), added.as_array())
+                {
+                    list.extend(added.iter().cloned());
+                }
+            }
+            *state = Some(values.clone());
+            json!(["v", step, values])
+        }
+        _ => item.clone(),
+    }
+}
+
+/// The code, step, values (or changed fields) and grown lists of a values item.
+fn values_of(item: &Value) -> Option<(&str, &Value, &Value, Option<&Value>)> {
+    let (code, step, values, grown) = match item.as_array()?.as_slice() {
+        [code, step, values] => (code, step, values, None),
+        [code, step, values, grown] => (code, step, values, Some(grown)),
+        _ => return None,
+    };
+    match code.as_str()? {
+        c @ "v" if grown.is_none() => Some((c, step, values, None)),
+        c @ "w" => Some((c, step, values, grown)),
+        _ => None,
+    }
+}
+
+/// A row as earlier versions stored it: one serde event, or a coalesced delta object with
+/// `from_seq` and `cuts`.
+fn legacy(row: &EventRow) -> Vec<(u64, Event)> {
+    let o = &row.event;
+    let from = o.get("from_seq").and_then(Value::as_i64).unwrap_or(row.seq);
+    let delta = || -> Option<Value> {
+        if o.get("type")?.as_str()? != "message_delta" || from >= row.seq {
+            return None;
+        }
+        let cuts: Vec<usize> = o
+            .get("cuts")?
+            .as_array()?
+            .iter()
+            .filter_map(|c| c.as_u64().map(|c| c as usize))
+            .collect();
+        Some(codec::coalesced(
+            o.get("node")?.as_str()?,
+            o.get("message_id")?.as_str()?,
+            o.get("delta")?.as_str()?,
+            &cuts,
+        ))
+    };
+    match delta() {
+        Some(item) => codec::decode(&item, from as u64, &row.run_id, &row.thread_id),
+        None => codec::decode(o, row.seq as u64, &row.run_id, &row.thread_id),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn row(run: &str, seq: i64, event: Event) -> EventRow {
         EventRow {
             run_id: run.into(),
             seq,
             thread_id: "t".into(),
-            event: serde_json::to_value(event).unwrap_or_default(),
+            event: codec::encode(&event),
             attempt: 1,
         }
     }
@@ -188,8 +295,12 @@ mod tests {
             .collect()
     }
 
+    fn seqs(events: &[RunEvent]) -> Vec<u64> {
+        events.iter().map(|e| e.seq).collect()
+    }
+
     #[test]
-    fn consecutive_deltas_of_a_message_become_one_row() {
+    fn a_runs_events_of_a_batch_become_one_row() {
         let rows = vec![
             row("r", 1, status()),
             row("r", 2, delta("m", "Hello")),
@@ -199,43 +310,50 @@ mod tests {
             row("r", 5, delta("n", "next")),
             row("other", 8, delta("m", "y")),
         ];
+        let original: Vec<RunEvent> = rows
+            .iter()
+            .filter(|r| r.run_id == "r")
+            .flat_map(|r| replay(coalesce(vec![r.clone()]), 0))
+            .collect();
         let stored = coalesce(rows);
         let ids: Vec<(String, i64)> = stored.iter().map(|r| (r.run_id.clone(), r.seq)).collect();
+        assert_eq!(ids, vec![("r".into(), 5), ("other".into(), 8)]);
         assert_eq!(
-            ids,
-            vec![
-                ("r".into(), 1),
-                ("r".into(), 4),
-                ("other".into(), 8),
-                ("r".into(), 5)
-            ]
+            stored[0].event,
+            json!([
+                ["s", "write", "Writing..."],
+                ["d", "write", "m", "Hello, wörld!", [5, 13]],
+                ["d", "write", "n", "next"]
+            ])
         );
-        assert_eq!(stored[1].event["delta"], "Hello, wörld!");
-        assert_eq!(stored[1].event["from_seq"], 2);
-        let all = replay(stored, 0);
-        let seqs: Vec<u64> = all.iter().map(|e| e.seq).collect();
+        let all = replay(vec![stored[0].clone()], 0);
         assert_eq!(
-            seqs,
-            vec![1, 2, 3, 4, 7, 8, 5],
-            "every event again, with its own id"
+            seqs(&all),
+            vec![1, 2, 3, 4, 5],
+            "every event, with its own id"
         );
+        assert_eq!(all, original, "each event as it was");
         assert_eq!(text(&all[1..4]), "Hello, wörld!");
+        assert_eq!(seqs(&replay(vec![stored[1].clone()], 0)), vec![7, 8]);
     }
 
     #[test]
     fn a_replay_from_inside_a_row_gives_exactly_the_rest() {
         let pieces = ["The ", "policy ", "keeps ", "records ", "seven ", "years."];
-        let rows: Vec<EventRow> = pieces
-            .iter()
-            .enumerate()
-            .map(|(i, p)| row("r", i as i64 + 1, delta("m", p)))
-            .collect();
+        let mut rows = vec![row("r", 1, status())];
+        rows.extend(
+            pieces
+                .iter()
+                .enumerate()
+                .map(|(i, p)| row("r", i as i64 + 2, delta("m", p))),
+        );
         let stored = coalesce(rows);
         assert_eq!(stored.len(), 1);
-        for seen in 0..=pieces.len() {
+        for seen in 0..=pieces.len() + 1 {
             let rest = replay(stored.clone(), seen as u64);
-            assert_eq!(text(&rest), pieces[seen..].concat(), "after event {seen}");
-            assert_eq!(rest.len(), pieces.len() - seen, "one event per delta");
+            let from = seen.saturating_sub(1);
+            assert_eq!(text(&rest), pieces[from..].concat(), "after event {seen}");
+            assert_eq!(rest.len(), pieces.len() + 1 - seen, "one event per id");
             if let Some(e) = rest.first() {
                 assert_eq!(e.seq, seen as u64 + 1);
             }
@@ -243,23 +361,120 @@ mod tests {
     }
 
     #[test]
-    fn gaps_resets_and_claims_are_never_merged() {
-        let mut later = row("r", 3, delta("m", "b"));
+    fn gaps_claims_and_disorder_keep_every_id() {
+        let mut later = row("r", 9, delta("m", "b"));
         later.attempt = 2;
+        let reset = Event::MessageReset {
+            node: "write".into(),
+            message_id: "m".into(),
+        };
         let rows = vec![
-            row("r", 1, delta("m", "a")),
+            row("r", 2, delta("m", "a")),
             later,
+            row("r", 5, delta("m", "d")),
+            row("r", 4, delta("m", "c")),
+            row("r", 3, reset),
+            row("r", 7, delta("m", "e")),
+            row("r", 8, status()),
+        ];
+        let stored = coalesce(rows);
+        assert_eq!(stored.len(), 2, "one row per claim");
+        assert_eq!(stored[0].seq, 8);
+        assert_eq!(stored[0].event[1][0], "x", "a reset is never merged");
+        assert_eq!(stored[0].event[2][4], json!([1]), "c and d are one item");
+        assert_eq!(stored[0].event[3], 1, "id 6 was never stored");
+        let all = replay(stored, 0);
+        assert_eq!(seqs(&all), vec![2, 3, 4, 5, 7, 8, 9]);
+        assert_eq!(text(&all), "acdeb");
+        assert_eq!(seqs(&replay(coalesce(vec![row("r", 6, status())]), 5)), [6]);
+    }
+
+    #[test]
+    fn values_after_values_store_what_changed() {
+        let values = |step: i64, findings: Value, messages: Value| Event::Values {
+            step,
+            values: json!({"findings": findings, "messages": messages}),
+        };
+        let h = json!([{"type": "human", "content": "We guarantee 99.9% uptime"}]);
+        let both = json!([h[0], {"type": "ai", "content": "ok"}]);
+        let rows = vec![
+            row("r", 1, values(-1, json!([]), h.clone())),
+            row("r", 2, status()),
+            row("r", 3, values(0, json!(["legal", "style"]), h.clone())),
+            row("r", 4, values(1, json!(["legal", "style"]), both.clone())),
+            row("r", 5, values(2, json!(["legal", "style"]), both)),
+            row("r", 7, values(4, json!(["other"]), json!([]))),
+            row("r", 8, values(5, json!(["x"]), json!([]))),
             row(
                 "r",
-                4,
-                Event::MessageReset {
-                    node: "write".into(),
-                    message_id: "m".into(),
+                6,
+                Event::Values {
+                    step: 3,
+                    values: json!({"other": 1}),
                 },
             ),
-            row("r", 5, delta("m", "c")),
-            row("r", 7, delta("m", "d")),
         ];
-        assert_eq!(coalesce(rows).len(), 5);
+        let mut original: Vec<RunEvent> = rows
+            .iter()
+            .flat_map(|r| replay(coalesce(vec![r.clone()]), 0))
+            .collect();
+        original.sort_by_key(|e| e.seq);
+        let stored = coalesce(rows);
+        let items = stored[0].event.as_array().unwrap();
+        assert_eq!(
+            items[2],
+            json!(["w", 0, {}, {"findings": ["legal", "style"]}])
+        );
+        assert_eq!(
+            items[3],
+            json!(["w", 1, {}, {"messages": [{"type": "ai", "content": "ok"}]}]),
+            "a list that grew stores what it gained"
+        );
+        assert_eq!(items[4], json!(["w", 2, {}]));
+        assert_eq!(items[5][0], "v", "other fields: the whole state");
+        assert_eq!(
+            items[6],
+            json!(["v", 4, {"findings": ["other"], "messages": []}])
+        );
+        assert_eq!(
+            items[7],
+            json!(["w", 5, {"findings": ["x"]}]),
+            "a list replaced"
+        );
+        assert_eq!(replay(stored.clone(), 0), original);
+        for after in 0..8 {
+            assert_eq!(replay(stored.clone(), after), original[after as usize..]);
+        }
+    }
+
+    #[test]
+    fn rows_of_earlier_versions_replay_as_before() {
+        let legacy = |seq: i64, event: Value| EventRow {
+            run_id: "r".into(),
+            seq,
+            thread_id: "t".into(),
+            event,
+            attempt: 0,
+        };
+        let rows = vec![
+            legacy(
+                1,
+                json!({"type": "run_started", "run_id": "r", "thread_id": "t", "input": "turn"}),
+            ),
+            legacy(
+                4,
+                json!({"type": "message_delta", "node": "w", "message_id": "m",
+                       "delta": "abc", "from_seq": 2, "cuts": [1, 2]}),
+            ),
+            legacy(5, json!({"type": "completed", "checkpoint_id": "c"})),
+        ];
+        let all = replay(rows.clone(), 0);
+        assert_eq!(seqs(&all), vec![1, 2, 3, 4, 5]);
+        assert_eq!(text(&all), "abc");
+        assert_eq!(text(&replay(rows, 2)), "bc");
+        assert!(matches!(
+            &all[0].event,
+            Event::RunStarted { run_id, thread_id, .. } if run_id == "r" && thread_id == "t"
+        ));
     }
 }

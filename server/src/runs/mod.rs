@@ -18,6 +18,7 @@
 //! claimed again. A worker that cannot renew its lease in time (a paused process, a
 //! database outage longer than the lease) stops the run at once and writes nothing more.
 
+mod codec;
 mod compact;
 mod execute;
 mod failed_turn;

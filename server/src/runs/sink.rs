@@ -111,7 +111,7 @@ impl RunSink {
             run_id: self.run_id.clone(),
             seq: event.seq as i64,
             thread_id: self.thread_id.clone(),
-            event: serde_json::to_value(&event.event).unwrap_or_default(),
+            event: super::codec::encode(&event.event),
             attempt: self.attempt,
         });
         self.channel.push(event);

@@ -1,5 +1,5 @@
 //! What a run row's `kwargs` hold: everything a worker needs to execute the run, on any
-//! replica, after any restart. The input is the engine's own [`DynInput`], checked and
+//! replica, after any restart (a field at its default is not written). The input is the engine's own [`DynInput`], checked and
 //! normalized by the engine when the run was admitted, and run as it is.
 
 use palgraph::dynamic::DynInput;
@@ -13,19 +13,19 @@ pub struct RunSpec {
     /// What the run runs.
     pub input: DynInput,
     /// Run from this checkpoint (fork).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
     /// Optional engine events to produce (`values` costs a state serialization per step).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stream_modes: Vec<StreamMode>,
     /// Steps the run may take.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recursion_limit: Option<usize>,
     /// Run-scoped context for nodes (`user_id` is set by the server).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub context: Map<String, Value>,
     /// LangGraph API options kept for replay (requested stream modes, subgraphs...).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub api: Value,
     /// Breakpoints before nodes (`None`: the graph's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]

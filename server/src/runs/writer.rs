@@ -1,8 +1,8 @@
 //! Persists run events in batches.
 //!
 //! Runs hand their events to one writer task, which gathers what arrives within a flush
-//! window (or until a run asks for a flush), coalesces token deltas ([`super::compact`]) and
-//! inserts the batch in one statement (without waiting for fsync on Postgres: checkpoints,
+//! window (or until a run asks for a flush), packs each run's events of the batch into one
+//! row ([`super::compact`]) and inserts the batch in one statement (without waiting for fsync on Postgres: checkpoints,
 //! not events, are the durable truth). A run flushes its events before it is marked finished, so a watcher that
 //! sees a finished run finds every event in the table. While the database is unreachable
 //! the writer retries (a batch is dropped only after the storage retry budget); rows of a

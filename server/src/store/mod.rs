@@ -307,7 +307,8 @@ pub struct EventRow {
     pub seq: i64,
     /// The thread.
     pub thread_id: String,
-    /// The event (the engine's `Event` as JSON).
+    /// The event as stored: one event, or a run's events of one flush window (see
+    /// `runs::compact`); the store does not look inside.
     pub event: Value,
     /// The claim that produced it: it is stored only while that claim holds the run.
     pub attempt: i64,

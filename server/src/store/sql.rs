@@ -274,7 +274,8 @@ where
             return Ok(false);
         }
         for delete in [
-            "DELETE FROM run_events WHERE thread_id = $1",
+            // By the runs' keys: `thread_id` has no index on the events.
+            "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE thread_id = $1)",
             "DELETE FROM runs WHERE thread_id = $1",
         ] {
             sqlx::query(delete)
