@@ -110,6 +110,12 @@ pub(crate) fn batch(rows: usize) {
     metric::histogram(&BATCH_KEY, rows as f64);
 }
 
+/// Records how many calls' pending writes one group commit carried.
+#[cfg(feature = "postgres")]
+pub(crate) fn writes_batch(calls: usize) {
+    metrics::histogram!(BATCH_SIZE, "kind" => "checkpoint_writes").record(calls as f64);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,9 +155,4 @@ mod tests {
             (LOAD_SECONDS.into(), vec!["sqlite".into(), "values".into()])
         );
     }
-}
-
-/// Records how many calls' pending writes one group commit carried.
-pub(crate) fn writes_batch(calls: usize) {
-    metrics::histogram!(BATCH_SIZE, "kind" => "checkpoint_writes").record(calls as f64);
 }

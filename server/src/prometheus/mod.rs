@@ -18,7 +18,7 @@
 //! | `palgraph_node_duration_seconds` | histogram | `node` | one node task |
 //! | `palgraph_checkpoint_write_duration_seconds` | histogram | `backend`, `kind` | a checkpoint (`checkpoint`) or a task's pending writes (`writes`) |
 //! | `palgraph_checkpoint_load_duration_seconds` | histogram | `backend`, `kind` | a checkpoint read with its values (`values`) or without (`metadata`) |
-//! | `palgraph_group_commit_batch_size` | histogram | `kind` | rows one commit carried: `checkpoints` (Postgres group commit), `run_events` (the event writer), `run_creates` and `run_ends` (runs created and ended together on Postgres) |
+//! | `palgraph_group_commit_batch_size` | histogram | `kind` | rows one commit carried: `checkpoints` (Postgres group commit), `checkpoint_writes` (tasks' pending writes), `run_events` (the event writer), `run_creates` and `run_ends` (runs created and ended together on Postgres) |
 //! | `palgraph_sse_streams` | gauge | | event streams open |
 //! | `palgraph_llm_tokens_total` | counter | `model`, `direction` | tokens, `input` or `output` |
 //! | `palgraph_llm_call_cost_usd` | histogram | `model` | each model call's cost; `_sum` is the total spent |

@@ -2,7 +2,7 @@
 //! first (`FOR UPDATE`), so a second run, a cancel and a run's end cannot race; workers claim
 //! runs with `FOR UPDATE SKIP LOCKED`; other replicas hear of new runs, events and cancels
 //! through LISTEN/NOTIFY. The hot writes are single statements, and runs are created and
-//! ended in batches across requests ([`super::run_batches`]).
+//! ended in batches across requests (one call and one commit for many runs).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
