@@ -153,74 +153,71 @@ impl RunBatches {
     }
 }
 
-async fn create_batch(pool: &PgPool, items: Vec<NewInBatch>) -> Result<Vec<Created>, StoreError> {
-    let batch: Vec<Value> = items
-        .iter()
-        .enumerate()
-        .map(|(i, x)| {
-            let mut item = x.item.clone();
-            item["i"] = json!(i);
-            item
-        })
-        .collect();
-    let rows: Vec<(i32, i32, Option<i64>)> =
-        sqlx::query_as("SELECT o_idx, o_outcome, o_seq FROM palgraph_create_runs($1)")
-            .bind(Json(Value::Array(batch)))
-            .fetch_all(pool)
-            .await?;
-    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_creates")
-        .record(items.len() as f64);
-    let mut out: Vec<Option<Created>> = items.iter().map(|_| None).collect();
-    let mut runs: Vec<Option<Run>> = items.into_iter().map(|x| Some(x.run)).collect();
-    for (i, outcome, seq) in rows {
-        let i = usize::try_from(i).map_err(|e| StoreError::Decode(e.to_string()))?;
-        let Some(slot) = out.get_mut(i) else {
-            return Err(StoreError::Decode(format!("batch index {i}")));
-        };
-        *slot = Some(match (outcome, seq) {
-            (0, Some(seq)) => {
-                let mut run = runs[i]
-                    .take()
-                    .ok_or_else(|| StoreError::Decode(format!("batch index {i} twice")))?;
-                run.thread_seq = seq;
-                Created::Run(Box::new(run))
-            }
-            (1, _) => Created::NoThread,
-            (2, _) => Created::OthersThread,
-            (3 | 4, _) => Created::Busy,
-            other => return Err(StoreError::Decode(format!("create outcome {other:?}"))),
-        });
+/// The batch's items numbered (`i`), as one JSON array for the functions' `jsonb` argument.
+fn numbered(items: impl IntoIterator<Item = Value>) -> Json<Value> {
+    Json(Value::Array(
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut item)| {
+                item["i"] = json!(i);
+                item
+            })
+            .collect(),
+    ))
+}
+
+/// The functions' answers (`o_idx`, answer) in item order: exactly one per item.
+fn in_order<T>(n: usize, rows: impl IntoIterator<Item = (i32, T)>) -> Result<Vec<T>, StoreError> {
+    let mut out: Vec<Option<T>> = std::iter::repeat_with(|| None).take(n).collect();
+    for (i, answer) in rows {
+        let slot = usize::try_from(i)
+            .ok()
+            .and_then(|i| out.get_mut(i))
+            .filter(|slot| slot.is_none())
+            .ok_or_else(|| StoreError::Decode(format!("batch index {i}")))?;
+        *slot = Some(answer);
     }
     out.into_iter()
         .map(|o| o.ok_or_else(|| StoreError::Decode("a run left out of its batch".into())))
         .collect()
 }
 
+async fn create_batch(pool: &PgPool, items: Vec<NewInBatch>) -> Result<Vec<Created>, StoreError> {
+    let n = items.len();
+    let (batch, runs): (Vec<Value>, Vec<Run>) = items.into_iter().map(|x| (x.item, x.run)).unzip();
+    let rows: Vec<(i32, i32, Option<i64>)> =
+        sqlx::query_as("SELECT o_idx, o_outcome, o_seq FROM palgraph_create_runs($1)")
+            .bind(numbered(batch))
+            .fetch_all(pool)
+            .await?;
+    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_creates").record(n as f64);
+    let outcomes = in_order(n, rows.into_iter().map(|(i, o, seq)| (i, (o, seq))))?;
+    outcomes
+        .into_iter()
+        .zip(runs)
+        .map(|(outcome, mut run)| {
+            Ok(match outcome {
+                (0, Some(seq)) => {
+                    run.thread_seq = seq;
+                    Created::Run(Box::new(run))
+                }
+                (1, _) => Created::NoThread,
+                (2, _) => Created::OthersThread,
+                (3 | 4, _) => Created::Busy,
+                other => return Err(StoreError::Decode(format!("create outcome {other:?}"))),
+            })
+        })
+        .collect()
+}
+
 async fn finish_batch(pool: &PgPool, items: Vec<Value>) -> Result<Vec<bool>, StoreError> {
     let n = items.len();
-    let batch: Vec<Value> = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut item)| {
-            item["i"] = json!(i);
-            item
-        })
-        .collect();
     let rows: Vec<(i32, bool)> =
         sqlx::query_as("SELECT o_idx, o_done FROM palgraph_finish_runs($1)")
-            .bind(Json(Value::Array(batch)))
+            .bind(numbered(items))
             .fetch_all(pool)
             .await?;
     metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
-    let mut out = vec![None; n];
-    for (i, done) in rows {
-        let slot = usize::try_from(i)
-            .ok()
-            .and_then(|i| out.get_mut(i))
-            .ok_or_else(|| StoreError::Decode(format!("batch index {i}")))?;
-        *slot = Some(done);
-    }
-    out.into_iter()
-        .map(|o| o.ok_or_else(|| StoreError::Decode("a run left out of its batch".into())))
-        .collect()
+    in_order(n, rows)
 }
