@@ -43,6 +43,19 @@ pub(crate) fn coalesce(rows: Vec<EventRow>) -> Vec<EventRow> {
     groups.into_iter().filter_map(pack).collect()
 }
 
+/// What a run's terminal row stores: the terminal event as serde writes it, or, when the
+/// run ends with events not yet stored (`pending`, taken back from the writer), one pack of
+/// those events and the terminal event last, under the terminal event's id.
+pub(crate) fn terminal_row(pending: Vec<EventRow>, terminal: EventRow) -> Value {
+    if pending.is_empty() {
+        return terminal.event;
+    }
+    let terminal_event = terminal.event.clone();
+    let mut rows = pending;
+    rows.push(terminal);
+    pack(rows).map_or(terminal_event, |row| row.event)
+}
+
 /// One run's rows as one pack row.
 fn pack(mut rows: Vec<EventRow>) -> Option<EventRow> {
     rows.sort_by_key(|r| r.seq);
@@ -335,6 +348,43 @@ mod tests {
         assert_eq!(all, original, "each event as it was");
         assert_eq!(text(&all[1..4]), "Hello, wörld!");
         assert_eq!(seqs(&replay(vec![stored[1].clone()], 0)), vec![7, 8]);
+    }
+
+    #[test]
+    fn a_run_ends_with_its_last_events_in_its_terminal_row() {
+        let done = Event::Completed {
+            checkpoint_id: Some("c1".into()),
+        };
+        let terminal = EventRow {
+            event: serde_json::to_value(&done).expect("an event is JSON"),
+            ..row("r", 6, status())
+        };
+        // Nothing left to store: the terminal event alone, as serde writes it.
+        assert_eq!(
+            terminal_row(Vec::new(), terminal.clone()),
+            json!({"type": "completed", "checkpoint_id": "c1"})
+        );
+        // Events 3 and 4 were still queued (5 was of a mode nobody stores).
+        let pending = vec![
+            row("r", 3, delta("m", "Hello")),
+            row("r", 4, delta("m", "!")),
+        ];
+        let stored = terminal_row(pending, terminal.clone());
+        assert_eq!(
+            stored,
+            json!([["d", "write", "m", "Hello!", [5]], 1, {"type": "completed", "checkpoint_id": "c1"}])
+        );
+        let mut rows = coalesce(vec![row("r", 2, status())]);
+        rows.push(EventRow {
+            event: stored,
+            ..terminal
+        });
+        let all = replay(rows.clone(), 0);
+        assert_eq!(seqs(&all), vec![2, 3, 4, 6]);
+        assert_eq!(text(&all), "Hello!");
+        assert_eq!(all[3].event, done);
+        assert_eq!(seqs(&replay(rows.clone(), 3)), vec![4, 6]);
+        assert_eq!(seqs(&replay(rows, 5)), vec![6]);
     }
 
     #[test]

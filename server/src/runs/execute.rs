@@ -11,8 +11,8 @@
 //!    [`RunSettings::storage_retry`](super::RunSettings::storage_retry) allows and the lease
 //!    holds. A node that was cut off runs again (its durable steps are not repeated), and
 //!    its streamed message starts over with a reset.
-//! 4. **End.** The run's status, its terminal event and its thread's status are recorded in
-//!    one transaction under the claim; a failure is first recorded on the thread, so the
+//! 4. **End.** The run's status, its terminal event (in one row with the run's events not
+//!    stored yet) and its thread's status are recorded in one transaction under the claim; a failure is first recorded on the thread, so the
 //!    next turn starts from the state before the failed one. A claim that was lost (the
 //!    lease passed to another worker, or the fence was superseded) writes nothing more.
 
@@ -34,7 +34,7 @@ use super::spec::RunSpec;
 use super::Runs;
 use crate::graphs::GraphEntry;
 use crate::retry::Transient;
-use crate::store::{CancelAction, Claim, Finish, Run, RunState};
+use crate::store::{CancelAction, Claim, EventRow, Finish, Run, RunState};
 
 /// The keys of the runs' durations, built once per graph and status.
 static RUN_SECONDS: palgraph::metric::KeyCache =
@@ -472,14 +472,23 @@ impl Attempt {
         if status == RunState::Error {
             span.record("otel.status_code", "error");
         }
-        self.runs.writer.flush().await;
+        // The events not stored yet are stored with the end, in the terminal event's row.
+        let pending = self
+            .runs
+            .writer
+            .take(&self.run.run_id, self.run.attempt)
+            .await;
+        let row = EventRow {
+            run_id: self.run.run_id.clone(),
+            seq: terminal.seq as i64,
+            thread_id: self.run.thread_id.clone(),
+            event: serde_json::to_value(&terminal.event).unwrap_or_default(),
+            attempt: self.run.attempt,
+        };
         let finish = Finish {
             status,
             error,
-            terminal: (
-                terminal.seq as i64,
-                serde_json::to_value(&terminal.event).unwrap_or_default(),
-            ),
+            terminal: (row.seq, super::compact::terminal_row(pending.clone(), row)),
             delete,
         };
         // From here the store may say the run is no longer running: the heartbeat must not
@@ -504,6 +513,11 @@ impl Attempt {
             }
             Err(e) => {
                 tracing::error!(error = %e, "could not record the run's end; its lease will run out and another claim will finish it");
+                // Its events are stored as they would have been without the end (while the
+                // claim still holds the run).
+                for row in pending {
+                    self.runs.writer.push(row);
+                }
                 None
             }
         }

@@ -3,8 +3,10 @@
 //! Runs hand their events to one writer task, which gathers what arrives within a flush
 //! window (or until a run asks for a flush), packs each run's events of the batch into one
 //! row ([`super::compact`]) and inserts the batch in one statement (without waiting for fsync on Postgres: checkpoints,
-//! not events, are the durable truth). A run flushes its events before it is marked finished, so a watcher that
-//! sees a finished run finds every event in the table. While the database is unreachable
+//! not events, are the durable truth). A run that ends takes its events not yet stored
+//! back ([`EventWriter::take`]) and stores them with its end, in the row of its terminal
+//! event: one row and one statement fewer per run, and a watcher that sees a finished run
+//! finds every event in the table. While the database is unreachable
 //! the writer retries (a batch is dropped only after the storage retry budget); rows of a
 //! claim that lost its run are refused by the store.
 
@@ -18,6 +20,8 @@ use crate::store::{EventRow, Store};
 enum Msg {
     Event(EventRow),
     Flush(oneshot::Sender<()>),
+    /// Hand back the rows of one run's claim (run id, attempt) not yet stored.
+    Take(String, i64, oneshot::Sender<Vec<EventRow>>),
 }
 
 /// A handle to the writer task.
@@ -42,6 +46,16 @@ impl EventWriter {
                     match m {
                         Msg::Event(e) => batch.push(e),
                         Msg::Flush(ack) => acks.push(ack),
+                        Msg::Take(run_id, attempt, reply) => {
+                            let (theirs, rest) =
+                                std::mem::take(&mut batch)
+                                    .into_iter()
+                                    .partition(|r: &EventRow| {
+                                        r.run_id == run_id && r.attempt == attempt
+                                    });
+                            batch = rest;
+                            let _ = reply.send(theirs);
+                        }
                     }
                     if batch.len() >= MAX_BATCH {
                         break;
@@ -89,6 +103,21 @@ impl EventWriter {
     /// Queues an event.
     pub(crate) fn push(&self, row: EventRow) {
         let _ = self.tx.send(Msg::Event(row));
+    }
+
+    /// The events of the run `run_id`'s claim `attempt` queued so far and not yet stored,
+    /// taken out of the queue (the rest of its events are stored: the writer stores a batch
+    /// before it reads the next message). Empty when the writer has stopped.
+    pub(crate) async fn take(&self, run_id: &str, attempt: i64) -> Vec<EventRow> {
+        let (reply, rows) = oneshot::channel();
+        if self
+            .tx
+            .send(Msg::Take(run_id.to_string(), attempt, reply))
+            .is_err()
+        {
+            return Vec::new();
+        }
+        rows.await.unwrap_or_default()
     }
 
     /// Waits until every event queued so far is stored.
