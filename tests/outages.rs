@@ -151,7 +151,9 @@ async fn terminal_events(pool: &sqlx::PgPool) -> HashMap<String, i64> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT r.run_id, count(e.seq) FROM runs r
          LEFT JOIN run_events e ON e.run_id = r.run_id
-              AND e.event->>'type' IN ('completed', 'interrupted', 'failed', 'cancelled')
+              -- A terminal row is the terminal event, or a pack that ends with it.
+              AND COALESCE(e.event->>'type', e.event->-1->>'type')
+                  IN ('completed', 'interrupted', 'failed', 'cancelled')
          GROUP BY r.run_id",
     )
     .fetch_all(pool)

@@ -368,15 +368,23 @@ pub fn turn_input(turn: ChatTurn) -> AgentStateUpdate {
     if let Some(a) = action {
         human = human.with_metadata("action", a.as_str());
     }
-    let mut update = AgentStateUpdate::default()
-        .messages(vec![human])
-        .tiptap_json(turn.tiptap_json)
-        .explicit_doc_ids(turn.tagged_doc_ids)
-        .tagged_set_ids(turn.tagged_set_ids)
-        .action(action)
-        .enable_web_search(turn.enable_web_search);
+    // Transient fields start every new turn at their defaults: the input sets only what
+    // differs (it is stored with the run and its checkpoint).
+    let mut update = AgentStateUpdate::default().messages(vec![human]);
+    if turn.tiptap_json.is_some() {
+        update = update.tiptap_json(turn.tiptap_json);
+    }
+    if !turn.tagged_doc_ids.is_empty() {
+        update = update.explicit_doc_ids(turn.tagged_doc_ids);
+    }
+    if !turn.tagged_set_ids.is_empty() {
+        update = update.tagged_set_ids(turn.tagged_set_ids);
+    }
+    if turn.enable_web_search {
+        update = update.enable_web_search(true);
+    }
     if action.is_some() {
-        update = update.intent_confidence(1.0);
+        update = update.action(action).intent_confidence(1.0);
     }
     if let (Some(name), None) = (requested, action) {
         update = update.notices(vec![format!(
@@ -408,6 +416,17 @@ mod tests {
         assert!(state.notices.is_empty());
         assert_eq!(state.messages[0].metadata["action"], "summarize");
         assert_eq!(state.intent_confidence, 1.0);
+    }
+
+    #[test]
+    fn a_plain_message_sets_nothing_but_the_message() {
+        let turn = ChatTurn {
+            message: "What are the capital requirements?".into(),
+            ..Default::default()
+        };
+        let input = serde_json::to_value(turn_input(turn)).unwrap();
+        let keys: Vec<&String> = input.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["messages"], "{input}");
     }
 
     #[test]

@@ -252,6 +252,20 @@ async fn batched_creates_refuse_what_one_transaction_refuses() {
     assert_eq!(fresh.owner, "u");
     assert_eq!(fresh.status, "busy");
     assert_eq!(fresh.metadata["graph_id"], "g");
+    // The new thread was written once, before its run, in the run's transaction: not
+    // inserted idle and then updated after the run (which leaves a dead version behind).
+    let (same_xact, thread_cmd, run_cmd): (bool, String, String) = sqlx::query_as(
+        "SELECT t.xmin = r.xmin, t.cmin::text, r.cmin::text
+         FROM threads t, runs r WHERE t.thread_id = 'fresh' AND r.run_id = 'x3'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(same_xact, "one transaction");
+    assert!(
+        thread_cmd.parse::<u32>().unwrap() < run_cmd.parse::<u32>().unwrap(),
+        "the thread's only version comes before its run ({thread_cmd} vs {run_cmd})"
+    );
     for gone in ["x1", "x2"] {
         assert!(store.get_run_any(gone).await.unwrap().is_none());
     }

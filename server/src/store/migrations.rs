@@ -1,7 +1,8 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
 //! of a thread's runs (2), scheduled runs (3), the trace
-//! context a run was created under (4), and on Postgres the functions that create and end
-//! runs in batches (5). [`crate::Database::open`] applies them after the engine's.
+//! context a run was created under (4), on Postgres the functions that create and end
+//! runs in batches (5), and leaner rows (6: run events without their thread's id; on
+//! Postgres a new thread written once with its first run). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -36,6 +37,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "run_batches",
             include_str!("../../migrations/postgres/0005_run_batches.sql"),
         ),
+        Migration::new(
+            6,
+            "leaner_rows",
+            include_str!("../../migrations/postgres/0006_leaner_rows.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -59,6 +65,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             4,
             "trace_context",
             include_str!("../../migrations/sqlite/0004_trace_context.sql"),
+        ),
+        Migration::new(
+            6,
+            "leaner_rows",
+            include_str!("../../migrations/sqlite/0006_leaner_rows.sql"),
         ),
     ],
 };
@@ -90,7 +101,7 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                ran: vec![3, 4],
+                ran: vec![3, 4, 6],
                 adopted: vec![1, 2]
             },
             "unscoped 3 and 5 are the server's 1 and 2"
@@ -110,7 +121,11 @@ mod tests {
         let path = temp_db_path();
         let pool = unscoped::sqlite_pool(&path).await.unwrap();
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
-        assert_eq!(applied.ran, [1, 2, 3, 4], "a fresh database runs them all");
+        assert_eq!(
+            applied.ran,
+            [1, 2, 3, 4, 6],
+            "a fresh database runs them all"
+        );
         pool.close().await;
         remove_sqlite_files(&path);
     }

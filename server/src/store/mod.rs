@@ -305,7 +305,7 @@ pub struct EventRow {
     pub run_id: String,
     /// Its position in the run: increasing, never reused (see `runs::worker`).
     pub seq: i64,
-    /// The thread.
+    /// The thread (its run's: not stored with the event, read from the run).
     pub thread_id: String,
     /// The event as stored: one event, or a run's events of one flush window (see
     /// `runs::compact`); the store does not look inside.

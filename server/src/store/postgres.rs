@@ -57,8 +57,8 @@ impl Dialect for Postgres {
         // One statement: this is every run's last write.
         let (seq, event) = &finish.terminal;
         sqlx::query(
-            "WITH ev AS (INSERT INTO run_events (run_id, seq, thread_id, event)
-                         SELECT $1, $2, $3, $4 WHERE NOT $5
+            "WITH ev AS (INSERT INTO run_events (run_id, seq, event)
+                         SELECT $1, $2, $4 WHERE NOT $5
                          ON CONFLICT DO NOTHING),
                   gone_ev AS (DELETE FROM run_events WHERE $5 AND run_id = $1),
                   upd AS (UPDATE runs SET status = $6, error = $7, updated_at_ms = $8,
@@ -96,7 +96,7 @@ impl Dialect for Postgres {
         }
         let batch: Vec<Value> = rows
             .iter()
-            .map(|r| serde_json::json!({"run_id": r.run_id, "seq": r.seq, "thread_id": r.thread_id, "event": r.event, "attempt": r.attempt}))
+            .map(|r| serde_json::json!({"run_id": r.run_id, "seq": r.seq, "event": r.event, "attempt": r.attempt}))
             .collect();
         let text = Value::Array(batch).to_string();
         // One statement: events are a replay log, not the source of truth (checkpoints
@@ -106,10 +106,10 @@ impl Dialect for Postgres {
         sqlx::query(
             "WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
                   ins AS (
-                    INSERT INTO run_events (run_id, seq, thread_id, event)
-                    SELECT e.run_id, e.seq, e.thread_id, e.event
+                    INSERT INTO run_events (run_id, seq, event)
+                    SELECT e.run_id, e.seq, e.event
                     FROM jsonb_to_recordset($1::jsonb)
-                         AS e(run_id text, seq bigint, thread_id text, event jsonb, attempt bigint)
+                         AS e(run_id text, seq bigint, event jsonb, attempt bigint)
                     JOIN runs r ON r.run_id = e.run_id AND r.attempt = e.attempt
                                AND r.status = 'running'
                     ON CONFLICT DO NOTHING

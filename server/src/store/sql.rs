@@ -656,8 +656,11 @@ where
         after_seq: i64,
     ) -> Result<Vec<EventRow>, StoreError> {
         Ok(sqlx::query_as(
-            "SELECT run_id, seq, thread_id, event FROM run_events
-             WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+            // The thread is the run's (a run's events do not repeat it).
+            "SELECT run_id, seq,
+                    COALESCE((SELECT thread_id FROM runs WHERE run_id = $1), '') AS thread_id,
+                    event
+             FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
         )
         .bind(run_id)
         .bind(after_seq)

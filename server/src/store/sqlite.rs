@@ -48,12 +48,11 @@ impl Dialect for Sqlite {
         } else {
             let (seq, event) = &finish.terminal;
             sqlx::query(
-                "INSERT INTO run_events (run_id, seq, thread_id, event) VALUES ($1, $2, $3, $4)
+                "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3)
                  ON CONFLICT DO NOTHING",
             )
             .bind(run_id)
             .bind(seq)
-            .bind(thread_id)
             .bind(Json(event))
             .execute(&mut *conn)
             .await?;
@@ -91,14 +90,13 @@ impl Dialect for Sqlite {
         for r in rows {
             // Stored only while its claim holds the run.
             sqlx::query(
-                "INSERT INTO run_events (run_id, seq, thread_id, event)
-                 SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM runs
-                     WHERE run_id = $1 AND attempt = $5 AND status = 'running')
+                "INSERT INTO run_events (run_id, seq, event)
+                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM runs
+                     WHERE run_id = $1 AND attempt = $4 AND status = 'running')
                  ON CONFLICT DO NOTHING",
             )
             .bind(&r.run_id)
             .bind(r.seq)
-            .bind(&r.thread_id)
             .bind(Json(&r.event))
             .bind(r.attempt)
             .execute(&mut *tx)
