@@ -5,7 +5,7 @@
 //! "emails" and "email", "reported" and "report", "deletion" and "deleted".
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -120,10 +120,28 @@ fn stemmer() -> &'static Stemmer {
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
 }
 
+/// Words whose stems are kept (the same documents' words are stemmed on every turn;
+/// stemming was the offline model's largest cost). Past this many the memo starts over.
+const STEMS_KEPT: usize = 50_000;
+
+fn stems() -> &'static RwLock<HashMap<String, String>> {
+    static STEMS: OnceLock<RwLock<HashMap<String, String>>> = OnceLock::new();
+    STEMS.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
 /// The retrieval term of a lower-case word: its group's common word, stemmed.
 pub(crate) fn term(word: &str) -> String {
     let word = synonyms().get(word).copied().unwrap_or(word);
-    stemmer().stem(word).into_owned()
+    if let Some(stem) = stems().read().unwrap_or_else(|e| e.into_inner()).get(word) {
+        return stem.clone();
+    }
+    let stem = stemmer().stem(word).into_owned();
+    let mut memo = stems().write().unwrap_or_else(|e| e.into_inner());
+    if memo.len() >= STEMS_KEPT {
+        memo.clear();
+    }
+    memo.insert(word.to_string(), stem.clone());
+    stem
 }
 
 #[cfg(test)]
