@@ -7,22 +7,24 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use sqlx::{PgPool, Row};
 
-/// Tables that hold a thread's rows and are copied when the database grows. Run events are
-/// not: a finished run's events expire (`PALGRAPH_EVENT_RETENTION_SECS`).
-async fn thread_tables(pool: &PgPool) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+use crate::database_sqlite::ThreadTable;
+
+/// Tables that hold a thread's rows and are copied when the database grows (see
+/// [`ThreadTable`]). Run events are not: a finished run's events expire
+/// (`PALGRAPH_EVENT_RETENTION_SECS`).
+async fn thread_tables(pool: &PgPool) -> anyhow::Result<Vec<ThreadTable>> {
     let rows = sqlx::query(
         "SELECT table_name::text AS t, array_agg(column_name::text ORDER BY ordinal_position) AS cols
          FROM information_schema.columns
          WHERE table_schema = current_schema()
          GROUP BY table_name
-         HAVING bool_or(column_name = 'thread_id') AND table_name <> 'run_events'
          ORDER BY table_name",
     )
     .fetch_all(pool)
     .await?;
     Ok(rows
         .iter()
-        .map(|r| (r.get::<String, _>("t"), r.get::<Vec<String>, _>("cols")))
+        .filter_map(|r| ThreadTable::new(r.get::<String, _>("t"), r.get::<Vec<String>, _>("cols")))
         .collect())
 }
 
@@ -54,11 +56,16 @@ pub(crate) async fn grow(pool: &PgPool, runs: i64) -> anyhow::Result<Option<Dura
     while from < runs {
         let to = (from + BATCH).min(runs) - 1;
         let mut tx = pool.begin().await?;
-        for (table, cols) in &tables {
+        for ThreadTable {
+            name: table,
+            cols,
+            key,
+        } in &tables
+        {
             let select: Vec<String> = cols
                 .iter()
                 .map(|c| match c.as_str() {
-                    "thread_id" => thread_id.to_string(),
+                    c if c == *key => thread_id.to_string(),
                     "run_id" => run_id.to_string(),
                     other => format!("t.\"{other}\""),
                 })
@@ -66,7 +73,7 @@ pub(crate) async fn grow(pool: &PgPool, runs: i64) -> anyhow::Result<Option<Dura
             let names: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
             let sql = format!(
                 "INSERT INTO \"{table}\" ({}) SELECT {} FROM generate_series($1::bigint, $2::bigint) AS i,
-                 \"{table}\" t WHERE t.thread_id = $3",
+                 \"{table}\" t WHERE t.\"{key}\" = $3",
                 names.join(", "),
                 select.join(", ")
             );
