@@ -116,10 +116,14 @@ impl Backend {
     }
 
     /// Grows the database to at least `runs` finished runs (see `database::grow`).
-    pub async fn grow(&self, runs: i64) -> anyhow::Result<Option<std::time::Duration>> {
+    pub async fn grow(
+        &self,
+        runs: i64,
+        limit: Option<std::time::Duration>,
+    ) -> anyhow::Result<Option<std::time::Duration>> {
         match self {
-            Backend::Postgres { pool, .. } => database::grow(pool, runs).await,
-            Backend::Sqlite(db) => db.grow(runs).await,
+            Backend::Postgres { pool, .. } => database::grow(pool, runs, limit).await,
+            Backend::Sqlite(db) => db.grow(runs, limit).await,
         }
     }
 

@@ -30,8 +30,13 @@ async fn thread_tables(pool: &PgPool) -> anyhow::Result<Vec<ThreadTable>> {
 
 /// Grows the schema to at least `runs` finished runs, each on a thread of its own with the
 /// checkpoints of a real chat turn (copies of the thread of a finished run made by the
-/// load). Returns how long it took, or `None` when the schema was already that big.
-pub(crate) async fn grow(pool: &PgPool, runs: i64) -> anyhow::Result<Option<Duration>> {
+/// load). Returns how long it took, or `None` when the schema was already that big. With a
+/// `limit`, no batch starts after that long (the schema may stay smaller).
+pub(crate) async fn grow(
+    pool: &PgPool,
+    runs: i64,
+    limit: Option<Duration>,
+) -> anyhow::Result<Option<Duration>> {
     let have: i64 = sqlx::query_scalar("SELECT count(*) FROM runs")
         .fetch_one(pool)
         .await?;
@@ -54,6 +59,9 @@ pub(crate) async fn grow(pool: &PgPool, runs: i64) -> anyhow::Result<Option<Dura
     const BATCH: i64 = 50_000;
     let mut from = have;
     while from < runs {
+        if from > have && limit.is_some_and(|l| t0.elapsed() >= l) {
+            break;
+        }
         let to = (from + BATCH).min(runs) - 1;
         let mut tx = pool.begin().await?;
         for ThreadTable {

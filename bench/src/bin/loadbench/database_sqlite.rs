@@ -158,8 +158,13 @@ impl SqliteDb {
     /// Grows the file to at least `runs` finished runs, each on a thread of its own with the
     /// checkpoints of a real chat turn (copies of the thread of a finished single-run
     /// thread), in transactions of 50,000 copies, then `ANALYZE`. The server must not be
-    /// running. Returns how long it took, or `None` when the file was already that big.
-    pub async fn grow(&self, runs: i64) -> anyhow::Result<Option<Duration>> {
+    /// running. Returns how long it took, or `None` when the file was already that big. With
+    /// a `limit`, no batch starts after that long (the file may stay smaller).
+    pub async fn grow(
+        &self,
+        runs: i64,
+        limit: Option<Duration>,
+    ) -> anyhow::Result<Option<Duration>> {
         let have = self.runs().await?;
         if have >= runs {
             return Ok(None);
@@ -203,6 +208,9 @@ impl SqliteDb {
         const BATCH: i64 = 50_000;
         let mut from = have;
         while from < runs {
+            if from > have && limit.is_some_and(|l| t0.elapsed() >= l) {
+                break;
+            }
             let to = (from + BATCH).min(runs) - 1;
             let mut tx = sqlx::Connection::begin(&mut *conn).await?;
             for ThreadTable {
@@ -348,8 +356,8 @@ mod tests {
         )
         .execute(&db.pool)
         .await?;
-        assert!(db.grow(5).await?.is_some());
-        assert!(db.grow(5).await?.is_none(), "already that big");
+        assert!(db.grow(5, None).await?.is_some());
+        assert!(db.grow(5, None).await?.is_none(), "already that big");
         assert_eq!(db.runs().await?, 5);
         let count = |sql: &'static str| sqlx::query_scalar::<_, i64>(sql).fetch_one(&db.pool);
         assert_eq!(count("SELECT count(*) FROM checkpoints").await?, 10);

@@ -6,7 +6,7 @@
 //! cargo build --release -p palgraph-app -p palgraph-bench
 //! target/release/palgraph-loadbench [--backend postgres|sqlite] [--quick] [--out DIR]
 //!     [--server PATH] [--watchers N] [--sizes 0,100000,1000000] [--soak SECS]
-//!     [--observability]
+//!     [--grow-limit SECS] [--observability]
 //! ```
 //!
 //! `--observability` measures only what tracing and metrics cost: N = 1 and 32 with
@@ -19,7 +19,9 @@
 //! thread of its own with a real chat turn's checkpoints (copied in bulk, see `database.rs`
 //! for Postgres, `database_sqlite.rs` for SQLite). Postgres grows under the idle server;
 //! SQLite's file is grown with the server stopped, which is then started again on the
-//! bigger file (the report says so: `server_restarted_after_growing`).
+//! bigger file (the report says so: `server_restarted_after_growing`). `--grow-limit SECS`
+//! starts no batch of growing after SECS: the load then runs at the size reached
+//! (`runs_before`, next to `size_asked`).
 //!
 //! Each load also reports what the database adds per turn, over every turn the load made
 //! (warm-up and wind-down included). Postgres: the CPU of every `postgres` process of the
@@ -75,6 +77,7 @@ struct Args {
     watchers: usize,
     sizes: Option<Vec<i64>>,
     soak: Option<f64>,
+    grow_limit: Option<Duration>,
     observability: bool,
 }
 
@@ -87,6 +90,7 @@ fn args() -> anyhow::Result<Args> {
         watchers: 1000,
         sizes: None,
         soak: None,
+        grow_limit: None,
         observability: false,
     };
     let mut it = std::env::args().skip(1);
@@ -107,6 +111,10 @@ fn args() -> anyhow::Result<Args> {
                 );
             }
             "--soak" => a.soak = Some(it.next().context("--soak needs seconds")?.parse()?),
+            "--grow-limit" => {
+                let secs: f64 = it.next().context("--grow-limit needs seconds")?.parse()?;
+                a.grow_limit = Some(Duration::from_secs_f64(secs));
+            }
             other => bail!("unknown argument {other}; see the module docs"),
         }
     }
@@ -434,16 +442,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
             }
             let took = if db.grows_offline() {
                 server.stop().await?;
-                let took = db.grow(size).await;
+                let took = db.grow(size, args.grow_limit).await;
                 server = Server::start(&args.server, &db).await?;
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 took?
             } else {
-                db.grow(size).await?
+                db.grow(size, args.grow_limit).await?
             };
+            runs = db.runs().await?;
             if let Some(took) = took {
                 println!(
-                    "database grown to {size} runs in {:.1} s{}",
+                    "database grown to {runs} runs (asked {size}) in {:.1} s{}",
                     took.as_secs_f64(),
                     if db.grows_offline() {
                         " (server stopped meanwhile, then started again)"
@@ -453,7 +462,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
                 );
                 grow_s = Some(took.as_secs_f64());
             }
-            runs = db.runs().await?;
         }
         println!("database: {runs} runs");
         let mut at = Vec::new();
@@ -465,6 +473,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         by_size.push(json!({
             "runs_before": runs,
+            "size_asked": size,
             "grow_s": grow_s,
             "server_restarted_after_growing": grow_s.is_some() && db.grows_offline(),
             "tables": db.size().await?,
