@@ -7,29 +7,36 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use sqlx::{PgPool, Row};
 
-/// Tables that hold a thread's rows and are copied when the database grows. Run events are
-/// not: a finished run's events expire (`PALGRAPH_EVENT_RETENTION_SECS`).
-async fn thread_tables(pool: &PgPool) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+use crate::database_sqlite::ThreadTable;
+
+/// Tables that hold a thread's rows and are copied when the database grows (see
+/// [`ThreadTable`]). Run events are not: a finished run's events expire
+/// (`PALGRAPH_EVENT_RETENTION_SECS`).
+async fn thread_tables(pool: &PgPool) -> anyhow::Result<Vec<ThreadTable>> {
     let rows = sqlx::query(
         "SELECT table_name::text AS t, array_agg(column_name::text ORDER BY ordinal_position) AS cols
          FROM information_schema.columns
          WHERE table_schema = current_schema()
          GROUP BY table_name
-         HAVING bool_or(column_name = 'thread_id') AND table_name <> 'run_events'
          ORDER BY table_name",
     )
     .fetch_all(pool)
     .await?;
     Ok(rows
         .iter()
-        .map(|r| (r.get::<String, _>("t"), r.get::<Vec<String>, _>("cols")))
+        .filter_map(|r| ThreadTable::new(r.get::<String, _>("t"), r.get::<Vec<String>, _>("cols")))
         .collect())
 }
 
 /// Grows the schema to at least `runs` finished runs, each on a thread of its own with the
 /// checkpoints of a real chat turn (copies of the thread of a finished run made by the
-/// load). Returns how long it took, or `None` when the schema was already that big.
-pub(crate) async fn grow(pool: &PgPool, runs: i64) -> anyhow::Result<Option<Duration>> {
+/// load). Returns how long it took, or `None` when the schema was already that big. With a
+/// `limit`, no batch starts after that long (the schema may stay smaller).
+pub(crate) async fn grow(
+    pool: &PgPool,
+    runs: i64,
+    limit: Option<Duration>,
+) -> anyhow::Result<Option<Duration>> {
     let have: i64 = sqlx::query_scalar("SELECT count(*) FROM runs")
         .fetch_one(pool)
         .await?;
@@ -52,13 +59,21 @@ pub(crate) async fn grow(pool: &PgPool, runs: i64) -> anyhow::Result<Option<Dura
     const BATCH: i64 = 50_000;
     let mut from = have;
     while from < runs {
+        if from > have && limit.is_some_and(|l| t0.elapsed() >= l) {
+            break;
+        }
         let to = (from + BATCH).min(runs) - 1;
         let mut tx = pool.begin().await?;
-        for (table, cols) in &tables {
+        for ThreadTable {
+            name: table,
+            cols,
+            key,
+        } in &tables
+        {
             let select: Vec<String> = cols
                 .iter()
                 .map(|c| match c.as_str() {
-                    "thread_id" => thread_id.to_string(),
+                    c if c == *key => thread_id.to_string(),
                     "run_id" => run_id.to_string(),
                     other => format!("t.\"{other}\""),
                 })
@@ -66,7 +81,7 @@ pub(crate) async fn grow(pool: &PgPool, runs: i64) -> anyhow::Result<Option<Dura
             let names: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
             let sql = format!(
                 "INSERT INTO \"{table}\" ({}) SELECT {} FROM generate_series($1::bigint, $2::bigint) AS i,
-                 \"{table}\" t WHERE t.thread_id = $3",
+                 \"{table}\" t WHERE t.\"{key}\" = $3",
                 names.join(", "),
                 select.join(", ")
             );

@@ -1,79 +1,102 @@
-//! Server load benchmark: `palgraph serve` on loopback with Postgres and the offline LLM,
-//! N concurrent chats through `POST /chat` (each SSE stream read to its terminal event).
+//! Server load benchmark: `palgraph serve` on loopback with the offline LLM, on Postgres
+//! (the default) or on an embedded SQLite file (`--backend sqlite`), N concurrent chats
+//! through `POST /chat` (each SSE stream read to its terminal event).
 //!
 //! ```text
 //! cargo build --release -p palgraph-app -p palgraph-bench
-//! target/release/palgraph-loadbench [--quick] [--out DIR] [--server PATH] [--watchers N]
-//!     [--sizes 0,100000,1000000] [--soak SECS] [--observability]
+//! target/release/palgraph-loadbench [--backend postgres|sqlite] [--quick] [--out DIR]
+//!     [--server PATH] [--watchers N] [--sizes 0,100000,1000000] [--soak SECS]
+//!     [--grow-limit SECS] [--observability]
 //! ```
 //!
 //! `--observability` measures only what tracing and metrics cost: N = 1 and 32 with
 //! tracing off, with traces exported to a local OTLP receiver, and with `/metrics` scraped
 //! every second, interleaved (see `observability.rs`); it writes
-//! `palgraph-observability.json`.
+//! `palgraph-observability.json` (`palgraph-observability-sqlite.json` on SQLite).
 //!
 //! `--sizes` (default `0,100000`; `--quick`: `0`) repeats the load at each database size:
-//! the schema is grown to that many finished runs between the rounds, each run on a thread
-//! of its own with a real chat turn's checkpoints (copied in bulk, see `database.rs`).
-//! Each load also reports Postgres CPU per turn (every `postgres` process of the machine)
-//! and the bytes the run tables and the checkpoint tables grew by per turn. `--soak SECS`
-//! then holds N = 32 for SECS in 20 s windows and reports each window's turns/s.
+//! the database is grown to that many finished runs between the rounds, each run on a
+//! thread of its own with a real chat turn's checkpoints (copied in bulk, see `database.rs`
+//! for Postgres, `database_sqlite.rs` for SQLite). Postgres grows under the idle server;
+//! SQLite's file is grown with the server stopped, which is then started again on the
+//! bigger file (the report says so: `server_restarted_after_growing`). `--grow-limit SECS`
+//! starts no batch of growing after SECS: the load then runs at the size reached
+//! (`runs_before`, next to `size_asked`).
+//!
+//! Each load also reports what the database adds per turn, over every turn the load made
+//! (warm-up and wind-down included). Postgres: the CPU of every `postgres` process of the
+//! machine per turn and the bytes the run events, the run tables and the checkpoint tables
+//! grew by. SQLite (whose work is in the server's own CPU): the bytes the database grew by
+//! as its pages count (`sqlite_logical_bytes_per_turn`: `page_count` times `page_size`,
+//! pages still only in the WAL included) and as its files on disk do
+//! (`sqlite_file_bytes_per_turn`: the main file plus `-wal`, and `-wal` alone: the WAL
+//! keeps its largest size until a truncating checkpoint, so this one is coarse). `--soak
+//! SECS` then holds N = 32 for SECS in 20 s windows and reports each window's turns/s.
 //!
 //! Reports turns/s, time to the first `status` event and turn latency (p50/p99) for
 //! N = 1, 8, 32 chats, and the server's resident memory at idle, after the load, and with
 //! `--watchers` (default 1,000) idle SSE watchers open (`GET /threads/{id}/stream` on threads
-//! with nothing running), plus the CPU the server burns while they wait; then N = 32 chats
-//! spread over two replicas on the same database. Postgres comes from
+//! with nothing running), plus the CPU the server burns while they wait; then, on Postgres
+//! only, N = 32 chats spread over two replicas on the same database (on SQLite the report
+//! says why not: `"two_replicas": {"skipped": ...}`). Postgres comes from
 //! `BENCH_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`); the server
-//! gets a fresh schema. Writes `palgraph-load.json` in the output directory.
+//! gets a fresh schema. SQLite: the server gets a fresh `palgraph.db` in a temporary
+//! directory (`PALGRAPH_DB`; removed at the end) and the benchmark reads it through a pool
+//! of its own. Writes `palgraph-load.json` (Postgres) or `palgraph-load-sqlite.json`
+//! (SQLite) in the output directory.
 //!
 //! `--drive URL ...` is another mode: one window of load against any server speaking
 //! LangGraph's Agent Server API (the client of `bench/compare.py server`; see `drive.rs`).
 
 #![allow(unreachable_pub)]
 
+mod backend;
 mod database;
+mod database_sqlite;
 mod drive;
 mod observability;
 mod procs;
+mod server;
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use backend::{Backend, Kind};
 use futures_util::StreamExt;
-use palgraph::testkit::backends::PgSchema;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use server::Server;
 
 struct Args {
+    backend: Kind,
     quick: bool,
     out: PathBuf,
     server: PathBuf,
     watchers: usize,
     sizes: Option<Vec<i64>>,
     soak: Option<f64>,
+    grow_limit: Option<Duration>,
     observability: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
-    let exe = std::env::current_exe()?;
     let mut a = Args {
+        backend: Kind::Postgres,
         quick: false,
         out: PathBuf::from("target/bench"),
-        server: exe.with_file_name("palgraph"),
+        server: server::default_path()?,
         watchers: 1000,
         sizes: None,
         soak: None,
+        grow_limit: None,
         observability: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
+            "--backend" => a.backend = Kind::parse(&it.next().context("--backend needs a name")?)?,
             "--quick" => a.quick = true,
             "--observability" => a.observability = true,
             "--out" => a.out = it.next().context("--out needs a directory")?.into(),
@@ -88,90 +111,14 @@ fn args() -> anyhow::Result<Args> {
                 );
             }
             "--soak" => a.soak = Some(it.next().context("--soak needs seconds")?.parse()?),
+            "--grow-limit" => {
+                let secs: f64 = it.next().context("--grow-limit needs seconds")?.parse()?;
+                a.grow_limit = Some(Duration::from_secs_f64(secs));
+            }
             other => bail!("unknown argument {other}; see the module docs"),
         }
     }
     Ok(a)
-}
-
-/// The server under test.
-struct Server {
-    child: Child,
-    base: String,
-    pid: u32,
-}
-
-impl Server {
-    async fn start(path: &PathBuf, database_url: &str) -> anyhow::Result<Server> {
-        Self::start_with(path, database_url, &[]).await
-    }
-
-    /// A server with extra environment variables.
-    async fn start_with(
-        path: &PathBuf,
-        database_url: &str,
-        env: &[(&str, &str)],
-    ) -> anyhow::Result<Server> {
-        let mut child = Command::new(path)
-            .arg("serve")
-            .env("PALGRAPH_PORT", "0")
-            .env("DATABASE_URL", database_url)
-            .env("RUST_LOG", "warn")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("PALASSIST_OFFLINE_PACE_MS")
-            // Traces only where a set-up asks for them (`--observability`).
-            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| {
-                format!(
-                    "start {} (build it with cargo build --release -p palgraph-app)",
-                    path.display()
-                )
-            })?;
-        let pid = child.id().context("server pid")?;
-        let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-            .await
-            .context("the server did not print its address")??
-            .context("the server exited")?;
-        let base = line
-            .strip_prefix("palgraph listening on ")
-            .with_context(|| format!("unexpected first line {line}"))?
-            .trim()
-            .to_string();
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Ok(Server { child, base, pid })
-    }
-
-    /// Resident memory, KiB.
-    fn rss_kib(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.pid))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmRSS:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            })
-            .unwrap_or(0)
-    }
-
-    /// CPU time used so far (user + system), seconds.
-    fn cpu_s(&self) -> f64 {
-        let ticks = std::fs::read_to_string(format!("/proc/{}/stat", self.pid))
-            .ok()
-            .and_then(|s| {
-                let rest = s.rsplit_once(')')?.1;
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-            })
-            .unwrap_or(0);
-        ticks as f64 / 100.0
-    }
 }
 
 /// One chat turn's timings, microseconds.
@@ -242,7 +189,7 @@ fn pct(v: &mut [f64], q: f64) -> f64 {
 /// `i % servers.len()`; turns/s and timings (server CPU summed over the replicas).
 async fn load(
     servers: &[&Server],
-    pool: &sqlx::PgPool,
+    db: &Backend,
     n: usize,
     warm: f64,
     secs: f64,
@@ -254,6 +201,9 @@ async fn load(
     let stop = Arc::new(AtomicBool::new(false));
     let measuring = Arc::new(AtomicBool::new(false));
     let cpu0 = Arc::new(std::sync::Mutex::new(0.0f64));
+    // Bytes are spread over every turn made meanwhile (warm-up and wind-down included:
+    // the tables do not know which turns were measured), so both are read outside.
+    let before = db.mark().await?;
     let mut tasks = Vec::new();
     for i in 0..n {
         let (http, base, stop, measuring) = (
@@ -282,23 +232,15 @@ async fn load(
         }));
     }
     tokio::time::sleep(Duration::from_secs_f64(warm)).await;
-    const EVENTS: &[&str] = &["run_events"];
-    const RUNS: &[&str] = &["runs", "threads"];
-    const CHECKPOINTS: &[&str] = &["checkpoints", "checkpoint_writes"];
-    let (ev0, runs0, cp0) = (
-        database::bytes(pool, EVENTS).await?,
-        database::bytes(pool, RUNS).await?,
-        database::bytes(pool, CHECKPOINTS).await?,
-    );
     *cpu0.lock().unwrap_or_else(|e| e.into_inner()) = cpu_s();
-    let pg0 = database::postgres_cpu_s();
+    let db_cpu0 = db.cpu_s();
     measuring.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
     tokio::time::sleep(Duration::from_secs_f64(secs)).await;
     measuring.store(false, Ordering::Relaxed);
     let elapsed = t0.elapsed().as_secs_f64();
     let cpu = cpu_s() - *cpu0.lock().unwrap_or_else(|e| e.into_inner());
-    let pg_cpu = database::postgres_cpu_s() - pg0;
+    let db_cpu = db.cpu_s().zip(db_cpu0).map(|(b, a)| b - a);
     stop.store(true, Ordering::Relaxed);
     let (mut first, mut total, mut errors) = (Vec::new(), Vec::new(), 0);
     for t in tasks {
@@ -310,17 +252,7 @@ async fn load(
         }
     }
     let tput = total.len() as f64 / elapsed;
-    // Bytes grown, over every turn made meanwhile (warm-up and wind-down included: the
-    // tables do not know which turns were measured).
-    let all_turns: f64 = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM runs")
-        .fetch_one(pool)
-        .await? as f64;
-    let per = |after: i64, before: i64, made: f64| (after - before) as f64 / made.max(1.0);
-    let made = (all_turns - *TURNS_BEFORE.lock().unwrap_or_else(|e| e.into_inner())).max(1.0);
-    *TURNS_BEFORE.lock().unwrap_or_else(|e| e.into_inner()) = all_turns;
-    let event_bytes = per(database::bytes(pool, EVENTS).await?, ev0, made);
-    let run_bytes = per(database::bytes(pool, RUNS).await?, runs0, made);
-    let checkpoint_bytes = per(database::bytes(pool, CHECKPOINTS).await?, cp0, made);
+    let (grown, grown_line) = Backend::grown(&before, &db.mark().await?);
     let count = total.len();
     let per_turn_ms = move |c: f64| {
         if count == 0 {
@@ -329,7 +261,7 @@ async fn load(
             c * 1e3 / count as f64
         }
     };
-    let out = json!({
+    let mut out = json!({
         "n": n,
         "replicas": servers.len(),
         "turns": total.len(),
@@ -341,11 +273,13 @@ async fn load(
         "turn_us_p99": pct(&mut total, 0.99),
         "server_cpu_cores": cpu / elapsed,
         "server_cpu_ms_per_turn": per_turn_ms(cpu),
-        "postgres_cpu_ms_per_turn": per_turn_ms(pg_cpu),
-        "event_bytes_per_turn": event_bytes,
-        "run_bytes_per_turn": run_bytes,
-        "checkpoint_bytes_per_turn": checkpoint_bytes,
     });
+    if let Some(o) = out.as_object_mut() {
+        if let Some(c) = db_cpu {
+            o.insert("postgres_cpu_ms_per_turn".into(), json!(per_turn_ms(c)));
+        }
+        o.extend(grown);
+    }
     println!("  N={n:<3} {tput:>8.1} turns/s  first status p50 {:>7.0} us p99 {:>7.0} us  turn p50 {:>7.0} us p99 {:>7.0} us  server {:.2} cores  errors {errors}  replicas {}",
         out["first_status_us_p50"].as_f64().unwrap_or(f64::NAN),
         out["first_status_us_p99"].as_f64().unwrap_or(f64::NAN),
@@ -353,10 +287,12 @@ async fn load(
         out["turn_us_p99"].as_f64().unwrap_or(f64::NAN),
         cpu / elapsed,
         servers.len());
+    let db_cpu = db_cpu
+        .map(|c| format!(", Postgres {:.2} ms", per_turn_ms(c)))
+        .unwrap_or_default();
     println!(
-        "         CPU per turn: server {:.2} ms, Postgres {:.2} ms;  bytes per turn: events {event_bytes:.0}, runs {run_bytes:.0}, checkpoints {checkpoint_bytes:.0}",
+        "         CPU per turn: server {:.2} ms{db_cpu};  bytes per turn: {grown_line}",
         per_turn_ms(cpu),
-        per_turn_ms(pg_cpu)
     );
     Ok(out)
 }
@@ -407,16 +343,13 @@ async fn idle_watchers(server: &Server, count: usize) -> anyhow::Result<Value> {
     Ok(out)
 }
 
-/// Runs made before the current load (to spread the bytes a load adds over its turns).
-static TURNS_BEFORE: std::sync::Mutex<f64> = std::sync::Mutex::new(0.0);
-
 /// N = 32 for `secs`, in 20 s windows: each window's turns/s, to see whether throughput
 /// holds as the database grows under it.
-async fn soak(server: &Server, pool: &sqlx::PgPool, secs: f64) -> anyhow::Result<Value> {
+async fn soak(server: &Server, db: &Backend, secs: f64) -> anyhow::Result<Value> {
     let windows = (secs / 20.0).ceil().max(1.0) as usize;
     let mut out = Vec::new();
     for w in 0..windows {
-        let r = load(&[server], pool, 32, if w == 0 { 3.0 } else { 0.5 }, 20.0).await?;
+        let r = load(&[server], db, 32, if w == 0 { 3.0 } else { 0.5 }, 20.0).await?;
         out.push(r);
     }
     let tput = |r: &Value| r["turns_per_s"].as_f64().unwrap_or(f64::NAN);
@@ -452,40 +385,44 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    if std::env::var("PALGRAPH_TEST_DATABASE_URL").is_err() {
-        if let Ok(url) = std::env::var("BENCH_DATABASE_URL") {
-            std::env::set_var("PALGRAPH_TEST_DATABASE_URL", url);
-        }
-    }
-    let schema = PgSchema::create().await;
+    let db = Backend::create(args.backend).await?;
+    println!("backend: {}", db.name());
     if args.observability {
-        let pool = schema.pool(2).await;
         let (rounds, warm, secs) = if args.quick {
             (1, 2.0, 8.0)
         } else {
             (3, 3.0, 15.0)
         };
-        let out = observability::compare(
-            &args.server,
-            &schema.schema_url(),
-            &pool,
-            rounds,
-            warm,
-            secs,
-        )
-        .await?;
+        let out = observability::compare(&args.server, &db, rounds, warm, secs).await?;
         std::fs::create_dir_all(&args.out)?;
-        let path = args.out.join("palgraph-observability.json");
+        let path = args.out.join(match db.name() {
+            "sqlite" => "palgraph-observability-sqlite.json",
+            _ => "palgraph-observability.json",
+        });
         std::fs::write(&path, serde_json::to_string_pretty(&out)?)?;
         println!("wrote {}", path.display());
         return Ok(());
     }
-    let mut server = Server::start(&args.server, &schema.schema_url()).await?;
+    let mut server = Server::start(&args.server, &db).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle_rss = server.rss_kib();
     println!("server idle: RSS {idle_rss} KiB");
+    let mut meta = json!({
+        "command": format!("palgraph-loadbench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" ")),
+        "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "backend": db.name(),
+        "llm": "offline (no OPENAI_API_KEY)",
+    });
+    if let (Some(m), Value::Object(extra)) = (meta.as_object_mut(), db.meta().await?) {
+        m.extend(extra);
+    }
+    let report = |out: &Value| -> anyhow::Result<PathBuf> {
+        std::fs::create_dir_all(&args.out)?;
+        let path = args.out.join(db.report_name());
+        std::fs::write(&path, serde_json::to_string_pretty(out)?)?;
+        Ok(path)
+    };
     let (warm, secs) = if args.quick { (1.0, 3.0) } else { (3.0, 15.0) };
-    let pool = schema.pool(2).await;
     let sizes = args.sizes.clone().unwrap_or_else(|| {
         if args.quick {
             vec![0]
@@ -496,61 +433,79 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let mut loads = Vec::new();
     let mut by_size = Vec::new();
     for size in sizes {
-        if let Some(took) = database::grow(&pool, size).await? {
-            println!(
-                "database grown to {size} runs in {:.1} s",
-                took.as_secs_f64()
-            );
-            *TURNS_BEFORE.lock().unwrap_or_else(|e| e.into_inner()) =
-                sqlx::query_scalar::<_, i64>("SELECT count(*) FROM runs")
-                    .fetch_one(&pool)
-                    .await? as f64;
+        let mut runs = db.runs().await?;
+        let mut grow_s = None;
+        if size > runs {
+            if runs == 0 {
+                // A finished chat turn to copy.
+                chat_turn(&reqwest::Client::new(), &server.base, "What is uptime?").await?;
+            }
+            let took = if db.grows_offline() {
+                server.stop().await?;
+                let took = db.grow(size, args.grow_limit).await;
+                server = Server::start(&args.server, &db).await?;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                took?
+            } else {
+                db.grow(size, args.grow_limit).await?
+            };
+            runs = db.runs().await?;
+            if let Some(took) = took {
+                println!(
+                    "database grown to {runs} runs (asked {size}) in {:.1} s{}",
+                    took.as_secs_f64(),
+                    if db.grows_offline() {
+                        " (server stopped meanwhile, then started again)"
+                    } else {
+                        ""
+                    }
+                );
+                grow_s = Some(took.as_secs_f64());
+            }
         }
-        let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM runs")
-            .fetch_one(&pool)
-            .await?;
         println!("database: {runs} runs");
         let mut at = Vec::new();
         for n in [1, 8, 32] {
-            at.push(load(&[&server], &pool, n, warm, secs).await?);
+            at.push(load(&[&server], &db, n, warm, secs).await?);
         }
         if loads.is_empty() {
             loads = at.clone();
         }
         by_size.push(json!({
             "runs_before": runs,
-            "tables": database::size(&pool).await?,
+            "size_asked": size,
+            "grow_s": grow_s,
+            "server_restarted_after_growing": grow_s.is_some() && db.grows_offline(),
+            "tables": db.size().await?,
             "load": at,
         }));
+        // What there is so far, should a long run be stopped at a bigger size.
+        report(
+            &json!({"meta": meta, "partial": true, "idle_rss_kib": idle_rss, "by_database_size": by_size}),
+        )?;
     }
     let soaked = match args.soak {
-        Some(s) => Some(soak(&server, &pool, s).await?),
+        Some(s) => Some(soak(&server, &db, s).await?),
         None => None,
     };
     let after_rss = server.rss_kib();
     println!("server after the load: RSS {after_rss} KiB");
     let watchers = idle_watchers(&server, args.watchers).await?;
-    // A second replica on the same database: the same 32 chats spread over both.
-    let mut second = Server::start(&args.server, &schema.schema_url()).await?;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    println!("two replicas:");
-    let two = load(&[&server, &second], &pool, 32, warm, secs).await?;
-    let _ = second.child.kill().await;
-    let _ = server.child.kill().await;
-    let pg: Value = {
-        let pool = schema.pool(1).await;
-        let v: String = sqlx::query_scalar("SHOW server_version")
-            .fetch_one(&pool)
-            .await?;
-        json!({ "server_version": v })
+    let two = if db.shared() {
+        // A second replica on the same database: the same 32 chats spread over both.
+        let mut second = Server::start(&args.server, &db).await?;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        println!("two replicas:");
+        let two = load(&[&server, &second], &db, 32, warm, secs).await?;
+        let _ = second.child.kill().await;
+        two
+    } else {
+        println!("two replicas: skipped (an embedded SQLite file has one server process)");
+        json!({"skipped": "SQLite is an embedded file owned by one server process; replicas share a database only on Postgres"})
     };
+    server.stop().await?;
     let out = json!({
-        "meta": {
-            "command": format!("palgraph-loadbench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" ")),
-            "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-            "postgres": pg,
-            "llm": "offline (no OPENAI_API_KEY)",
-        },
+        "meta": meta,
         "idle_rss_kib": idle_rss,
         "after_load_rss_kib": after_rss,
         "load": loads,
@@ -559,9 +514,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "idle_watchers": watchers,
         "two_replicas": two,
     });
-    std::fs::create_dir_all(&args.out)?;
-    let path = args.out.join("palgraph-load.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&out)?)?;
-    println!("wrote {}", path.display());
+    println!("wrote {}", report(&out)?.display());
     Ok(())
 }

@@ -13,7 +13,7 @@
 //! plus what the receiver got and how many scrapes were made (so a set-up that silently
 //! exported nothing shows).
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +23,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
-use super::{load, Server};
+use super::load;
+use crate::backend::Backend;
+use crate::server::Server;
 
 /// A local OTLP/HTTP receiver: answers every `POST /v1/traces` with an empty 200
 /// (`ExportTraceServiceResponse` with nothing rejected) and counts what it got.
@@ -179,9 +181,8 @@ impl Setup {
 
 /// Runs the comparison; `rounds` interleaved rounds of `warm` + `secs` per load.
 pub async fn compare(
-    server_path: &PathBuf,
-    database_url: &str,
-    pool: &sqlx::PgPool,
+    server_path: &Path,
+    db: &Backend,
     rounds: usize,
     warm: f64,
     secs: f64,
@@ -210,12 +211,12 @@ pub async fn compare(
                 ],
                 Setup::Metrics => vec![("PALGRAPH_METRICS", "true")],
             };
-            let mut server = Server::start_with(server_path, database_url, &env).await?;
+            let mut server = Server::start_with(server_path, db, &env).await?;
             tokio::time::sleep(Duration::from_millis(500)).await;
             let scraper = (*setup == Setup::Metrics).then(|| Scraper::start(&server.base));
             println!("  {}:", setup.name());
             for (ni, &n) in ns.iter().enumerate() {
-                let r = load(&[&server], pool, n, warm, secs).await?;
+                let r = load(&[&server], db, n, warm, secs).await?;
                 tput.entry((si, ni))
                     .or_default()
                     .push(r["turns_per_s"].as_f64().unwrap_or(f64::NAN));
