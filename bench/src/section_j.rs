@@ -2,10 +2,11 @@
 //! checkpoint load (`Checkpointer::get` of a thread's latest checkpoint, what a turn and
 //! `get_state` start with) of a thread with a few turns, and a turn of the bench graph on a
 //! thread with history, first on a fresh database, then again after the checkpoint tables
-//! were grown to 10M checkpoint rows (200k with `--quick`) by bulk SQL (copies of a real
-//! thread under new thread ids, then ANALYZE). A second database, set up the same way and
-//! never grown, is measured in alternating rounds with the first, before and after the
-//! growth: the control for the machine's drift (the ratio to it is in the notes).
+//! were grown to 10M checkpoint rows (200k with `--quick`; `BENCH_J_ROWS` sets another
+//! size) by bulk SQL (copies of a real thread under new thread ids, then ANALYZE). A second
+//! database, set up the same way and never grown, is measured in alternating rounds with
+//! the first, before and after the growth: the control for the machine's drift (the ratio
+//! to it is in the notes).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -270,7 +271,10 @@ async fn backend(
     subject: Subject,
     control: Subject,
 ) -> anyhow::Result<Value> {
-    let target = if quick { 200_000 } else { 10_000_000 };
+    let target = std::env::var("BENCH_J_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if quick { 200_000 } else { 10_000_000 });
     println!("  {name}: fresh");
     let before = phase(s, quick, &[&subject, &control]).await;
     let fresh_rows = subject.db.rows().await?;
