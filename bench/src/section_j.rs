@@ -6,7 +6,7 @@
 //! size) by bulk SQL (copies of a real thread under new thread ids, then ANALYZE). A second
 //! database, set up the same way and never grown, is measured in alternating rounds with
 //! the first, before and after the growth: the control for the machine's drift (the ratio
-//! to it is in the notes).
+//! to it is in the notes). `BENCH_J_BACKENDS=pg` or `=sqlite` runs one backend.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -395,8 +395,9 @@ async fn backend(
     Ok(json!({"size": size, "ratios": ratios}))
 }
 
-pub(crate) async fn sec_j(r: &mut Report, s: &Sizes, quick: bool) -> anyhow::Result<()> {
-    // Schemas of its own: fresh whatever sections ran before, dropped with their rows.
+/// Postgres: two schemas of their own (fresh whatever sections ran before, dropped with
+/// their rows).
+async fn on_postgres(r: &mut Report, s: &Sizes, quick: bool) -> anyhow::Result<Value> {
     let (schema, control_schema) = (PgSchema::create().await, PgSchema::create().await);
     let (mut subjects, mut pools) = (Vec::new(), Vec::new());
     for sc in [&schema, &control_schema] {
@@ -407,13 +408,16 @@ pub(crate) async fn sec_j(r: &mut Report, s: &Sizes, quick: bool) -> anyhow::Res
     }
     let control = subjects.pop().expect("two subjects");
     let subject = subjects.pop().expect("two subjects");
-    let pg = backend(r, s, quick, ("pg", "Postgres"), subject, control).await;
+    let out = backend(r, s, quick, ("pg", "Postgres"), subject, control).await;
     for p in pools {
         p.close().await;
     }
     drop((schema, control_schema));
-    let pg = pg?;
+    out
+}
 
+/// SQLite: two temporary files, removed afterwards.
+async fn on_sqlite(r: &mut Report, s: &Sizes, quick: bool) -> anyhow::Result<Value> {
     let paths = [temp_db_path(), temp_db_path()];
     let (mut subjects, mut pools) = (Vec::new(), Vec::new());
     for p in &paths {
@@ -424,16 +428,27 @@ pub(crate) async fn sec_j(r: &mut Report, s: &Sizes, quick: bool) -> anyhow::Res
     }
     let control = subjects.pop().expect("two subjects");
     let subject = subjects.pop().expect("two subjects");
-    let sqlite = backend(r, s, quick, ("sqlite", "SQLite"), subject, control).await;
+    let out = backend(r, s, quick, ("sqlite", "SQLite"), subject, control).await;
     for p in pools {
         p.close().await;
     }
     for p in &paths {
         remove_sqlite_files(p);
     }
-    r.extra.insert(
-        "size_flatness".into(),
-        json!({"postgres": pg, "sqlite": sqlite?}),
-    );
+    out
+}
+
+/// Both backends, or those `BENCH_J_BACKENDS` names (`pg`, `sqlite`, comma separated).
+pub(crate) async fn sec_j(r: &mut Report, s: &Sizes, quick: bool) -> anyhow::Result<()> {
+    let only = std::env::var("BENCH_J_BACKENDS").unwrap_or_else(|_| "pg,sqlite".into());
+    let want = |b: &str| only.split(',').any(|x| x.trim() == b);
+    let mut out = serde_json::Map::new();
+    if want("pg") {
+        out.insert("postgres".into(), on_postgres(r, s, quick).await?);
+    }
+    if want("sqlite") {
+        out.insert("sqlite".into(), on_sqlite(r, s, quick).await?);
+    }
+    r.extra.insert("size_flatness".into(), Value::Object(out));
     Ok(())
 }
