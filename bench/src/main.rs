@@ -11,13 +11,15 @@
 //! thread (time and bytes per turn); `g` the floor: as many bare single-row INSERT + COMMIT
 //! round trips (sqlx) as a turn commits; `h` throughput with N = 1, 8, 32 concurrent
 //! conversations; `i` the composed shapes: a `Send` fan-out over 100 items and a two-level
-//! subgraph turn, in memory and on Postgres (time and bytes per turn). Postgres comes from `BENCH_DATABASE_URL` (default
+//! subgraph turn, in memory and on Postgres (time and bytes per turn); `j` flat cost with
+//! database size (load and turn, fresh vs 10M checkpoint rows, Postgres and SQLite). Postgres comes from `BENCH_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/postgres`); each run uses a fresh schema.
 
 #![allow(unreachable_pub)]
 
 mod compose;
 mod section_i;
+mod section_j;
 mod shape;
 
 #[global_allocator]
@@ -717,6 +719,10 @@ async fn async_main(args: Args) -> anyhow::Result<()> {
     if want("i") {
         println!("\n== i: composed shapes (Send fan-out, subgraphs)");
         section_i::sec_i(&mut r, &s, &schema).await?;
+    }
+    if want("j") {
+        println!("\n== j: flat cost with database size");
+        section_j::sec_j(&mut r, &s, args.quick).await?;
     }
     let meta = json!({
         "command": format!("palgraph-bench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" ")),

@@ -31,6 +31,8 @@ mod postgres;
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(all(test, feature = "sqlite", feature = "testkit"))]
+mod sqlite_plans;
 mod timing;
 
 pub use memory::MemoryCheckpointer;

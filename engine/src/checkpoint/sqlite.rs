@@ -42,10 +42,10 @@ impl SqliteCheckpointer {
     }
 }
 
-const HEAD: &str =
+pub(super) const HEAD: &str =
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1";
 
-const THE_CHECKPOINT: &str = r#"
+pub(super) const THE_CHECKPOINT: &str = r#"
 SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
 FROM checkpoints
 WHERE thread_id = ?1 AND NOT hidden
@@ -53,7 +53,7 @@ WHERE thread_id = ?1 AND NOT hidden
         (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = ?1 ORDER BY h.seq DESC LIMIT 1))
 "#;
 
-const CHAIN: &str = r#"
+pub(super) const CHAIN: &str = r#"
 WITH RECURSIVE chain(field, version, blob, depth) AS (
     SELECT v.key, v.value,
            (SELECT json_extract(k.vals, '$."' || v.key || '"') FROM checkpoints k
@@ -71,7 +71,7 @@ WITH RECURSIVE chain(field, version, blob, depth) AS (
 SELECT field, version, blob, depth FROM chain
 "#;
 
-const LIST: &str = r#"
+pub(super) const LIST: &str = r#"
 SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
 FROM checkpoints c
 WHERE c.thread_id = ?1 AND NOT c.hidden
@@ -83,13 +83,68 @@ ORDER BY c.checkpoint_id DESC
 LIMIT ?4
 "#;
 
-const LINKS: &str = r#"
+pub(super) const LINKS: &str = r#"
 SELECT checkpoint_id, seq, created_at_ms, hidden, versions,
        json_extract(metadata, '$.run_id') AS run_id,
        (SELECT json_group_object(e.key, json_extract(e.value, '$[0]')) FROM json_each(vals) e) AS prevs
 FROM checkpoints
 WHERE thread_id = ?1
 "#;
+
+/// The thread's head with its seq (inside a write transaction).
+pub(super) const HEAD_SEQ: &str =
+    "SELECT checkpoint_id, seq FROM checkpoints WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1";
+
+/// A fence's current epoch.
+pub(super) const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = ?1";
+
+/// A checkpoint's pending writes.
+pub(super) const WRITES: &str = "SELECT task_id, channel, idx, value FROM checkpoint_writes
+             WHERE thread_id = ?1 AND checkpoint_id = ?2 ORDER BY task_id, channel, idx";
+
+/// A put's insert (the head was checked in the same transaction).
+pub(super) const PUT: &str = "INSERT INTO checkpoints
+                     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING";
+
+/// One pending write (the first write of a key wins, except on `__error__`).
+pub(super) const PUT_WRITE: &str = "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
+                 DO UPDATE SET value = excluded.value WHERE checkpoint_writes.channel = '__error__'";
+
+/// Removal of one checkpoint's pending writes (prune).
+pub(super) const DELETE_WRITES_OF: &str =
+    "DELETE FROM checkpoint_writes WHERE thread_id = ?1 AND checkpoint_id = ?2";
+
+/// Removal of one checkpoint (prune).
+pub(super) const DELETE_CHECKPOINT: &str =
+    "DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2";
+
+/// Hiding a pruned checkpoint whose values kept checkpoints still need.
+pub(super) const HIDE: &str = "UPDATE checkpoints SET hidden = 1,
+                     vals = COALESCE((SELECT json_group_object(e.key, json(e.value)) FROM json_each(vals) e
+                                      WHERE e.key IN (SELECT value FROM json_each(?3))), '{}')
+                 WHERE thread_id = ?1 AND checkpoint_id = ?2";
+
+/// Deleting a thread and its subgraphs' namespaces (the threads `{thread}|...`, which sort
+/// (binary collation) between `{thread}|` and `{thread}}`: an index range).
+pub(super) const DELETE_THREAD: [&str; 2] = [
+    "DELETE FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
+    "DELETE FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
+];
+
+/// Copying a thread and its subgraphs' namespaces (`{from}|...`, an index range), renamed.
+pub(super) const COPY_THREAD: [&str; 2] = [
+    "INSERT INTO checkpoints
+                 (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
+             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, seq, parent_id, created_at_ms,
+                    metadata, versions, plan, vals, hidden
+             FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
+    "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
+             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, task_id, channel, idx, value
+             FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
+];
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Sqlite>;
 
@@ -117,12 +172,10 @@ async fn head_in(
     tx: &mut Tx<'_>,
     thread_id: &str,
 ) -> Result<Option<(String, i64)>, CheckpointError> {
-    Ok(sqlx::query_as(
-        "SELECT checkpoint_id, seq FROM checkpoints WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1",
-    )
-    .bind(thread_id)
-    .fetch_optional(&mut **tx)
-    .await?)
+    Ok(sqlx::query_as(HEAD_SEQ)
+        .bind(thread_id)
+        .fetch_optional(&mut **tx)
+        .await?)
 }
 
 /// Refuses a fenced write whose epoch is not the thread's current one (inside the write's
@@ -131,7 +184,7 @@ async fn check_fence(tx: &mut Tx<'_>, fence: Option<&Fence>) -> Result<(), Check
     let Some(f) = fence else {
         return Ok(());
     };
-    let current: i64 = sqlx::query_scalar("SELECT epoch FROM checkpoint_fences WHERE key = ?1")
+    let current: i64 = sqlx::query_scalar(FENCE_EPOCH)
         .bind(&f.key)
         .fetch_optional(&mut **tx)
         .await?
@@ -197,14 +250,11 @@ impl SqliteCheckpointer {
             let rows = sql::chain_rows(thread_id, links)?;
             fields = sql::assemble(thread_id, &record.versions, rows)?;
         }
-        let write_rows = sqlx::query(
-            "SELECT task_id, channel, idx, value FROM checkpoint_writes
-             WHERE thread_id = ?1 AND checkpoint_id = ?2 ORDER BY task_id, channel, idx",
-        )
-        .bind(thread_id)
-        .bind(&record.checkpoint_id)
-        .fetch_all(&mut *tx)
-        .await?;
+        let write_rows = sqlx::query(WRITES)
+            .bind(thread_id)
+            .bind(&record.checkpoint_id)
+            .fetch_all(&mut *tx)
+            .await?;
         let mut writes = Vec::with_capacity(write_rows.len());
         for r in write_rows {
             writes.push(PendingWrite {
@@ -267,34 +317,27 @@ impl SqliteCheckpointer {
             writes: 0,
         };
         for id in &doomed {
-            stats.writes += sqlx::query(
-                "DELETE FROM checkpoint_writes WHERE thread_id = ?1 AND checkpoint_id = ?2",
-            )
-            .bind(thread_id)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+            stats.writes += sqlx::query(DELETE_WRITES_OF)
+                .bind(thread_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
         }
         for id in &removal.delete {
-            sqlx::query("DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2")
+            sqlx::query(DELETE_CHECKPOINT)
                 .bind(thread_id)
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
         }
         for (id, keep) in &removal.hide {
-            sqlx::query(
-                "UPDATE checkpoints SET hidden = 1,
-                     vals = COALESCE((SELECT json_group_object(e.key, json(e.value)) FROM json_each(vals) e
-                                      WHERE e.key IN (SELECT value FROM json_each(?3))), '{}')
-                 WHERE thread_id = ?1 AND checkpoint_id = ?2",
-            )
-            .bind(thread_id)
-            .bind(id)
-            .bind(to_json(keep)?)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(HIDE)
+                .bind(thread_id)
+                .bind(id)
+                .bind(to_json(keep)?)
+                .execute(&mut *tx)
+                .await?;
         }
         tx.commit().await?;
         Ok(stats)
@@ -322,23 +365,19 @@ impl Checkpointer for SqliteCheckpointer {
             _ => false,
         };
         let inserted = if head_ok {
-            sqlx::query(
-                "INSERT INTO checkpoints
-                     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING",
-            )
-            .bind(&r.thread_id)
-            .bind(&r.checkpoint_id)
-            .bind(r.seq)
-            .bind(r.parent_id.as_deref())
-            .bind(r.created_at_ms)
-            .bind(metadata)
-            .bind(versions)
-            .bind(r.plan.get())
-            .bind(vals)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected()
+            sqlx::query(PUT)
+                .bind(&r.thread_id)
+                .bind(&r.checkpoint_id)
+                .bind(r.seq)
+                .bind(r.parent_id.as_deref())
+                .bind(r.created_at_ms)
+                .bind(metadata)
+                .bind(versions)
+                .bind(r.plan.get())
+                .bind(vals)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
         } else {
             0
         };
@@ -372,20 +411,15 @@ impl Checkpointer for SqliteCheckpointer {
             return Err(e);
         }
         for w in &writes {
-            sqlx::query(
-                "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
-                 DO UPDATE SET value = excluded.value WHERE checkpoint_writes.channel = '__error__'",
-            )
-            .bind(thread_id)
-            .bind(checkpoint_id)
-            .bind(&w.task_id)
-            .bind(&w.channel)
-            .bind(w.idx)
-            .bind(w.value.get())
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(PUT_WRITE)
+                .bind(thread_id)
+                .bind(checkpoint_id)
+                .bind(&w.task_id)
+                .bind(&w.channel)
+                .bind(w.idx)
+                .bind(w.value.get())
+                .execute(&mut *tx)
+                .await?;
         }
         tx.commit().await?;
         Ok(())
@@ -438,12 +472,7 @@ impl Checkpointer for SqliteCheckpointer {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        // Its subgraphs' namespaces are the threads `{thread}|...`, which sort (binary
-        // collation) between `{thread}|` and `{thread}}`: an index range.
-        for stmt in [
-            "DELETE FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
-            "DELETE FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
-        ] {
+        for stmt in DELETE_THREAD {
             sqlx::query(stmt)
                 .bind(thread_id)
                 .bind(format!("{thread_id}|"))
@@ -526,17 +555,7 @@ impl Checkpointer for SqliteCheckpointer {
                 actual: Some(existing),
             });
         }
-        // The thread and its subgraphs' namespaces (`{from}|...`, an index range), renamed.
-        for stmt in [
-            "INSERT INTO checkpoints
-                 (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
-             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, seq, parent_id, created_at_ms,
-                    metadata, versions, plan, vals, hidden
-             FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
-            "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, task_id, channel, idx, value
-             FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
-        ] {
+        for stmt in COPY_THREAD {
             sqlx::query(stmt)
                 .bind(from)
                 .bind(to)
