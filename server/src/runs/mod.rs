@@ -383,7 +383,7 @@ impl Runs {
         run_id: &str,
         deadline: tokio::time::Instant,
     ) -> Result<Option<Run>, StoreError> {
-        let waiter = self.remote.waiter(run_id);
+        let waiter = self.remote.guard(run_id);
         let result = loop {
             let ended = self.ended.notified();
             let announced = waiter.notified();
@@ -406,7 +406,6 @@ impl Runs {
             }
         };
         drop(waiter);
-        self.remote.release(run_id);
         result
     }
 

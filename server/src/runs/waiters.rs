@@ -34,6 +34,16 @@ impl Waiters {
         }
     }
 
+    /// What a watcher of `key` waits on, released when the guard is dropped (also when
+    /// the future holding it is: a client that leaves mid-wait leaves nothing behind).
+    pub(crate) fn guard<'a>(&'a self, key: &str) -> WaiterGuard<'a> {
+        WaiterGuard {
+            notify: self.waiter(key),
+            waiters: self,
+            key: key.to_string(),
+        }
+    }
+
     /// Wakes every watcher of `key`.
     pub(crate) fn wake(&self, key: &str) {
         if let Some(n) = self.map().get(key) {
@@ -45,6 +55,34 @@ impl Waiters {
     pub(crate) fn wake_all(&self) {
         for n in self.map().values() {
             n.notify_waiters();
+        }
+    }
+}
+
+/// A waiter of [`Waiters::guard`]: released on drop.
+pub(crate) struct WaiterGuard<'a> {
+    notify: Arc<Notify>,
+    waiters: &'a Waiters,
+    key: String,
+}
+
+impl std::ops::Deref for WaiterGuard<'_> {
+    type Target = Notify;
+
+    fn deref(&self) -> &Notify {
+        &self.notify
+    }
+}
+
+impl Drop for WaiterGuard<'_> {
+    fn drop(&mut self) {
+        // Forgotten when the map's and this guard's are the only holders.
+        let mut map = self.waiters.map();
+        if map
+            .get(&self.key)
+            .is_some_and(|n| Arc::ptr_eq(n, &self.notify) && Arc::strong_count(n) <= 2)
+        {
+            map.remove(&self.key);
         }
     }
 }
@@ -73,6 +111,26 @@ mod tests {
         }
         drop(a);
         w.release("a");
+        assert!(w.map().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_guard_dropped_mid_wait_releases_its_key() {
+        let w = Waiters::default();
+        let waiting = async {
+            let g = w.guard("run");
+            g.notified().await;
+        };
+        // The waiting future is dropped before anything woke it (a client that left).
+        assert!(waiting.now_or_never().is_none());
+        assert!(w.map().is_empty(), "nothing left behind");
+        let kept = w.waiter("run");
+        {
+            let _g = w.guard("run");
+        }
+        assert_eq!(w.map().len(), 1, "another watcher still holds it");
+        drop(kept);
+        w.release("run");
         assert!(w.map().is_empty());
     }
 }
