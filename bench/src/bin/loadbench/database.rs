@@ -64,26 +64,12 @@ pub(crate) async fn grow(
         }
         let to = (from + BATCH).min(runs) - 1;
         let mut tx = pool.begin().await?;
-        for ThreadTable {
-            name: table,
-            cols,
-            key,
-        } in &tables
-        {
-            let select: Vec<String> = cols
-                .iter()
-                .map(|c| match c.as_str() {
-                    c if c == *key => thread_id.to_string(),
-                    "run_id" => run_id.to_string(),
-                    other => format!("t.\"{other}\""),
-                })
-                .collect();
-            let names: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
+        for t in &tables {
+            let (table, key) = (&t.name, t.key);
+            let (names, select) = t.copy_columns(thread_id, run_id);
             let sql = format!(
-                "INSERT INTO \"{table}\" ({}) SELECT {} FROM generate_series($1::bigint, $2::bigint) AS i,
+                "INSERT INTO \"{table}\" ({names}) SELECT {select} FROM generate_series($1::bigint, $2::bigint) AS i,
                  \"{table}\" t WHERE t.\"{key}\" = $3",
-                names.join(", "),
-                select.join(", ")
             );
             // The names come from the schema's own catalog, not from a user.
             sqlx::query(sqlx::AssertSqlSafe(sql))

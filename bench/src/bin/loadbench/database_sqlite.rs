@@ -55,6 +55,23 @@ impl ThreadTable {
         };
         Some(ThreadTable { name, cols, key })
     }
+
+    /// The column list of a copy and what each column gets: the copy's thread id and run
+    /// id (SQL expressions of the series' number) for those, the template row's `t` value
+    /// for every other column.
+    pub fn copy_columns(&self, thread_id: &str, run_id: &str) -> (String, String) {
+        let select: Vec<String> = self
+            .cols
+            .iter()
+            .map(|c| match c.as_str() {
+                c if c == self.key => thread_id.to_string(),
+                "run_id" => run_id.to_string(),
+                other => format!("t.\"{other}\""),
+            })
+            .collect();
+        let names: Vec<String> = self.cols.iter().map(|c| format!("\"{c}\"")).collect();
+        (names.join(", "), select.join(", "))
+    }
 }
 
 /// How big the file is at one moment (see [`SqliteDb::mark`]).
@@ -213,29 +230,15 @@ impl SqliteDb {
             }
             let to = (from + BATCH).min(runs) - 1;
             let mut tx = sqlx::Connection::begin(&mut *conn).await?;
-            for ThreadTable {
-                name: table,
-                cols,
-                key,
-            } in &tables
-            {
-                let select: Vec<String> = cols
-                    .iter()
-                    .map(|c| match c.as_str() {
-                        c if c == *key => thread_id.to_string(),
-                        "run_id" => run_id.to_string(),
-                        other => format!("t.\"{other}\""),
-                    })
-                    .collect();
-                let names: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
+            for t in &tables {
+                let table = &t.name;
+                let (names, select) = t.copy_columns(thread_id, run_id);
                 // The series drives the loop (CROSS JOIN keeps that order), so the copies
                 // go into every index in ascending order.
                 let sql = format!(
                     "WITH RECURSIVE s(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM s WHERE i < ?2)
-                     INSERT INTO main.\"{table}\" ({}) SELECT {} FROM s
+                     INSERT INTO main.\"{table}\" ({names}) SELECT {select} FROM s
                      CROSS JOIN temp.\"template_{table}\" AS t",
-                    names.join(", "),
-                    select.join(", ")
                 );
                 // The names come from the file's own catalog, not from a user.
                 sqlx::query(sqlx::AssertSqlSafe(sql))
