@@ -14,6 +14,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r record;
     seq bigint;
+    fresh boolean;
 BEGIN
     FOR r IN
         SELECT x.* FROM jsonb_to_recordset(batch) AS x(
@@ -25,53 +26,48 @@ BEGIN
     LOOP
         o_idx := r.i;
         o_seq := NULL;
-        -- A new thread is written once, busy with its first run, unless its id is taken or
-        -- the run's idempotency key is (then as before: written idle, the checks below).
-        IF r.new_thread AND (r.idempotency_key IS NULL
-                             OR NOT EXISTS (SELECT 1 FROM runs o WHERE o.owner = r.owner
-                                            AND o.idempotency_key = r.idempotency_key)) THEN
-            INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms,
-                                 updated_at_ms, run_seq)
-            VALUES (r.thread_id, r.owner,
-                    r.thread_metadata || jsonb_build_object('graph_id', r.graph_id,
-                                                            'assistant_id', r.assistant_id),
-                    'busy', r.thread_created, r.now, 1)
-            ON CONFLICT (thread_id) DO NOTHING;
-            IF FOUND THEN
-                INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id,
-                    status, kwargs, metadata, multitask_strategy, idempotency_key, created_at_ms,
-                    updated_at_ms, worker_id, lease_until_ms, attempt, trace_context)
-                VALUES (r.run_id, r.thread_id, 1, r.owner, r.assistant_id, r.graph_id,
-                    CASE WHEN r.worker IS NULL THEN 'pending' ELSE 'running' END,
-                    r.kwargs, r.metadata, r.strategy, r.idempotency_key, r.now, r.now, r.worker,
-                    CASE WHEN r.worker IS NULL THEN NULL ELSE r.lease_until END,
-                    CASE WHEN r.worker IS NULL THEN 0 ELSE 1 END, r.trace_context);
-                PERFORM pg_notify(CASE WHEN r.worker IS NULL THEN 'palgraph_runs'
-                                       ELSE 'palgraph_started' END, r.thread_id);
-                o_outcome := 0;
-                o_seq := 1;
-                RETURN NEXT;
-                CONTINUE;
+        -- A new thread is written once, busy with its first run, unless its id is taken (the
+        -- checks below then see who owns it) or the run's idempotency key is (written idle as
+        -- before, the checks below answer).
+        fresh := false;
+        IF r.new_thread THEN
+            IF r.idempotency_key IS NULL
+               OR NOT EXISTS (SELECT 1 FROM runs o WHERE o.owner = r.owner
+                              AND o.idempotency_key = r.idempotency_key) THEN
+                INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms,
+                                     updated_at_ms, run_seq)
+                VALUES (r.thread_id, r.owner,
+                        r.thread_metadata || jsonb_build_object('graph_id', r.graph_id,
+                                                                'assistant_id', r.assistant_id),
+                        'busy', r.thread_created, r.now, 1)
+                ON CONFLICT (thread_id) DO NOTHING;
+                fresh := FOUND;
+            ELSE
+                INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms,
+                                     updated_at_ms)
+                VALUES (r.thread_id, r.owner, r.thread_metadata, r.thread_status,
+                        r.thread_created, r.thread_created)
+                ON CONFLICT (thread_id) DO NOTHING;
             END IF;
         END IF;
-        IF r.new_thread THEN
-            INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
-            VALUES (r.thread_id, r.owner, r.thread_metadata, r.thread_status, r.thread_created,
-                    r.thread_created)
-            ON CONFLICT (thread_id) DO NOTHING;
+        IF fresh THEN
+            -- Written just now, with this run counted: nothing to check.
+            seq := 0;
+        ELSE
+            -- NULL when there is no such thread (its run_seq is never NULL).
+            SELECT CASE WHEN r.new_thread AND t.owner <> r.owner THEN -1 ELSE t.run_seq END
+              INTO seq FROM threads t WHERE t.thread_id = r.thread_id FOR UPDATE;
         END IF;
-        SELECT CASE WHEN r.new_thread AND t.owner <> r.owner THEN -1 ELSE t.run_seq END
-          INTO seq FROM threads t WHERE t.thread_id = r.thread_id FOR UPDATE;
-        IF NOT FOUND THEN
+        IF seq IS NULL THEN
             o_outcome := 1;
         ELSIF seq < 0 THEN
             o_outcome := 2;
-        ELSIF r.idempotency_key IS NOT NULL
+        ELSIF NOT fresh AND r.idempotency_key IS NOT NULL
               AND EXISTS (SELECT 1 FROM runs o WHERE o.owner = r.owner
                           AND o.idempotency_key = r.idempotency_key) THEN
             o_outcome := 4;
-        ELSIF EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id
-                      AND o.status IN ('pending', 'running')) THEN
+        ELSIF NOT fresh AND EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id
+                                    AND o.status IN ('pending', 'running')) THEN
             o_outcome := 3;
         ELSE
             INSERT INTO runs (run_id, thread_id, thread_seq, owner, assistant_id, graph_id,
@@ -82,10 +78,13 @@ BEGIN
                 r.kwargs, r.metadata, r.strategy, r.idempotency_key, r.now, r.now, r.worker,
                 CASE WHEN r.worker IS NULL THEN NULL ELSE r.lease_until END,
                 CASE WHEN r.worker IS NULL THEN 0 ELSE 1 END, r.trace_context);
-            UPDATE threads t SET status = 'busy', updated_at_ms = r.now, run_seq = t.run_seq + 1,
-                metadata = t.metadata || jsonb_build_object('graph_id', r.graph_id,
-                                                            'assistant_id', r.assistant_id)
-            WHERE t.thread_id = r.thread_id;
+            IF NOT fresh THEN
+                UPDATE threads t SET status = 'busy', updated_at_ms = r.now,
+                    run_seq = t.run_seq + 1,
+                    metadata = t.metadata || jsonb_build_object('graph_id', r.graph_id,
+                                                                'assistant_id', r.assistant_id)
+                WHERE t.thread_id = r.thread_id;
+            END IF;
             -- A run claimed at creation wakes the thread's watchers, not the claim loops.
             PERFORM pg_notify(CASE WHEN r.worker IS NULL THEN 'palgraph_runs'
                                    ELSE 'palgraph_started' END, r.thread_id);
