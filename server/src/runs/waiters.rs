@@ -18,27 +18,16 @@ impl Waiters {
         self.by_key.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// What a watcher of `key` waits on; hand it back with [`Waiters::release`].
-    pub(crate) fn waiter(&self, key: &str) -> Arc<Notify> {
-        self.map()
-            .entry(key.to_string())
-            .or_insert_with(|| Arc::new(Notify::new()))
-            .clone()
-    }
-
-    /// Forgets `key`'s waiter once no watcher holds it (call after dropping yours).
-    pub(crate) fn release(&self, key: &str) {
-        let mut map = self.map();
-        if map.get(key).is_some_and(|n| Arc::strong_count(n) <= 1) {
-            map.remove(key);
-        }
-    }
-
     /// What a watcher of `key` waits on, released when the guard is dropped (also when
     /// the future holding it is: a client that leaves mid-wait leaves nothing behind).
     pub(crate) fn guard<'a>(&'a self, key: &str) -> WaiterGuard<'a> {
+        let notify = self
+            .map()
+            .entry(key.to_string())
+            .or_insert_with(|| Arc::new(Notify::new()))
+            .clone();
         WaiterGuard {
-            notify: self.waiter(key),
+            notify,
             waiters: self,
             key: key.to_string(),
         }
@@ -96,7 +85,7 @@ mod tests {
     #[tokio::test]
     async fn wakes_the_watchers_of_a_key_and_forgets_released_keys() {
         let w = Waiters::default();
-        let a = w.waiter("a");
+        let a = w.guard("a");
         {
             let woken = a.notified();
             tokio::pin!(woken);
@@ -110,7 +99,6 @@ mod tests {
             assert!(woken.as_mut().now_or_never().is_some());
         }
         drop(a);
-        w.release("a");
         assert!(w.map().is_empty());
     }
 
@@ -124,13 +112,12 @@ mod tests {
         // The waiting future is dropped before anything woke it (a client that left).
         assert!(waiting.now_or_never().is_none());
         assert!(w.map().is_empty(), "nothing left behind");
-        let kept = w.waiter("run");
+        let kept = w.guard("run");
         {
             let _g = w.guard("run");
         }
         assert_eq!(w.map().len(), 1, "another watcher still holds it");
         drop(kept);
-        w.release("run");
         assert!(w.map().is_empty());
     }
 }

@@ -21,7 +21,7 @@ pub(crate) fn watch(
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(async move {
         let mut last = after;
-        let waiter = runs.remote.waiter(&run_id);
+        let waiter = runs.remote.guard(&run_id);
         loop {
             // Executed in this process: read the hub's log and wait on it.
             if let Some(ch) = runs.hub.get(&run_id) {
@@ -36,8 +36,6 @@ pub(crate) fn watch(
                 break;
             }
         }
-        drop(waiter);
-        runs.remote.release(&run_id);
     });
     futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }

@@ -137,7 +137,7 @@ pub(crate) async fn stream_events(
                 }
             }
         }
-        let news = st.runs.threads.waiter(&id);
+        let news = st.runs.threads.guard(&id);
         loop {
             if tx.is_closed() || st.shutdown.is_cancelled() {
                 break;
@@ -166,8 +166,6 @@ pub(crate) async fn stream_events(
                 break;
             }
         }
-        drop(news);
-        st.runs.threads.release(&id);
     });
     let events = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
     Ok(sse_response(&state, events, &[]))

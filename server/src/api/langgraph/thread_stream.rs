@@ -51,7 +51,7 @@ pub(crate) async fn thread_stream(
         let mut first = true;
         // Woken when a run is created on the thread (here or, via NOTIFY, by another
         // replica); the slow re-check only covers a missed announcement.
-        let news = st.runs.threads.waiter(&id);
+        let news = st.runs.threads.guard(&id);
         loop {
             if tx.is_closed() || st.shutdown.is_cancelled() {
                 break;
@@ -112,8 +112,6 @@ pub(crate) async fn thread_stream(
                 }
             }
         }
-        drop(news);
-        st.runs.threads.release(&id);
     });
     let events = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
     Ok(sse_response(&state, events, &[]))
