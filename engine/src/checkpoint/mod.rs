@@ -20,6 +20,8 @@ mod memory;
 #[cfg(feature = "postgres")]
 mod pg_conns;
 #[cfg(feature = "postgres")]
+mod pg_fence_batch;
+#[cfg(feature = "postgres")]
 mod pg_group_commit;
 #[cfg(all(test, feature = "postgres", feature = "testkit"))]
 mod pg_plans;

@@ -9,13 +9,15 @@
 //! (a recursive CTE of one index probe per link) and the pending writes in one statement.
 //!
 //! **Group commit.** Puts from concurrent runs are committed together by one statement
-//! (see `pg_group_commit`); each put still returns only once its own row is durable.
+//! (see `pg_group_commit`); each put still returns only once its own row is durable. Pending
+//! writes (`pg_writes_batch`) and fence advances (`pg_fence_batch`) are grouped the same way.
 
 use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
 
+use super::pg_fence_batch::FenceBatch;
 use super::pg_group_commit::{GroupCommit, NewRow};
 use super::pg_writes_batch::{WritesBatch, WritesCall};
 use super::sql::{self, without_nul, RowLinks};
@@ -30,6 +32,7 @@ pub struct PostgresCheckpointer {
     pool: PgPool,
     writer: GroupCommit,
     writes: WritesBatch,
+    fences: FenceBatch,
 }
 
 impl PostgresCheckpointer {
@@ -39,6 +42,7 @@ impl PostgresCheckpointer {
         PostgresCheckpointer {
             writer: GroupCommit::start(pool.clone()),
             writes: WritesBatch::start(pool.clone()),
+            fences: FenceBatch::start(pool.clone()),
             pool,
         }
     }
@@ -472,6 +476,10 @@ impl Checkpointer for PostgresCheckpointer {
     }
 
     async fn advance_fence(&self, key: &str, epoch: i64) -> Result<i64, CheckpointError> {
+        // With other runs' advances in one commit, unless that batch failed as a whole.
+        if let Some(held) = self.fences.submit(key, epoch).await {
+            return Ok(held);
+        }
         Ok(sqlx::query_scalar(
             "INSERT INTO checkpoint_fences (key, epoch) VALUES ($1, $2)
              ON CONFLICT (key) DO UPDATE SET epoch = GREATEST(checkpoint_fences.epoch, EXCLUDED.epoch)
