@@ -428,3 +428,52 @@ async fn oversized_bodies_are_refused_before_they_cost_memory() {
         .await;
     assert_eq!(code, 413);
 }
+
+/// A thread id created twice: `raise` (the default) is a 409 and `do_nothing` returns the
+/// thread as it was; another user's id is a 409 whatever `if_exists` says, and that user's
+/// thread is left as it was.
+async fn thread_ids_created_twice(b: Backend) {
+    let secret = "a-test-secret-of-at-least-32-bytes!!";
+    let s = TestServer::start_with(b, &[("PALGRAPH_JWT_SECRET", secret)]).await;
+    let exp = palgraph::checkpoint::now_ms() / 1000 + 600;
+    let token = |sub: &str| sign(json!({"sub": sub, "exp": exp}), secret);
+    let (ann, bob) = (token("ann"), token("bob"));
+    let post = |who: String, body: Value| {
+        let s = &s;
+        async move {
+            let r = s
+                .client
+                .post(s.url("/threads"))
+                .bearer_auth(who)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    let (code, made) = post(ann.clone(), json!({"thread_id": id, "metadata": {"v": 1}})).await;
+    assert_eq!(code, 200, "{made}");
+    let (code, e) = post(ann.clone(), json!({"thread_id": id, "metadata": {"v": 2}})).await;
+    assert_eq!((code, e["code"].as_str()), (409, Some("exists")), "{e}");
+    let again = json!({"thread_id": id, "metadata": {"v": 3}, "if_exists": "do_nothing"});
+    let (code, same) = post(ann.clone(), again.clone()).await;
+    assert_eq!(code, 200, "{same}");
+    assert_eq!(same["metadata"]["v"], 1, "{same}");
+    assert_eq!(same["created_at"], made["created_at"], "{same}");
+    for body in [again, json!({"thread_id": id})] {
+        let (code, e) = post(bob.clone(), body).await;
+        assert_eq!((code, e["code"].as_str()), (409, Some("exists")), "{e}");
+    }
+    let r = s
+        .client
+        .get(s.url(&format!("/threads/{id}")))
+        .bearer_auth(ann)
+        .send()
+        .await
+        .unwrap();
+    let kept: Value = r.json().await.unwrap();
+    assert_eq!(kept["metadata"]["v"], 1, "{kept}");
+}
+both_backends!(thread_ids_created_twice_, thread_ids_created_twice);

@@ -18,7 +18,7 @@ use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiJson, OptionalJson};
 use crate::api::AppState;
-use crate::store::{CancelAction, IfExists, Thread, ThreadQuery};
+use crate::store::{CancelAction, IfExists, StoreError, Thread, ThreadQuery};
 
 /// The thread as the API shows it (with its latest state).
 pub(crate) async fn thread_out(state: &AppState, t: &Thread) -> ApiResult<ThreadOut> {
@@ -71,32 +71,46 @@ pub(crate) async fn create(
         }
     }
     let now = crate::store::now_ms();
-    let existing = state.store.get_thread_any(&thread_id).await?;
-    if let Some(existing) = &existing {
-        if existing.owner != user.id {
-            return Err(ApiError::Conflict {
-                code: "exists",
-                message: format!("thread `{thread_id}` already exists"),
-            });
-        }
-    }
-    let t = state
+    let new = Thread {
+        thread_id: thread_id.clone(),
+        owner: user.id.clone(),
+        metadata: Value::Object(metadata),
+        status: "idle".into(),
+        created_at_ms: now,
+        updated_at_ms: now,
+    };
+    // The insert first: a new thread (the usual case) costs one statement. Only a thread
+    // that exists already is read, to tell whose it is.
+    let t = match state
         .store
-        .create_thread(
-            Thread {
-                thread_id: thread_id.clone(),
-                owner: user.id.clone(),
-                metadata: Value::Object(metadata),
-                status: "idle".into(),
-                created_at_ms: now,
-                updated_at_ms: now,
-            },
-            req.if_exists.unwrap_or_default(),
-        )
-        .await?;
-    if existing.is_some() {
-        return Ok(Json(thread_out(&state, &t).await?));
-    }
+        .create_thread(new.clone(), IfExists::Raise)
+        .await
+    {
+        Ok(t) => t,
+        Err(StoreError::Exists(what)) => {
+            let existing = state.store.get_thread_any(&thread_id).await?;
+            match existing {
+                Some(e) if e.owner != user.id => {
+                    return Err(ApiError::Conflict {
+                        code: "exists",
+                        message: format!("thread `{thread_id}` already exists"),
+                    })
+                }
+                Some(e) if req.if_exists.unwrap_or_default() == IfExists::DoNothing => {
+                    return Ok(Json(thread_out(&state, &e).await?));
+                }
+                Some(_) => return Err(StoreError::Exists(what).into()),
+                // Deleted since: created now, as if it had never existed.
+                None => {
+                    state
+                        .store
+                        .create_thread(new, req.if_exists.unwrap_or_default())
+                        .await?
+                }
+            }
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(g) = &graph {
         for u in steps.iter().flat_map(|s| &s.updates) {
             let values = if u.values.is_null() {
