@@ -3,16 +3,14 @@
 //! cancellation.
 
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
-use tracing::Instrument;
 
 use crate::cancel::{CancelReason, Cancellation};
-use crate::checkpoint::{json, CheckpointError, Checkpointer, Fence, Json, PendingWrite};
-use crate::node::{ErrorKind, NodeError};
+use crate::checkpoint::{CheckpointError, Checkpointer, Fence, Json, PendingWrite};
+use crate::node::NodeError;
 use crate::stream::{Emitter, Event};
 
 pub(crate) const STEP_CHANNEL_PREFIX: &str = "__step__:";
@@ -141,14 +139,17 @@ pub(crate) struct TaskShared {
     /// The task's own input, when a send started it.
     pub(crate) arg: Option<Value>,
     /// Durable step results recorded so far: (channel, idx) -> JSON.
-    recorded: Mutex<HashMap<(String, i64), Json>>,
+    pub(crate) recorded: Mutex<HashMap<(String, i64), Json>>,
+    /// Results of [`NodeContext::memo`] steps not stored yet: they are stored with the
+    /// task's interrupt, if it raises one.
+    pub(crate) deferred: Mutex<Vec<PendingWrite>>,
     attempt: Mutex<Attempt>,
     /// The status lines the task reported (line and details), so that an attempt after a
     /// retry does not report one again.
     reported: Mutex<Vec<(String, Value)>>,
     /// A storage error that stopped the task (a durable step could not be recorded): the
     /// run stops with it rather than the node failing.
-    storage_failure: Mutex<Option<CheckpointError>>,
+    pub(crate) storage_failure: Mutex<Option<CheckpointError>>,
 }
 
 impl TaskShared {
@@ -162,6 +163,7 @@ impl TaskShared {
             resumes: task.resumes,
             arg: task.arg,
             recorded: Mutex::new(task.recorded),
+            deferred: Mutex::new(Vec::new()),
             attempt: Mutex::new(Attempt::default()),
             reported: Mutex::new(Vec::new()),
             storage_failure: Mutex::new(None),
@@ -182,6 +184,20 @@ impl TaskShared {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
+    }
+
+    /// The [`NodeContext::memo`] results not stored yet, taken (to store with an interrupt).
+    pub(crate) fn take_deferred(&self) -> Vec<PendingWrite> {
+        std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The number of the next step named `name` in this attempt (from 0).
+    pub(crate) fn next_step_index(&self, name: &str) -> i64 {
+        let mut a = self.attempt();
+        let c = a.step_counters.entry(name.to_string()).or_insert(0);
+        let i = *c;
+        *c += 1;
+        i
     }
 
     fn attempt(&self) -> MutexGuard<'_, Attempt> {
@@ -351,100 +367,6 @@ impl NodeContext {
             response_schema,
         });
         Err(NodeError::interrupt())
-    }
-
-    /// Runs `body` once per task, durably: its result is recorded with the checkpoint's
-    /// pending writes before this returns; when the node runs again (after a resume, a retry
-    /// or a crash) the recorded result is returned and `body` is not polled.
-    ///
-    /// Steps are matched by name and by how many steps of that name ran before in this node.
-    ///
-    /// # Errors
-    /// The body's error (nothing is recorded, so a retry runs it again). When the result
-    /// cannot be recorded (storage unavailable, or another writer took the thread), an
-    /// [`ErrorKind::Unavailable`] error: the node must return it, and the run stops with the
-    /// storage error instead of failing.
-    pub async fn step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
-    where
-        T: Serialize + DeserializeOwned,
-        E: Into<NodeError>,
-        F: Future<Output = Result<T, E>>,
-    {
-        let span = tracing::info_span!(
-            "durable_step",
-            otel.name = tracing::field::Empty,
-            step.name = name,
-            step.replayed = tracing::field::Empty,
-        );
-        crate::observe::name_span(&span, format_args!("step {name}"));
-        self.durable_step(name, body).instrument(span).await
-    }
-
-    async fn durable_step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
-    where
-        T: Serialize + DeserializeOwned,
-        E: Into<NodeError>,
-        F: Future<Output = Result<T, E>>,
-    {
-        let channel = format!("{STEP_CHANNEL_PREFIX}{name}");
-        let idx = {
-            let mut a = self.inner.attempt();
-            let c = a.step_counters.entry(name.to_string()).or_insert(0);
-            let i = *c;
-            *c += 1;
-            i
-        };
-        let recorded = self
-            .inner
-            .recorded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(channel.clone(), idx))
-            .cloned();
-        tracing::Span::current().record("step.replayed", recorded.is_some());
-        if let Some(raw) = recorded {
-            return serde_json::from_str(raw.get()).map_err(|e| {
-                NodeError::fatal(format!(
-                    "recorded result of step `{name}` does not fit: {e}"
-                ))
-            });
-        }
-        let value = body.await.map_err(Into::into)?;
-        let text = serde_json::to_string(&value).map_err(|e| {
-            NodeError::fatal(format!("result of step `{name}` does not serialize: {e}"))
-        })?;
-        let raw = json(text).map_err(|e| NodeError::from_error(ErrorKind::Fatal, e))?;
-        let stored = self
-            .inner
-            .run
-            .put_writes(
-                &self.inner.checkpoint_id,
-                vec![PendingWrite {
-                    task_id: self.inner.task_id.clone(),
-                    channel: channel.clone(),
-                    idx,
-                    value: raw.clone(),
-                }],
-            )
-            .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
-            .await;
-        if let Err(e) = stored {
-            let err = NodeError::unavailable(format!(
-                "the result of step `{name}` could not be recorded: {e}"
-            ));
-            *self
-                .inner
-                .storage_failure
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(e);
-            return Err(err);
-        }
-        self.inner
-            .recorded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert((channel, idx), raw);
-        Ok(value)
     }
 
     /// Emits a custom event (stream mode `custom`).

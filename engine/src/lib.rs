@@ -113,6 +113,7 @@ pub mod run;
 pub mod schema;
 pub mod send;
 pub mod state;
+mod steps;
 pub mod store;
 pub mod stream;
 #[cfg(feature = "testkit")]

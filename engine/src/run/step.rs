@@ -286,7 +286,7 @@ async fn run_and_record<S: State>(
         None => {
             let started = std::time::Instant::now();
             let outcome = recorder
-                .scope(AssertUnwindSafe(run_task(graph, idx, shared, state)).catch_unwind())
+                .scope(AssertUnwindSafe(run_task(graph, idx, shared.clone(), state)).catch_unwind())
                 .await
                 .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
             metric::histogram(
@@ -354,11 +354,20 @@ async fn run_and_record<S: State>(
         _ => Ok(None),
     };
     let stored = match write_result {
-        Ok(Some(w)) => run
-            .put_writes(&checkpoint_id, vec![w])
-            .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
-            .await
-            .map_err(RunError::from),
+        Ok(Some(w)) => {
+            // An interrupt is stored with the task's memo steps, so that the node re-entered
+            // with the answer gets back what it saw when it asked.
+            let mut writes = match &outcome {
+                TaskOutcome::Interrupted(_) => shared.take_deferred(),
+                _ => Vec::new(),
+            };
+            writes.push(w);
+            let span = tracing::info_span!("checkpoint.put_writes", writes = writes.len() as i64);
+            run.put_writes(&checkpoint_id, writes)
+                .instrument(span)
+                .await
+                .map_err(RunError::from)
+        }
         Ok(None) => Ok(()),
         Err(e) => Err(e),
     };

@@ -81,6 +81,74 @@ pub async fn resume_reenters_node_but_not_durable_step(cp: Arc<dyn Checkpointer>
     );
 }
 
+/// A memo step is stored only with its node's interrupt, in that write: the node
+/// re-entered with the answer gets it back without running it; a node that finishes stores
+/// none of its memo steps.
+pub async fn memo_steps_are_stored_with_an_interrupt_and_only_then(cp: Arc<dyn Checkpointer>) {
+    let reads = Counter::default();
+    let mut g = StateGraph::<TestState>::new();
+    let r = reads.clone();
+    g.add_node("ask", move |s: Arc<TestState>, ctx: NodeContext| {
+        let r = r.clone();
+        async move {
+            let library: Vec<String> = ctx
+                .memo("library", async {
+                    r.bump();
+                    Ok::<_, NodeError>(vec![format!("doc-{}", r.get())])
+                })
+                .await?;
+            let asks = s.messages.last().is_some_and(|m| m.content == "ask me");
+            let answer: String = if asks {
+                ctx.interrupt(json!({"pick one of": library}))?
+            } else {
+                "none".into()
+            };
+            Ok(Upd::default().messages(vec![Message::ai(format!("{}:{answer}", library[0]))]))
+        }
+    });
+    g.add_edge(START, "ask");
+    g.add_edge("ask", END);
+    let g = build(g, cp.clone());
+    let steps = |writes: &[crate::checkpoint::PendingWrite]| {
+        writes
+            .iter()
+            .filter(|w| w.channel.starts_with("__step__:"))
+            .map(|w| w.channel.clone())
+            .collect::<Vec<_>>()
+    };
+
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("ask me")).await;
+    assert!(
+        matches!(out.status, RunStatus::Interrupted(_)),
+        "{:?}",
+        out.status
+    );
+    assert_eq!(reads.get(), 1);
+    let head = cp.get(&t, None).await.unwrap().unwrap();
+    assert_eq!(steps(&head.writes), vec!["__step__:library"]);
+    assert!(head.writes.iter().any(|w| w.channel == "__interrupt__"));
+    let out = ok(&g, RunConfig::new(&t), RunInput::Resume(Resume::value("a"))).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(reads.get(), 1, "the re-entered node gets the memo back");
+    assert_eq!(out.state.messages.last().unwrap().content, "doc-1:a");
+
+    // A node that finishes: the memo runs and nothing of it is stored.
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("just answer")).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(reads.get(), 2);
+    for c in cp.list(&t, &ListOptions::default()).await.unwrap() {
+        let loaded = cp.get(&t, Some(&c.checkpoint_id)).await.unwrap().unwrap();
+        assert_eq!(
+            steps(&loaded.writes),
+            Vec::<String>::new(),
+            "{}",
+            c.checkpoint_id
+        );
+    }
+}
+
 pub async fn two_interrupts_in_one_node_resume_in_order(cp: Arc<dyn Checkpointer>) {
     let body = Counter::default();
     let b = body.clone();

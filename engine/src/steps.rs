@@ -1,0 +1,159 @@
+//! Durable steps inside a node: work whose result a node that runs again (after a resume, a
+//! retry or a crash) gets back instead of doing the work again.
+//!
+//! - [`NodeContext::step`] records the result before it returns: nothing it did is repeated,
+//!   whatever happens next (a paid LLM call, a payment, a message sent).
+//! - [`NodeContext::memo`] keeps the result in memory and records it only if the node
+//!   suspends (an interrupt), in the same write as the interrupt: the node re-entered with
+//!   the answer sees what it saw when it asked. A node that finishes records nothing for it
+//!   (its update supersedes it), which saves a write per step; after a crash before the node
+//!   finished, the body runs again. For reads and computations that cost little and may be
+//!   repeated (the user's document list, a deterministic local model).
+//!
+//! Steps are matched by name and by how many steps of that name ran before in this node
+//! (both kinds count together).
+
+use std::future::Future;
+
+use serde::{de::DeserializeOwned, Serialize};
+use tracing::Instrument;
+
+use crate::checkpoint::{json, Json, PendingWrite};
+use crate::context::{NodeContext, STEP_CHANNEL_PREFIX};
+use crate::node::{ErrorKind, NodeError};
+
+/// How a step's result is kept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Stored before the step returns.
+    Now,
+    /// Stored with the task's interrupt, if it raises one.
+    OnSuspend,
+}
+
+impl NodeContext {
+    /// Runs `body` once per task, durably: its result is recorded with the checkpoint's
+    /// pending writes before this returns; when the node runs again (after a resume, a retry
+    /// or a crash) the recorded result is returned and `body` is not polled.
+    ///
+    /// Steps are matched by name and by how many steps of that name ran before in this node.
+    ///
+    /// # Errors
+    /// The body's error (nothing is recorded, so a retry runs it again). When the result
+    /// cannot be recorded (storage unavailable, or another writer took the thread), an
+    /// [`ErrorKind::Unavailable`] error: the node must return it, and the run stops with the
+    /// storage error instead of failing.
+    pub async fn step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<NodeError>,
+        F: Future<Output = Result<T, E>>,
+    {
+        self.traced_step(name, Keep::Now, body).await
+    }
+
+    /// Runs `body` once per task, like [`NodeContext::step`], but records its result only
+    /// if the node suspends (in the same write as its interrupt, so no write of its own):
+    /// the node re-entered after the resume gets the result back and `body` is not polled.
+    /// When the node finishes, nothing is recorded; when the run is cut off before the node
+    /// finished (a crash, a storage outage), the node's next run polls `body` again. Use it
+    /// for work that may be repeated at little cost: reads, deterministic local models.
+    ///
+    /// # Errors
+    /// The body's error (nothing is kept, so a retry runs it again).
+    pub async fn memo<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<NodeError>,
+        F: Future<Output = Result<T, E>>,
+    {
+        self.traced_step(name, Keep::OnSuspend, body).await
+    }
+
+    async fn traced_step<T, E, F>(&self, name: &str, keep: Keep, body: F) -> Result<T, NodeError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<NodeError>,
+        F: Future<Output = Result<T, E>>,
+    {
+        let span = tracing::info_span!(
+            "durable_step",
+            otel.name = tracing::field::Empty,
+            step.name = name,
+            step.replayed = tracing::field::Empty,
+            step.deferred = keep == Keep::OnSuspend,
+        );
+        crate::observe::name_span(&span, format_args!("step {name}"));
+        self.keyed_step(name, keep, body).instrument(span).await
+    }
+
+    async fn keyed_step<T, E, F>(&self, name: &str, keep: Keep, body: F) -> Result<T, NodeError>
+    where
+        T: Serialize + DeserializeOwned,
+        E: Into<NodeError>,
+        F: Future<Output = Result<T, E>>,
+    {
+        let channel = format!("{STEP_CHANNEL_PREFIX}{name}");
+        let idx = self.inner.next_step_index(name);
+        let recorded = self
+            .inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(channel.clone(), idx))
+            .cloned();
+        tracing::Span::current().record("step.replayed", recorded.is_some());
+        if let Some(raw) = recorded {
+            return serde_json::from_str(raw.get()).map_err(|e| {
+                NodeError::fatal(format!(
+                    "recorded result of step `{name}` does not fit: {e}"
+                ))
+            });
+        }
+        let value = body.await.map_err(Into::into)?;
+        let text = serde_json::to_string(&value).map_err(|e| {
+            NodeError::fatal(format!("result of step `{name}` does not serialize: {e}"))
+        })?;
+        let raw: Json = json(text).map_err(|e| NodeError::from_error(ErrorKind::Fatal, e))?;
+        let write = PendingWrite {
+            task_id: self.inner.task_id.clone(),
+            channel: channel.clone(),
+            idx,
+            value: raw.clone(),
+        };
+        match keep {
+            Keep::Now => {
+                let stored = self
+                    .inner
+                    .run
+                    .put_writes(&self.inner.checkpoint_id, vec![write])
+                    .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
+                    .await;
+                if let Err(e) = stored {
+                    let err = NodeError::unavailable(format!(
+                        "the result of step `{name}` could not be recorded: {e}"
+                    ));
+                    *self
+                        .inner
+                        .storage_failure
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    return Err(err);
+                }
+            }
+            Keep::OnSuspend => self
+                .inner
+                .deferred
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(write),
+        }
+        // A retry of the node in this process gets it back either way.
+        self.inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((channel, idx), raw);
+        Ok(value)
+    }
+}
