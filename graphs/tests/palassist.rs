@@ -354,6 +354,39 @@ async fn an_ambiguous_name_asks_which_document_then_answers_on_the_pick() {
     assert_eq!(out.state.conversation_docs.get(&r24_title), Some(&r24));
 }
 
+/// The library a prompt was built from is stored with the prompt: a document added while
+/// the question waits does not join the candidates when the node re-enters with the pick.
+#[tokio::test]
+async fn a_document_added_during_a_prompt_does_not_change_its_candidates() {
+    let h = harness().await;
+    let (r23, _) = h.doc("Data Retention Policy 2023").await;
+    let (r24, _) = h.doc("Data Retention Policy 2024").await;
+    let out = h.say("t", "Summarize the data retention policy").await;
+    assert_eq!(
+        option_values(prompt(&out)),
+        [r23.as_str(), r24.as_str(), "all"]
+    );
+    h.docs
+        .create(
+            USER,
+            "Data Retention Policy 2025",
+            "Records are kept for ten years.",
+        )
+        .await
+        .unwrap();
+    let before = h.calls();
+
+    let out = h.resume("t", json!(r24)).await;
+    assert_answered(&out, Action::Summarize);
+    assert_eq!(out.state.suggested_doc_ids, [r23, r24.clone()]);
+    assert_eq!(out.state.resolved_doc_ids, [r24]);
+    assert_eq!(
+        h.calls().routing(),
+        before.routing(),
+        "no routing call repeated"
+    );
+}
+
 #[tokio::test]
 async fn all_of_these_answers_on_every_candidate() {
     let h = harness().await;

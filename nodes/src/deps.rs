@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 
-use crate::documents::{DocumentError, DocumentStore};
+use crate::documents::{Document, DocumentError, DocumentStore};
 use crate::llm::Llm;
+use crate::run_library::RunLibraries;
+use crate::state::DocRef;
 
 /// PalAssist's dependencies.
 #[derive(Clone)]
@@ -15,12 +17,42 @@ pub struct PalAssistDeps {
     pub llm: Arc<dyn Llm>,
     /// The document store.
     pub docs: Arc<dyn DocumentStore>,
+    /// The library as each recent run saw it (see [`crate::run_library`]).
+    libraries: Arc<RunLibraries>,
 }
 
 impl PalAssistDeps {
     /// Dependencies from an LLM and a store.
     pub fn new(llm: Arc<dyn Llm>, docs: Arc<dyn DocumentStore>) -> Self {
-        PalAssistDeps { llm, docs }
+        PalAssistDeps {
+            llm,
+            docs,
+            libraries: Arc::default(),
+        }
+    }
+
+    /// The owner's documents (id and title), read once per run.
+    pub(crate) async fn titles(
+        &self,
+        ctx: &NodeContext,
+        owner: &str,
+    ) -> Result<Arc<Vec<DocRef>>, NodeError> {
+        self.libraries
+            .titles(self.docs.as_ref(), ctx.run_id(), owner)
+            .await
+            .map_err(store_error)
+    }
+
+    /// The owner's documents, read once per run.
+    pub(crate) async fn documents(
+        &self,
+        ctx: &NodeContext,
+        owner: &str,
+    ) -> Result<Arc<Vec<Document>>, NodeError> {
+        self.libraries
+            .documents(self.docs.as_ref(), ctx.run_id(), owner)
+            .await
+            .map_err(store_error)
     }
 }
 

@@ -32,7 +32,7 @@ use palgraph::{NodeContext, NodeError};
 use serde_json::json;
 
 use crate::conversation::{mentions, recent_lines, request_text};
-use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::deps::{user_id, PalAssistDeps};
 use crate::documents::Document;
 use crate::durable::{library, llm_call};
 use crate::llm::{DocRequest, DocResolution, Reply, Usage};
@@ -235,6 +235,7 @@ pub async fn doc_resolver(
         };
         let reply: Reply<DocResolution> = llm_call(
             &ctx,
+            deps.llm.as_ref(),
             "resolve_documents",
             deps.llm.resolve_documents(&DocRequest {
                 message: named_in.clone(),
@@ -371,7 +372,7 @@ pub async fn doc_resolver(
                 found.add(d, 1.0, InferenceSource::Retrieval);
             }
         } else {
-            let docs = deps.docs.list(&owner).await.map_err(store_error)?;
+            let docs = deps.documents(&ctx, &owner).await?;
             retrieve(&docs, &text, &mut found);
         }
     }

@@ -1,7 +1,10 @@
 //! Durable calls: every LLM call, and the reads of the user's document list and tagged
-//! document sets a node may re-enter with, goes through the engine's `ctx.step`, so a node re-entered after a prompt
-//! (or a crash) gets the recorded result instead of calling again. LLM calls also stop when
-//! the run is cancelled.
+//! document sets a node may re-enter with, are steps of the engine, so a node re-entered
+//! after a prompt gets the result it saw instead of calling again. A paid model's calls are
+//! recorded before they return (`ctx.step`: a crash does not pay for them twice); the
+//! offline model's calls and the reads are memo steps (`ctx.memo`), stored only with a
+//! prompt: repeating them after a crash costs nothing, and a turn that asks nothing writes
+//! none of them. LLM calls also stop when the run is cancelled.
 
 use std::future::Future;
 
@@ -10,46 +13,71 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::deps::{store_error, PalAssistDeps};
 use crate::documents::DocumentSet;
-use crate::llm::LlmError;
+use crate::llm::{Llm, LlmError};
 use crate::state::DocRef;
 
-/// Runs an LLM call as the durable step `name`.
-pub(crate) async fn llm_call<T, F>(ctx: &NodeContext, name: &str, call: F) -> Result<T, NodeError>
+/// Runs an LLM call of `llm` as the step `name` (a memo step when `llm` is local).
+pub(crate) async fn llm_call<T, F>(
+    ctx: &NodeContext,
+    llm: &dyn Llm,
+    name: &str,
+    call: F,
+) -> Result<T, NodeError>
 where
     T: Serialize + DeserializeOwned,
     F: Future<Output = Result<T, LlmError>>,
 {
-    ctx.step(name, async {
+    let call = async {
         tokio::select! {
             result = call => result.map_err(LlmError::into_node_error),
             _ = ctx.cancelled() => Err(NodeError::cancelled()),
         }
-    })
-    .await
+    };
+    llm_step(ctx, llm, name, call).await
 }
 
-/// The user's documents (id and title), read once per node attempt chain and recorded, so
-/// the candidates of a prompt are the same when the node re-enters with the answer.
+/// Runs `body`, work of `llm`, as the step `name`: recorded before it returns, or a memo
+/// step when `llm` is local.
+pub(crate) async fn llm_step<T, F>(
+    ctx: &NodeContext,
+    llm: &dyn Llm,
+    name: &str,
+    body: F,
+) -> Result<T, NodeError>
+where
+    T: Serialize + DeserializeOwned,
+    F: Future<Output = Result<T, NodeError>>,
+{
+    if llm.is_local() {
+        ctx.memo(name, body).await
+    } else {
+        ctx.step(name, body).await
+    }
+}
+
+/// The user's documents (id and title), read once per node attempt chain and kept (stored
+/// with a prompt), so the candidates of a prompt are the same when the node re-enters with
+/// the answer.
 pub(crate) async fn library(
     deps: &PalAssistDeps,
     ctx: &NodeContext,
     owner: &str,
 ) -> Result<Vec<DocRef>, NodeError> {
-    ctx.step("list_documents", async {
-        deps.docs.titles(owner).await.map_err(store_error)
+    ctx.memo("list_documents", async {
+        deps.titles(ctx, owner).await.map(|t| t.to_vec())
     })
     .await
 }
 
 /// The document sets of `ids` (each the owner's set, or `None`), read once per node attempt
-/// chain and recorded like [`library`].
+/// chain and kept like [`library`].
 pub(crate) async fn document_sets(
     deps: &PalAssistDeps,
     ctx: &NodeContext,
     owner: &str,
     ids: &[String],
 ) -> Result<Vec<Option<DocumentSet>>, NodeError> {
-    ctx.step("read_document_sets", async {
+    ctx.memo("read_document_sets", async {
         let mut sets = Vec::with_capacity(ids.len());
         for id in ids {
             sets.push(deps.docs.set(owner, id).await.map_err(store_error)?);

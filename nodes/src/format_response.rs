@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 
-use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::deps::{user_id, PalAssistDeps};
 use crate::state::{AgentState, AgentStateUpdate};
 
 /// The `format_response` node.
@@ -24,11 +24,11 @@ pub async fn format_response(
     if state.cancelled || state.resolved_doc_ids.is_empty() {
         return Ok(AgentStateUpdate::default());
     }
-    let library = deps.docs.titles(&owner).await.map_err(store_error)?;
+    let library = deps.titles(&ctx, &owner).await?;
     let discussed: BTreeMap<String, String> = library
-        .into_iter()
+        .iter()
         .filter(|d| state.resolved_doc_ids.contains(&d.id))
-        .map(|d| (d.title, d.id))
+        .map(|d| (d.title.clone(), d.id.clone()))
         .collect();
     if discussed.is_empty() {
         return Ok(AgentStateUpdate::default());

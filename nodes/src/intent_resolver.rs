@@ -93,6 +93,7 @@ pub async fn intent_resolver(
     let mut usage = Usage::default();
     let first: Reply<IntentDecision> = llm_call(
         &ctx,
+        deps.llm.as_ref(),
         "classify_intent",
         deps.llm.classify_intent(&IntentRequest {
             message: message.clone(),
@@ -107,6 +108,7 @@ pub async fn intent_resolver(
         if !history.is_empty() {
             let second: Reply<IntentDecision> = llm_call(
                 &ctx,
+                deps.llm.as_ref(),
                 "classify_intent_with_history",
                 deps.llm.classify_intent(&IntentRequest {
                     message: message.clone(),

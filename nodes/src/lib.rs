@@ -56,6 +56,7 @@ pub mod memory;
 mod passages;
 pub mod prompt;
 mod references;
+pub mod run_library;
 pub mod state;
 pub mod temporal;
 mod text;

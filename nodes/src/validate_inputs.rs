@@ -23,7 +23,7 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 
 use crate::conversation::request_text;
-use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::deps::{user_id, PalAssistDeps};
 use crate::durable::library;
 use crate::llm::requested_actions;
 use crate::passages::rank_documents;
@@ -218,7 +218,7 @@ pub async fn validate_inputs(
             }
         }
         if docs.is_empty() {
-            let all = deps.docs.list(&owner).await.map_err(store_error)?;
+            let all = deps.documents(&ctx, &owner).await?;
             let query = audited.as_deref().map(terms).unwrap_or_default();
             let ranked = rank_documents(&all, &query);
             docs = if ranked.is_empty() {

@@ -37,7 +37,7 @@ use serde_json::{json, Value};
 
 use crate::confidence::{self, Confidence};
 use crate::conversation::{recent_lines, request_text};
-use crate::deps::{store_error, user_id, PalAssistDeps};
+use crate::deps::{user_id, PalAssistDeps};
 use crate::documents::Document;
 use crate::llm::{AnswerChunk, AnswerRequest, Llm, LlmError, Usage};
 use crate::passages::{cited, strip_unknown_markers, Passage};
@@ -181,7 +181,7 @@ pub(crate) async fn run(
     ctx.status(action.status_line(), status_details(deps, state));
     let owner = user_id(ctx)?;
     let mut added = Vec::new();
-    let library = deps.docs.list(&owner).await.map_err(store_error)?;
+    let library = deps.documents(ctx, &owner).await?;
     let mut docs = Vec::new();
     for id in &state.resolved_doc_ids {
         match library.iter().find(|d| &d.id == id) {
@@ -216,12 +216,13 @@ pub(crate) async fn run(
     };
     let notices: Vec<&String> = state.notices.iter().chain(&added).collect();
     let message_id = format!("{}:answer", ctx.task_id());
-    let mut generated: Generated = ctx
-        .step(
-            "answer",
-            generate(deps.llm.as_ref(), &request, ctx, &message_id),
-        )
-        .await?;
+    let mut generated: Generated = crate::durable::llm_step(
+        ctx,
+        deps.llm.as_ref(),
+        "answer",
+        generate(deps.llm.as_ref(), &request, ctx, &message_id),
+    )
+    .await?;
     if generated.interrupted.is_none() && generated.text.trim().is_empty() {
         generated.text = format!(
             "I couldn't produce an answer from {}.",

@@ -80,6 +80,10 @@ impl Llm for CountingLlm {
         format!("counting {}", self.inner.describe())
     }
 
+    fn is_local(&self) -> bool {
+        self.inner.is_local()
+    }
+
     async fn classify_intent(
         &self,
         request: &IntentRequest,

@@ -366,6 +366,15 @@ pub trait Llm: Send + Sync {
     /// An [`LlmError`] before the stream starts; later failures arrive in the stream.
     async fn answer(&self, request: &AnswerRequest) -> Result<AnswerStream, LlmError>;
 
+    /// Whether a call costs nothing and the same request always gets the same reply (the
+    /// offline model): its results are then kept as memo steps
+    /// ([`palgraph::NodeContext::memo`]), stored only when a node suspends, rather than
+    /// recorded before each call returns (a call that is repeated after a crash costs
+    /// nothing and says the same).
+    fn is_local(&self) -> bool {
+        false
+    }
+
     /// Whether an answer with a web query really searches the web (a web-search model is
     /// configured). When it does not, PalAssist shows no web query and no "Searching the
     /// web" line: the answer relies on the documents and says so.

@@ -342,6 +342,10 @@ impl Llm for OfflineLlm {
         OFFLINE_MODEL.to_string()
     }
 
+    fn is_local(&self) -> bool {
+        true
+    }
+
     async fn classify_intent(
         &self,
         request: &IntentRequest,

@@ -1,0 +1,168 @@
+//! The user's library as one run sees it: its titles and its documents are each read at
+//! most once per run, however many nodes of the turn need them (the doc resolver, the
+//! input validation, the action and the response formatting each did their own read).
+//!
+//! A turn works from one snapshot: a document added or removed while it runs shows from
+//! the next turn on. Snapshots are kept for the runs of the last [`KEEP`] and at most
+//! [`MAX_RUNS`] runs; a library larger than [`MAX_CACHED_BYTES`] is not kept (read again
+//! when needed).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::documents::{Document, DocumentError, DocumentStore};
+use crate::state::DocRef;
+
+/// How long a run's snapshot is kept after it was read.
+pub const KEEP: Duration = Duration::from_secs(60);
+/// The most runs whose snapshots are kept at once.
+pub const MAX_RUNS: usize = 256;
+/// The largest library (sum of its documents' sizes) kept in a snapshot.
+pub const MAX_CACHED_BYTES: usize = 1 << 20;
+
+/// One run's snapshot.
+struct Snapshot {
+    run_id: String,
+    owner: String,
+    read_at: Instant,
+    titles: Option<Arc<Vec<DocRef>>>,
+    documents: Option<Arc<Vec<Document>>>,
+}
+
+/// The snapshots of the recent runs (see the module docs).
+#[derive(Default)]
+pub(crate) struct RunLibraries {
+    runs: Mutex<VecDeque<Snapshot>>,
+}
+
+impl RunLibraries {
+    /// The owner's documents (id and title) as run `run_id` sees them.
+    pub(crate) async fn titles(
+        &self,
+        store: &dyn DocumentStore,
+        run_id: &str,
+        owner: &str,
+    ) -> Result<Arc<Vec<DocRef>>, DocumentError> {
+        if let Some(t) = self.find(run_id, owner, |s| s.titles.clone()) {
+            return Ok(t);
+        }
+        // The documents, when this run read them already, say the titles too.
+        if let Some(d) = self.find(run_id, owner, |s| s.documents.clone()) {
+            return Ok(Arc::new(d.iter().map(Document::doc_ref).collect()));
+        }
+        let titles = Arc::new(store.titles(owner).await?);
+        self.keep(run_id, owner, |s| s.titles = Some(titles.clone()));
+        Ok(titles)
+    }
+
+    /// The owner's documents as run `run_id` sees them.
+    pub(crate) async fn documents(
+        &self,
+        store: &dyn DocumentStore,
+        run_id: &str,
+        owner: &str,
+    ) -> Result<Arc<Vec<Document>>, DocumentError> {
+        if let Some(d) = self.find(run_id, owner, |s| s.documents.clone()) {
+            return Ok(d);
+        }
+        let documents = Arc::new(store.list(owner).await?);
+        let bytes: usize = documents
+            .iter()
+            .map(|d| d.content.len() + d.title.len())
+            .sum();
+        if bytes <= MAX_CACHED_BYTES {
+            self.keep(run_id, owner, |s| s.documents = Some(documents.clone()));
+        }
+        Ok(documents)
+    }
+
+    fn find<T>(
+        &self,
+        run_id: &str,
+        owner: &str,
+        get: impl Fn(&Snapshot) -> Option<T>,
+    ) -> Option<T> {
+        let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.iter()
+            .find(|s| s.run_id == run_id && s.owner == owner && s.read_at.elapsed() < KEEP)
+            .and_then(get)
+    }
+
+    fn keep(&self, run_id: &str, owner: &str, set: impl FnOnce(&mut Snapshot)) {
+        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        while runs
+            .front()
+            .is_some_and(|s| s.read_at.elapsed() >= KEEP || runs.len() > MAX_RUNS)
+        {
+            runs.pop_front();
+        }
+        if let Some(s) = runs
+            .iter_mut()
+            .find(|s| s.run_id == run_id && s.owner == owner)
+        {
+            set(s);
+            return;
+        }
+        if runs.len() >= MAX_RUNS {
+            runs.pop_front();
+        }
+        let mut s = Snapshot {
+            run_id: run_id.to_string(),
+            owner: owner.to_string(),
+            read_at: Instant::now(),
+            titles: None,
+            documents: None,
+        };
+        set(&mut s);
+        runs.push_back(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::documents::MemoryDocumentStore;
+
+    #[tokio::test]
+    async fn a_run_reads_the_library_once_and_the_next_run_sees_changes() {
+        let store = MemoryDocumentStore::default();
+        store
+            .create("ann", "Policy A", "Keep records.")
+            .await
+            .unwrap();
+        let libs = RunLibraries::default();
+        let first = libs.titles(&store, "r1", "ann").await.unwrap();
+        assert_eq!(first.len(), 1);
+        store.create("ann", "Policy B", "Keep more.").await.unwrap();
+        // The same run: the snapshot it read.
+        assert_eq!(libs.titles(&store, "r1", "ann").await.unwrap().len(), 1);
+        // Its documents are read once, and then say its titles too.
+        assert_eq!(libs.documents(&store, "r1", "ann").await.unwrap().len(), 2);
+        assert_eq!(libs.documents(&store, "r1", "ann").await.unwrap().len(), 2);
+        // Another run, or another owner in the run, reads anew.
+        assert_eq!(libs.titles(&store, "r2", "ann").await.unwrap().len(), 2);
+        assert_eq!(libs.titles(&store, "r1", "bob").await.unwrap().len(), 0);
+    }
+
+    #[tokio::test]
+    async fn only_the_most_recent_runs_are_kept() {
+        let store = MemoryDocumentStore::default();
+        store
+            .create("ann", "Policy A", "Keep records.")
+            .await
+            .unwrap();
+        let libs = RunLibraries::default();
+        for i in 0..MAX_RUNS + 10 {
+            libs.titles(&store, &format!("r{i}"), "ann").await.unwrap();
+        }
+        assert_eq!(libs.runs.lock().unwrap().len(), MAX_RUNS);
+        store.create("ann", "Policy B", "Keep more.").await.unwrap();
+        // The oldest run's snapshot is gone: read anew; the newest is kept.
+        assert_eq!(libs.titles(&store, "r0", "ann").await.unwrap().len(), 2);
+        let newest = format!("r{}", MAX_RUNS + 9);
+        assert_eq!(libs.titles(&store, &newest, "ann").await.unwrap().len(), 1);
+    }
+}
