@@ -31,7 +31,8 @@
 //! pages still only in the WAL included) and as its files on disk do
 //! (`sqlite_file_bytes_per_turn`: the main file plus `-wal`, and `-wal` alone: the WAL
 //! keeps its largest size until a truncating checkpoint, so this one is coarse). `--soak
-//! SECS` then holds N = 32 for SECS in 20 s windows and reports each window's turns/s.
+//! SECS` then holds N = 32 for SECS in 20 s windows and reports each window's turns/s, and
+//! each minute's (three windows): the last and the slowest minute against the first.
 //!
 //! Reports turns/s, time to the first `status` event and turn latency (p50/p99) for
 //! N = 1, 8, 32 chats, and the server's resident memory at idle, after the load, and with
@@ -359,7 +360,33 @@ async fn soak(server: &Server, db: &Backend, secs: f64) -> anyhow::Result<Value>
         "soak: first window {first:.1} turns/s, last {last:.1} ({:.2}x)",
         last / first
     );
-    Ok(json!({"windows": out, "last_over_first": last / first}))
+    let minutes = by_minute(&out.iter().map(tput).collect::<Vec<_>>());
+    let (first_min, last_min, worst_min) = (
+        minutes.first().copied().unwrap_or(f64::NAN),
+        minutes.last().copied().unwrap_or(f64::NAN),
+        minutes.iter().copied().fold(f64::INFINITY, f64::min),
+    );
+    println!(
+        "soak by minute: first {first_min:.1} turns/s, last {last_min:.1} ({:.2}x), slowest {worst_min:.1} ({:.2}x)",
+        last_min / first_min,
+        worst_min / first_min
+    );
+    Ok(json!({
+        "windows": out,
+        "last_over_first": last / first,
+        "minutes_turns_per_s": minutes,
+        "last_minute_over_first": last_min / first_min,
+        "slowest_minute_over_first": worst_min / first_min,
+    }))
+}
+
+/// The mean turns/s of each minute: three 20 s windows at a time (a last, shorter group
+/// if the windows do not divide by three).
+fn by_minute(windows: &[f64]) -> Vec<f64> {
+    windows
+        .chunks(3)
+        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+        .collect()
 }
 
 fn main() -> anyhow::Result<()> {
@@ -516,4 +543,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
     });
     println!("wrote {}", report(&out)?.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_minute;
+
+    #[test]
+    fn minutes_are_the_means_of_three_windows() {
+        let m = by_minute(&[300.0, 330.0, 360.0, 390.0, 420.0, 450.0, 100.0]);
+        assert_eq!(m, vec![330.0, 420.0, 100.0]);
+        assert!(by_minute(&[]).is_empty());
+    }
 }
