@@ -26,6 +26,8 @@ mod pg_group_commit;
 #[cfg(all(test, feature = "postgres", feature = "testkit"))]
 mod pg_plans;
 #[cfg(feature = "postgres")]
+mod pg_sql;
+#[cfg(feature = "postgres")]
 mod pg_writes_batch;
 #[cfg(feature = "postgres")]
 mod postgres;

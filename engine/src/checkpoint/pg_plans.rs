@@ -81,7 +81,7 @@ async fn grow(pool: &sqlx::PgPool, copies: i64) {
 
 /// The load's plan for a thread, run, with the JIT threshold at 0.
 async fn explain_on(conn: &mut sqlx::PgConnection) -> Value {
-    let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) {}", super::postgres::GET);
+    let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) {}", super::pg_sql::GET);
     let mut tx = sqlx::Connection::begin(conn).await.expect("begin");
     sqlx::query("SET LOCAL jit_above_cost = 0")
         .execute(&mut *tx)

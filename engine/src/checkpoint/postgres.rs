@@ -19,6 +19,9 @@ use sqlx::{PgPool, Row};
 
 use super::pg_fence_batch::FenceBatch;
 use super::pg_group_commit::{GroupCommit, NewRow};
+use super::pg_sql::{
+    FENCE_EPOCH, GET, GET_WITHOUT_VALUES, HEAD, LINKS, LIST, PUT_WRITES, PUT_WRITES_AT_HEAD,
+};
 use super::pg_writes_batch::{WritesBatch, WritesCall};
 use super::sql::{self, without_nul, RowLinks};
 use super::{
@@ -60,123 +63,6 @@ impl PostgresCheckpointer {
         &self.pool
     }
 }
-
-const HEAD: &str = r#"
-SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1
-"#;
-
-/// Pending writes; a fenced call (`$4` key, `$5` epoch) writes only while its fence holds
-/// (see [`super::pg_group_commit`]'s `PUT` for the `FOR SHARE`).
-const PUT_WRITES: &str = r#"
-INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-SELECT $1, $2, w.task_id, w.channel, w.idx, COALESCE(w.value, 'null'::jsonb)
-FROM jsonb_to_recordset($3::jsonb) AS w(task_id text, channel text, idx bigint, value jsonb)
-WHERE $4::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
-                                  WHERE f.key = $4::text AND f.epoch = $5 FOR SHARE)
-ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
-DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
-"#;
-
-/// [`PUT_WRITES`] only while `$2` is the head with `$6` writes; returns whether it was.
-const PUT_WRITES_AT_HEAD: &str = r#"
-WITH ok AS (
-    SELECT 1 WHERE (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = $1
-                    ORDER BY h.seq DESC LIMIT 1) = $2
-      AND (SELECT count(*) FROM checkpoint_writes w
-           WHERE w.thread_id = $1 AND w.checkpoint_id = $2) = $6
-      AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
-                                       WHERE f.key = $4::text AND f.epoch = $5 FOR SHARE))
-), ins AS (
-    INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-    SELECT $1, $2, w.task_id, w.channel, w.idx, COALESCE(w.value, 'null'::jsonb)
-    FROM ok, jsonb_to_recordset($3::jsonb) AS w(task_id text, channel text, idx bigint, value jsonb)
-    ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
-    DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
-)
-SELECT EXISTS (SELECT 1 FROM ok)
-"#;
-
-const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = $1";
-
-/// The checkpoint asked for ($2), or the head; hidden (pruned) rows are not checkpoints.
-macro_rules! the_checkpoint {
-    () => {
-        r#"
-    SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
-    FROM checkpoints
-    WHERE thread_id = $1 AND NOT hidden
-      AND checkpoint_id = COALESCE($2::text,
-            (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = $1 ORDER BY h.seq DESC LIMIT 1))
-"#
-    };
-}
-
-macro_rules! its_writes {
-    () => {
-        r#"
-       COALESCE((SELECT json_agg(json_build_array(w.task_id, w.channel, w.idx, w.value)
-                                 ORDER BY w.task_id, w.channel, w.idx)
-                 FROM checkpoint_writes w
-                 WHERE w.thread_id = $1 AND w.checkpoint_id = c.checkpoint_id), '[]')::text AS writes
-"#
-    };
-}
-
-pub(super) const GET: &str = concat!(
-    "WITH RECURSIVE c AS (",
-    the_checkpoint!(),
-    r#"), chain AS (
-    SELECT v.key COLLATE "C" AS field, v.value COLLATE "C" AS version, x.blob, 0 AS depth
-    FROM c CROSS JOIN LATERAL jsonb_each_text(c.versions) v
-    LEFT JOIN LATERAL (
-        SELECT k.vals -> v.key AS blob FROM checkpoints k
-        WHERE k.thread_id = $1 AND k.checkpoint_id = v.value COLLATE "C" LIMIT 1) x ON true
-  UNION ALL
-    -- One index probe per link: a LATERAL lookup keeps the plan independent of statistics.
-    SELECT ch.field, (ch.blob ->> 0) COLLATE "C", x.blob, ch.depth + 1
-    FROM chain ch
-    LEFT JOIN LATERAL (
-        SELECT k.vals -> ch.field AS blob FROM checkpoints k
-        WHERE k.thread_id = $1 AND k.checkpoint_id = (ch.blob ->> 0) COLLATE "C" LIMIT 1) x ON true
-    WHERE (ch.blob ->> 1)::boolean AND ch.blob ->> 0 IS NOT NULL
-)
-SELECT c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
-       c.metadata::text AS metadata, c.versions::text AS versions, c.plan::text AS plan,
-       COALESCE((SELECT json_agg(json_build_array(ch.field, ch.version, ch.depth, ch.blob))
-                 FROM chain ch), '[]')::text AS blobs,"#,
-    its_writes!(),
-    "FROM c"
-);
-
-const GET_WITHOUT_VALUES: &str = concat!(
-    "WITH c AS (",
-    the_checkpoint!(),
-    r#")
-SELECT c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
-       c.metadata::text AS metadata, c.versions::text AS versions, c.plan::text AS plan,"#,
-    its_writes!(),
-    "FROM c"
-);
-
-const LIST: &str = r#"
-SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata::text AS metadata,
-       versions::text AS versions, plan::text AS plan
-FROM checkpoints
-WHERE thread_id = $1 AND NOT hidden
-  AND ($2::text IS NULL OR checkpoint_id < $2::text)
-  AND ($3::jsonb IS NULL OR metadata @> $3::jsonb)
-ORDER BY checkpoint_id DESC
-LIMIT $4
-"#;
-
-const LINKS: &str = r#"
-SELECT checkpoint_id, seq, created_at_ms, hidden, versions::text AS versions,
-       metadata ->> 'run_id' AS run_id,
-       COALESCE((SELECT jsonb_object_agg(e.key, e.value -> 0) FROM jsonb_each(vals) e), '{}')::text AS prevs
-FROM checkpoints
-WHERE thread_id = $1
-FOR UPDATE
-"#;
 
 fn record_from_row(
     thread_id: &str,
