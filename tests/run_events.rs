@@ -12,42 +12,43 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Backend, SseEvent, TestServer};
+use palgraph_server::store::stored_event;
 use serde_json::{json, Value};
-use sqlx::Row;
 
-/// The stored events of a run, in order.
+/// The stored events of a run, in order (each row's content as the server reads it: packed
+/// since migration 7).
 async fn stored(s: &TestServer, run: &str) -> Vec<Value> {
-    let texts: Vec<String> = match s.sqlite_path() {
+    type Stored = (Option<sqlx::types::Json<Value>>, Option<Vec<u8>>);
+    const ROWS: &str = "SELECT event, packed FROM run_events WHERE run_id = $1 ORDER BY seq";
+    let rows: Vec<Stored> = match s.sqlite_path() {
         Some(path) => {
             let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
                 .await
                 .unwrap();
-            let rows = sqlx::query(
-                "SELECT CAST(event AS TEXT) AS e FROM run_events WHERE run_id = $1 ORDER BY seq",
-            )
-            .bind(run)
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+            let rows = sqlx::query_as(ROWS)
+                .bind(run)
+                .fetch_all(&pool)
+                .await
+                .unwrap();
             pool.close().await;
-            rows.iter().map(|r| r.get("e")).collect()
+            rows
         }
         None => {
             let pool = s.pg_pool().await.unwrap();
-            let rows = sqlx::query(
-                "SELECT event::text AS e FROM run_events WHERE run_id = $1 ORDER BY seq",
-            )
-            .bind(run)
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+            let rows = sqlx::query_as(ROWS)
+                .bind(run)
+                .fetch_all(&pool)
+                .await
+                .unwrap();
             pool.close().await;
-            rows.iter().map(|r| r.get("e")).collect()
+            rows
         }
     };
-    texts
-        .iter()
-        .map(|t| serde_json::from_str(t).unwrap())
+    rows.into_iter()
+        .map(|(event, packed)| {
+            assert!(event.is_none(), "new rows are stored packed");
+            stored_event(None, packed.as_deref()).unwrap()
+        })
         .collect()
 }
 

@@ -1,8 +1,9 @@
 //! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
 //! of a thread's runs (2), scheduled runs (3), the trace
 //! context a run was created under (4), on Postgres the functions that create and end
-//! runs in batches (5), and leaner rows (6: run events without their thread's id; on
-//! Postgres a new thread written once with its first run). [`crate::Database::open`] applies them after the engine's.
+//! runs in batches (5), leaner rows (6: run events without their thread's id; on Postgres a
+//! new thread written once with its first run), and run events stored compressed (7: see
+//! `packed`). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -42,6 +43,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "leaner_rows",
             include_str!("../../migrations/postgres/0006_leaner_rows.sql"),
         ),
+        Migration::new(
+            7,
+            "packed_events",
+            include_str!("../../migrations/postgres/0007_packed_events.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -71,6 +77,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "leaner_rows",
             include_str!("../../migrations/sqlite/0006_leaner_rows.sql"),
         ),
+        Migration::new(
+            7,
+            "packed_events",
+            include_str!("../../migrations/sqlite/0007_packed_events.sql"),
+        ),
     ],
 };
 
@@ -97,11 +108,18 @@ mod tests {
         .execute(&pool)
         .await
         .unwrap();
+        sqlx::query(
+            "INSERT INTO run_events (run_id, seq, thread_id, event)
+             VALUES ('r1', 1, 't1', '{\"type\": \"completed\"}')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
         assert_eq!(
             applied,
             Applied {
-                ran: vec![3, 4, 6],
+                ran: vec![3, 4, 6, 7],
                 adopted: vec![1, 2]
             },
             "unscoped 3 and 5 are the server's 1 and 2"
@@ -111,6 +129,18 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(runs, 1);
+        // An event stored before events were packed reads as it was.
+        let (event, packed): (
+            Option<sqlx::types::Json<serde_json::Value>>,
+            Option<Vec<u8>>,
+        ) = sqlx::query_as("SELECT event, packed FROM run_events WHERE run_id = 'r1'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            crate::store::stored_event(event.map(|j| j.0), packed.as_deref()).unwrap(),
+            serde_json::json!({"type": "completed"})
+        );
         assert_eq!(
             MIGRATIONS.apply_sqlite(&pool).await.unwrap(),
             Applied::default()
@@ -123,7 +153,7 @@ mod tests {
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
         assert_eq!(
             applied.ran,
-            [1, 2, 3, 4, 6],
+            [1, 2, 3, 4, 6, 7],
             "a fresh database runs them all"
         );
         pool.close().await;

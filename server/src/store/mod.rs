@@ -6,6 +6,7 @@
 mod batch_tests;
 mod dialect;
 mod migrations;
+mod packed;
 pub mod postgres;
 mod rows;
 mod run_batches;
@@ -15,6 +16,7 @@ pub(crate) mod sqlite;
 mod tests;
 
 pub use migrations::MIGRATIONS;
+pub use packed::stored_event;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

@@ -14,7 +14,6 @@ use sqlx::{PgConnection, PgPool, Postgres};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::dialect::Dialect;
-use super::rows::json;
 use super::run_batches::RunBatches;
 use super::{thread_status_after, EventRow, Finish, Notification, StoreError};
 
@@ -57,7 +56,7 @@ impl Dialect for Postgres {
         // One statement: this is every run's last write.
         let (seq, event) = &finish.terminal;
         sqlx::query(
-            "WITH ev AS (INSERT INTO run_events (run_id, seq, event)
+            "WITH ev AS (INSERT INTO run_events (run_id, seq, packed)
                          SELECT $1, $2, $4 WHERE NOT $5
                          ON CONFLICT DO NOTHING),
                   gone_ev AS (DELETE FROM run_events WHERE $5 AND run_id = $1),
@@ -79,7 +78,7 @@ impl Dialect for Postgres {
         .bind(run_id)
         .bind(seq)
         .bind(thread_id)
-        .bind(json::<Postgres>(event))
+        .bind(super::packed::pack(event))
         .bind(finish.delete)
         .bind(finish.status)
         .bind(finish.error.as_deref().map(|e| e.replace('\0', "")))
@@ -96,7 +95,14 @@ impl Dialect for Postgres {
         }
         let batch: Vec<Value> = rows
             .iter()
-            .map(|r| serde_json::json!({"run_id": r.run_id, "seq": r.seq, "event": r.event, "attempt": r.attempt}))
+            .map(|r| {
+                serde_json::json!({
+                    "run_id": r.run_id,
+                    "seq": r.seq,
+                    "packed": base64(&super::packed::pack(&r.event)),
+                    "attempt": r.attempt,
+                })
+            })
             .collect();
         let text = Value::Array(batch).to_string();
         // One statement: events are a replay log, not the source of truth (checkpoints
@@ -106,10 +112,10 @@ impl Dialect for Postgres {
         sqlx::query(
             "WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
                   ins AS (
-                    INSERT INTO run_events (run_id, seq, event)
-                    SELECT e.run_id, e.seq, e.event
+                    INSERT INTO run_events (run_id, seq, packed)
+                    SELECT e.run_id, e.seq, decode(e.packed, 'base64')
                     FROM jsonb_to_recordset($1::jsonb)
-                         AS e(run_id text, seq bigint, event jsonb, attempt bigint)
+                         AS e(run_id text, seq bigint, packed text, attempt bigint)
                     JOIN runs r ON r.run_id = e.run_id AND r.attempt = e.attempt
                                AND r.status = 'running'
                     ON CONFLICT DO NOTHING
@@ -216,4 +222,10 @@ impl Dialect for Postgres {
         }
         Ok(n)
     }
+}
+
+/// Bytes as base64, for a `bytea` carried in a JSON batch (`decode(…, 'base64')`).
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }

@@ -117,13 +117,22 @@ where
     String: Decode<'r, R::Database> + Type<R::Database>,
     i64: Decode<'r, R::Database> + Type<R::Database>,
     Json<Value>: Decode<'r, R::Database> + Type<R::Database>,
+    Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
 {
     fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        let event = row.try_get::<Option<Json<Value>>, _>("event")?.map(|j| j.0);
+        let packed: Option<Vec<u8>> = row.try_get("packed")?;
+        let event = super::stored_event(event, packed.as_deref()).map_err(|e| {
+            sqlx::Error::ColumnDecode {
+                index: "packed".into(),
+                source: e.into(),
+            }
+        })?;
         Ok(EventRow {
             run_id: row.try_get("run_id")?,
             seq: row.try_get("seq")?,
             thread_id: row.try_get("thread_id")?,
-            event: row.try_get::<Json<Value>, _>("event")?.0,
+            event,
             // The claim that wrote an event is checked when it is written, not stored.
             attempt: 0,
         })

@@ -142,7 +142,7 @@ impl RunBatches {
             "worker": claim.worker,
             "attempt": claim.attempt,
             "seq": seq,
-            "event": serde_json::to_value(json::<sqlx::Postgres>(event).0).ok()?,
+            "packed": super::postgres::base64(&super::packed::pack(event)),
             "del": finish.delete,
             "status": finish.status.as_str(),
             "error": finish.error.as_deref().map(|e| e.replace('\0', "")),

@@ -476,7 +476,7 @@ where
             // The thread is the run's (a run's events do not repeat it).
             "SELECT run_id, seq,
                     COALESCE((SELECT thread_id FROM runs WHERE run_id = $1), '') AS thread_id,
-                    event
+                    event, packed
              FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
         )
         .bind(run_id)

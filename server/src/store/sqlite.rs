@@ -4,7 +4,6 @@
 //! process owns the database, so there is nobody to notify.
 
 use async_trait::async_trait;
-use sqlx::types::Json;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool};
 
 use super::dialect::Dialect;
@@ -48,12 +47,12 @@ impl Dialect for Sqlite {
         } else {
             let (seq, event) = &finish.terminal;
             sqlx::query(
-                "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3)
+                "INSERT INTO run_events (run_id, seq, packed) VALUES ($1, $2, $3)
                  ON CONFLICT DO NOTHING",
             )
             .bind(run_id)
             .bind(seq)
-            .bind(Json(event))
+            .bind(super::packed::pack(event))
             .execute(&mut *conn)
             .await?;
             sqlx::query(
@@ -90,14 +89,14 @@ impl Dialect for Sqlite {
         for r in rows {
             // Stored only while its claim holds the run.
             sqlx::query(
-                "INSERT INTO run_events (run_id, seq, event)
+                "INSERT INTO run_events (run_id, seq, packed)
                  SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM runs
                      WHERE run_id = $1 AND attempt = $4 AND status = 'running')
                  ON CONFLICT DO NOTHING",
             )
             .bind(&r.run_id)
             .bind(r.seq)
-            .bind(Json(&r.event))
+            .bind(super::packed::pack(&r.event))
             .bind(r.attempt)
             .execute(&mut *tx)
             .await?;

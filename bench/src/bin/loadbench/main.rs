@@ -345,9 +345,12 @@ async fn idle_watchers(server: &Server, count: usize) -> anyhow::Result<Value> {
 }
 
 /// N = 32 for `secs`, in 20 s windows: each window's turns/s, to see whether throughput
-/// holds as the database grows under it.
+/// holds as the database grows under it; and the bytes stored per turn over the whole soak
+/// (`stored`: with autovacuum's turns in it, nearer to what a database keeps for good than
+/// a single window's growth, where dead row versions not yet vacuumed count in full).
 async fn soak(server: &Server, db: &Backend, secs: f64) -> anyhow::Result<Value> {
     let windows = (secs / 20.0).ceil().max(1.0) as usize;
+    let before = db.mark().await?;
     let mut out = Vec::new();
     for w in 0..windows {
         let r = load(&[server], db, 32, if w == 0 { 3.0 } else { 0.5 }, 20.0).await?;
@@ -371,8 +374,11 @@ async fn soak(server: &Server, db: &Backend, secs: f64) -> anyhow::Result<Value>
         last_min / first_min,
         worst_min / first_min
     );
+    let (stored, stored_line) = Backend::grown(&before, &db.mark().await?);
+    println!("soak: stored per turn over the whole soak: {stored_line}");
     Ok(json!({
         "windows": out,
+        "stored": stored,
         "last_over_first": last / first,
         "minutes_turns_per_s": minutes,
         "last_minute_over_first": last_min / first_min,
