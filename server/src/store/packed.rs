@@ -8,6 +8,8 @@
 //! with zstd's frame around it). Rows written before migration 7 keep their JSON in the
 //! `event` column and are read from there ([`stored_event`]).
 
+use std::cell::RefCell;
+
 use serde_json::Value;
 
 use super::StoreError;
@@ -22,11 +24,20 @@ const LEVEL: i32 = 3;
 /// flush window: far smaller; this bounds what a corrupt row can make us allocate).
 const MAX_TEXT: usize = 64 << 20;
 
+thread_local! {
+    /// This thread's compression context: making one costs more than compressing a row.
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        RefCell::new(zstd::bulk::Compressor::new(LEVEL).ok());
+}
+
 /// A stored row's content, compressed when that makes it smaller.
 pub(crate) fn pack(event: &Value) -> Vec<u8> {
     let text = event.to_string();
-    let compressed = zstd::bulk::compress(text.as_bytes(), LEVEL)
-        .ok()
+    let compressed = COMPRESSOR
+        .with(|c| {
+            let mut c = c.try_borrow_mut().ok()?;
+            c.as_mut()?.compress(text.as_bytes()).ok()
+        })
         .filter(|z| z.len() < text.len());
     let (tag, body) = match &compressed {
         Some(z) => (ZSTD, z.as_slice()),
@@ -44,7 +55,16 @@ pub(crate) fn unpack(packed: &[u8]) -> Result<Value, StoreError> {
     let (tag, body) = packed.split_first().ok_or_else(|| bad("empty".into()))?;
     let text = match *tag {
         PLAIN => body.to_vec(),
-        ZSTD => zstd::bulk::decompress(body, MAX_TEXT).map_err(|e| bad(e.to_string()))?,
+        ZSTD => {
+            // The frame says how long the text is (zstd writes it); at most MAX_TEXT.
+            let size = zstd::zstd_safe::get_frame_content_size(body)
+                .ok()
+                .flatten()
+                .map_or(MAX_TEXT, |n| {
+                    usize::try_from(n).unwrap_or(MAX_TEXT).min(MAX_TEXT)
+                });
+            zstd::bulk::decompress(body, size).map_err(|e| bad(e.to_string()))?
+        }
         other => return Err(bad(format!("unknown format {other}"))),
     };
     serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))
