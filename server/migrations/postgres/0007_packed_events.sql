@@ -15,12 +15,17 @@ ALTER TABLE run_events ADD COLUMN packed BYTEA;
 ALTER TABLE runs SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000);
 ALTER TABLE threads SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000);
 
--- The batch function that ends runs writes the terminal row packed (base64 in the batch).
+-- The batch function that ends runs writes the terminal row packed (base64 in the batch),
+-- and makes fewer statements per run: the claim is checked by the write that ends the run
+-- (it was a locking read, then the write), and one read of the thread's other active runs
+-- answers both whether to wake a claim loop and whether the thread stays busy (two before).
 CREATE OR REPLACE FUNCTION palgraph_finish_runs(batch jsonb)
 RETURNS TABLE (o_idx int, o_done boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
     r record;
+    others_pending boolean;
+    others_active boolean;
 BEGIN
     FOR r IN
         SELECT s.* FROM (
@@ -36,34 +41,41 @@ BEGIN
         IF r.tid IS NOT NULL THEN
             -- The thread's lock, then the run's: the order every writer of runs takes.
             PERFORM 1 FROM threads t WHERE t.thread_id = r.tid FOR UPDATE;
-            PERFORM 1 FROM runs ru WHERE ru.run_id = r.run_id AND ru.thread_id = r.tid
-                AND ru.worker_id = r.worker AND ru.attempt = r.attempt
-                AND ru.status = 'running' FOR UPDATE;
-            o_done := FOUND;
-        END IF;
-        IF o_done THEN
+            -- The run ends only while this claim holds it.
             IF r.del THEN
-                DELETE FROM run_events e WHERE e.run_id = r.run_id;
-                DELETE FROM runs ru WHERE ru.run_id = r.run_id;
+                DELETE FROM runs ru WHERE ru.run_id = r.run_id AND ru.thread_id = r.tid
+                    AND ru.worker_id = r.worker AND ru.attempt = r.attempt
+                    AND ru.status = 'running';
+                o_done := FOUND;
+                IF o_done THEN
+                    DELETE FROM run_events e WHERE e.run_id = r.run_id;
+                END IF;
             ELSE
-                INSERT INTO run_events (run_id, seq, packed)
-                VALUES (r.run_id, r.seq, decode(r.packed, 'base64'))
-                ON CONFLICT DO NOTHING;
                 UPDATE runs ru SET status = r.status, error = r.error, updated_at_ms = r.now,
                     lease_until_ms = NULL
-                WHERE ru.run_id = r.run_id;
+                WHERE ru.run_id = r.run_id AND ru.thread_id = r.tid
+                    AND ru.worker_id = r.worker AND ru.attempt = r.attempt
+                    AND ru.status = 'running';
+                o_done := FOUND;
+                IF o_done THEN
+                    INSERT INTO run_events (run_id, seq, packed)
+                    VALUES (r.run_id, r.seq, decode(r.packed, 'base64'))
+                    ON CONFLICT DO NOTHING;
+                END IF;
             END IF;
+        END IF;
+        IF o_done THEN
             PERFORM pg_notify('palgraph_events', r.run_id);
+            SELECT COALESCE(bool_or(o.status = 'pending'), false), count(*) > 0
+              INTO others_pending, others_active
+              FROM runs o WHERE o.thread_id = r.tid AND o.status IN ('pending', 'running')
+                            AND o.run_id <> r.run_id;
             -- A run queued behind this one can be claimed now.
-            IF EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.tid AND o.status = 'pending'
-                       AND o.run_id <> r.run_id) THEN
+            IF others_pending THEN
                 PERFORM pg_notify('palgraph_runs', r.tid);
             END IF;
             UPDATE threads t SET updated_at_ms = r.now,
-                status = CASE WHEN EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.tid
-                                           AND o.status IN ('pending', 'running')
-                                           AND o.run_id <> r.run_id)
-                              THEN 'busy' ELSE r.thread_status END
+                status = CASE WHEN others_active THEN 'busy' ELSE r.thread_status END
             WHERE t.thread_id = r.tid;
         END IF;
         RETURN NEXT;
