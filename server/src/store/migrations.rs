@@ -3,7 +3,8 @@
 //! context a run was created under (4), on Postgres the functions that create and end
 //! runs in batches (5), leaner rows (6: run events without their thread's id; on Postgres a
 //! new thread written once with its first run), and run events stored compressed (7: see
-//! `packed`). [`crate::Database::open`] applies them after the engine's.
+//! `packed`; on Postgres also autovacuum settings for runs and threads, and a leaner
+//! function that ends runs). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
