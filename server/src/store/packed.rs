@@ -49,6 +49,13 @@ pub(crate) fn pack(event: &Value) -> Vec<u8> {
     out
 }
 
+/// [`pack`] as base64: a row carried in a JSON batch to Postgres, which stores it with
+/// `decode(…, 'base64')`.
+pub(crate) fn pack_base64(event: &Value) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(pack(event))
+}
+
 /// The JSON a [`pack`]ed row holds.
 pub(crate) fn unpack(packed: &[u8]) -> Result<Value, StoreError> {
     let bad = |why: String| StoreError::Decode(format!("stored run event: {why}"));

@@ -99,7 +99,7 @@ impl Dialect for Postgres {
                 serde_json::json!({
                     "run_id": r.run_id,
                     "seq": r.seq,
-                    "packed": base64(&super::packed::pack(&r.event)),
+                    "packed": super::packed::pack_base64(&r.event),
                     "attempt": r.attempt,
                 })
             })
@@ -222,10 +222,4 @@ impl Dialect for Postgres {
         }
         Ok(n)
     }
-}
-
-/// Bytes as base64, for a `bytea` carried in a JSON batch (`decode(…, 'base64')`).
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }

@@ -142,7 +142,7 @@ impl RunBatches {
             "worker": claim.worker,
             "attempt": claim.attempt,
             "seq": seq,
-            "packed": super::postgres::base64(&super::packed::pack(event)),
+            "packed": super::packed::pack_base64(event),
             "del": finish.delete,
             "status": finish.status.as_str(),
             "error": finish.error.as_deref().map(|e| e.replace('\0', "")),
