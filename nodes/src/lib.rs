@@ -39,6 +39,7 @@
 //! ```
 
 pub mod actions;
+mod analysis;
 mod attachments;
 mod citations;
 pub mod confidence;

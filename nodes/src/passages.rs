@@ -3,10 +3,12 @@
 //! coverage (how much of the request's meaning, weighted by rarity, a passage contains).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::{analysis, Analysis};
 use crate::documents::Document;
 use crate::state::{Citation, DocRef};
 
@@ -140,12 +142,23 @@ fn passage_sequence(p: &Passage) -> Vec<String> {
 /// weighted by its rarity among these passages) that the passage contains, lowered by up
 /// to [`PHRASE_WEIGHT`] when it does not keep the query's neighbouring terms together
 /// ("transaction records" beats "transaction ... record"). 0 when the query has no terms.
+#[cfg(test)]
 pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
+    let sets: Vec<HashSet<String>> = passages.iter().map(passage_terms).collect();
+    let seqs: Vec<Vec<String>> = passages.iter().map(passage_sequence).collect();
+    let sets: Vec<&HashSet<String>> = sets.iter().collect();
+    let seqs: Vec<&[String]> = seqs.iter().map(Vec::as_slice).collect();
+    for (p, score) in passages.iter_mut().zip(scores(&sets, &seqs, query)) {
+        p.score = score;
+    }
+}
+
+/// The scores [`rank`] gives passages with these terms (`sets`) and term sequences.
+fn scores(sets: &[&HashSet<String>], seqs: &[&[String]], query: &[String]) -> Vec<f64> {
     let query: Vec<&String> = {
         let mut seen = HashSet::new();
         query.iter().filter(|t| seen.insert(*t)).collect()
     };
-    let sets: Vec<HashSet<String>> = passages.iter().map(passage_terms).collect();
     let n = sets.len() as f64;
     let mut df: HashMap<&str, usize> = HashMap::new();
     for t in &query {
@@ -157,29 +170,31 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     let weight = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
     let total: f64 = query.iter().map(|t| weight(t)).sum();
     let ordered: Vec<String> = query.iter().map(|t| (*t).clone()).collect();
-    for (p, set) in passages.iter_mut().zip(&sets) {
-        let coverage = if total > 0.0 {
-            query
-                .iter()
-                .filter(|t| set.contains(t.as_str()))
-                .map(|t| weight(t))
-                .sum::<f64>()
-                / total
-        } else {
-            0.0
-        };
-        p.score = coverage * phrase_factor(p, &ordered);
-    }
+    sets.iter()
+        .zip(seqs)
+        .map(|(set, seq)| {
+            let coverage = if total > 0.0 {
+                query
+                    .iter()
+                    .filter(|t| set.contains(t.as_str()))
+                    .map(|t| weight(t))
+                    .sum::<f64>()
+                    / total
+            } else {
+                0.0
+            };
+            coverage * phrase_factor(seq, &ordered)
+        })
+        .collect()
 }
 
-/// 1 when the passage keeps every pair of neighbouring query terms together, down to
-/// `1 - PHRASE_WEIGHT` when it keeps none.
-fn phrase_factor(p: &Passage, query: &[String]) -> f64 {
+/// 1 when the passage (its terms in order: `seq`) keeps every pair of neighbouring query
+/// terms together, down to `1 - PHRASE_WEIGHT` when it keeps none.
+fn phrase_factor(seq: &[String], query: &[String]) -> f64 {
     let pairs: Vec<(&String, &String)> = query.windows(2).map(|w| (&w[0], &w[1])).collect();
     if pairs.is_empty() {
         return 1.0;
     }
-    let seq = passage_sequence(p);
     let kept = pairs
         .iter()
         .filter(|(a, b)| seq.windows(2).any(|w| &w[0] == *a && &w[1] == *b))
@@ -228,38 +243,57 @@ pub(crate) fn rank_statement(passages: &mut [Passage], statement: &str) {
             .map(|(_, w)| w)
             .sum();
         let coverage = if total > 0.0 { covered / total } else { 0.0 };
-        p.score = coverage * phrase_factor(p, &query);
+        p.score = coverage * phrase_factor(&passage_sequence(p), &query);
     }
+}
+
+/// The passages of `docs` (each analysed once: [`analysis`]) scored against `query` as
+/// [`rank`] scores them, in document order, each with its document's index in `docs`.
+fn ranked<'a>(analyses: &'a [Arc<Analysis>], query: &[String]) -> Vec<(usize, &'a Passage, f64)> {
+    let sets: Vec<&HashSet<String>> = analyses.iter().flat_map(|a| &a.terms).collect();
+    let seqs: Vec<&[String]> = analyses
+        .iter()
+        .flat_map(|a| a.sequences.iter().map(Vec::as_slice))
+        .collect();
+    let passages = analyses
+        .iter()
+        .enumerate()
+        .flat_map(|(d, a)| a.passages.iter().map(move |p| (d, p)));
+    passages
+        .zip(scores(&sets, &seqs, query))
+        .map(|((d, p), score)| (d, p, score))
+        .collect()
 }
 
 /// The best passages for `query` across `docs`: ranked, those scoring at least `min`, at
 /// most `limit`, best first, numbered.
 pub(crate) fn best(docs: &[Document], query: &[String], min: f64, limit: usize) -> Vec<Passage> {
-    let mut all: Vec<Passage> = docs.iter().flat_map(split).collect();
-    rank(&mut all, query);
-    all.sort_by(|a, b| b.score.total_cmp(&a.score));
-    all.retain(|p| p.score >= min && p.score > 0.0);
-    all.truncate(limit);
-    number(&mut all);
-    all
+    let analyses: Vec<Arc<Analysis>> = docs.iter().map(analysis).collect();
+    let mut all = ranked(&analyses, query);
+    all.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let mut best: Vec<Passage> = all
+        .into_iter()
+        .filter(|(_, _, score)| *score >= min && *score > 0.0)
+        .take(limit)
+        .map(|(_, p, score)| Passage { score, ..p.clone() })
+        .collect();
+    number(&mut best);
+    best
 }
 
 /// Ranks the user's documents for a request: each document's best passage score, best
 /// first, only those with a positive score.
 pub(crate) fn rank_documents(docs: &[Document], query: &[String]) -> Vec<(DocRef, f64)> {
-    let mut all: Vec<Passage> = docs.iter().flat_map(split).collect();
-    rank(&mut all, query);
+    let analyses: Vec<Arc<Analysis>> = docs.iter().map(analysis).collect();
+    let mut top = vec![0.0_f64; docs.len()];
+    for (d, _, score) in ranked(&analyses, query) {
+        top[d] = top[d].max(score);
+    }
     let mut best: Vec<(DocRef, f64)> = docs
         .iter()
-        .map(|d| {
-            let score = all
-                .iter()
-                .filter(|p| p.doc_id == d.id)
-                .map(|p| p.score)
-                .fold(0.0, f64::max);
-            (d.doc_ref(), score)
-        })
+        .zip(top)
         .filter(|(_, s)| *s > 0.0)
+        .map(|(d, s)| (d.doc_ref(), s))
         .collect();
     best.sort_by(|a, b| b.1.total_cmp(&a.1));
     best

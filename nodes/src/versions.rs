@@ -6,20 +6,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::analysis;
 use crate::documents::Document;
 use crate::state::DocRef;
-use crate::text::sentences;
 use crate::title_match::match_name;
-
-/// Words that say a document replaces another.
-const REPLACES: [&str; 6] = [
-    "replaces ",
-    "supersedes ",
-    "replace ",
-    "supersede ",
-    "in place of ",
-    "repeals ",
-];
 
 /// A document that replaces another of the user's documents.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -38,15 +28,7 @@ pub(crate) fn replacements(library: &[Document]) -> Vec<Replacement> {
     let titles: Vec<DocRef> = library.iter().map(Document::doc_ref).collect();
     let mut out: Vec<Replacement> = Vec::new();
     for doc in library {
-        for sentence in sentences(&doc.content) {
-            let lower = sentence.to_lowercase();
-            let Some(after) = REPLACES
-                .iter()
-                .filter_map(|w| lower.find(w).map(|i| &sentence[i + w.len()..]))
-                .next()
-            else {
-                continue;
-            };
+        for (sentence, after) in &analysis(doc).replaces {
             let others: Vec<DocRef> = titles.iter().filter(|t| t.id != doc.id).cloned().collect();
             let name = after.trim_end_matches(['.', ';', ',']);
             if let [one] = match_name(name, &others).as_slice() {

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 
 use super::{run, Inputs, Prepared};
+use crate::analysis::analysis;
 use crate::deps::PalAssistDeps;
 use crate::extractive::audit_match;
-use crate::passages::{number, split, Passage};
+use crate::passages::{number, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
 
 /// Documents with at most this many passages in all are given whole.
@@ -22,7 +23,11 @@ const MIN_SCORE: f64 = 0.2;
 
 fn prepare(input: &Inputs<'_>) -> Prepared {
     let text = input.state.audit_text.as_deref().unwrap_or(input.question);
-    let all: Vec<Passage> = input.docs.iter().flat_map(split).collect();
+    let all: Vec<Passage> = input
+        .docs
+        .iter()
+        .flat_map(|d| analysis(d).passages.clone())
+        .collect();
     let documents: Vec<_> = input.docs.iter().map(|d| d.doc_ref()).collect();
     let mut chosen: Vec<Passage> = Vec::new();
     let mut best_scores = Vec::new();

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 
 use super::{run, Inputs, Prepared};
+use crate::analysis::analysis;
 use crate::deps::PalAssistDeps;
-use crate::passages::{number, split};
+use crate::passages::number;
 use crate::state::{Action, AgentState, AgentStateUpdate};
 
 /// At most this many passages of one document are compared.
@@ -17,7 +18,7 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
     let docs = input.docs;
     let mut passages = Vec::new();
     for d in docs {
-        passages.extend(split(d).into_iter().take(PER_DOC));
+        passages.extend(analysis(d).passages.iter().take(PER_DOC).cloned());
     }
     number(&mut passages);
     let retrieval_confidence = if docs.len() >= 2 { 1.0 } else { 0.0 };

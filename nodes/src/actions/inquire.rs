@@ -9,9 +9,10 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 
 use super::{run, Inputs, Prepared};
+use crate::analysis::analysis;
 use crate::deps::PalAssistDeps;
 use crate::documents::Document;
-use crate::passages::{best, number, split, Passage};
+use crate::passages::{best, number, Passage};
 use crate::references::{self, Reference};
 use crate::state::DocRef;
 use crate::state::{Action, AgentState, AgentStateUpdate};
@@ -56,7 +57,7 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
         let mut passages: Vec<Passage> = input
             .docs
             .iter()
-            .filter_map(|d| split(d).into_iter().next())
+            .filter_map(|d| analysis(d).passages.first().cloned())
             .map(|mut p| {
                 p.score = 1.0;
                 p
@@ -74,7 +75,18 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
     let mut passages = best(docs, &query, 0.0, PASSAGES);
     if passages.is_empty() {
         // Nothing matches: give the documents' opening passages, unranked.
-        passages = docs.iter().flat_map(split).take(PASSAGES).collect();
+        passages = docs
+            .iter()
+            .flat_map(|d| {
+                analysis(d)
+                    .passages
+                    .iter()
+                    .take(PASSAGES)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+            .take(PASSAGES)
+            .collect();
         number(&mut passages);
     }
     let retrieval_confidence = passages.iter().map(|p| p.score).fold(0.0, f64::max);
