@@ -199,6 +199,21 @@ pub trait DynGraph: Send + Sync {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<DynSnapshot>, RunError>;
+    /// The state's values at checkpoint `checkpoint_id` (a checkpoint's state never
+    /// changes: a graph may answer from memory; see [`CompiledGraph::get_values_at`]).
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit a state type.
+    async fn values_at(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+    ) -> Result<Option<Value>, RunError> {
+        Ok(self
+            .state(thread_id, Some(checkpoint_id))
+            .await?
+            .map(|s| s.values))
+    }
     /// History, newest first.
     async fn history(
         &self,
@@ -339,6 +354,17 @@ impl<S: State> DynGraph for CompiledGraph<S> {
             .get_state_at(thread_id, checkpoint_id)
             .await?
             .map(snapshot))
+    }
+
+    async fn values_at(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+    ) -> Result<Option<Value>, RunError> {
+        Ok(self
+            .get_values_at(thread_id, checkpoint_id)
+            .await?
+            .map(|v| serde_json::to_value(&*v).unwrap_or(Value::Null)))
     }
 
     async fn history(

@@ -146,6 +146,27 @@ impl<S: State> CompiledGraph<S> {
         Ok(Some(self.marked(snap)))
     }
 
+    /// The state at checkpoint `checkpoint_id` of the thread, values only: from the state
+    /// cache when it holds that very checkpoint (a checkpoint's state never changes, so no
+    /// read is needed: a chat answer read as its run completes costs no statement), else
+    /// read as [`CompiledGraph::get_state_at`] reads it.
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit `S`.
+    pub async fn get_values_at(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+    ) -> Result<Option<Arc<S>>, RunError> {
+        if let Some(state) = self.cache.peek(thread_id, checkpoint_id) {
+            return Ok(Some(state));
+        }
+        Ok(self
+            .get_state_at(thread_id, Some(checkpoint_id))
+            .await?
+            .map(|s| s.values))
+    }
+
     fn marked(&self, mut snap: StateSnapshot<S>) -> StateSnapshot<S> {
         self.mark_subgraph_tasks(&mut snap.tasks);
         snap

@@ -595,3 +595,49 @@ pub async fn a_turn_reads_storage_only_when_its_bet_is_wrong(cp: Arc<dyn Checkpo
         "each turn saved input, a, b; a lost bet saved nothing"
     );
 }
+
+/// The values at a run's last checkpoint are read from memory when the state cache holds
+/// that checkpoint, and from storage (the same values) when it does not.
+pub async fn the_values_a_run_completed_with_need_no_read(cp: Arc<dyn Checkpointer>) {
+    use crate::testkit::counting::Counting;
+    let counting = Arc::new(Counting::new(cp));
+    let reads = || counting.snapshot().2;
+    let g = linear(&["a", "b"], counting.clone()).with_state_cache(16);
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("1")).await;
+    let id = out
+        .checkpoint_id
+        .clone()
+        .expect("the run saved checkpoints");
+    let before = reads();
+    let values = g.get_values_at(&t, &id).await.unwrap().expect("values");
+    assert_eq!(reads(), before, "served from the state cache");
+    assert_eq!(*values, *out.state);
+    // Another instance, whose cache is empty, reads the same values from storage.
+    let other = linear(&["a", "b"], counting.clone()).with_state_cache(16);
+    let stored = other
+        .get_values_at(&t, &id)
+        .await
+        .unwrap()
+        .expect("stored values");
+    assert!(reads() > before, "read from storage");
+    assert_eq!(*stored, *out.state);
+    // An earlier checkpoint is not the cached one: read, and its own values.
+    let first = counting.list(&t, &ListOptions::default()).await.unwrap();
+    let input = first.last().expect("the input checkpoint");
+    let at_input = g
+        .get_values_at(&t, &input.checkpoint_id)
+        .await
+        .unwrap()
+        .expect("the input checkpoint's values");
+    assert_eq!(contents(&at_input.messages), vec!["1"]);
+    assert!(
+        at_input.log.is_empty(),
+        "no node had run at the input checkpoint"
+    );
+    assert!(g
+        .get_values_at(&t, "no-such-checkpoint")
+        .await
+        .unwrap()
+        .is_none());
+}

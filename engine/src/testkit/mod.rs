@@ -64,6 +64,7 @@ macro_rules! checkpointer_suite {
             recovery_cases::node_error_fails_with_typed_error_and_keeps_checkpoint,
             engine_cases::state_cache_follows_writes_of_other_instances,
             engine_cases::a_turn_reads_storage_only_when_its_bet_is_wrong,
+            engine_cases::the_values_a_run_completed_with_need_no_read,
             breakpoint_cases::interrupt_before_stops_with_next_set_and_continue_runs_on,
             breakpoint_cases::interrupt_after_stops_and_update_state_between_is_kept,
             breakpoint_cases::a_retry_of_the_stopped_run_stops_again_and_bad_names_are_refused,

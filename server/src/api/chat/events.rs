@@ -72,11 +72,17 @@ pub(crate) async fn chat_events(
                 "reading the final state",
                 FINAL_READ_BUDGET,
                 || true,
-                || g.graph.state(&run.thread_id, checkpoint_id.as_deref()),
+                || async {
+                    match checkpoint_id.as_deref() {
+                        // The run's last checkpoint: usually still in memory.
+                        Some(id) => g.graph.values_at(&run.thread_id, id).await,
+                        None => Ok(g.graph.state(&run.thread_id, None).await?.map(|s| s.values)),
+                    }
+                },
             )
             .await;
             match read {
-                Ok(snap) => vec![adapter.response(&snap.map(|s| s.values).unwrap_or(Value::Null))],
+                Ok(values) => vec![adapter.response(&values.unwrap_or(Value::Null))],
                 Err(e) => vec![
                     json!({"type": "error", "message": format!("the answer was saved but could not be read: {e}")}),
                 ],
