@@ -138,10 +138,7 @@ fn passage_sequence(p: &Passage) -> Vec<String> {
     t
 }
 
-/// Scores every passage against `query` terms: the share of the query's weight (each term
-/// weighted by its rarity among these passages) that the passage contains, lowered by up
-/// to [`PHRASE_WEIGHT`] when it does not keep the query's neighbouring terms together
-/// ("transaction records" beats "transaction ... record"). 0 when the query has no terms.
+/// Sets each passage's score against `query` terms ([`scores`]), its terms computed here.
 #[cfg(test)]
 pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     let sets: Vec<HashSet<String>> = passages.iter().map(passage_terms).collect();
@@ -153,7 +150,11 @@ pub(crate) fn rank(passages: &mut [Passage], query: &[String]) {
     }
 }
 
-/// The scores [`rank`] gives passages with these terms (`sets`) and term sequences.
+/// Scores passages, given by their terms (`sets`) and their terms in reading order
+/// (`seqs`), against `query` terms: the share of the query's weight (each term weighted by
+/// its rarity among these passages) that the passage contains, lowered by up to
+/// [`PHRASE_WEIGHT`] when it does not keep the query's neighbouring terms together
+/// ("transaction records" beats "transaction ... record"). 0 when the query has no terms.
 fn scores(sets: &[&HashSet<String>], seqs: &[&[String]], query: &[String]) -> Vec<f64> {
     let query: Vec<&String> = {
         let mut seen = HashSet::new();
@@ -202,7 +203,7 @@ fn phrase_factor(seq: &[String], query: &[String]) -> f64 {
     1.0 - PHRASE_WEIGHT * (1.0 - kept as f64 / pairs.len() as f64)
 }
 
-/// Scores passages against a statement being audited: like [`rank`], except that a term
+/// Scores passages against a statement being audited: like [`scores`], except that a term
 /// of the statement that no passage contains weighs like the commonest term (it says
 /// nothing about which requirement applies, and should not make every requirement look
 /// unrelated), and the statement's first two terms, usually its subject ("Deletion of
@@ -247,8 +248,8 @@ pub(crate) fn rank_statement(passages: &mut [Passage], statement: &str) {
     }
 }
 
-/// The passages of `docs` (each analysed once: [`analysis`]) scored against `query` as
-/// [`rank`] scores them, in document order, each with its document's index in `docs`.
+/// The passages of the documents analysed in `analyses` ([`analysis`]), scored against
+/// `query` ([`scores`]), in document order, each with its document's index.
 fn ranked<'a>(analyses: &'a [Arc<Analysis>], query: &[String]) -> Vec<(usize, &'a Passage, f64)> {
     let sets: Vec<&HashSet<String>> = analyses.iter().flat_map(|a| &a.terms).collect();
     let seqs: Vec<&[String]> = analyses
