@@ -13,7 +13,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::documents::Document;
 use crate::passages::{self, Passage};
-use crate::text::{self, sentences};
+use crate::text::sentences;
 
 /// The document text the memo keeps at most (the analyses come on top, a few times this).
 const MAX_BYTES: usize = 32 << 20;
@@ -47,14 +47,7 @@ impl Analysis {
     fn of(doc: &Document) -> Analysis {
         let passages = passages::split(doc);
         let terms = passages.iter().map(passages::passage_terms).collect();
-        let sequences = passages
-            .iter()
-            .map(|p| {
-                let mut t = p.heading.as_deref().map(text::terms).unwrap_or_default();
-                t.extend(text::terms(&p.text));
-                t
-            })
-            .collect();
+        let sequences = passages.iter().map(passages::passage_sequence).collect();
         let replaces = sentences(&doc.content)
             .into_iter()
             .filter_map(|s| {
@@ -180,16 +173,8 @@ impl Memo {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn doc(id: &str, title: &str, content: &str) -> Document {
-        Document {
-            id: id.into(),
-            owner: "u".into(),
-            title: title.into(),
-            content: content.into(),
-            created_at_ms: 0,
-        }
-    }
+    use crate::documents::test_doc as doc;
+    use crate::text;
 
     #[test]
     fn the_analysis_is_the_passages_and_their_terms() {

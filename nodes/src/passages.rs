@@ -132,7 +132,7 @@ pub(crate) fn passage_terms(p: &Passage) -> HashSet<String> {
 }
 
 /// The terms of a passage in reading order (heading first), for phrase matching.
-fn passage_sequence(p: &Passage) -> Vec<String> {
+pub(crate) fn passage_sequence(p: &Passage) -> Vec<String> {
     let mut t = p.heading.as_deref().map(text::terms).unwrap_or_default();
     t.extend(text::terms(&p.text));
     t
@@ -305,13 +305,7 @@ mod tests {
     use super::*;
 
     fn doc(content: &str) -> Document {
-        Document {
-            id: "d".into(),
-            owner: "u".into(),
-            title: "T".into(),
-            content: content.into(),
-            created_at_ms: 0,
-        }
+        crate::documents::test_doc("d", "T", content)
     }
 
     #[test]

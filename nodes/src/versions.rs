@@ -71,16 +71,7 @@ pub(crate) fn newer_among<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn doc(id: &str, title: &str, content: &str) -> Document {
-        Document {
-            id: id.into(),
-            owner: "u".into(),
-            title: title.into(),
-            content: content.into(),
-            created_at_ms: 0,
-        }
-    }
+    use crate::documents::test_doc as doc;
 
     #[test]
     fn a_document_naming_the_one_it_replaces_is_its_newer_version() {

@@ -85,6 +85,18 @@ pub struct Document {
     pub created_at_ms: i64,
 }
 
+/// A document of user `u` with these id, title and text, for tests.
+#[cfg(test)]
+pub(crate) fn test_doc(id: &str, title: &str, content: &str) -> Document {
+    Document {
+        id: id.into(),
+        owner: "u".into(),
+        title: title.into(),
+        content: content.into(),
+        created_at_ms: 0,
+    }
+}
+
 impl Document {
     /// Its id and title.
     pub fn doc_ref(&self) -> DocRef {
