@@ -18,6 +18,8 @@
 #![allow(unreachable_pub)]
 
 mod compose;
+mod section_f;
+mod section_g;
 mod section_i;
 mod section_j;
 mod shape;
@@ -383,178 +385,6 @@ async fn sec_e(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<(
     Ok(())
 }
 
-async fn sec_f(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<()> {
-    let pool = schema.pool(4).await;
-    let counting = Arc::new(Counting::new(Arc::new(PostgresCheckpointer::new(
-        pool.clone(),
-    ))));
-    let g = graph(counting.clone(), Variant::Plain);
-    let marks: Vec<usize> = [1, 10, 50, 100, 200, 1000]
-        .into_iter()
-        .filter(|m| *m <= s.growth_turns)
-        .collect();
-    let mut times: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    let mut bytes: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    let mut wal: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    for th in 0..s.growth_threads {
-        let t = tid(&format!("growth{th}"));
-        for turn in 1..=s.growth_turns {
-            // Around each mark, measure the turn and its neighbours (+-2) for a stable median.
-            let near = marks
-                .iter()
-                .find(|m| turn + 2 >= **m && turn <= **m + 2)
-                .copied();
-            if let Some(m) = near {
-                let l0 = wal_lsn(&pool).await?;
-                let b0 = counting.snapshot().3;
-                let t0 = Instant::now();
-                run_turn(&g, &t, turn).await;
-                times
-                    .entry(m)
-                    .or_default()
-                    .push(t0.elapsed().as_secs_f64() * 1e6);
-                bytes
-                    .entry(m)
-                    .or_default()
-                    .push((counting.snapshot().3 - b0) as f64);
-                let l1 = wal_lsn(&pool).await?;
-                wal.entry(m)
-                    .or_default()
-                    .push(wal_diff(&pool, &l0, &l1).await? as f64);
-            } else {
-                run_turn(&g, &t, turn).await;
-            }
-        }
-    }
-    let mut table = Vec::new();
-    for m in &marks {
-        let tm = times.remove(m).unwrap_or_default();
-        let by = bytes.remove(m).unwrap_or_default();
-        let wl = wal.remove(m).unwrap_or_default();
-        let med = |v: &Vec<f64>| {
-            let mut v = v.clone();
-            v.sort_by(|a, b| a.total_cmp(b));
-            pct(&v, 0.5)
-        };
-        table.push(json!({"turn": m, "median_us": med(&tm), "payload_bytes": med(&by), "wal_bytes": med(&wl)}));
-        r.fig(
-            &format!("f_growth_turn_{m}"),
-            &format!(
-                "Postgres growth: turn #{m} on one thread (turns {m}+-2, {} threads)",
-                s.growth_threads
-            ),
-            tm,
-            "us",
-            json!({"payload_bytes_median": med(&by), "wal_bytes_median": med(&wl)}),
-        );
-    }
-    let (blobs, rows): (i64, i64) = sqlx::query_as(
-        "SELECT coalesce(sum(octet_length(vals::text)),0)::bigint, count(*)::bigint FROM checkpoints",
-    )
-    .fetch_one(&pool)
-    .await?;
-    r.extra.insert("growth".into(), json!({"turns": s.growth_turns, "threads": s.growth_threads, "per_mark": table, "blob_bytes_all_threads": blobs, "blob_rows_all_threads": rows}));
-    Ok(())
-}
-
-async fn sec_g(
-    r: &mut Report,
-    s: &Sizes,
-    schema: &PgSchema,
-    payload: f64,
-    commits: usize,
-) -> anyhow::Result<()> {
-    let pool = schema.pool(2).await;
-    sqlx::raw_sql("CREATE TABLE IF NOT EXISTS bench_floor (id text PRIMARY KEY, data jsonb)")
-        .execute(&pool)
-        .await?;
-    let pad = "x".repeat((payload as usize).saturating_sub(20));
-    let data = json!({"v": 4, "pad": pad}).to_string();
-    // One connection held throughout, as a client doing nothing but these inserts would
-    // (sqlx pings a connection each time it returns to the pool).
-    let conn = tokio::sync::Mutex::new(pool.acquire().await?);
-    let cpu0 = cpu_us();
-    let samples = measure(s.pg.0, s.pg.1, Duration::from_secs(s.pg.2), |_| {
-        let (conn, data) = (&conn, &data);
-        async move {
-            let mut conn = conn.lock().await;
-            for _ in 0..commits {
-                sqlx::query("INSERT INTO bench_floor (id, data) VALUES ($1, $2::jsonb)")
-                    .bind(uuid_like())
-                    .bind(data.as_str())
-                    .execute(&mut **conn)
-                    .await
-                    .expect("floor insert");
-            }
-        }
-    })
-    .await;
-    let cpu = (cpu_us() - cpu0) / (samples.len() + s.pg.0) as f64;
-    let per: Vec<f64> = samples.iter().map(|x| x / commits as f64).collect();
-    // Paired: a Postgres turn, then the floor's inserts, alternately, so both see the same
-    // moment of a noisy machine; the ratio of each pair.
-    let g = graph(
-        Arc::new(PostgresCheckpointer::new(pool.clone())),
-        Variant::Plain,
-    );
-    let mut ratios = Vec::new();
-    for i in 0..s.pg.1 {
-        let t0 = Instant::now();
-        run_turn(&g, &tid("pair"), i).await;
-        let turn = t0.elapsed().as_secs_f64();
-        let t0 = Instant::now();
-        let mut conn = conn.lock().await;
-        for _ in 0..commits {
-            sqlx::query("INSERT INTO bench_floor (id, data) VALUES ($1, $2::jsonb)")
-                .bind(uuid_like())
-                .bind(data.as_str())
-                .execute(&mut **conn)
-                .await?;
-        }
-        ratios.push(turn / t0.elapsed().as_secs_f64());
-    }
-    r.fig(
-        "g_turn_over_floor_paired",
-        "Postgres turn / floor, measured in alternating pairs (ratio)",
-        ratios,
-        "x",
-        json!({}),
-    );
-    r.fig(
-        "g_floor_turn_sc_on",
-        &format!("floor: {commits} x autocommit INSERT jsonb (~{payload:.0} B), sqlx"),
-        samples,
-        "us",
-        json!({"inserts_per_turn": commits, "process_cpu_us_per_op": cpu}),
-    );
-    r.fig(
-        "g_floor_insert_sc_on",
-        "floor: one autocommit INSERT (= above / inserts)",
-        per,
-        "us",
-        json!({}),
-    );
-    let rtt = measure(100, 2000, Duration::from_secs(5), |_| {
-        let conn = &conn;
-        async move {
-            let mut conn = conn.lock().await;
-            let _: i32 = sqlx::query_scalar("SELECT 1")
-                .fetch_one(&mut **conn)
-                .await
-                .expect("select 1");
-        }
-    })
-    .await;
-    r.fig(
-        "g_select1_rtt",
-        "reference: SELECT 1 round trip (TCP 127.0.0.1)",
-        rtt,
-        "us",
-        json!({}),
-    );
-    Ok(())
-}
-
 async fn sec_h(r: &mut Report, s: &Sizes, schema: &PgSchema) -> anyhow::Result<()> {
     for n in [1usize, 8, 32] {
         let pool = schema.pool(n as u32).await;
@@ -706,11 +536,11 @@ async fn async_main(args: Args) -> anyhow::Result<()> {
     }
     if want("f") {
         println!("\n== f: growth");
-        sec_f(&mut r, &s, &schema).await?;
+        section_f::sec_f(&mut r, &s, &schema).await?;
     }
     if want("g") {
         println!("\n== g: floor");
-        sec_g(&mut r, &s, &schema, payload_per_commit, commits_per_turn).await?;
+        section_g::sec_g(&mut r, &s, &schema, payload_per_commit, commits_per_turn).await?;
     }
     if want("h") {
         println!("\n== h: throughput");
