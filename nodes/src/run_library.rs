@@ -1,6 +1,9 @@
 //! The user's library as one run sees it: its titles and its documents are each read at
 //! most once per run, however many nodes of the turn need them (the doc resolver, the
 //! input validation, the action and the response formatting each did their own read).
+//! The first read of the titles brings the documents with it when the library is small
+//! enough to keep ([`DocumentStore::library`]): then a turn reads its library with one
+//! statement, and its nodes all see that one read.
 //!
 //! A turn works from one snapshot: a document added or removed while it runs shows from
 //! the next turn on. Snapshots are kept for the runs of the last [`KEEP`] and at most
@@ -11,7 +14,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::documents::{Document, DocumentError, DocumentStore};
+use crate::documents::{Document, DocumentError, DocumentStore, Library};
 use crate::state::DocRef;
 
 /// How long a run's snapshot is kept after it was read.
@@ -51,8 +54,20 @@ impl RunLibraries {
         if let Some(d) = self.find(run_id, owner, |s| s.documents.clone()) {
             return Ok(Arc::new(d.iter().map(Document::doc_ref).collect()));
         }
-        let titles = Arc::new(store.titles(owner).await?);
-        self.keep(run_id, owner, |s| s.titles = Some(titles.clone()));
+        // One read: the documents too when the library is small enough to keep, so the
+        // nodes that need them later read nothing, and see the same snapshot.
+        let library = store.library(owner, MAX_CACHED_BYTES).await?;
+        let titles = Arc::new(library.titles());
+        match library {
+            Library::Documents(documents) if bytes(&documents) <= MAX_CACHED_BYTES => {
+                let documents = Arc::new(documents);
+                self.keep(run_id, owner, |s| {
+                    s.titles = Some(titles.clone());
+                    s.documents = Some(documents);
+                });
+            }
+            _ => self.keep(run_id, owner, |s| s.titles = Some(titles.clone())),
+        }
         Ok(titles)
     }
 
@@ -67,11 +82,7 @@ impl RunLibraries {
             return Ok(d);
         }
         let documents = Arc::new(store.list(owner).await?);
-        let bytes: usize = documents
-            .iter()
-            .map(|d| d.content.len() + d.title.len())
-            .sum();
-        if bytes <= MAX_CACHED_BYTES {
+        if bytes(&documents) <= MAX_CACHED_BYTES {
             self.keep(run_id, owner, |s| s.documents = Some(documents.clone()));
         }
         Ok(documents)
@@ -119,6 +130,14 @@ impl RunLibraries {
     }
 }
 
+/// The size a snapshot's documents count for against [`MAX_CACHED_BYTES`].
+fn bytes(documents: &[Document]) -> usize {
+    documents
+        .iter()
+        .map(|d| d.content.len() + d.title.len())
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -139,12 +158,46 @@ mod tests {
         store.create("ann", "Policy B", "Keep more.").await.unwrap();
         // The same run: the snapshot it read.
         assert_eq!(libs.titles(&store, "r1", "ann").await.unwrap().len(), 1);
-        // Its documents are read once, and then say its titles too.
-        assert_eq!(libs.documents(&store, "r1", "ann").await.unwrap().len(), 2);
-        assert_eq!(libs.documents(&store, "r1", "ann").await.unwrap().len(), 2);
+        // Its documents came with the titles: the same snapshot.
+        let docs = libs.documents(&store, "r1", "ann").await.unwrap();
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].title, "Policy A");
         // Another run, or another owner in the run, reads anew.
         assert_eq!(libs.titles(&store, "r2", "ann").await.unwrap().len(), 2);
         assert_eq!(libs.titles(&store, "r1", "bob").await.unwrap().len(), 0);
+    }
+
+    #[tokio::test]
+    async fn documents_read_first_say_the_titles_too() {
+        let store = MemoryDocumentStore::default();
+        store
+            .create("ann", "Policy A", "Keep records.")
+            .await
+            .unwrap();
+        let libs = RunLibraries::default();
+        assert_eq!(libs.documents(&store, "r1", "ann").await.unwrap().len(), 1);
+        store.create("ann", "Policy B", "Keep more.").await.unwrap();
+        assert_eq!(libs.titles(&store, "r1", "ann").await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_library_too_big_to_keep_is_read_as_titles_then_documents() {
+        let store = MemoryDocumentStore::default();
+        let big = "x".repeat(MAX_CACHED_BYTES);
+        store.create("ann", "Big", &big).await.unwrap();
+        let libs = RunLibraries::default();
+        assert_eq!(libs.titles(&store, "r1", "ann").await.unwrap().len(), 1);
+        {
+            let runs = libs.runs.lock().unwrap();
+            let snap = runs.iter().find(|s| s.run_id == "r1").unwrap();
+            assert!(snap.titles.is_some());
+            assert!(snap.documents.is_none(), "too big to keep");
+        }
+        store.create("ann", "Small", "Keep more.").await.unwrap();
+        // Not kept, so read when needed (and then it shows the newer document).
+        let docs = libs.documents(&store, "r1", "ann").await.unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].content.len(), MAX_CACHED_BYTES);
     }
 
     #[tokio::test]

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use palgraph_nodes::documents::samples::samples;
-use palgraph_nodes::documents::{Removal, MAX_SET_DOCUMENTS};
+use palgraph_nodes::documents::{Library, Removal, MAX_SET_DOCUMENTS};
 use palgraph_nodes::{
     seed_samples, DocumentError, DocumentStore, MemoryDocumentStore, PostgresDocumentStore,
     SqliteDocumentStore,
@@ -37,6 +37,27 @@ async fn conformance(store: &dyn DocumentStore) {
         .collect();
     assert_eq!(titles, ["First", "Second"]);
     assert!(store.list("carol").await.unwrap().is_empty());
+
+    // The library in one read: whole within the size asked for, titles beyond it.
+    let chars = "First".len() + "one".len() + "Second".len() + "two\nlines".len();
+    assert_eq!(
+        store.library("alice", chars).await.unwrap(),
+        Library::Documents(vec![a.clone(), b.clone()])
+    );
+    assert_eq!(
+        store.library("alice", chars - 1).await.unwrap(),
+        Library::Titles(vec![a.doc_ref(), b.doc_ref()])
+    );
+    assert_eq!(
+        store.library("carol", 0).await.unwrap(),
+        Library::Documents(vec![])
+    );
+    // Counted in characters, not bytes.
+    let c = store.create("erin", "Été", "ça").await.unwrap();
+    assert_eq!(
+        store.library("erin", 5).await.unwrap(),
+        Library::Documents(vec![c])
+    );
 
     // Deletes are scoped too.
     assert!(!store.delete("bob", &a.id).await.unwrap());

@@ -9,7 +9,7 @@ use super::sets::{
 };
 use super::{
     new_document, now_ms, Document, DocumentError, DocumentSet, DocumentSetStore, DocumentStore,
-    Removal, MAX_SETS, MAX_SET_DOCUMENTS,
+    Library, Removal, MAX_SETS, MAX_SET_DOCUMENTS,
 };
 use crate::state::DocRef;
 
@@ -118,6 +118,21 @@ impl DocumentStore for MemoryDocumentStore {
             .filter(|d| d.owner == owner)
             .map(Document::doc_ref)
             .collect())
+    }
+
+    async fn library(&self, owner: &str, max_chars: usize) -> Result<Library, DocumentError> {
+        let docs = self.list(owner).await?;
+        let chars: usize = docs
+            .iter()
+            .map(|d| d.title.chars().count() + d.content.chars().count())
+            .sum();
+        if chars <= max_chars {
+            Ok(Library::Documents(docs))
+        } else {
+            Ok(Library::Titles(
+                docs.iter().map(Document::doc_ref).collect(),
+            ))
+        }
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {

@@ -107,6 +107,25 @@ impl Document {
     }
 }
 
+/// The owner's library as [`DocumentStore::library`] read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Library {
+    /// Every document, oldest first: the library was within the size asked for.
+    Documents(Vec<Document>),
+    /// Every document's id and title, oldest first: the library was larger.
+    Titles(Vec<DocRef>),
+}
+
+impl Library {
+    /// The documents' ids and titles, oldest first.
+    pub fn titles(&self) -> Vec<DocRef> {
+        match self {
+            Library::Documents(docs) => docs.iter().map(Document::doc_ref).collect(),
+            Library::Titles(titles) => titles.clone(),
+        }
+    }
+}
+
 /// Why a document operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -149,6 +168,20 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// # Errors
     /// A storage error.
     async fn titles(&self, owner: &str) -> Result<Vec<DocRef>, DocumentError>;
+
+    /// The owner's documents, oldest first, in one read: whole when their titles and
+    /// contents come to at most `max_chars` characters, else as id and title only (so a
+    /// large library costs no more than [`DocumentStore::titles`]). A run that needs the
+    /// titles now and may need the documents later reads the library once this way.
+    ///
+    /// The default answers with [`DocumentStore::titles`]; the stores here read both at once.
+    ///
+    /// # Errors
+    /// A storage error.
+    async fn library(&self, owner: &str, max_chars: usize) -> Result<Library, DocumentError> {
+        let _ = max_chars;
+        Ok(Library::Titles(self.titles(owner).await?))
+    }
 
     /// One of the owner's documents; `None` when it does not exist or is someone else's.
     ///

@@ -13,7 +13,7 @@ use sqlx::{
 };
 
 use super::sets::is_id;
-use super::{new_document, Document, DocumentError, DocumentStore};
+use super::{new_document, Document, DocumentError, DocumentStore, Library};
 use crate::state::DocRef;
 
 /// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`]
@@ -122,6 +122,7 @@ where
     for<'r> (i64,): FromRow<'r, DB::Row>,
     for<'r> (String, String, i64, i64): FromRow<'r, DB::Row>,
     for<'r> (String, String, String): FromRow<'r, DB::Row>,
+    for<'r> (String, String, String, i64, Option<String>): FromRow<'r, DB::Row>,
 {
     async fn create(
         &self,
@@ -157,6 +158,39 @@ where
         let mut q = QueryBuilder::<DB>::new("SELECT id, title FROM documents WHERE owner = ");
         q.push_bind(owner).push(" ORDER BY created_at_ms, id");
         Ok(q.build_query_as::<DocRef>().fetch_all(&self.pool).await?)
+    }
+
+    async fn library(&self, owner: &str, max_chars: usize) -> Result<Library, DocumentError> {
+        // One statement: the contents come back only when the whole library is within
+        // `max_chars` (the window sums every row the owner's rows are read for anyway).
+        let mut q = QueryBuilder::<DB>::new(
+            "SELECT id, owner, title, created_at_ms, CASE WHEN \
+             SUM(LENGTH(title) + LENGTH(content)) OVER () <= ",
+        );
+        q.push_bind(i64::try_from(max_chars).unwrap_or(i64::MAX))
+            .push(" THEN content END AS content FROM documents WHERE owner = ")
+            .push_bind(owner)
+            .push(" ORDER BY created_at_ms, id");
+        let rows: Vec<(String, String, String, i64, Option<String>)> =
+            q.build_query_as().fetch_all(&self.pool).await?;
+        if rows.iter().all(|r| r.4.is_some()) {
+            let docs = rows
+                .into_iter()
+                .map(|(id, owner, title, created_at_ms, content)| Document {
+                    id,
+                    owner,
+                    title,
+                    content: content.unwrap_or_default(),
+                    created_at_ms,
+                })
+                .collect();
+            return Ok(Library::Documents(docs));
+        }
+        let titles = rows
+            .into_iter()
+            .map(|(id, _, title, _, _)| DocRef { id, title })
+            .collect();
+        Ok(Library::Titles(titles))
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {
