@@ -52,11 +52,15 @@ async fn conformance(store: &dyn DocumentStore) {
         store.library("carol", 0).await.unwrap(),
         Library::Documents(vec![])
     );
-    // Counted in characters, not bytes.
+    // Counted in bytes: "Été" and "ça" are 5 characters, 8 bytes.
     let c = store.create("erin", "Été", "ça").await.unwrap();
     assert_eq!(
-        store.library("erin", 5).await.unwrap(),
-        Library::Documents(vec![c])
+        store.library("erin", 8).await.unwrap(),
+        Library::Documents(vec![c.clone()])
+    );
+    assert_eq!(
+        store.library("erin", 7).await.unwrap(),
+        Library::Titles(vec![c.doc_ref()])
     );
 
     // Deletes are scoped too.

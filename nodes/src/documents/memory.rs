@@ -120,13 +120,10 @@ impl DocumentStore for MemoryDocumentStore {
             .collect())
     }
 
-    async fn library(&self, owner: &str, max_chars: usize) -> Result<Library, DocumentError> {
+    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
         let docs = self.list(owner).await?;
-        let chars: usize = docs
-            .iter()
-            .map(|d| d.title.chars().count() + d.content.chars().count())
-            .sum();
-        if chars <= max_chars {
+        let bytes: usize = docs.iter().map(|d| d.title.len() + d.content.len()).sum();
+        if bytes <= max_bytes {
             Ok(Library::Documents(docs))
         } else {
             Ok(Library::Titles(

@@ -170,16 +170,16 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     async fn titles(&self, owner: &str) -> Result<Vec<DocRef>, DocumentError>;
 
     /// The owner's documents, oldest first, in one read: whole when their titles and
-    /// contents come to at most `max_chars` characters, else as id and title only (so a
-    /// large library costs no more than [`DocumentStore::titles`]). A run that needs the
-    /// titles now and may need the documents later reads the library once this way.
+    /// contents come to at most `max_bytes` bytes (UTF-8), else as id and title only. A run
+    /// that needs the titles now and may need the documents later reads the library once
+    /// this way.
     ///
     /// The default answers with [`DocumentStore::titles`]; the stores here read both at once.
     ///
     /// # Errors
     /// A storage error.
-    async fn library(&self, owner: &str, max_chars: usize) -> Result<Library, DocumentError> {
-        let _ = max_chars;
+    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
+        let _ = max_bytes;
         Ok(Library::Titles(self.titles(owner).await?))
     }
 

@@ -160,14 +160,23 @@ where
         Ok(q.build_query_as::<DocRef>().fetch_all(&self.pool).await?)
     }
 
-    async fn library(&self, owner: &str, max_chars: usize) -> Result<Library, DocumentError> {
+    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
         // One statement: the contents come back only when the whole library is within
-        // `max_chars` (the window sums every row the owner's rows are read for anyway).
-        let mut q = QueryBuilder::<DB>::new(
-            "SELECT id, owner, title, created_at_ms, CASE WHEN \
-             SUM(LENGTH(title) + LENGTH(content)) OVER () <= ",
-        );
-        q.push_bind(i64::try_from(max_chars).unwrap_or(i64::MAX))
+        // `max_bytes`. Sizes in bytes: Postgres's `octet_length` reads a stored text's size
+        // without decompressing it, so a large library costs about what its titles do.
+        let size = |column: &str| {
+            if DB::NAME == "SQLite" {
+                format!("length(CAST({column} AS BLOB))")
+            } else {
+                format!("octet_length({column})")
+            }
+        };
+        let mut q = QueryBuilder::<DB>::new(format!(
+            "SELECT id, owner, title, created_at_ms, CASE WHEN SUM({} + {}) OVER () <= ",
+            size("title"),
+            size("content")
+        ));
+        q.push_bind(i64::try_from(max_bytes).unwrap_or(i64::MAX))
             .push(" THEN content END AS content FROM documents WHERE owner = ")
             .push_bind(owner)
             .push(" ORDER BY created_at_ms, id");
