@@ -56,18 +56,18 @@ impl RunLibraries {
         }
         // One read: the documents too when the library is small enough to keep, so the
         // nodes that need them later read nothing, and see the same snapshot.
-        let library = store.library(owner, MAX_CACHED_BYTES).await?;
-        let titles = Arc::new(library.titles());
-        match library {
-            Library::Documents(documents) if bytes(&documents) <= MAX_CACHED_BYTES => {
-                let documents = Arc::new(documents);
-                self.keep(run_id, owner, |s| {
-                    s.titles = Some(titles.clone());
-                    s.documents = Some(documents);
-                });
+        let (titles, documents) = match store.library(owner, MAX_CACHED_BYTES).await? {
+            Library::Documents(documents) => {
+                let titles = documents.iter().map(Document::doc_ref).collect();
+                let keep = bytes(&documents) <= MAX_CACHED_BYTES;
+                (Arc::new(titles), keep.then(|| Arc::new(documents)))
             }
-            _ => self.keep(run_id, owner, |s| s.titles = Some(titles.clone())),
-        }
+            Library::Titles(titles) => (Arc::new(titles), None),
+        };
+        self.keep(run_id, owner, |s| {
+            s.titles = Some(titles.clone());
+            s.documents = documents;
+        });
         Ok(titles)
     }
 
@@ -145,13 +145,19 @@ mod tests {
     use super::*;
     use crate::documents::MemoryDocumentStore;
 
-    #[tokio::test]
-    async fn a_run_reads_the_library_once_and_the_next_run_sees_changes() {
+    /// A store where "ann" has one document, "Policy A".
+    async fn ann_with_policy_a() -> MemoryDocumentStore {
         let store = MemoryDocumentStore::default();
         store
             .create("ann", "Policy A", "Keep records.")
             .await
             .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn a_run_reads_the_library_once_and_the_next_run_sees_changes() {
+        let store = ann_with_policy_a().await;
         let libs = RunLibraries::default();
         let first = libs.titles(&store, "r1", "ann").await.unwrap();
         assert_eq!(first.len(), 1);
@@ -169,11 +175,7 @@ mod tests {
 
     #[tokio::test]
     async fn documents_read_first_say_the_titles_too() {
-        let store = MemoryDocumentStore::default();
-        store
-            .create("ann", "Policy A", "Keep records.")
-            .await
-            .unwrap();
+        let store = ann_with_policy_a().await;
         let libs = RunLibraries::default();
         assert_eq!(libs.documents(&store, "r1", "ann").await.unwrap().len(), 1);
         store.create("ann", "Policy B", "Keep more.").await.unwrap();
@@ -202,11 +204,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_most_recent_runs_are_kept() {
-        let store = MemoryDocumentStore::default();
-        store
-            .create("ann", "Policy A", "Keep records.")
-            .await
-            .unwrap();
+        let store = ann_with_policy_a().await;
         let libs = RunLibraries::default();
         for i in 0..MAX_RUNS + 10 {
             libs.titles(&store, &format!("r{i}"), "ann").await.unwrap();

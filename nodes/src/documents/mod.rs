@@ -116,16 +116,6 @@ pub enum Library {
     Titles(Vec<DocRef>),
 }
 
-impl Library {
-    /// The documents' ids and titles, oldest first.
-    pub fn titles(&self) -> Vec<DocRef> {
-        match self {
-            Library::Documents(docs) => docs.iter().map(Document::doc_ref).collect(),
-            Library::Titles(titles) => titles.clone(),
-        }
-    }
-}
-
 /// Why a document operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
