@@ -21,8 +21,9 @@ use super::CheckpointError;
 
 /// The most advances one statement carries.
 const MAX_BATCH: usize = 64;
-/// Statements in flight at once.
-const IN_FLIGHT: usize = 2;
+/// Statements in flight at once: one, so that calls arriving meanwhile gather into the next
+/// (see [`super::pg_group_commit::BATCHES_IN_FLIGHT`] for what a second one cost).
+const IN_FLIGHT: usize = super::pg_group_commit::BATCHES_IN_FLIGHT;
 
 /// Raises every key of `$1` (`[{key, epoch}]`) to its highest epoch of the batch unless its
 /// stored epoch is higher; returns every key's epoch. Keys are locked in one order, so two

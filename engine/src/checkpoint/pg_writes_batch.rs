@@ -18,8 +18,9 @@ use super::CheckpointError;
 
 /// The most calls one statement carries.
 const MAX_BATCH: usize = 64;
-/// Statements in flight at once.
-const IN_FLIGHT: usize = 2;
+/// Statements in flight at once: one, so that calls arriving meanwhile gather into the next
+/// (see [`super::pg_group_commit::BATCHES_IN_FLIGHT`] for what a second one cost).
+const IN_FLIGHT: usize = super::pg_group_commit::BATCHES_IN_FLIGHT;
 
 /// Every call's writes whose fence holds (`$1`: `[{i, thread_id, checkpoint_id, writes,
 /// fence_key, fence_epoch}]`, `writes` as [`super::sql::writes_json`] makes them); returns
