@@ -18,8 +18,6 @@
 
 mod memory;
 #[cfg(feature = "postgres")]
-mod pg_conns;
-#[cfg(feature = "postgres")]
 mod pg_fence_batch;
 #[cfg(feature = "postgres")]
 mod pg_group_commit;

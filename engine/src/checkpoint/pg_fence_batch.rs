@@ -13,7 +13,11 @@
 use std::collections::HashMap;
 
 use serde_json::json;
+use std::sync::Arc;
+
 use sqlx::PgPool;
+
+use crate::db::pg_conns::OwnConnections;
 
 use crate::db::batch::Batcher;
 
@@ -47,9 +51,11 @@ pub(super) struct FenceBatch {
 impl FenceBatch {
     /// Starts the task on the current runtime.
     pub(super) fn start(pool: PgPool) -> Self {
+        // Its own connections: no ping on every return to the pool (see `db::pg_conns`).
+        let conns = Arc::new(OwnConnections::new(pool, IN_FLIGHT));
         let batcher = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |calls: Vec<(String, i64)>| {
-            let pool = pool.clone();
-            async move { advance(&pool, calls).await }
+            let conns = conns.clone();
+            async move { advance(&conns, calls).await }
         });
         FenceBatch { batcher }
     }
@@ -65,17 +71,22 @@ impl FenceBatch {
     }
 }
 
-async fn advance(pool: &PgPool, calls: Vec<(String, i64)>) -> Result<Vec<i64>, CheckpointError> {
+async fn advance(
+    conns: &OwnConnections,
+    calls: Vec<(String, i64)>,
+) -> Result<Vec<i64>, CheckpointError> {
     let batch = serde_json::Value::Array(
         calls
             .iter()
             .map(|(key, epoch)| json!({"key": key, "epoch": epoch}))
             .collect(),
     );
+    let mut conn = conns.take().await?;
     let rows: Vec<(String, i64)> = sqlx::query_as(ADVANCE_BATCH)
         .bind(sqlx::types::Json(batch))
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?;
+    conn.keep();
     metrics::histogram!(super::timing::BATCH_SIZE, "kind" => "fences").record(calls.len() as f64);
     let held: HashMap<String, i64> = rows.into_iter().collect();
     calls

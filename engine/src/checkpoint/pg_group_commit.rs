@@ -23,9 +23,9 @@ use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tracing::Instrument;
 
-use super::pg_conns::OwnConnections;
 use super::sql::without_nul;
 use super::CheckpointError;
+use crate::db::pg_conns::OwnConnections;
 
 /// Inserts one checkpoint unless its thread's head is no longer `$10` at seq `$3 - 1` (NULL:
 /// the thread must have no checkpoint yet): one index probe. The `(thread_id, seq)` key

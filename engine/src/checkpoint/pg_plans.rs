@@ -157,8 +157,8 @@ async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
 /// (its custom plans are estimated cheaper), and planning cost more than the insert.
 #[tokio::test]
 async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
-    use super::pg_conns::OwnConnections;
     use super::pg_group_commit::{insert_one, NewRow, PUT};
+    use crate::db::pg_conns::OwnConnections;
 
     let schema = PgSchema::create().await;
     let pool = crate::db::open_postgres_as(&schema.schema_url(), 2, Some(&schema.name))

@@ -10,7 +10,11 @@
 //! call.
 
 use serde_json::{json, Value};
+use std::sync::Arc;
+
 use sqlx::PgPool;
+
+use crate::db::pg_conns::OwnConnections;
 
 use crate::db::batch::Batcher;
 
@@ -69,9 +73,11 @@ pub(super) struct WritesBatch {
 impl WritesBatch {
     /// Starts the task on the current runtime.
     pub(super) fn start(pool: PgPool) -> Self {
+        // Its own connections: no ping on every return to the pool (see `db::pg_conns`).
+        let conns = Arc::new(OwnConnections::new(pool, IN_FLIGHT));
         let batcher = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |calls: Vec<WritesCall>| {
-            let pool = pool.clone();
-            async move { write(&pool, calls).await }
+            let conns = conns.clone();
+            async move { write(&conns, calls).await }
         });
         WritesBatch { batcher }
     }
@@ -83,7 +89,10 @@ impl WritesBatch {
     }
 }
 
-async fn write(pool: &PgPool, calls: Vec<WritesCall>) -> Result<Vec<bool>, CheckpointError> {
+async fn write(
+    conns: &OwnConnections,
+    calls: Vec<WritesCall>,
+) -> Result<Vec<bool>, CheckpointError> {
     let n = calls.len();
     // The writes are JSON text already: the batch is written around them, not re-parsed.
     let mut text = String::from("[");
@@ -103,10 +112,12 @@ async fn write(pool: &PgPool, calls: Vec<WritesCall>) -> Result<Vec<bool>, Check
         ));
     }
     text.push(']');
+    let mut conn = conns.take().await?;
     let held: Vec<i32> = sqlx::query_scalar(PUT_WRITES_BATCH)
         .bind(super::sql::without_nul(&text).as_ref())
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?;
+    conn.keep();
     super::timing::writes_batch(n);
     let mut out = vec![false; n];
     for i in held {

@@ -8,6 +8,8 @@
 
 pub mod batch;
 pub mod migrate;
+#[cfg(feature = "postgres")]
+pub mod pg_conns;
 
 use migrate::{Migration, Migrator};
 

@@ -9,7 +9,10 @@
 //! idempotency key names an existing run is created the long way, as is any run whose batch
 //! failed as a whole.
 
+use std::sync::Arc;
+
 use palgraph::db::batch::Batcher;
+use palgraph::db::pg_conns::OwnConnections;
 use serde_json::{json, Value};
 use sqlx::types::Json;
 use sqlx::PgPool;
@@ -56,15 +59,17 @@ pub(crate) struct RunBatches {
 impl RunBatches {
     /// Starts both tasks on the current runtime.
     pub(crate) fn spawn(pool: &PgPool) -> Self {
-        let p = pool.clone();
+        // Each task on connections of its own: none pinged on every return to the pool
+        // (see `palgraph::db::pg_conns`).
+        let conns = Arc::new(OwnConnections::new(pool.clone(), IN_FLIGHT));
         let create = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |items: Vec<NewInBatch>| {
-            let p = p.clone();
-            async move { create_batch(&p, items).await }
+            let conns = conns.clone();
+            async move { create_batch(&conns, items).await }
         });
-        let p = pool.clone();
+        let conns = Arc::new(OwnConnections::new(pool.clone(), IN_FLIGHT));
         let finish = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |items: Vec<Value>| {
-            let p = p.clone();
-            async move { finish_batch(&p, items).await }
+            let conns = conns.clone();
+            async move { finish_batch(&conns, items).await }
         });
         RunBatches { create, finish }
     }
@@ -187,14 +192,19 @@ fn in_order<T>(n: usize, rows: impl IntoIterator<Item = (i32, T)>) -> Result<Vec
         .collect()
 }
 
-async fn create_batch(pool: &PgPool, items: Vec<NewInBatch>) -> Result<Vec<Created>, StoreError> {
+async fn create_batch(
+    conns: &OwnConnections,
+    items: Vec<NewInBatch>,
+) -> Result<Vec<Created>, StoreError> {
     let n = items.len();
     let (batch, runs): (Vec<Value>, Vec<Run>) = items.into_iter().map(|x| (x.item, x.run)).unzip();
+    let mut conn = conns.take().await?;
     let rows: Vec<(i32, i32, Option<i64>)> =
         sqlx::query_as("SELECT o_idx, o_outcome, o_seq FROM palgraph_create_runs($1)")
             .bind(numbered(batch))
-            .fetch_all(pool)
+            .fetch_all(&mut *conn)
             .await?;
+    conn.keep();
     metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_creates").record(n as f64);
     let outcomes = in_order(n, rows.into_iter().map(|(i, o, seq)| (i, (o, seq))))?;
     outcomes
@@ -215,13 +225,15 @@ async fn create_batch(pool: &PgPool, items: Vec<NewInBatch>) -> Result<Vec<Creat
         .collect()
 }
 
-async fn finish_batch(pool: &PgPool, items: Vec<Value>) -> Result<Vec<bool>, StoreError> {
+async fn finish_batch(conns: &OwnConnections, items: Vec<Value>) -> Result<Vec<bool>, StoreError> {
     let n = items.len();
+    let mut conn = conns.take().await?;
     let rows: Vec<(i32, bool)> =
         sqlx::query_as("SELECT o_idx, o_done FROM palgraph_finish_runs($1)")
             .bind(numbered(items))
-            .fetch_all(pool)
+            .fetch_all(&mut *conn)
             .await?;
+    conn.keep();
     metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
     in_order(n, rows)
 }

@@ -1,20 +1,24 @@
-//! The connections the Postgres checkpointer writes checkpoints on.
+//! Postgres connections kept out of the pool for the hottest statements.
 //!
-//! sqlx pings a connection every time it goes back to its pool, so a statement run on the
-//! pool costs a second round trip and a second wake-up of a Postgres backend. Checkpoint
-//! inserts are the engine's hottest statements: they run on a few connections of their own
-//! (opened lazily with the pool's settings, at most `max`, never taken from the pool, so
-//! they cannot starve it), reused without a ping unless it sat idle long enough for a
-//! server or proxy to have dropped it. A connection whose statement failed or was cancelled
-//! is closed, not reused. They live as long as the pool: once it is closed, they are
-//! closed too and every statement fails as it would on the pool.
+//! sqlx pings a connection every time it goes back to its pool (a `Sync` message and its
+//! answer), so a statement run on the pool costs a second round trip and a second wake-up
+//! of a Postgres backend. The group commits (checkpoints, pending writes, fence advances,
+//! the server's run rows) each run one statement at a time, many times a second: they run
+//! on a few connections of their own (opened lazily with the pool's settings, at most `max`,
+//! never taken from the pool, so they cannot starve it), reused without a ping unless one
+//! sat idle long enough for a server or proxy to have dropped it. A connection whose
+//! statement failed or was cancelled is closed, not reused. They live as long as the pool:
+//! once it is closed, they are closed too and every statement fails as it would on the
+//! pool.
 //!
 //! **Generic plans.** These connections run with `plan_cache_mode = force_generic_plan`.
 //! Postgres plans a prepared statement afresh for each of its first five executions and
 //! then keeps a generic plan only if that is estimated no dearer than the custom ones; for
 //! the guarded checkpoint insert it never is (a custom plan folds away the branch of its
 //! `CASE` the parameters rule out), so every put was planned again, and planning it cost
-//! more than running it. Its generic plan is the same index probes (see `pg_plans`).
+//! more than running it. Its generic plan is the same index probes (see the checkpointer's
+//! `pg_plans` test). The other statements run here are keyed lookups and writes whose
+//! generic plans are the custom ones.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
@@ -24,9 +28,9 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// Up to `max` connections of the checkpointer's own.
+/// Up to `max` connections of a writer's own (see the module docs).
 #[derive(Debug)]
-pub(crate) struct OwnConnections {
+pub struct OwnConnections {
     pool: PgPool,
     idle: Mutex<Vec<(PgConnection, Instant)>>,
     slots: Arc<Semaphore>,
@@ -36,7 +40,7 @@ pub(crate) struct OwnConnections {
 const CHECK_AFTER_IDLE: Duration = Duration::from_secs(30);
 
 /// A connection in use; [`Lease::keep`] hands it back for reuse, dropping closes it.
-pub(crate) struct Lease<'a> {
+pub struct Lease<'a> {
     owner: &'a OwnConnections,
     conn: PgConnection,
     _slot: OwnedSemaphorePermit,
@@ -44,7 +48,7 @@ pub(crate) struct Lease<'a> {
 
 impl OwnConnections {
     /// At most `max` connections, opened as the pool opens its own.
-    pub(crate) fn new(pool: PgPool, max: usize) -> Self {
+    pub fn new(pool: PgPool, max: usize) -> Self {
         OwnConnections {
             pool,
             idle: Mutex::new(Vec::new()),
@@ -60,7 +64,7 @@ impl OwnConnections {
     }
 
     /// An idle connection, or a new one when none is idle (waiting while `max` are busy).
-    pub(crate) async fn take(&self) -> Result<Lease<'_>, sqlx::Error> {
+    pub async fn take(&self) -> Result<Lease<'_>, sqlx::Error> {
         if self.pool.is_closed() {
             self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
             return Err(sqlx::Error::PoolClosed);
@@ -90,7 +94,7 @@ impl OwnConnections {
 
 impl Lease<'_> {
     /// Keeps the connection for the next statement (call after a statement succeeded).
-    pub(crate) fn keep(self) {
+    pub fn keep(self) {
         self.owner
             .idle
             .lock()
