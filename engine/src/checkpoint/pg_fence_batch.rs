@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use sqlx::PgPool;
 
-use crate::db::pg_conns::OwnConnections;
+use crate::db::reuse::Reused;
 
 use crate::db::batch::Batcher;
 
@@ -51,8 +51,8 @@ pub(super) struct FenceBatch {
 impl FenceBatch {
     /// Starts the task on the current runtime.
     pub(super) fn start(pool: PgPool) -> Self {
-        // Its own connections: no ping on every return to the pool (see `db::pg_conns`).
-        let conns = Arc::new(OwnConnections::new(pool, IN_FLIGHT));
+        // Its own connections: no ping on every return to the pool (see `db::reuse`).
+        let conns = Arc::new(Reused::with_generic_plans(pool, IN_FLIGHT));
         let batcher = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |calls: Vec<(String, i64)>| {
             let conns = conns.clone();
             async move { advance(&conns, calls).await }
@@ -72,7 +72,7 @@ impl FenceBatch {
 }
 
 async fn advance(
-    conns: &OwnConnections,
+    conns: &Reused<sqlx::Postgres>,
     calls: Vec<(String, i64)>,
 ) -> Result<Vec<i64>, CheckpointError> {
     let batch = serde_json::Value::Array(

@@ -25,7 +25,7 @@ use tracing::Instrument;
 
 use super::sql::without_nul;
 use super::CheckpointError;
-use crate::db::pg_conns::OwnConnections;
+use crate::db::reuse::Reused;
 
 /// Inserts one checkpoint unless its thread's head is no longer `$10` at seq `$3 - 1` (NULL:
 /// the thread must have no checkpoint yet): one index probe. The `(thread_id, seq)` key
@@ -147,7 +147,7 @@ impl NewRow {
 
 /// Inserts one checkpoint with the prepared single-row statement; true when inserted.
 pub(super) async fn insert_one(
-    conns: &OwnConnections,
+    conns: &Reused<sqlx::Postgres>,
     r: &NewRow,
 ) -> Result<bool, CheckpointError> {
     let mut conn = conns.take().await?;
@@ -174,7 +174,7 @@ pub(super) async fn insert_one(
 
 /// Inserts several checkpoints with one statement; the (thread, checkpoint) ids inserted.
 async fn insert_many(
-    conns: &OwnConnections,
+    conns: &Reused<sqlx::Postgres>,
     rows: &[&NewRow],
 ) -> Result<HashSet<(String, String)>, CheckpointError> {
     let mut json = String::from("[");
@@ -205,7 +205,7 @@ struct Job {
 #[derive(Clone, Debug)]
 pub(crate) struct GroupCommit {
     queue: mpsc::UnboundedSender<Job>,
-    conns: Arc<OwnConnections>,
+    conns: Arc<Reused<sqlx::Postgres>>,
     /// Puts started and not yet resolved.
     inflight: Arc<AtomicUsize>,
 }
@@ -223,7 +223,7 @@ impl GroupCommit {
     /// Starts the writer task on the current tokio runtime.
     pub(crate) fn start(pool: PgPool) -> Self {
         let (queue, jobs) = mpsc::unbounded_channel::<Job>();
-        let conns = Arc::new(OwnConnections::new(pool, BATCHES_IN_FLIGHT + 1));
+        let conns = Arc::new(Reused::with_generic_plans(pool, BATCHES_IN_FLIGHT + 1));
         tokio::spawn(write_batches(conns.clone(), jobs));
         GroupCommit {
             queue,
@@ -259,7 +259,7 @@ impl GroupCommit {
 /// The writer: takes whatever has queued (up to [`MAX_BATCH`]) and commits it together,
 /// with up to [`BATCHES_IN_FLIGHT`] batches committing at once. While every slot is busy,
 /// puts queue up into a bigger next batch.
-async fn write_batches(conns: Arc<OwnConnections>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+async fn write_batches(conns: Arc<Reused<sqlx::Postgres>>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     let slots = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -292,7 +292,7 @@ async fn write_batches(conns: Arc<OwnConnections>, mut jobs: mpsc::UnboundedRece
 }
 
 /// Commits one batch and answers each of its puts.
-async fn commit_batch(conns: &OwnConnections, mut batch: Vec<Job>) {
+async fn commit_batch(conns: &Reused<sqlx::Postgres>, mut batch: Vec<Job>) {
     super::timing::batch(batch.len());
     if batch.len() > 1 {
         let rows: Vec<&NewRow> = batch.iter().map(|j| &j.row).collect();

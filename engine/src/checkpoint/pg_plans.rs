@@ -158,14 +158,14 @@ async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
 #[tokio::test]
 async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
     use super::pg_group_commit::{insert_one, NewRow, PUT};
-    use crate::db::pg_conns::OwnConnections;
+    use crate::db::reuse::Reused;
 
     let schema = PgSchema::create().await;
     let pool = crate::db::open_postgres_as(&schema.schema_url(), 2, Some(&schema.name))
         .await
         .expect("open the schema the way palgraph does");
     grow(&pool, 1_000).await;
-    let conns = OwnConnections::new(pool.clone(), 1);
+    let conns = Reused::with_generic_plans(pool.clone(), 1);
     let mut prev: Option<String> = None;
     for seq in 1..=8i64 {
         let id = format!("00000000-0000-7000-8000-{seq:012}");

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use sqlx::PgPool;
 
-use crate::db::pg_conns::OwnConnections;
+use crate::db::reuse::Reused;
 
 use crate::db::batch::Batcher;
 
@@ -73,8 +73,8 @@ pub(super) struct WritesBatch {
 impl WritesBatch {
     /// Starts the task on the current runtime.
     pub(super) fn start(pool: PgPool) -> Self {
-        // Its own connections: no ping on every return to the pool (see `db::pg_conns`).
-        let conns = Arc::new(OwnConnections::new(pool, IN_FLIGHT));
+        // Its own connections: no ping on every return to the pool (see `db::reuse`).
+        let conns = Arc::new(Reused::with_generic_plans(pool, IN_FLIGHT));
         let batcher = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |calls: Vec<WritesCall>| {
             let conns = conns.clone();
             async move { write(&conns, calls).await }
@@ -90,7 +90,7 @@ impl WritesBatch {
 }
 
 async fn write(
-    conns: &OwnConnections,
+    conns: &Reused<sqlx::Postgres>,
     calls: Vec<WritesCall>,
 ) -> Result<Vec<bool>, CheckpointError> {
     let n = calls.len();

@@ -8,8 +8,8 @@
 
 pub mod batch;
 pub mod migrate;
-#[cfg(feature = "postgres")]
-pub mod pg_conns;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod reuse;
 
 use migrate::{Migration, Migrator};
 

@@ -7,6 +7,7 @@ use std::fmt;
 
 use async_trait::async_trait;
 use palgraph::db::migrate::MigrateError;
+use palgraph::db::reuse::Reused;
 use sqlx::{
     ColumnIndex, Database, Decode, Encode, Executor, FromRow, IntoArguments, Pool, QueryBuilder,
     Row, Type,
@@ -21,7 +22,13 @@ use crate::state::DocRef;
 /// on SQLite: [`SqliteDocumentStore`], on Postgres: [`PostgresDocumentStore`].
 pub struct SqlDocumentStore<DB: Database> {
     pub(super) pool: Pool<DB>,
+    /// A few connections for the library read every PalAssist turn makes, reused without
+    /// sqlx's ping on every return to the pool.
+    hot: std::sync::Arc<Reused<DB>>,
 }
+
+/// Connections of [`SqlDocumentStore::hot`].
+const HOT_CONNECTIONS: usize = 4;
 
 /// Documents in a SQLite database.
 pub type SqliteDocumentStore = SqlDocumentStore<sqlx::Sqlite>;
@@ -32,7 +39,10 @@ pub type PostgresDocumentStore = SqlDocumentStore<sqlx::Postgres>;
 impl<DB: Database> SqlDocumentStore<DB> {
     /// Uses a pool whose database is migrated (see [`SqlDocumentStore::open`]).
     pub fn new(pool: Pool<DB>) -> Self {
-        SqlDocumentStore { pool }
+        SqlDocumentStore {
+            hot: std::sync::Arc::new(Reused::new(pool.clone(), HOT_CONNECTIONS)),
+            pool,
+        }
     }
 }
 
@@ -62,6 +72,7 @@ impl<DB: Database> Clone for SqlDocumentStore<DB> {
     fn clone(&self) -> Self {
         SqlDocumentStore {
             pool: self.pool.clone(),
+            hot: self.hot.clone(),
         }
     }
 }
@@ -180,8 +191,10 @@ where
             .push(" THEN content END AS content FROM documents WHERE owner = ")
             .push_bind(owner)
             .push(" ORDER BY created_at_ms, id");
+        let mut conn = self.hot.take().await?;
         let rows: Vec<(String, String, String, i64, Option<String>)> =
-            q.build_query_as().fetch_all(&self.pool).await?;
+            q.build_query_as().fetch_all(&mut *conn).await?;
+        conn.keep();
         if rows.iter().all(|r| r.4.is_some()) {
             let docs = rows
                 .into_iter()

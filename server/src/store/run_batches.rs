@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use palgraph::db::batch::Batcher;
-use palgraph::db::pg_conns::OwnConnections;
+use palgraph::db::reuse::Reused;
 use serde_json::{json, Value};
 use sqlx::types::Json;
 use sqlx::PgPool;
@@ -60,13 +60,13 @@ impl RunBatches {
     /// Starts both tasks on the current runtime.
     pub(crate) fn spawn(pool: &PgPool) -> Self {
         // Each task on connections of its own: none pinged on every return to the pool
-        // (see `palgraph::db::pg_conns`).
-        let conns = Arc::new(OwnConnections::new(pool.clone(), IN_FLIGHT));
+        // (see `palgraph::db::reuse`).
+        let conns = Arc::new(Reused::with_generic_plans(pool.clone(), IN_FLIGHT));
         let create = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |items: Vec<NewInBatch>| {
             let conns = conns.clone();
             async move { create_batch(&conns, items).await }
         });
-        let conns = Arc::new(OwnConnections::new(pool.clone(), IN_FLIGHT));
+        let conns = Arc::new(Reused::with_generic_plans(pool.clone(), IN_FLIGHT));
         let finish = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |items: Vec<Value>| {
             let conns = conns.clone();
             async move { finish_batch(&conns, items).await }
@@ -193,7 +193,7 @@ fn in_order<T>(n: usize, rows: impl IntoIterator<Item = (i32, T)>) -> Result<Vec
 }
 
 async fn create_batch(
-    conns: &OwnConnections,
+    conns: &Reused<sqlx::Postgres>,
     items: Vec<NewInBatch>,
 ) -> Result<Vec<Created>, StoreError> {
     let n = items.len();
@@ -225,7 +225,10 @@ async fn create_batch(
         .collect()
 }
 
-async fn finish_batch(conns: &OwnConnections, items: Vec<Value>) -> Result<Vec<bool>, StoreError> {
+async fn finish_batch(
+    conns: &Reused<sqlx::Postgres>,
+    items: Vec<Value>,
+) -> Result<Vec<bool>, StoreError> {
     let n = items.len();
     let mut conn = conns.take().await?;
     let rows: Vec<(i32, bool)> =

@@ -1,0 +1,186 @@
+//! Connections kept out of the pool and reused, for a store's hottest statements.
+//!
+//! sqlx pings a connection every time it goes back to its pool (a `Sync` message and its
+//! answer on Postgres): a statement run on the pool costs a second round trip and, on
+//! Postgres, a second wake-up of a backend. The group commits (checkpoints, pending writes,
+//! fence advances, the server's run rows) and the single statements of hot request paths
+//! (a thread read, a library read) run on [`Reused`] connections instead: up to `max` of
+//! them, opened through the pool with its settings and then detached from it (so they never
+//! starve it, and closing the pool never waits for them), and reused without a ping unless
+//! one sat idle long enough for a server or proxy to have dropped it. A connection whose
+//! statement failed or was cancelled is closed, not reused. They live as long as the pool:
+//! once it is closed, every statement fails as it would on the pool.
+//!
+//! **Generic plans** ([`Reused::with_generic_plans`], Postgres). Postgres plans a prepared
+//! statement afresh for each of its first five executions and then keeps a generic plan only
+//! if that is estimated no dearer than the custom ones; for the guarded checkpoint insert it
+//! never is (a custom plan folds away the branch of its `CASE` the parameters rule out), so
+//! every put was planned again, and planning it cost more than running it. Its generic plan
+//! is the same index probes (see the checkpointer's `pg_plans` test). The group commits'
+//! connections run with `plan_cache_mode = force_generic_plan`.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sqlx::{Connection, Database, Executor, Pool};
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// A connection idle longer than this is pinged before it is used again.
+const CHECK_AFTER_IDLE: Duration = Duration::from_secs(30);
+
+/// Up to `max` connections opened through a pool and reused without going back to it (see
+/// the module docs).
+pub struct Reused<DB: Database> {
+    pool: Pool<DB>,
+    idle: Mutex<Vec<(DB::Connection, Instant)>>,
+    slots: Semaphore,
+    /// Run once on every new connection.
+    session: Option<&'static str>,
+}
+
+impl<DB: Database> std::fmt::Debug for Reused<DB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reused").finish_non_exhaustive()
+    }
+}
+
+/// A connection in use; [`Taken::keep`] hands it back for reuse, dropping closes it.
+pub struct Taken<'a, DB: Database> {
+    owner: &'a Reused<DB>,
+    conn: DB::Connection,
+    _slot: SemaphorePermit<'a>,
+}
+
+impl<DB: Database> Reused<DB> {
+    /// At most `max` (at least one) connections, opened through `pool`.
+    pub fn new(pool: Pool<DB>, max: usize) -> Self {
+        Reused {
+            pool,
+            idle: Mutex::new(Vec::new()),
+            slots: Semaphore::new(max.max(1)),
+            session: None,
+        }
+    }
+}
+
+impl<DB: Database> Reused<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    /// A connection opened through the pool and detached from it, after running the
+    /// session's settings.
+    async fn open(&self) -> Result<DB::Connection, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?.detach();
+        if let Some(sql) = self.session {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(&mut conn)
+                .await?;
+        }
+        Ok(conn)
+    }
+
+    /// An idle connection, or one from the pool when none is idle (waiting while `max` are
+    /// busy).
+    ///
+    /// # Errors
+    /// When the pool is closed or gives no connection.
+    pub async fn take(&self) -> Result<Taken<'_, DB>, sqlx::Error> {
+        if self.pool.is_closed() {
+            self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            return Err(sqlx::Error::PoolClosed);
+        }
+        let slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| sqlx::Error::PoolClosed)?;
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = match idle {
+            Some((mut c, since)) if since.elapsed() > CHECK_AFTER_IDLE => match c.ping().await {
+                Ok(()) => c,
+                Err(_) => self.open().await?,
+            },
+            Some((c, _)) => c,
+            None => self.open().await?,
+        };
+        Ok(Taken {
+            owner: self,
+            conn,
+            _slot: slot,
+        })
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Reused<sqlx::Postgres> {
+    /// [`Reused::new`] on Postgres, its connections planning prepared statements generically
+    /// (see the module docs).
+    pub fn with_generic_plans(pool: sqlx::PgPool, max: usize) -> Self {
+        Reused {
+            session: Some("SET plan_cache_mode = force_generic_plan"),
+            ..Reused::new(pool, max)
+        }
+    }
+}
+
+impl<DB: Database> Taken<'_, DB> {
+    /// Keeps the connection for the next statement (call after a statement succeeded).
+    pub fn keep(self) {
+        self.owner
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((self.conn, Instant::now()));
+    }
+}
+
+impl<DB: Database> Deref for Taken<'_, DB> {
+    type Target = DB::Connection;
+
+    fn deref(&self) -> &DB::Connection {
+        &self.conn
+    }
+}
+
+impl<DB: Database> DerefMut for Taken<'_, DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        &mut self.conn
+    }
+}
+
+#[cfg(all(test, feature = "sqlite"))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A kept connection is the one the next statement gets, outside the pool; a dropped
+    /// one is not kept; a closed pool refuses.
+    #[tokio::test]
+    async fn kept_connections_are_reused_and_a_closed_pool_refuses() {
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        let reused = Reused::new(pool.clone(), 2);
+        let mut c = reused.take().await.unwrap();
+        sqlx::query("CREATE TEMP TABLE mine (x INTEGER)")
+            .execute(&mut *c)
+            .await
+            .unwrap();
+        c.keep();
+        assert_eq!(pool.size(), 0, "detached from the pool");
+        // A temporary table lives on its connection only: the same one came back.
+        let mut c = reused.take().await.unwrap();
+        sqlx::query("INSERT INTO mine VALUES (1)")
+            .execute(&mut *c)
+            .await
+            .unwrap();
+        drop(c);
+        assert!(reused.idle.lock().unwrap().is_empty(), "dropped, not kept");
+        pool.close().await;
+        assert!(matches!(reused.take().await, Err(sqlx::Error::PoolClosed)));
+    }
+}
