@@ -185,11 +185,13 @@ async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
         assert!(insert_one(&conns, &row).await.expect("put"), "put {seq}");
         prev = Some(id);
     }
+    // The connection came from the pool (migrations and `grow` ran on it before): the
+    // put's own prepared statement is the one with its exact text.
     let mut conn = conns.take().await.expect("the same connection");
     let (generic, custom): (i64, i64) = sqlx::query_as(
-        "SELECT generic_plans, custom_plans FROM pg_prepared_statements
-         WHERE statement LIKE '%INSERT INTO checkpoints%'",
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
     )
+    .bind(PUT)
     .fetch_one(&mut *conn)
     .await
     .expect("the insert is a prepared statement of the connection");
