@@ -270,3 +270,84 @@ async fn batched_creates_refuse_what_one_transaction_refuses() {
         assert!(store.get_run_any(gone).await.unwrap().is_none());
     }
 }
+
+#[tokio::test]
+async fn concurrent_new_threads_are_inserted_in_batches_once_each() {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(8).await;
+    MIGRATIONS.apply_postgres(&pool).await.unwrap();
+    let store = Arc::new(SqlStore::new(pool.clone()));
+    store
+        .create_thread(thread("old"), IfExists::Raise)
+        .await
+        .unwrap();
+
+    // 25 creates at once: 16 new ids, 4 of them asked for three times, and an id that was
+    // there before; a NUL in metadata is replaced as the long way replaces it.
+    let ids: Vec<String> = (0..16)
+        .map(|i| format!("n{i:02}"))
+        .chain((0..4).flat_map(|i| [format!("n{i:02}"), format!("n{i:02}")]))
+        .chain(std::iter::once("old".to_string()))
+        .collect();
+    assert_eq!(ids.len(), 25);
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let seen = recorder.handle();
+    let mut answers = Vec::new();
+    {
+        let _local = metrics::set_default_local_recorder(&recorder);
+        let creates: Vec<_> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let store = store.clone();
+                let mut t = thread(id);
+                t.metadata = json!({"n": i, "note": "a \u{0} b"});
+                let if_exists = if i % 2 == 0 {
+                    IfExists::Raise
+                } else {
+                    IfExists::DoNothing
+                };
+                tokio::spawn(async move { (i, store.create_thread(t, if_exists).await) })
+            })
+            .collect();
+        for c in creates {
+            answers.push(c.await.unwrap());
+        }
+    }
+    let seen = seen.render();
+    let batched: f64 = seen
+        .lines()
+        .find(|l| l.starts_with("palgraph_group_commit_batch_size_sum{kind=\"threads\"}"))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no thread batches in {seen}"));
+    assert_eq!(batched, 25.0, "every create went through a batch");
+
+    // Each new id was created by exactly one caller; every other caller of that id got
+    // "exists" (Raise) or the stored thread (DoNothing), as separate inserts would answer.
+    let mut created = HashSet::new();
+    for (i, answer) in answers {
+        let id = &ids[i];
+        match answer {
+            Ok(t) if t.metadata["n"] == json!(i) => {
+                assert_eq!(&t.thread_id, id);
+                assert_eq!(t.metadata["note"], json!("a \u{fffd} b"), "NUL replaced");
+                assert!(created.insert(id.clone()), "{id} created twice");
+            }
+            Ok(t) => {
+                assert_eq!(i % 2, 1, "{id}: only DoNothing returns an existing thread");
+                assert_eq!(&t.thread_id, id);
+            }
+            Err(StoreError::Exists(_)) => assert_eq!(i % 2, 0, "{id}: DoNothing never raises"),
+            Err(e) => panic!("{id}: {e}"),
+        }
+    }
+    let new_ids: HashSet<String> = (0..16).map(|i| format!("n{i:02}")).collect();
+    assert_eq!(created, new_ids, "every new id created once, `old` never");
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM threads")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(rows, 17);
+    let stored = store.get_thread("u", "n03").await.unwrap().unwrap();
+    assert_eq!(stored.metadata["note"], json!("a \u{fffd} b"));
+}

@@ -1,14 +1,17 @@
-//! Postgres: runs created and ended by group commit.
+//! Postgres: new threads, and runs created and ended, by group commit.
 //!
 //! Concurrent requests' new runs, and concurrent workers' ends of runs, are written by one
 //! call of `palgraph_create_runs` / `palgraph_finish_runs` (migration 5) each: one round
 //! trip and one commit for the whole batch, instead of a transaction of four to seven round
-//! trips per run. The functions do per run exactly what [`super::sql::SqlStore`]'s
+//! trips per run. Concurrent requests' new threads are inserted by one statement per batch
+//! ([`INSERT_THREADS`]); a thread whose id is taken is answered the long way, as is every
+//! item of a batch that failed as a whole. The functions do per run exactly what [`super::sql::SqlStore`]'s
 //! transactions do, in thread order. Only a run on a thread with nothing active is created
 //! this way: one on a busy thread (where the multitask strategy decides) or whose
 //! idempotency key names an existing run is created the long way, as is any run whose batch
 //! failed as a whole.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use palgraph::db::batch::Batcher;
@@ -18,7 +21,9 @@ use sqlx::types::Json;
 use sqlx::PgPool;
 
 use super::rows::json;
-use super::{now_ms, thread_status_after, Claim, Finish, NewRun, Run, RunState, StoreError};
+use super::{
+    now_ms, thread_status_after, Claim, Finish, NewRun, Run, RunState, StoreError, Thread,
+};
 
 /// The most runs one call writes.
 const MAX_BATCH: usize = 64;
@@ -50,10 +55,24 @@ pub(crate) struct NewInBatch {
     run: Run,
 }
 
-/// The two batching tasks of one Postgres store.
+/// Inserts a batch of new threads, in id order (so that two replicas' batches never wait
+/// on each other's ids in opposite orders), and returns the ones inserted; an id already
+/// taken is left as it is.
+const INSERT_THREADS: &str = r#"
+INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
+SELECT x.thread_id, x.owner, x.metadata, x.status, x.created_at_ms, x.created_at_ms
+FROM jsonb_to_recordset($1) AS x(thread_id text, owner text, metadata jsonb, status text,
+                                 created_at_ms bigint)
+ORDER BY x.thread_id
+ON CONFLICT (thread_id) DO NOTHING
+RETURNING thread_id, owner, metadata, status, created_at_ms, updated_at_ms
+"#;
+
+/// The batching tasks of one Postgres store.
 pub(crate) struct RunBatches {
     create: Batcher<NewInBatch, Created>,
     finish: Batcher<Value, bool>,
+    threads: Batcher<Value, Option<Thread>>,
 }
 
 impl RunBatches {
@@ -71,7 +90,36 @@ impl RunBatches {
             let conns = conns.clone();
             async move { finish_batch(&conns, items).await }
         });
-        RunBatches { create, finish }
+        let conns = Arc::new(Reused::with_generic_plans(pool.clone(), IN_FLIGHT));
+        let threads = Batcher::spawn(MAX_BATCH, IN_FLIGHT, move |items: Vec<Value>| {
+            let conns = conns.clone();
+            async move { threads_batch(&conns, items).await }
+        });
+        RunBatches {
+            create,
+            finish,
+            threads,
+        }
+    }
+
+    /// Inserts the new thread `t` in a batch: the thread as stored, `Some(None)` when its id
+    /// is taken, or `None` when it must be created the long way (a text holds a NUL, or its
+    /// batch failed).
+    pub(crate) async fn create_thread(&self, t: &Thread) -> Option<Option<Thread>> {
+        if [&t.thread_id, &t.owner, &t.status]
+            .iter()
+            .any(|s| s.contains('\0'))
+        {
+            return None;
+        }
+        let item = json!({
+            "thread_id": t.thread_id,
+            "owner": t.owner,
+            "metadata": serde_json::to_value(json::<sqlx::Postgres>(&t.metadata).0).ok()?,
+            "status": t.status,
+            "created_at_ms": t.created_at_ms,
+        });
+        self.threads.submit(item).await
     }
 
     /// Creates `new` in a batch: `None` when it must be created the long way (an id holds a
@@ -239,4 +287,42 @@ async fn finish_batch(
     conn.keep();
     metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
     in_order(n, rows)
+}
+
+async fn threads_batch(
+    conns: &Reused<sqlx::Postgres>,
+    items: Vec<Value>,
+) -> Result<Vec<Option<Thread>>, StoreError> {
+    let n = items.len();
+    // One row per id: a repeated id in the batch is answered "taken" (its caller then finds
+    // the thread the first one inserted, or the one that was there before).
+    let mut seen = HashSet::with_capacity(n);
+    let first: Vec<bool> = items
+        .iter()
+        .map(|item| seen.insert(item["thread_id"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    let batch: Vec<&Value> = items
+        .iter()
+        .zip(&first)
+        .filter(|(_, f)| **f)
+        .map(|(i, _)| i)
+        .collect();
+    let mut conn = conns.take().await?;
+    let rows: Vec<Thread> = sqlx::query_as(INSERT_THREADS)
+        .bind(Json(&batch))
+        .fetch_all(&mut *conn)
+        .await?;
+    conn.keep();
+    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "threads").record(n as f64);
+    let mut inserted: HashMap<String, Thread> =
+        rows.into_iter().map(|t| (t.thread_id.clone(), t)).collect();
+    Ok(items
+        .iter()
+        .zip(first)
+        .map(|(item, first)| {
+            first
+                .then(|| inserted.remove(item["thread_id"].as_str().unwrap_or_default()))
+                .flatten()
+        })
+        .collect())
 }

@@ -114,22 +114,33 @@ where
     }
 
     async fn create_thread(&self, t: Thread, if_exists: IfExists) -> Result<Thread, StoreError> {
-        let mut conn = self.hot.take().await?;
-        let created: Option<Thread> = sqlx::query_as(concat!(
-            "INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
-             VALUES ($1, $2, $3, $4, $5, $5)
-             ON CONFLICT (thread_id) DO NOTHING
-             RETURNING ",
-            thread_columns!()
-        ))
-        .bind(t.thread_id.as_str())
-        .bind(t.owner.as_str())
-        .bind(json::<DB>(&t.metadata))
-        .bind(t.status.as_str())
-        .bind(t.created_at_ms)
-        .fetch_optional(&mut *conn)
-        .await?;
-        conn.keep();
+        let batched = match self.batches() {
+            Some(batches) => batches.create_thread(&t).await,
+            None => None,
+        };
+        let created = match batched {
+            Some(created) => created,
+            None => {
+                // Alone, the long way.
+                let mut conn = self.hot.take().await?;
+                let created: Option<Thread> = sqlx::query_as(concat!(
+                    "INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
+                     VALUES ($1, $2, $3, $4, $5, $5)
+                     ON CONFLICT (thread_id) DO NOTHING
+                     RETURNING ",
+                    thread_columns!()
+                ))
+                .bind(t.thread_id.as_str())
+                .bind(t.owner.as_str())
+                .bind(json::<DB>(&t.metadata))
+                .bind(t.status.as_str())
+                .bind(t.created_at_ms)
+                .fetch_optional(&mut *conn)
+                .await?;
+                conn.keep();
+                created
+            }
+        };
         if let Some(created) = created {
             return Ok(created);
         }
