@@ -229,3 +229,77 @@ async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
     }
     conn.keep();
 }
+
+/// Every node of the batch insert's generic plan (as `EXPLAIN EXECUTE` shows it) on
+/// `conn`, where `planned_batch` is prepared.
+async fn batch_plan(conn: &mut sqlx::PgConnection) -> (Value, Vec<Value>) {
+    let row = json!([{"thread_id": "t7", "checkpoint_id": "next", "seq": 1, "parent_id": null,
+        "created_at_ms": 0, "metadata": {}, "versions": {}, "plan": [], "vals": {},
+        "expected": null, "fence_key": "t7", "fence_epoch": 1}]);
+    let plan: Value = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "EXPLAIN (FORMAT JSON) EXECUTE planned_batch('{row}')"
+    )))
+    .fetch_one(&mut *conn)
+    .await
+    .expect("explain the batch insert");
+    let mut all = Vec::new();
+    nodes(&plan[0]["Plan"], &mut all);
+    (plan, all)
+}
+
+/// The group commit's insert is planned once per connection (`force_generic_plan`), often
+/// while the tables are still empty, and that plan is kept as they grow (nothing replans it
+/// until the next `ANALYZE`). Its checks must probe indexes even in a plan made on empty
+/// tables: a hashed `NOT EXISTS` there read the whole table for every batch.
+#[tokio::test]
+async fn the_batch_insert_planned_on_empty_tables_probes_indexes_as_they_grow() {
+    use super::pg_group_commit::PUT_BATCH;
+
+    let schema = PgSchema::create().await;
+    let pool = crate::db::open_postgres_as(&schema.schema_url(), 1, Some(&schema.name))
+        .await
+        .expect("open the schema the way palgraph does");
+    let mut conn = pool.acquire().await.expect("a connection");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "SET plan_cache_mode = force_generic_plan;
+         PREPARE planned_batch (jsonb) AS {PUT_BATCH}"
+    )))
+    .execute(&mut *conn)
+    .await
+    .expect("prepare the batch insert");
+    let on_empty = batch_plan(&mut conn).await;
+    // The tables grow on other connections, without an `ANALYZE`: the plan stays.
+    for copies in [0, 2_000] {
+        let (plan, all) = if copies == 0 {
+            on_empty.clone()
+        } else {
+            let mut other =
+                <sqlx::PgConnection as sqlx::Connection>::connect_with(&schema.options())
+                    .await
+                    .expect("another connection");
+            sqlx::query(
+                "INSERT INTO checkpoints (thread_id, checkpoint_id, seq, created_at_ms,
+                                          metadata, versions, plan, vals)
+                 SELECT 't' || i, 'c' || s, s, 0, '{}', '{}', '[]', '{}'
+                 FROM generate_series(1, $1::bigint) AS i, generate_series(1, 6) AS s",
+            )
+            .bind(copies)
+            .execute(&mut other)
+            .await
+            .expect("grow the table");
+            batch_plan(&mut conn).await
+        };
+        assert!(
+            all.iter()
+                .filter(|n| n["Relation Name"] == "checkpoints" && n["Node Type"] != "ModifyTable")
+                .all(|n| n["Node Type"]
+                    .as_str()
+                    .is_some_and(|k| k.starts_with("Index"))),
+            "only index probes of checkpoints after {copies} threads: {plan}"
+        );
+        assert!(
+            !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
+            "a sequential scan after {copies} threads: {plan}"
+        );
+    }
+}
