@@ -3,13 +3,15 @@
 //! Concurrent requests' new runs, and concurrent workers' ends of runs, are written by one
 //! call of `palgraph_create_runs` / `palgraph_finish_runs` (migration 5) each: one round
 //! trip and one commit for the whole batch, instead of a transaction of four to seven round
-//! trips per run. Concurrent requests' new threads are inserted by one statement per batch
-//! ([`INSERT_THREADS`]); a thread whose id is taken is answered the long way, as is every
-//! item of a batch that failed as a whole. The functions do per run exactly what [`super::sql::SqlStore`]'s
+//! trips per run. The functions do per run exactly what [`super::sql::SqlStore`]'s
 //! transactions do, in thread order. Only a run on a thread with nothing active is created
 //! this way: one on a busy thread (where the multitask strategy decides) or whose
 //! idempotency key names an existing run is created the long way, as is any run whose batch
 //! failed as a whole.
+//!
+//! Concurrent requests' new threads are inserted by one statement per batch
+//! ([`INSERT_THREADS`]); a thread whose id is taken is answered the long way, as is every
+//! thread of a batch that failed as a whole.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
