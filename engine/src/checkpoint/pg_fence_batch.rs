@@ -151,11 +151,11 @@ mod tests {
         }
         drop(local);
         let seen = seen.render();
-        let count: f64 = seen
-            .lines()
-            .find(|l| l.starts_with("palgraph_group_commit_batch_size_count{kind=\"fences\"}"))
-            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no fence batches in {seen}"));
+        let count = crate::testkit::fixtures::rendered_metric(
+            &seen,
+            "palgraph_group_commit_batch_size_count{kind=\"fences\"}",
+        )
+        .unwrap_or_else(|| panic!("no fence batches in {seen}"));
         assert!(count < 60.0, "60 advances took {count} statements: {seen}");
         let stored: Vec<(String, i64)> =
             sqlx::query_as("SELECT key, epoch FROM checkpoint_fences ORDER BY key")

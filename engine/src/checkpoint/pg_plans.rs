@@ -17,6 +17,13 @@ fn nodes(plan: &Value, out: &mut Vec<Value>) {
     }
 }
 
+/// A pool on `schema`, opened the way palgraph opens its own (with its session settings).
+async fn palgraph_pool(schema: &PgSchema, connections: u32) -> sqlx::PgPool {
+    crate::db::open_postgres_as(&schema.schema_url(), connections, Some(&schema.name))
+        .await
+        .expect("open the schema the way palgraph does")
+}
+
 /// A thread of six checkpoints whose `messages` field is a delta chain, copied `copies`
 /// times under other thread ids.
 async fn grow(pool: &sqlx::PgPool, copies: i64) {
@@ -98,9 +105,7 @@ async fn explain_on(conn: &mut sqlx::PgConnection) -> Value {
 #[tokio::test]
 async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
     let schema = PgSchema::create().await;
-    let pool = crate::db::open_postgres_as(&schema.schema_url(), 2, Some(&schema.name))
-        .await
-        .expect("open the schema the way palgraph does");
+    let pool = palgraph_pool(&schema, 2).await;
     // 40,000 threads, 240,000 checkpoint rows: the load's estimated cost is then above
     // Postgres 15's default `jit_above_cost` (100,000).
     grow(&pool, 40_000).await;
@@ -161,9 +166,7 @@ async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
     use crate::db::reuse::Reused;
 
     let schema = PgSchema::create().await;
-    let pool = crate::db::open_postgres_as(&schema.schema_url(), 2, Some(&schema.name))
-        .await
-        .expect("open the schema the way palgraph does");
+    let pool = palgraph_pool(&schema, 2).await;
     grow(&pool, 1_000).await;
     let conns = Reused::with_generic_plans(pool.clone(), 1);
     let mut prev: Option<String> = None;
@@ -256,9 +259,7 @@ async fn the_batch_insert_planned_on_empty_tables_probes_indexes_as_they_grow() 
     use super::pg_group_commit::PUT_BATCH;
 
     let schema = PgSchema::create().await;
-    let pool = crate::db::open_postgres_as(&schema.schema_url(), 1, Some(&schema.name))
-        .await
-        .expect("open the schema the way palgraph does");
+    let pool = palgraph_pool(&schema, 1).await;
     let mut conn = pool.acquire().await.expect("a connection");
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "SET plan_cache_mode = force_generic_plan;

@@ -200,13 +200,11 @@ mod tests {
         assert_eq!(stored.len(), 39, "{stored:?}");
         assert!(!stored.contains(&"task17".to_string()));
         let seen = seen.render();
-        let count: f64 = seen
-            .lines()
-            .find(|l| {
-                l.starts_with("palgraph_group_commit_batch_size_count{kind=\"checkpoint_writes\"}")
-            })
-            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no checkpoint_writes batches in {seen}"));
+        let count = crate::testkit::fixtures::rendered_metric(
+            &seen,
+            "palgraph_group_commit_batch_size_count{kind=\"checkpoint_writes\"}",
+        )
+        .unwrap_or_else(|| panic!("no checkpoint_writes batches in {seen}"));
         assert!(count < 40.0, "40 calls took {count} statements: {seen}");
     }
 }

@@ -145,3 +145,15 @@ pub fn contents(messages: &[Message]) -> Vec<String> {
 
 /// END, re-exported for cases.
 pub const THE_END: &str = END;
+
+/// The value of one series (a metric's name with its labels, as Prometheus renders them,
+/// e.g. `palgraph_group_commit_batch_size_sum{kind="threads"}`) in rendered Prometheus
+/// text; `None` when the series is not there.
+pub fn rendered_metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| {
+            l.strip_prefix(series)
+                .is_some_and(|rest| rest.starts_with(' '))
+        })
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}

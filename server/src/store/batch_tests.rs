@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use palgraph::testkit::backends::PgSchema;
+use palgraph::testkit::fixtures::rendered_metric;
 
 use super::sql::SqlStore;
 use super::{
@@ -25,6 +26,15 @@ fn thread(id: &str) -> Thread {
         created_at_ms: 1,
         updated_at_ms: 1,
     }
+}
+
+/// A store on a fresh, migrated schema (kept while the schema value lives), and its pool.
+async fn migrated_store() -> (PgSchema, sqlx::PgPool, Arc<SqlStore<sqlx::Postgres>>) {
+    let schema = PgSchema::create().await;
+    let pool = schema.pool(8).await;
+    MIGRATIONS.apply_postgres(&pool).await.unwrap();
+    let store = Arc::new(SqlStore::new(pool.clone()));
+    (schema, pool, store)
 }
 
 fn new_run(run: &str, thread: &str) -> NewRun {
@@ -58,10 +68,7 @@ fn success(seq: i64) -> Finish {
 
 #[tokio::test]
 async fn concurrent_creates_and_ends_answer_as_one_transaction_each() {
-    let schema = PgSchema::create().await;
-    let pool = schema.pool(8).await;
-    MIGRATIONS.apply_postgres(&pool).await.unwrap();
-    let store = Arc::new(SqlStore::new(pool.clone()));
+    let (_schema, _pool, store) = migrated_store().await;
     let mut notes = store.notifications().await.expect("LISTEN");
     const THREADS: usize = 8;
     const PER_THREAD: usize = 4;
@@ -102,11 +109,11 @@ async fn concurrent_creates_and_ends_answer_as_one_transaction_each() {
     }
     // The first run of each thread went through a batch (the others queued the long way).
     let seen = seen.render();
-    let created_in_batches: f64 = seen
-        .lines()
-        .find(|l| l.starts_with("palgraph_group_commit_batch_size_sum{kind=\"run_creates\"}"))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no run_creates batches in {seen}"));
+    let created_in_batches = rendered_metric(
+        &seen,
+        "palgraph_group_commit_batch_size_sum{kind=\"run_creates\"}",
+    )
+    .unwrap_or_else(|| panic!("no run_creates batches in {seen}"));
     assert!(
         created_in_batches >= (THREADS * PER_THREAD) as f64,
         "every create was tried in a batch: {seen}"
@@ -202,10 +209,7 @@ async fn concurrent_creates_and_ends_answer_as_one_transaction_each() {
 
 #[tokio::test]
 async fn batched_creates_refuse_what_one_transaction_refuses() {
-    let schema = PgSchema::create().await;
-    let pool = schema.pool(8).await;
-    MIGRATIONS.apply_postgres(&pool).await.unwrap();
-    let store = Arc::new(SqlStore::new(pool.clone()));
+    let (_schema, pool, store) = migrated_store().await;
     store
         .create_thread(thread("mine"), IfExists::Raise)
         .await
@@ -273,10 +277,7 @@ async fn batched_creates_refuse_what_one_transaction_refuses() {
 
 #[tokio::test]
 async fn concurrent_new_threads_are_inserted_in_batches_once_each() {
-    let schema = PgSchema::create().await;
-    let pool = schema.pool(8).await;
-    MIGRATIONS.apply_postgres(&pool).await.unwrap();
-    let store = Arc::new(SqlStore::new(pool.clone()));
+    let (_schema, pool, store) = migrated_store().await;
     store
         .create_thread(thread("old"), IfExists::Raise)
         .await
@@ -315,11 +316,11 @@ async fn concurrent_new_threads_are_inserted_in_batches_once_each() {
         }
     }
     let seen = seen.render();
-    let batched: f64 = seen
-        .lines()
-        .find(|l| l.starts_with("palgraph_group_commit_batch_size_sum{kind=\"threads\"}"))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no thread batches in {seen}"));
+    let batched = rendered_metric(
+        &seen,
+        "palgraph_group_commit_batch_size_sum{kind=\"threads\"}",
+    )
+    .unwrap_or_else(|| panic!("no thread batches in {seen}"));
     assert_eq!(batched, 25.0, "every create went through a batch");
 
     // Each new id was created by exactly one caller; every other caller of that id got
