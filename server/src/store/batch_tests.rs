@@ -352,3 +352,151 @@ async fn concurrent_new_threads_are_inserted_in_batches_once_each() {
     let stored = store.get_thread("u", "n03").await.unwrap().unwrap();
     assert_eq!(stored.metadata["note"], json!("a \u{fffd} b"));
 }
+
+/// One call of `palgraph_finish_runs` with these ends (run, attempt, delete), built as the
+/// batcher builds them: the answers in batch order.
+async fn finish_batch(pool: &sqlx::PgPool, ends: &[(&String, i64, bool)]) -> Vec<bool> {
+    let items = ends
+        .iter()
+        .map(|(run, attempt, delete)| {
+            let claim = Claim {
+                run_id: run,
+                worker: "w",
+                attempt: *attempt,
+            };
+            let finish = Finish {
+                terminal: (9, json!({"type": "end", "run": run})),
+                delete: *delete,
+                ..success(9)
+            };
+            super::run_batches::end_item(claim, &finish)
+        })
+        .collect();
+    let mut conn = pool.acquire().await.unwrap();
+    super::run_batches::end_batch(&mut conn, items)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn one_call_ending_runs_answers_each_as_its_own_transaction_would() {
+    let (_schema, pool, store) = migrated_store().await;
+    // Notifications go to every listener of the database, other tests' too: this test's
+    // ids are its own.
+    let p = uuid::Uuid::new_v4().simple().to_string();
+    let id = |name: &str| format!("{p}-{name}");
+    let [r1, r2, r3, r4] = ["r1", "r2", "r3", "r4"].map(id);
+    for t in ["t1", "t2", "t3", "t4"] {
+        store
+            .create_thread(thread(&id(t)), IfExists::Raise)
+            .await
+            .unwrap();
+    }
+    for (run, t) in [
+        ("r1", "t1"),
+        ("r2", "t2"),
+        ("r2q", "t2"),
+        ("r3", "t3"),
+        ("r4", "t4"),
+    ] {
+        store.create_run(new_run(&id(run), &id(t))).await.unwrap();
+    }
+    sqlx::query("INSERT INTO run_events (run_id, seq, event) VALUES ($1, 1, '{}')")
+        .bind(&r3)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let mut notes = store.notifications().await.expect("LISTEN");
+
+    let before = super::now_ms();
+    // One call: r1 ends, r2 ends with r2q queued behind it (its thread stays busy), r3 is
+    // deleted with its events, an unknown run ends nothing; then a stale claim on r4 ends
+    // nothing either.
+    let done = finish_batch(
+        &pool,
+        &[
+            (&r1, 1, false),
+            (&r2, 1, false),
+            (&r3, 1, true),
+            (&id("gone"), 1, false),
+        ],
+    )
+    .await;
+    assert_eq!(done, [true, true, true, false]);
+    assert!(
+        !finish_batch(&pool, &[(&r4, 2, false)]).await[0],
+        "a stale claim ends nothing"
+    );
+    for (t, status) in [
+        ("t1", "idle"),
+        ("t2", "busy"),
+        ("t3", "idle"),
+        ("t4", "busy"),
+    ] {
+        let stored = store.get_thread_any(&id(t)).await.unwrap().unwrap();
+        assert_eq!(stored.status, status, "{t}");
+    }
+    assert!(
+        store
+            .get_thread_any(&id("t1"))
+            .await
+            .unwrap()
+            .unwrap()
+            .updated_at_ms
+            >= before,
+        "the end moved the thread's time"
+    );
+    for run in [&r1, &r2] {
+        assert_eq!(
+            store.get_run_any(run).await.unwrap().unwrap().status,
+            RunState::Success
+        );
+        let events = store.events_after(run, 0).await.unwrap();
+        assert_eq!(events.len(), 1, "{run}: one terminal event");
+        assert_eq!(events[0].seq, 9);
+        assert_eq!(events[0].event["run"], json!(run));
+    }
+    assert!(
+        store.get_run_any(&r3).await.unwrap().is_none(),
+        "r3 deleted"
+    );
+    let r3_events: i64 = sqlx::query_scalar("SELECT count(*) FROM run_events WHERE run_id = $1")
+        .bind(&r3)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(r3_events, 0, "a deleted run's events go with it");
+    assert_eq!(
+        store.get_run_any(&r4).await.unwrap().unwrap().status,
+        RunState::Running
+    );
+
+    // The same run twice in one batch: ended once, as one transaction each would answer.
+    let done = finish_batch(&pool, &[(&r4, 1, false), (&r4, 1, false)]).await;
+    assert_eq!(done, [true, false]);
+    assert_eq!(store.events_after(&r4, 0).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .get_thread_any(&id("t4"))
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        "idle"
+    );
+
+    // Every ended run was announced to its watchers, and r2's thread to the claim loops.
+    let mut events = HashSet::new();
+    let mut runs = HashSet::new();
+    while let Ok(Some(n)) =
+        tokio::time::timeout(std::time::Duration::from_millis(500), notes.recv()).await
+    {
+        match n {
+            Notification::Events(r) if r.starts_with(&p) => events.insert(r),
+            Notification::Runs(t) if t.starts_with(&p) => runs.insert(t),
+            _ => false,
+        };
+    }
+    assert_eq!(events, HashSet::from([r1, r2, r3, r4.clone()]));
+    assert_eq!(runs, HashSet::from([id("t2")]));
+}

@@ -195,21 +195,25 @@ impl RunBatches {
         if claim.run_id.contains('\0') || claim.worker.contains('\0') {
             return None;
         }
-        let (seq, event) = &finish.terminal;
-        let item = json!({
-            "run_id": claim.run_id,
-            "worker": claim.worker,
-            "attempt": claim.attempt,
-            "seq": seq,
-            "packed": super::packed::pack_base64(event),
-            "del": finish.delete,
-            "status": finish.status.as_str(),
-            "error": finish.error.as_deref().map(|e| e.replace('\0', "")),
-            "now": now_ms(),
-            "thread_status": thread_status_after(finish.status),
-        });
-        self.finish.submit(item).await
+        self.finish.submit(end_item(claim, finish)).await
     }
+}
+
+/// A run's end as an item of `palgraph_finish_runs`'s batch.
+pub(super) fn end_item(claim: Claim<'_>, finish: &Finish) -> Value {
+    let (seq, event) = &finish.terminal;
+    json!({
+        "run_id": claim.run_id,
+        "worker": claim.worker,
+        "attempt": claim.attempt,
+        "seq": seq,
+        "packed": super::packed::pack_base64(event),
+        "del": finish.delete,
+        "status": finish.status.as_str(),
+        "error": finish.error.as_deref().map(|e| e.replace('\0', "")),
+        "now": now_ms(),
+        "thread_status": thread_status_after(finish.status),
+    })
 }
 
 /// The batch's items numbered (`i`), as one JSON array for the functions' `jsonb` argument.
@@ -281,13 +285,24 @@ async fn finish_batch(
 ) -> Result<Vec<bool>, StoreError> {
     let n = items.len();
     let mut conn = conns.take().await?;
+    let done = end_batch(&mut conn, items).await?;
+    conn.keep();
+    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
+    Ok(done)
+}
+
+/// Ends a batch of runs ([`end_item`]s) in one call: for each, in batch order, whether its
+/// claim still held it.
+pub(super) async fn end_batch(
+    conn: &mut sqlx::PgConnection,
+    items: Vec<Value>,
+) -> Result<Vec<bool>, StoreError> {
+    let n = items.len();
     let rows: Vec<(i32, bool)> =
         sqlx::query_as("SELECT o_idx, o_done FROM palgraph_finish_runs($1)")
             .bind(numbered(items))
-            .fetch_all(&mut *conn)
+            .fetch_all(conn)
             .await?;
-    conn.keep();
-    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
     in_order(n, rows)
 }
 
