@@ -345,7 +345,8 @@ async fn idle_watchers(server: &Server, count: usize) -> anyhow::Result<Value> {
 }
 
 /// N = 32 for `secs`, in 20 s windows: each window's turns/s, to see whether throughput
-/// holds as the database grows under it; and the bytes stored per turn over the whole soak
+/// holds as the database grows under it; the server's RSS after each window and its growth
+/// per turn after the first (a leak shows here); and the bytes stored per turn over the whole soak
 /// (`stored`: with autovacuum's turns in it, nearer to what a database keeps for good than
 /// a single window's growth, where dead row versions not yet vacuumed count in full).
 async fn soak(server: &Server, db: &Backend, secs: f64) -> anyhow::Result<Value> {
@@ -353,9 +354,27 @@ async fn soak(server: &Server, db: &Backend, secs: f64) -> anyhow::Result<Value>
     let before = db.mark().await?;
     let mut out = Vec::new();
     for w in 0..windows {
-        let r = load(&[server], db, 32, if w == 0 { 3.0 } else { 0.5 }, 20.0).await?;
+        let mut r = load(&[server], db, 32, if w == 0 { 3.0 } else { 0.5 }, 20.0).await?;
+        r["server_rss_kib_after"] = json!(server.rss_kib());
         out.push(r);
     }
+    // The server's memory from the end of the first window (warmed up) to the end of the
+    // last, per turn served in between: near 0 unless something keeps what each turn made.
+    let rss_at = |r: &Value| r["server_rss_kib_after"].as_f64().unwrap_or(f64::NAN);
+    let turns_after_first: f64 = out
+        .iter()
+        .skip(1)
+        .map(|r| r["turns"].as_f64().unwrap_or(0.0))
+        .sum();
+    let rss_growth = match (out.first(), out.last()) {
+        (Some(a), Some(b)) if out.len() > 1 => (rss_at(b) - rss_at(a)) * 1024.0 / turns_after_first,
+        _ => f64::NAN,
+    };
+    println!(
+        "soak: server RSS {:.0} -> {:.0} KiB after the first and last windows ({rss_growth:.1} B per turn between)",
+        out.first().map(rss_at).unwrap_or(f64::NAN),
+        out.last().map(rss_at).unwrap_or(f64::NAN),
+    );
     let tput = |r: &Value| r["turns_per_s"].as_f64().unwrap_or(f64::NAN);
     let first = out.first().map(tput).unwrap_or(f64::NAN);
     let last = out.last().map(tput).unwrap_or(f64::NAN);
@@ -383,6 +402,7 @@ async fn soak(server: &Server, db: &Backend, secs: f64) -> anyhow::Result<Value>
         "minutes_turns_per_s": minutes,
         "last_minute_over_first": last_min / first_min,
         "slowest_minute_over_first": worst_min / first_min,
+        "server_rss_growth_bytes_per_turn": rss_growth,
     }))
 }
 
