@@ -233,6 +233,60 @@ async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
     conn.keep();
 }
 
+/// A put whose guard passed but whose place was taken (the unique key refuses it: another
+/// writer's insert committed first) is answered "not inserted", as a conflict, and its
+/// connection is kept for the next statement.
+#[tokio::test]
+async fn a_put_the_unique_key_refuses_is_a_conflict_on_a_connection_kept() {
+    use super::pg_group_commit::{insert_one, NewRow};
+    use crate::db::reuse::Reused;
+
+    let schema = PgSchema::create().await;
+    let pool = palgraph_pool(&schema, 2).await;
+    let conns = Reused::with_generic_plans(pool.clone(), 1);
+    let row = |id: &str, seq: i64, prev: Option<&str>| NewRow {
+        thread_id: "raced".into(),
+        checkpoint_id: id.into(),
+        seq,
+        parent_id: prev.map(str::to_string),
+        created_at_ms: 0,
+        metadata: "{}".into(),
+        versions: "{}".into(),
+        plan: "[]".into(),
+        vals: "{}".into(),
+        expected: prev.map(str::to_string),
+        fence: None,
+    };
+    let backend = || async {
+        let mut conn = conns.take().await.expect("a connection");
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut *conn)
+            .await
+            .expect("the backend's pid");
+        conn.keep();
+        pid
+    };
+    assert!(insert_one(&conns, &row("a", 1, None)).await.expect("put a"));
+    assert!(insert_one(&conns, &row("b", 2, Some("a")))
+        .await
+        .expect("put b"));
+    let before = backend().await;
+    // The guard passes (the head is `b` at seq 2); the id `a` is taken.
+    let refused = insert_one(&conns, &row("a", 3, Some("b"))).await;
+    assert!(!refused.expect("a refusal, not an error"), "not inserted");
+    assert_eq!(backend().await, before, "the same connection, kept");
+    assert!(insert_one(&conns, &row("c", 3, Some("b")))
+        .await
+        .expect("put c"));
+    let ids: Vec<String> = sqlx::query_scalar(
+        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'raced' ORDER BY seq",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("the thread's checkpoints");
+    assert_eq!(ids, ["a", "b", "c"]);
+}
+
 /// Every node of the batch insert's generic plan (as `EXPLAIN EXECUTE` shows it) on
 /// `conn`, where `planned_batch` is prepared.
 async fn batch_plan(conn: &mut sqlx::PgConnection) -> (Value, Vec<Value>) {
