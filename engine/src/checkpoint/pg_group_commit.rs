@@ -12,8 +12,11 @@
 //!
 //! Every row carries its thread's expected head. The batch statement checks every row
 //! against the heads committed before it, and the `(thread_id, seq)` unique key settles two
-//! rows of one batch that claim the same place: exactly one of them is inserted, the other
-//! is refused and its writer gets a conflict, just as with separate transactions.
+//! rows of one batch that claim the same place: the batch fails on the key and its rows are
+//! retried one by one, where exactly one of the two is inserted and the other is refused
+//! (its writer gets a conflict), just as with separate transactions. Neither statement says
+//! `ON CONFLICT DO NOTHING`, which would make every insert a speculative one (see [`PUT`])
+//! to spare only that rare race a retry.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,7 +89,6 @@ INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
 SELECT thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals
 FROM ok
-ON CONFLICT DO NOTHING
 RETURNING thread_id, checkpoint_id
 "#;
 
