@@ -5,7 +5,7 @@ palgraph::checkpointer_suite!(palgraph::testkit::backends::postgres);
 /// A row the database refuses, sent in a group with good ones: only its own put fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_row_in_a_group_commit_fails_alone() {
-    use palgraph::checkpoint::{json, now_ms, CheckpointError, CheckpointRecord, PutCheckpoint};
+    use palgraph::checkpoint::CheckpointError;
     let cp = palgraph::testkit::backends::postgres().await;
     let base = uuid::Uuid::now_v7().to_string();
     let threads: Vec<String> = (0..24)
@@ -17,23 +17,9 @@ async fn a_bad_row_in_a_group_commit_fails_alone() {
             }
         })
         .collect();
-    let puts = threads.iter().map(|t| {
-        cp.put(PutCheckpoint {
-            record: CheckpointRecord {
-                thread_id: t.clone(),
-                checkpoint_id: uuid::Uuid::now_v7().to_string(),
-                parent_id: None,
-                seq: 1,
-                created_at_ms: now_ms(),
-                metadata: Default::default(),
-                versions: Default::default(),
-                plan: json("{}".into()).expect("json"),
-            },
-            blobs: vec![],
-            expected_head: None,
-            fence: None,
-        })
-    });
+    let puts = threads
+        .iter()
+        .map(|t| cp.put(first_put(t, uuid::Uuid::now_v7().to_string())));
     let outcomes = futures_util::future::join_all(puts).await;
     for (i, (t, outcome)) in threads.iter().zip(outcomes).enumerate() {
         if i == 7 {
@@ -55,7 +41,7 @@ async fn a_bad_row_in_a_group_commit_fails_alone() {
 /// the writer runs, so they go in one batch.)
 #[tokio::test]
 async fn two_puts_of_one_place_in_a_group_commit_make_one_checkpoint_and_a_conflict() {
-    use palgraph::checkpoint::{json, now_ms, CheckpointError, CheckpointRecord, PutCheckpoint};
+    use palgraph::checkpoint::CheckpointError;
     let cp = palgraph::testkit::backends::postgres().await;
     let base = uuid::Uuid::now_v7().to_string();
     // Puts 5 and 6 are on the same thread, both as its first checkpoint.
@@ -66,23 +52,10 @@ async fn two_puts_of_one_place_in_a_group_commit_make_one_checkpoint_and_a_confl
         .iter()
         .map(|_| uuid::Uuid::now_v7().to_string())
         .collect();
-    let puts = threads.iter().zip(&ids).map(|(t, id)| {
-        cp.put(PutCheckpoint {
-            record: CheckpointRecord {
-                thread_id: t.clone(),
-                checkpoint_id: id.clone(),
-                parent_id: None,
-                seq: 1,
-                created_at_ms: now_ms(),
-                metadata: Default::default(),
-                versions: Default::default(),
-                plan: json("{}".into()).expect("json"),
-            },
-            blobs: vec![],
-            expected_head: None,
-            fence: None,
-        })
-    });
+    let puts = threads
+        .iter()
+        .zip(&ids)
+        .map(|(t, id)| cp.put(first_put(t, id.clone())));
     let outcomes = futures_util::future::join_all(puts).await;
     let (won, lost) = match (&outcomes[5], &outcomes[6]) {
         (Ok(()), Err(CheckpointError::Conflict { .. })) => (5, 6),
@@ -113,5 +86,25 @@ async fn two_puts_of_one_place_in_a_group_commit_make_one_checkpoint_and_a_confl
                 Some(ids[i].as_str())
             );
         }
+    }
+}
+
+/// A thread's first checkpoint, `id`, with nothing in it.
+fn first_put(thread_id: &str, id: String) -> palgraph::checkpoint::PutCheckpoint {
+    use palgraph::checkpoint::{json, now_ms, CheckpointRecord, PutCheckpoint};
+    PutCheckpoint {
+        record: CheckpointRecord {
+            thread_id: thread_id.to_string(),
+            checkpoint_id: id,
+            parent_id: None,
+            seq: 1,
+            created_at_ms: now_ms(),
+            metadata: Default::default(),
+            versions: Default::default(),
+            plan: json("{}".into()).expect("json"),
+        },
+        blobs: vec![],
+        expected_head: None,
+        fence: None,
     }
 }
