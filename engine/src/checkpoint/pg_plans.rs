@@ -157,12 +157,35 @@ async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
     );
 }
 
+/// An unfenced checkpoint row of `thread` with empty values, following `prev` (the head it
+/// expects and its parent).
+fn empty_row(
+    thread: &str,
+    id: &str,
+    seq: i64,
+    prev: Option<&str>,
+) -> super::pg_group_commit::NewRow {
+    super::pg_group_commit::NewRow {
+        thread_id: thread.into(),
+        checkpoint_id: id.into(),
+        seq,
+        parent_id: prev.map(str::to_string),
+        created_at_ms: 0,
+        metadata: "{}".into(),
+        versions: "{}".into(),
+        plan: "[]".into(),
+        vals: "{}".into(),
+        expected: prev.map(str::to_string),
+        fence: None,
+    }
+}
+
 /// Puts on the checkpointer's own connections run on one generic plan: without
 /// `force_generic_plan` Postgres keeps planning the guarded insert afresh for every put
 /// (its custom plans are estimated cheaper), and planning cost more than the insert.
 #[tokio::test]
 async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
-    use super::pg_group_commit::{insert_one, NewRow, PUT};
+    use super::pg_group_commit::{insert_one, PUT};
     use crate::db::reuse::Reused;
 
     let schema = PgSchema::create().await;
@@ -172,19 +195,7 @@ async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
     let mut prev: Option<String> = None;
     for seq in 1..=8i64 {
         let id = format!("00000000-0000-7000-8000-{seq:012}");
-        let row = NewRow {
-            thread_id: "planned".into(),
-            checkpoint_id: id.clone(),
-            seq,
-            parent_id: prev.clone(),
-            created_at_ms: 0,
-            metadata: "{}".into(),
-            versions: "{}".into(),
-            plan: "[]".into(),
-            vals: "{}".into(),
-            expected: prev.clone(),
-            fence: None,
-        };
+        let row = empty_row("planned", &id, seq, prev.as_deref());
         assert!(insert_one(&conns, &row).await.expect("put"), "put {seq}");
         prev = Some(id);
     }
@@ -238,25 +249,13 @@ async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
 /// connection is kept for the next statement.
 #[tokio::test]
 async fn a_put_the_unique_key_refuses_is_a_conflict_on_a_connection_kept() {
-    use super::pg_group_commit::{insert_one, NewRow};
+    use super::pg_group_commit::insert_one;
     use crate::db::reuse::Reused;
 
     let schema = PgSchema::create().await;
     let pool = palgraph_pool(&schema, 2).await;
     let conns = Reused::with_generic_plans(pool.clone(), 1);
-    let row = |id: &str, seq: i64, prev: Option<&str>| NewRow {
-        thread_id: "raced".into(),
-        checkpoint_id: id.into(),
-        seq,
-        parent_id: prev.map(str::to_string),
-        created_at_ms: 0,
-        metadata: "{}".into(),
-        versions: "{}".into(),
-        plan: "[]".into(),
-        vals: "{}".into(),
-        expected: prev.map(str::to_string),
-        fence: None,
-    };
+    let row = |id: &str, seq: i64, prev: Option<&str>| empty_row("raced", id, seq, prev);
     let backend = || async {
         let mut conn = conns.take().await.expect("a connection");
         let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
