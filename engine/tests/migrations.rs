@@ -284,7 +284,7 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![3, 4],
+            ran: vec![3, 4, 5],
             adopted: vec![1, 2]
         }
     );
@@ -308,7 +308,7 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![2, 3, 4],
+            ran: vec![2, 3, 4, 5],
             adopted: vec![1]
         }
     );

@@ -14,7 +14,8 @@ pub mod reuse;
 use migrate::{Migration, Migrator};
 
 /// The engine's tables (`engine/migrations/`): checkpoints and their pending writes (1),
-/// writer fences (2), cached node results (3), the long-term store's items (4).
+/// writer fences (2), cached node results (3), the long-term store's items (4); on Postgres,
+/// values compressed with lz4 (5).
 pub const MIGRATIONS: Migrator = Migrator {
     scope: "engine",
     postgres: &[
@@ -39,6 +40,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             4,
             "store",
             include_str!("../../migrations/postgres/0004_store.sql"),
+        ),
+        Migration::new(
+            5,
+            "lz4",
+            include_str!("../../migrations/postgres/0005_lz4.sql"),
         ),
     ],
     sqlite: &[

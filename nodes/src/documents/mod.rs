@@ -15,6 +15,7 @@ pub mod samples;
 mod sets;
 mod sql;
 mod sql_sets;
+mod texts;
 mod title;
 
 use async_trait::async_trait;
@@ -48,6 +49,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             2,
             "document_sets",
             include_str!("../../migrations/postgres/0002_document_sets.sql"),
+        ),
+        Migration::new(
+            3,
+            "documents_lz4",
+            include_str!("../../migrations/postgres/0003_lz4.sql"),
         ),
     ],
     sqlite: &[

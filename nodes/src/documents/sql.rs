@@ -14,6 +14,7 @@ use sqlx::{
 };
 
 use super::sets::is_id;
+use super::texts::Texts;
 use super::{new_document, Document, DocumentError, DocumentStore, Library};
 use crate::state::DocRef;
 
@@ -25,6 +26,8 @@ pub struct SqlDocumentStore<DB: Database> {
     /// A few connections for the library read every PalAssist turn makes, reused without
     /// sqlx's ping on every return to the pool.
     hot: std::sync::Arc<Reused<DB>>,
+    /// The texts of the documents read so far (see `texts.rs`).
+    texts: std::sync::Arc<Texts>,
 }
 
 /// Connections of [`SqlDocumentStore::hot`].
@@ -41,6 +44,7 @@ impl<DB: Database> SqlDocumentStore<DB> {
     pub fn new(pool: Pool<DB>) -> Self {
         SqlDocumentStore {
             hot: std::sync::Arc::new(Reused::new(pool.clone(), HOT_CONNECTIONS)),
+            texts: std::sync::Arc::default(),
             pool,
         }
     }
@@ -73,6 +77,7 @@ impl<DB: Database> Clone for SqlDocumentStore<DB> {
         SqlDocumentStore {
             pool: self.pool.clone(),
             hot: self.hot.clone(),
+            texts: self.texts.clone(),
         }
     }
 }
@@ -84,6 +89,9 @@ impl<DB: Database> fmt::Debug for SqlDocumentStore<DB> {
             .finish()
     }
 }
+
+/// The most texts one statement of [`DocumentStore::library`] reads.
+const TEXTS_PER_STATEMENT: usize = 500;
 
 const COLUMNS: &str = "SELECT id, owner, title, content, created_at_ms FROM documents";
 
@@ -133,7 +141,8 @@ where
     for<'r> (i64,): FromRow<'r, DB::Row>,
     for<'r> (String, String, i64, i64): FromRow<'r, DB::Row>,
     for<'r> (String, String, String): FromRow<'r, DB::Row>,
-    for<'r> (String, String, String, i64, Option<String>): FromRow<'r, DB::Row>,
+    for<'r> (String, String, String, i64, i64): FromRow<'r, DB::Row>,
+    for<'r> (String, String): FromRow<'r, DB::Row>,
 {
     async fn create(
         &self,
@@ -172,47 +181,81 @@ where
     }
 
     async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
-        // One statement: the contents come back only when the whole library is within
-        // `max_bytes`. Sizes in bytes: Postgres's `octet_length` reads a stored text's size
-        // without decompressing it, so a large library costs about what its titles do.
-        let size = |column: &str| {
-            if DB::NAME == "SQLite" {
-                format!("length(CAST({column} AS BLOB))")
-            } else {
-                format!("octet_length({column})")
-            }
+        // The ids, titles and sizes: Postgres's `octet_length` reads a stored text's size
+        // without decompressing it. The texts come from those kept (a document's text never
+        // changes), and those not kept from a second statement, only when the whole library
+        // is within `max_bytes`.
+        let size = if DB::NAME == "SQLite" {
+            "length(CAST(content AS BLOB))"
+        } else {
+            "octet_length(content)::bigint"
         };
         let mut q = QueryBuilder::<DB>::new(format!(
-            "SELECT id, owner, title, created_at_ms, CASE WHEN SUM({} + {}) OVER () <= ",
-            size("title"),
-            size("content")
+            "SELECT id, owner, title, created_at_ms, {size} FROM documents WHERE owner = "
         ));
-        q.push_bind(i64::try_from(max_bytes).unwrap_or(i64::MAX))
-            .push(" THEN content END AS content FROM documents WHERE owner = ")
-            .push_bind(owner)
-            .push(" ORDER BY created_at_ms, id");
+        q.push_bind(owner).push(" ORDER BY created_at_ms, id");
         let mut conn = self.hot.take().await?;
-        let rows: Vec<(String, String, String, i64, Option<String>)> =
+        let rows: Vec<(String, String, String, i64, i64)> =
             q.build_query_as().fetch_all(&mut *conn).await?;
-        conn.keep();
-        if rows.iter().all(|r| r.4.is_some()) {
-            let docs = rows
+        let len = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+        let total = rows
+            .iter()
+            .map(|r| r.2.len().saturating_add(len(r.4)))
+            .fold(0usize, usize::saturating_add);
+        if total > max_bytes {
+            conn.keep();
+            let titles = rows
                 .into_iter()
-                .map(|(id, owner, title, created_at_ms, content)| Document {
+                .map(|(id, _, title, _, _)| DocRef { id, title })
+                .collect();
+            return Ok(Library::Titles(titles));
+        }
+        let mut texts: Vec<Option<String>> = rows
+            .iter()
+            .map(|r| self.texts.get(&r.0, len(r.4)))
+            .collect();
+        let missing: Vec<&str> = rows
+            .iter()
+            .zip(&texts)
+            .filter(|(_, t)| t.is_none())
+            .map(|(r, _)| r.0.as_str())
+            .collect();
+        let mut read = std::collections::HashMap::new();
+        for ids in missing.chunks(TEXTS_PER_STATEMENT) {
+            let mut q = QueryBuilder::<DB>::new("SELECT id, content FROM documents WHERE owner = ");
+            q.push_bind(owner).push(" AND id IN (");
+            let mut list = q.separated(", ");
+            for id in ids {
+                list.push_bind(*id);
+            }
+            q.push(")");
+            let found: Vec<(String, String)> = q.build_query_as().fetch_all(&mut *conn).await?;
+            for (id, text) in found {
+                self.texts.put(&id, &text);
+                read.insert(id, text);
+            }
+        }
+        conn.keep();
+        for (r, t) in rows.iter().zip(texts.iter_mut()) {
+            if t.is_none() {
+                *t = read.remove(&r.0);
+            }
+        }
+        // A document deleted between the two statements is left out, as if deleted before.
+        let docs = rows
+            .into_iter()
+            .zip(texts)
+            .filter_map(|((id, owner, title, created_at_ms, _), content)| {
+                Some(Document {
                     id,
                     owner,
                     title,
-                    content: content.unwrap_or_default(),
+                    content: content?,
                     created_at_ms,
                 })
-                .collect();
-            return Ok(Library::Documents(docs));
-        }
-        let titles = rows
-            .into_iter()
-            .map(|(id, _, title, _, _)| DocRef { id, title })
+            })
             .collect();
-        Ok(Library::Titles(titles))
+        Ok(Library::Documents(docs))
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {
@@ -245,6 +288,7 @@ where
         if deleted.is_none() {
             return Ok(false);
         }
+        self.texts.forget(id);
         let mut q =
             QueryBuilder::<DB>::new("DELETE FROM document_set_members WHERE document_id = ");
         q.push_bind(id);
