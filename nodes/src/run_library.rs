@@ -95,7 +95,9 @@ impl RunLibraries {
         get: impl Fn(&Snapshot) -> Option<T>,
     ) -> Option<T> {
         let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        // The newest first: a run asks while it runs, so its snapshot is among the last.
         runs.iter()
+            .rev()
             .find(|s| s.run_id == run_id && s.owner == owner && s.read_at.elapsed() < KEEP)
             .and_then(get)
     }
@@ -110,6 +112,7 @@ impl RunLibraries {
         }
         if let Some(s) = runs
             .iter_mut()
+            .rev()
             .find(|s| s.run_id == run_id && s.owner == owner)
         {
             set(s);
