@@ -193,6 +193,16 @@ pub trait DynGraph: Send + Sync {
         input: DynInput,
         sink: Arc<dyn EventSink>,
     ) -> Result<DynOutcome, RunError>;
+    /// Runs like [`DynGraph::run`] and returns only how the run ended: the final state is
+    /// not turned into JSON (a server reads it from the checkpoint when a client asks).
+    async fn run_to_status(
+        &self,
+        config: RunConfig,
+        input: DynInput,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<RunStatus, RunError> {
+        self.run(config, input, sink).await.map(|o| o.status)
+    }
     /// The state at a checkpoint (the latest when `None`).
     async fn state(
         &self,
@@ -343,6 +353,16 @@ impl<S: State> DynGraph for CompiledGraph<S> {
             status: out.status,
             checkpoint_id: out.checkpoint_id,
         })
+    }
+
+    async fn run_to_status(
+        &self,
+        config: RunConfig,
+        input: DynInput,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<RunStatus, RunError> {
+        let input = input.typed::<S>()?;
+        Ok(CompiledGraph::run(self, config, input, sink).await?.status)
     }
 
     async fn state(

@@ -446,15 +446,16 @@ pub async fn every_dyn_input_round_trips_through_json(cp: Arc<dyn Checkpointer>)
         .unwrap();
     assert!(matches!(out.status, RunStatus::Interrupted(_)), "goto ask");
     assert_eq!(out.values["counter"], json!(1));
-    let out = dyn_g
-        .run(
+    // Only the status: the same run, without the final state as JSON.
+    let status = dyn_g
+        .run_to_status(
             RunConfig::new(&t),
             read(json!({"resume": {"value": "again"}})),
             Arc::new(NullSink),
         )
         .await
         .unwrap();
-    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(status, RunStatus::Completed);
     let out = dyn_g
         .run(
             RunConfig::new(&t),

@@ -294,18 +294,21 @@ impl Attempt {
         }
         let sink: Arc<dyn EventSink> = self.sink.clone();
         let is_resume = matches!(input, DynInput::Resume(_));
-        match entry.graph.run(cfg.clone(), input, sink.clone()).await {
+        match entry
+            .graph
+            .run_to_status(cfg.clone(), input, sink.clone())
+            .await
+        {
             // A resume recorded by a try that stopped before its first checkpoint.
             Err(RunError::NothingToResume { .. }) if is_resume && again => {
                 let _ = self.sink.take_terminal();
                 cfg.checkpoint_id = None;
                 entry
                     .graph
-                    .run(cfg, DynInput::Continue, sink)
+                    .run_to_status(cfg, DynInput::Continue, sink)
                     .await
-                    .map(|o| o.status)
             }
-            other => other.map(|o| o.status),
+            other => other,
         }
     }
 

@@ -137,12 +137,16 @@ pub(crate) fn chat_stream(
         armed: on_disconnect == OnDisconnect::Cancel,
     };
     let events = state.runs.watch(&run.run_id, after);
+    // Shared by every event's future: one reference count each, not a copy of the run's row
+    // (its input and metadata) and the server's state per event.
+    let shared = Arc::new((state, run, adapter));
     events
         .then(move |e| {
-            let (state, run, adapter) = (state.clone(), run.clone(), adapter.clone());
+            let shared = Arc::clone(&shared);
             async move {
+                let (state, run, adapter) = &*shared;
                 let id = format!("{}:{}", run.run_id, e.seq);
-                let out = chat_events(&state, adapter.as_ref(), &run, &e).await;
+                let out = chat_events(state, adapter.as_ref(), run, &e).await;
                 (e.event.is_terminal(), id, out)
             }
         })
