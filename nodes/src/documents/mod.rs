@@ -170,7 +170,9 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// that needs the titles now and may need the documents later reads the library once
     /// this way.
     ///
-    /// The default answers with [`DocumentStore::titles`]; the stores here read both at once.
+    /// The default answers with [`DocumentStore::titles`]; the stores here read both at once
+    /// (the SQL stores keep the texts they have read, and read only the others' texts: a
+    /// document's text never changes).
     ///
     /// # Errors
     /// A storage error.
