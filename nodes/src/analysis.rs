@@ -6,7 +6,8 @@
 //! stemming their words was most of PalAssist's own CPU per turn. The analysis depends only
 //! on the document's id, title and text, so a process-wide memo keeps it for every turn and
 //! every user: an entry is used only while the document it was made from is byte for byte
-//! the one asked about, and a full memo forgets its least recently used documents.
+//! the one asked about, and a full memo forgets its least recently used documents. The
+//! texts it keeps also spare a store reading them again ([`kept_text`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -88,6 +89,22 @@ pub(crate) fn analysis(doc: &Document) -> Arc<Analysis> {
         memo.put(doc, Arc::clone(&made));
     }
     made
+}
+
+/// The text of document `id`, when the memo keeps it with this title and `len` bytes of
+/// text. A document is never changed (it is created, read and deleted), so the text the memo
+/// keeps for its id is its text: a store reading a library asks here before reading texts
+/// (see `SqlDocumentStore::library`).
+pub(crate) fn kept_text(id: &str, title: &str, len: usize) -> Option<String> {
+    let mut memo = MEMO.lock().ok()?;
+    memo.clock += 1;
+    let clock = memo.clock;
+    let kept = memo.entries.get_mut(id)?;
+    if kept.title != title || kept.content.len() != len {
+        return None;
+    }
+    kept.used = clock;
+    Some(kept.content.clone())
 }
 
 static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(|| Mutex::new(Memo::default()));
@@ -190,6 +207,16 @@ mod tests {
         assert_eq!(a.terms, expected);
         assert_eq!(a.sequences[0][0], text::terms("Retention")[0]);
         assert!(a.replaces.is_empty());
+    }
+
+    #[test]
+    fn a_kept_text_is_given_back_only_for_its_title_and_size() {
+        let d = doc("analysis-kept", "Kept", "Seven b");
+        assert_eq!(kept_text(&d.id, &d.title, 7), None, "not analysed yet");
+        let _ = analysis(&d);
+        assert_eq!(kept_text(&d.id, "Kept", 7).as_deref(), Some("Seven b"));
+        assert_eq!(kept_text(&d.id, "Kept", 8), None, "another size");
+        assert_eq!(kept_text(&d.id, "Other", 7), None, "another title");
     }
 
     #[test]

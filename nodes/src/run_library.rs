@@ -3,8 +3,8 @@
 //! input validation, the action and the response formatting each did their own read).
 //! The first read of the titles brings the documents with it when the library is small
 //! enough to keep ([`DocumentStore::library`]): then a turn reads its library with one
-//! statement (an SQL store reads the texts it has not kept yet with a second one), and its
-//! nodes all see that one read.
+//! statement (an SQL store reads the texts the analysis memo does not keep with a second
+//! one), and its nodes all see that one read.
 //!
 //! A turn works from one snapshot: a document added or removed while it runs shows from
 //! the next turn on. Snapshots are kept for the runs of the last [`KEEP`] and at most

@@ -44,7 +44,7 @@ async fn conformance(store: &dyn DocumentStore) {
         store.library("alice", chars).await.unwrap(),
         Library::Documents(vec![a.clone(), b.clone()])
     );
-    // Again: the same documents (an SQL store now has their texts kept).
+    // Again: the same documents, however many of their texts a store finds kept.
     assert_eq!(
         store.library("alice", chars).await.unwrap(),
         Library::Documents(vec![a.clone(), b.clone()])

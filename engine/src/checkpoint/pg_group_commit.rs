@@ -167,45 +167,31 @@ pub(super) async fn insert_one(
     Ok(inserted)
 }
 
+/// One column of [`PUT_BATCH`]: `f` of every row.
+fn column<'a, T>(rows: &[&'a NewRow], f: impl Fn(&'a NewRow) -> T) -> Vec<T> {
+    rows.iter().map(|r| f(r)).collect()
+}
+
 /// Inserts several checkpoints with one statement; the (thread, checkpoint) ids inserted.
 pub(super) async fn insert_many(
     conns: &Reused<sqlx::Postgres>,
     rows: &[&NewRow],
 ) -> Result<HashSet<(String, String)>, CheckpointError> {
-    let text = |f: fn(&NewRow) -> &str| -> Vec<&str> { rows.iter().map(|r| f(r)).collect() };
-    let json = |f: fn(&NewRow) -> &str| -> Vec<std::borrow::Cow<'_, str>> {
-        rows.iter().map(|r| without_nul(f(r))).collect()
-    };
+    let json = |f: fn(&NewRow) -> &str| column(rows, |r| without_nul(f(r)));
     let mut conn = conns.take().await?;
     let ids: Vec<(String, String)> = sqlx::query_as(PUT_BATCH)
-        .bind(text(|r| &r.thread_id))
-        .bind(text(|r| &r.checkpoint_id))
-        .bind(rows.iter().map(|r| r.seq).collect::<Vec<i64>>())
-        .bind(
-            rows.iter()
-                .map(|r| r.parent_id.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(rows.iter().map(|r| r.created_at_ms).collect::<Vec<i64>>())
+        .bind(column(rows, |r| r.thread_id.as_str()))
+        .bind(column(rows, |r| r.checkpoint_id.as_str()))
+        .bind(column(rows, |r| r.seq))
+        .bind(column(rows, |r| r.parent_id.as_deref()))
+        .bind(column(rows, |r| r.created_at_ms))
         .bind(json(|r| &r.metadata))
         .bind(json(|r| &r.versions))
         .bind(json(|r| &r.plan))
         .bind(json(|r| &r.vals))
-        .bind(
-            rows.iter()
-                .map(|r| r.expected.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            rows.iter()
-                .map(|r| r.fence.as_ref().map(|f| f.0.as_str()))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            rows.iter()
-                .map(|r| r.fence.as_ref().map(|f| f.1))
-                .collect::<Vec<_>>(),
-        )
+        .bind(column(rows, |r| r.expected.as_deref()))
+        .bind(column(rows, |r| r.fence.as_ref().map(|f| f.0.as_str())))
+        .bind(column(rows, |r| r.fence.as_ref().map(|f| f.1)))
         .fetch_all(&mut *conn)
         .await?;
     conn.keep();

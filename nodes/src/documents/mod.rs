@@ -15,7 +15,6 @@ pub mod samples;
 mod sets;
 mod sql;
 mod sql_sets;
-mod texts;
 mod title;
 
 use async_trait::async_trait;
@@ -171,7 +170,7 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// this way.
     ///
     /// The default answers with [`DocumentStore::titles`]; the stores here read both at once
-    /// (the SQL stores keep the texts they have read, and read only the others' texts: a
+    /// (the SQL stores read only the texts PalAssist's analysis memo does not keep: a
     /// document's text never changes).
     ///
     /// # Errors

@@ -14,8 +14,8 @@ use sqlx::{
 };
 
 use super::sets::is_id;
-use super::texts::Texts;
 use super::{new_document, Document, DocumentError, DocumentStore, Library};
+use crate::analysis::kept_text;
 use crate::state::DocRef;
 
 /// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`]
@@ -26,8 +26,6 @@ pub struct SqlDocumentStore<DB: Database> {
     /// A few connections for the library read every PalAssist turn makes, reused without
     /// sqlx's ping on every return to the pool.
     hot: std::sync::Arc<Reused<DB>>,
-    /// The texts of the documents read so far (see `texts.rs`).
-    texts: std::sync::Arc<Texts>,
 }
 
 /// Connections of [`SqlDocumentStore::hot`].
@@ -44,7 +42,6 @@ impl<DB: Database> SqlDocumentStore<DB> {
     pub fn new(pool: Pool<DB>) -> Self {
         SqlDocumentStore {
             hot: std::sync::Arc::new(Reused::new(pool.clone(), HOT_CONNECTIONS)),
-            texts: std::sync::Arc::default(),
             pool,
         }
     }
@@ -77,7 +74,6 @@ impl<DB: Database> Clone for SqlDocumentStore<DB> {
         SqlDocumentStore {
             pool: self.pool.clone(),
             hot: self.hot.clone(),
-            texts: self.texts.clone(),
         }
     }
 }
@@ -182,9 +178,9 @@ where
 
     async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
         // The ids, titles and sizes: Postgres's `octet_length` reads a stored text's size
-        // without decompressing it. The texts come from those kept (a document's text never
-        // changes), and those not kept from a second statement, only when the whole library
-        // is within `max_bytes`.
+        // without decompressing it. The texts come from PalAssist's analysis memo, which keeps
+        // them by id (a document's text never changes), and the others from a second
+        // statement, only when the whole library is within `max_bytes`.
         let size = if DB::NAME == "SQLite" {
             "length(CAST(content AS BLOB))"
         } else {
@@ -212,7 +208,7 @@ where
         }
         let mut texts: Vec<Option<String>> = rows
             .iter()
-            .map(|r| self.texts.get(&r.0, len(r.4)))
+            .map(|r| kept_text(&r.0, &r.2, len(r.4)))
             .collect();
         let missing: Vec<&str> = rows
             .iter()
@@ -230,10 +226,7 @@ where
             }
             q.push(")");
             let found: Vec<(String, String)> = q.build_query_as().fetch_all(&mut *conn).await?;
-            for (id, text) in found {
-                self.texts.put(&id, &text);
-                read.insert(id, text);
-            }
+            read.extend(found);
         }
         conn.keep();
         for (r, t) in rows.iter().zip(texts.iter_mut()) {
@@ -288,7 +281,6 @@ where
         if deleted.is_none() {
             return Ok(false);
         }
-        self.texts.forget(id);
         let mut q =
             QueryBuilder::<DB>::new("DELETE FROM document_set_members WHERE document_id = ");
         q.push_bind(id);
