@@ -485,6 +485,26 @@ async fn one_call_ending_runs_answers_each_as_its_own_transaction_would() {
         "idle"
     );
 
+    // A stale claim on a run, then its holder's, in one batch: the holder's ends it.
+    let r5 = id("r5");
+    store
+        .create_thread(thread(&id("t5")), IfExists::Raise)
+        .await
+        .unwrap();
+    store.create_run(new_run(&r5, &id("t5"))).await.unwrap();
+    let done = finish_batch(&pool, &[(&r5, 2, false), (&r5, 1, true)]).await;
+    assert_eq!(done, [false, true]);
+    assert!(store.get_run_any(&r5).await.unwrap().is_none(), "r5 deleted");
+    assert_eq!(
+        store
+            .get_thread_any(&id("t5"))
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        "idle"
+    );
+
     // Every ended run was announced to its watchers, and r2's thread to the claim loops.
     let mut events = HashSet::new();
     let mut runs = HashSet::new();
@@ -497,6 +517,6 @@ async fn one_call_ending_runs_answers_each_as_its_own_transaction_would() {
             _ => false,
         };
     }
-    assert_eq!(events, HashSet::from([r1, r2, r3, r4.clone()]));
+    assert_eq!(events, HashSet::from([r1, r2, r3, r4.clone(), r5]));
     assert_eq!(runs, HashSet::from([id("t2")]));
 }
