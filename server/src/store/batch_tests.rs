@@ -494,7 +494,10 @@ async fn one_call_ending_runs_answers_each_as_its_own_transaction_would() {
     store.create_run(new_run(&r5, &id("t5"))).await.unwrap();
     let done = finish_batch(&pool, &[(&r5, 2, false), (&r5, 1, true)]).await;
     assert_eq!(done, [false, true]);
-    assert!(store.get_run_any(&r5).await.unwrap().is_none(), "r5 deleted");
+    assert!(
+        store.get_run_any(&r5).await.unwrap().is_none(),
+        "r5 deleted"
+    );
     assert_eq!(
         store
             .get_thread_any(&id("t5"))
