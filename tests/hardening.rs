@@ -64,6 +64,31 @@ async fn empty_or_short_secrets_keys_and_headers_are_startup_errors() {
     }
 }
 
+/// `PALGRAPH_WORKERS`: no workers is a start-up error naming the setting (`--workers`); one
+/// worker (the setting for a small machine shared with Postgres) serves a whole chat turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_count_is_checked_and_one_worker_serves_a_turn() {
+    refuses_to_start(&[("PALGRAPH_WORKERS", "0")], "--workers").await;
+    refuses_to_start(&[("PALGRAPH_WORKERS", "many")], "--workers").await;
+    let s = TestServer::start_with(Backend::Postgres, &[("PALGRAPH_WORKERS", "1")]).await;
+    let events = s
+        .sse(
+            s.client
+                .post(s.url("/chat"))
+                .json(&json!({"message": "What are the capital requirements?"})),
+        )
+        .await
+        .all()
+        .await;
+    let types: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e.data["type"].as_str())
+        .collect();
+    assert!(types.contains(&"status"), "{types:?}");
+    assert_eq!(types.last(), Some(&"response"), "{types:?}");
+    assert_eq!(types.iter().filter(|t| **t == "response").count(), 1);
+}
+
 fn sign(claims: Value, secret: &str) -> String {
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),

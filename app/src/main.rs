@@ -64,19 +64,26 @@ fn run() -> anyhow::Result<()> {
     let _telemetry = palgraph_server::telemetry::init()
         .context("setting up logs and traces (OTEL_* variables)")?;
     let cli = Cli::parse();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let command = match cli.command {
+        None => Command::Serve(ServeConfig::from_env()?),
+        Some(c) => c,
+    };
+    let rt = match &command {
+        Command::Serve(cfg) | Command::Migrate(cfg) => cfg.runtime(),
+        Command::Demo { .. } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    }
+    .context("starting the async runtime")?;
     rt.block_on(async move {
-        match cli.command {
-            None => serve(ServeConfig::from_env()?).await,
-            Some(Command::Serve(cfg)) => serve(cfg).await,
-            Some(Command::Migrate(cfg)) => {
+        match command {
+            Command::Serve(cfg) => serve(cfg).await,
+            Command::Migrate(cfg) => {
                 Database::open(&cfg).await?;
                 println!("migrations applied");
                 Ok(())
             }
-            Some(Command::Demo { topic }) => demo(topic).await,
+            Command::Demo { topic } => demo(topic).await,
         }
     })
 }

@@ -58,6 +58,15 @@ pub(crate) fn tree_cpu_s(roots: &[u32]) -> f64 {
     tree(roots).into_iter().filter_map(ticks).sum::<u64>() as f64 / TICKS_PER_S
 }
 
+/// CPU seconds used so far by this process alone (user + system; not its children, such
+/// as the server it started).
+pub(crate) fn own_cpu_s() -> f64 {
+    stat_fields(std::process::id()).map_or(0.0, |f| {
+        let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        (get(11) + get(12)) as f64 / TICKS_PER_S
+    })
+}
+
 /// Resident memory of the processes under `roots`, KiB (shared pages counted in each).
 pub(crate) fn tree_rss_kib(roots: &[u32]) -> u64 {
     tree(roots)
@@ -110,6 +119,7 @@ mod tests {
         }
         assert!(x != 1);
         assert!(tree_cpu_s(&[me]) > 0.0);
+        assert!(own_cpu_s() > 0.0 && own_cpu_s() <= tree_cpu_s(&[me]));
         assert!(tree_rss_kib(&[me]) > 0);
         let before = each_ticks(&[me]);
         let after = each_ticks(&[me, child.id()]);
