@@ -70,9 +70,7 @@ fn run() -> anyhow::Result<()> {
     };
     let rt = match &command {
         Command::Serve(cfg) | Command::Migrate(cfg) => cfg.runtime(),
-        Command::Demo { .. } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build(),
+        Command::Demo { .. } => tokio::runtime::Runtime::new(),
     }
     .context("starting the async runtime")?;
     rt.block_on(async move {

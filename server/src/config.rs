@@ -98,7 +98,7 @@ pub struct ServeConfig {
     /// Worker threads of the server's async runtime (default: one per core). Where
     /// Postgres shares a small machine with the server, fewer workers than cores spend
     /// less CPU per request: with two cores, one worker took a PalAssist chat turn's
-    /// server CPU from 0.99 ms to 0.80 ms at 32 chats (`benchmarks/palgraph-load-workers.md`).
+    /// server CPU from 0.83 ms to 0.68 ms at 32 chats (`benchmarks/palgraph-load-workers.md`).
     #[arg(long, env = "PALGRAPH_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: Option<u16>,
 }
@@ -117,7 +117,6 @@ impl ServeConfig {
         if let Some(n) = self.workers {
             b.worker_threads(usize::from(n));
         }
-
         b.build()
     }
 

@@ -27,8 +27,8 @@
 //! (warm-up and wind-down included). Postgres: the CPU of every `postgres` process of the
 //! machine per turn and the bytes the run events, the run tables and the checkpoint tables
 //! grew by; and the load client's own CPU per turn (it shares the machine's cores with the
-//! server and the database, so it bounds what they can use). SQLite (whose work is in the server's own CPU): the bytes the database grew by
-//! as its pages count (`sqlite_logical_bytes_per_turn`: `page_count` times `page_size`,
+//! server and the database, so it bounds what they can use). SQLite (whose work is in the
+//! server's own CPU): the bytes the database grew by as its pages count (`sqlite_logical_bytes_per_turn`: `page_count` times `page_size`,
 //! pages still only in the WAL included) and as its files on disk do
 //! (`sqlite_file_bytes_per_turn`: the main file plus `-wal`, and `-wal` alone: the WAL
 //! keeps its largest size until a truncating checkpoint, so this one is coarse). `--soak
@@ -211,8 +211,6 @@ async fn load(
     secs: f64,
 ) -> anyhow::Result<Value> {
     let cpu_s = || servers.iter().map(|s| s.cpu_s()).sum::<f64>();
-    // The load client shares the machine's cores with the server and Postgres.
-    let client_cpu_s = procs::own_cpu_s;
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(64)
         .build()?;
@@ -252,7 +250,7 @@ async fn load(
     tokio::time::sleep(Duration::from_secs_f64(warm)).await;
     *cpu0.lock().unwrap_or_else(|e| e.into_inner()) = cpu_s();
     let db_cpu0 = db.cpu_s();
-    let client_cpu0 = client_cpu_s();
+    let client_cpu0 = procs::own_cpu_s();
     measuring.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
     tokio::time::sleep(Duration::from_secs_f64(secs)).await;
@@ -260,7 +258,7 @@ async fn load(
     let elapsed = t0.elapsed().as_secs_f64();
     let cpu = cpu_s() - *cpu0.lock().unwrap_or_else(|e| e.into_inner());
     let db_cpu = db.cpu_s().zip(db_cpu0).map(|(b, a)| b - a);
-    let client_cpu = client_cpu_s() - client_cpu0;
+    let client_cpu = procs::own_cpu_s() - client_cpu0;
     stop.store(true, Ordering::Relaxed);
     let (mut first, mut total, mut errors) = (Vec::new(), Vec::new(), 0);
     for t in tasks {

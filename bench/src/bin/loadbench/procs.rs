@@ -17,9 +17,19 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
 /// CPU ticks of one process: its own (user + system) and those of its children it has
 /// reaped (so a child that exited during a window still counts, through its parent).
 fn ticks(pid: u32) -> Option<u64> {
+    stat_ticks(pid, &[11, 12, 13, 14])
+}
+
+/// The sum of the given tick fields of `/proc/<pid>/stat` (counted after the command name:
+/// 11 user, 12 system, 13 and 14 the reaped children's).
+fn stat_ticks(pid: u32, fields: &[usize]) -> Option<u64> {
     let f = stat_fields(pid)?;
-    let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    Some(get(11) + get(12) + get(13) + get(14))
+    Some(
+        fields
+            .iter()
+            .map(|&i| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0))
+            .sum(),
+    )
 }
 
 /// `pid` and every process below it, as `/proc` shows them now.
@@ -61,10 +71,7 @@ pub(crate) fn tree_cpu_s(roots: &[u32]) -> f64 {
 /// CPU seconds used so far by this process alone (user + system; not its children, such
 /// as the server it started).
 pub(crate) fn own_cpu_s() -> f64 {
-    stat_fields(std::process::id()).map_or(0.0, |f| {
-        let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        (get(11) + get(12)) as f64 / TICKS_PER_S
-    })
+    stat_ticks(std::process::id(), &[11, 12]).unwrap_or(0) as f64 / TICKS_PER_S
 }
 
 /// Resident memory of the processes under `roots`, KiB (shared pages counted in each).
