@@ -44,6 +44,8 @@ pub(crate) struct RunScope {
     pub(crate) context: Arc<serde_json::Map<String, Value>>,
     /// The run's fence, carried by every write its tasks make.
     pub(crate) fence: Option<Fence>,
+    /// The fence's claim, when the run's first write advances it.
+    pub(crate) claim: Option<crate::checkpoint::FenceClaim>,
     /// The long-term store the run was given.
     pub(crate) store: Option<Arc<dyn crate::store::Store>>,
     /// Every pending write stored at a checkpoint, while this run knows them all (it saved
@@ -78,6 +80,7 @@ impl RunScope {
         checkpoint_id: &str,
         writes: Vec<PendingWrite>,
     ) -> Result<(), CheckpointError> {
+        self.hold_fence().await?;
         let kept = writes.clone();
         let stored = self
             .checkpointer
@@ -85,6 +88,16 @@ impl RunScope {
             .await;
         self.remember(checkpoint_id, kept, stored.is_ok());
         stored
+    }
+
+    /// Hands the thread to this run, unless it holds it already (see
+    /// [`crate::checkpoint::FenceClaim`]): before any write but a checkpoint, and before
+    /// any node runs.
+    pub(crate) async fn hold_fence(&self) -> Result<(), CheckpointError> {
+        match &self.claim {
+            Some(claim) => claim.hold(&*self.checkpointer).await,
+            None => Ok(()),
+        }
     }
 
     /// Adds writes just stored (`stored`; otherwise what is stored is uncertain, and the

@@ -55,8 +55,85 @@ AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
                                   WHERE f.key = $11::text AND f.epoch = $12 FOR SHARE))
 "#;
 
-/// [`PUT`] for many rows at once, given column by column as arrays (`$1` to `$12`, in
-/// [`PUT`]'s order); returns the rows inserted.
+/// [`PUT`] by a writer not handed its thread yet ([`super::Checkpointer::put_claiming`]):
+/// the same statement first raises the fence (`$11`, `$12`) to the put's epoch, as
+/// [`super::Checkpointer::advance_fence`] does, and the row is inserted only if the fence
+/// then holds that epoch. The raise stays when the row is refused for a moved head, and its
+/// row lock (taken by the upsert, until commit) orders it against every other writer's
+/// `FOR SHARE` check, as a separate advance would.
+pub(super) const PUT_CLAIMING: &str = r#"
+WITH claimed AS (
+    INSERT INTO checkpoint_fences (key, epoch) VALUES ($11, $12)
+    ON CONFLICT (key) DO UPDATE SET epoch = GREATEST(checkpoint_fences.epoch, EXCLUDED.epoch)
+    RETURNING epoch
+)
+INSERT INTO checkpoints
+    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
+WHERE CASE WHEN $10::text IS NULL
+    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
+    ELSE COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
+                   WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
+END
+AND (SELECT epoch FROM claimed) = $12
+"#;
+
+/// The rows of a batch, given column by column as arrays (`$1` to `$12` in [`PUT`]'s
+/// order, `$13` whether the row claims its fence): the `input` of [`PUT_BATCH`] and
+/// [`PUT_BATCH_CLAIMING`].
+macro_rules! batch_input {
+    () => {
+        r#"
+WITH input AS (
+    SELECT x.thread_id COLLATE "C" AS thread_id, x.checkpoint_id COLLATE "C" AS checkpoint_id,
+           x.seq, x.parent_id COLLATE "C" AS parent_id, x.created_at_ms, x.metadata, x.versions,
+           x.plan, x.vals, x.expected COLLATE "C" AS expected,
+           x.fence_key COLLATE "C" AS fence_key, x.fence_epoch, x.claim
+    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::int8[], $6::text[],
+                $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int8[],
+                $13::bool[])
+        AS x(thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan,
+             vals, expected, fence_key, fence_epoch, claim)
+)"#
+    };
+}
+
+/// A batch row's head check (see [`PUT_BATCH`] for why not `NOT EXISTS`).
+macro_rules! batch_head_check {
+    () => {
+        r#"
+    WHERE CASE WHEN i.expected IS NULL
+        THEN (SELECT c.seq FROM checkpoints c WHERE c.thread_id = i.thread_id LIMIT 1) IS NULL
+        ELSE COALESCE((SELECT c.checkpoint_id = i.expected AND c.seq = i.seq - 1
+                       FROM checkpoints c WHERE c.thread_id = i.thread_id
+                       ORDER BY c.seq DESC LIMIT 1), false)
+    END"#
+    };
+}
+
+/// A batch row's fence check against the stored fences.
+macro_rules! batch_fence_locked {
+    () => {
+        r#"EXISTS (SELECT 1 FROM checkpoint_fences f
+                     WHERE f.key = i.fence_key AND f.epoch = i.fence_epoch FOR SHARE)"#
+    };
+}
+
+/// The insert of a batch's `ok` rows.
+macro_rules! batch_insert {
+    () => {
+        r#"
+INSERT INTO checkpoints
+    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+SELECT thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata::jsonb,
+       versions::jsonb, plan::jsonb, vals::jsonb
+FROM ok
+RETURNING thread_id, checkpoint_id
+"#
+    };
+}
+
+/// [`PUT`] for many rows at once; returns the rows inserted.
 ///
 /// The JSON columns come as text arrays, each value cast to `jsonb` once. They came as one
 /// JSON array of row objects (`jsonb_to_recordset`), which Postgres parsed whole, then
@@ -70,35 +147,38 @@ AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
 /// plan is the cheaper. On a database that then grew, every batch read the whole table: at
 /// 32 chats on a fresh database, about 60% of the statement's buffer reads within 20 s.
 /// A scalar subquery is never hashed: it stays an index probe per row.
-pub(super) const PUT_BATCH: &str = r#"
-WITH input AS (
-    SELECT x.thread_id COLLATE "C" AS thread_id, x.checkpoint_id COLLATE "C" AS checkpoint_id,
-           x.seq, x.parent_id COLLATE "C" AS parent_id, x.created_at_ms, x.metadata, x.versions,
-           x.plan, x.vals, x.expected COLLATE "C" AS expected,
-           x.fence_key COLLATE "C" AS fence_key, x.fence_epoch
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::int8[], $6::text[],
-                $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int8[])
-        AS x(thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan,
-             vals, expected, fence_key, fence_epoch)
-), ok AS (
-    SELECT i.* FROM input i
-    WHERE CASE WHEN i.expected IS NULL
-        THEN (SELECT c.seq FROM checkpoints c WHERE c.thread_id = i.thread_id LIMIT 1) IS NULL
-        ELSE COALESCE((SELECT c.checkpoint_id = i.expected AND c.seq = i.seq - 1
-                       FROM checkpoints c WHERE c.thread_id = i.thread_id
-                       ORDER BY c.seq DESC LIMIT 1), false)
-    END
-    AND (i.fence_key IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
-                                        WHERE f.key = i.fence_key AND f.epoch = i.fence_epoch
-                                        FOR SHARE))
-)
-INSERT INTO checkpoints
-    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-SELECT thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata::jsonb,
-       versions::jsonb, plan::jsonb, vals::jsonb
-FROM ok
-RETURNING thread_id, checkpoint_id
-"#;
+pub(super) const PUT_BATCH: &str = concat!(
+    batch_input!(),
+    "\n, ok AS (\n    SELECT i.* FROM input i",
+    batch_head_check!(),
+    "\n    AND (i.fence_key IS NULL OR ",
+    batch_fence_locked!(),
+    ")\n)",
+    batch_insert!()
+);
+
+/// [`PUT_BATCH`] with rows that claim their fence ([`PUT_CLAIMING`]): the fences claimed
+/// are raised first, in key order (so two batches cannot wait on each other in a cycle),
+/// each to the highest epoch claimed for it. A row whose fence a row of the batch raised
+/// is checked against the raised epoch: `FOR SHARE` would not see it (the statement
+/// modified the row itself) and would leave the row out, right or wrong.
+pub(super) const PUT_BATCH_CLAIMING: &str = concat!(
+    batch_input!(),
+    r#"
+, claimed AS (
+    INSERT INTO checkpoint_fences (key, epoch)
+    SELECT fence_key, max(fence_epoch) FROM input WHERE claim AND fence_key IS NOT NULL
+    GROUP BY 1 ORDER BY 1
+    ON CONFLICT (key) DO UPDATE SET epoch = GREATEST(checkpoint_fences.epoch, EXCLUDED.epoch)
+    RETURNING key COLLATE "C" AS key, epoch
+)"#,
+    "\n, ok AS (\n    SELECT i.* FROM input i",
+    batch_head_check!(),
+    "\n    AND (i.fence_key IS NULL OR COALESCE(\n        (SELECT c.epoch = i.fence_epoch FROM claimed c WHERE c.key = i.fence_key),\n        ",
+    batch_fence_locked!(),
+    "))\n)",
+    batch_insert!()
+);
 
 /// The most checkpoints one batch statement carries.
 const MAX_BATCH: usize = 128;
@@ -133,6 +213,8 @@ pub(crate) struct NewRow {
     pub expected: Option<String>,
     /// The writer's fence (key, epoch), if any.
     pub fence: Option<(String, i64)>,
+    /// Whether the row raises its fence to its epoch first ([`PUT_CLAIMING`]).
+    pub claim: bool,
 }
 
 /// Inserts one checkpoint with the prepared single-row statement; true when inserted.
@@ -141,7 +223,8 @@ pub(super) async fn insert_one(
     r: &NewRow,
 ) -> Result<bool, CheckpointError> {
     let mut conn = conns.take().await?;
-    let result = sqlx::query(PUT)
+    let claims = r.claim && r.fence.is_some();
+    let result = sqlx::query(if claims { PUT_CLAIMING } else { PUT })
         .bind(&r.thread_id)
         .bind(&r.checkpoint_id)
         .bind(r.seq)
@@ -178,8 +261,14 @@ pub(super) async fn insert_many(
     rows: &[&NewRow],
 ) -> Result<HashSet<(String, String)>, CheckpointError> {
     let json = |f: fn(&NewRow) -> &str| column(rows, |r| without_nul(f(r)));
+    let claims = column(rows, |r| r.claim && r.fence.is_some());
+    let sql = if claims.contains(&true) {
+        PUT_BATCH_CLAIMING
+    } else {
+        PUT_BATCH
+    };
     let mut conn = conns.take().await?;
-    let ids: Vec<(String, String)> = sqlx::query_as(PUT_BATCH)
+    let ids: Vec<(String, String)> = sqlx::query_as(sql)
         .bind(column(rows, |r| r.thread_id.as_str()))
         .bind(column(rows, |r| r.checkpoint_id.as_str()))
         .bind(column(rows, |r| r.seq))
@@ -192,6 +281,7 @@ pub(super) async fn insert_many(
         .bind(column(rows, |r| r.expected.as_deref()))
         .bind(column(rows, |r| r.fence.as_ref().map(|f| f.0.as_str())))
         .bind(column(rows, |r| r.fence.as_ref().map(|f| f.1)))
+        .bind(claims)
         .fetch_all(&mut *conn)
         .await?;
     conn.keep();

@@ -177,6 +177,7 @@ fn empty_row(
         vals: "{}".into(),
         expected: prev.map(str::to_string),
         fence: None,
+        claim: false,
     }
 }
 
@@ -286,13 +287,18 @@ async fn a_put_the_unique_key_refuses_is_a_conflict_on_a_connection_kept() {
     assert_eq!(ids, ["a", "b", "c"]);
 }
 
-/// Every node of the batch insert's generic plan (as `EXPLAIN EXECUTE` shows it) on
-/// `conn`, where `planned_batch` is prepared.
-async fn batch_plan(conn: &mut sqlx::PgConnection) -> (Value, Vec<Value>) {
-    let plan: Value = sqlx::query_scalar(
-        "EXPLAIN (FORMAT JSON) EXECUTE planned_batch('{t7}', '{next}', '{1}', '{NULL}', '{0}',
-            '{\"{}\"}', '{\"{}\"}', '{[]}', '{\"{}\"}', '{NULL}', '{t7}', '{1}')",
-    )
+/// Every node of a batch insert's generic plan (as `EXPLAIN EXECUTE` shows it) on `conn`,
+/// where `statement` is prepared; `claim`: whether its row claims its fence.
+async fn batch_plan(
+    conn: &mut sqlx::PgConnection,
+    statement: &str,
+    claim: bool,
+) -> (Value, Vec<Value>) {
+    let plan: Value = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "EXPLAIN (FORMAT JSON) EXECUTE {statement}('{{t7}}', '{{next}}', '{{1}}', '{{NULL}}',
+            '{{0}}', '{{\"{{}}\"}}', '{{\"{{}}\"}}', '{{[]}}', '{{\"{{}}\"}}', '{{NULL}}',
+            '{{t7}}', '{{1}}', '{{{claim}}}')"
+    )))
     .fetch_one(&mut *conn)
     .await
     .expect("explain the batch insert");
@@ -301,31 +307,39 @@ async fn batch_plan(conn: &mut sqlx::PgConnection) -> (Value, Vec<Value>) {
     (plan, all)
 }
 
-/// The group commit's insert is planned once per connection (`force_generic_plan`), often
-/// while the tables are still empty, and that plan is kept as they grow (nothing replans it
-/// until the next `ANALYZE`). Its checks must probe indexes even in a plan made on empty
-/// tables: a hashed `NOT EXISTS` there read the whole table for every batch.
+/// The group commit's inserts are planned once per connection (`force_generic_plan`),
+/// often while the tables are still empty, and that plan is kept as they grow (nothing
+/// replans it until the next `ANALYZE`). Their checks must probe indexes even in a plan
+/// made on empty tables: a hashed `NOT EXISTS` there read the whole table for every batch.
+/// The same holds for the batch that claims fences (it raises them first).
 #[tokio::test]
 async fn the_batch_insert_planned_on_empty_tables_probes_indexes_as_they_grow() {
-    use super::pg_group_commit::PUT_BATCH;
+    use super::pg_group_commit::{PUT_BATCH, PUT_BATCH_CLAIMING};
 
     let schema = PgSchema::create().await;
     let pool = palgraph_pool(&schema, 1).await;
     let mut conn = pool.acquire().await.expect("a connection");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "SET plan_cache_mode = force_generic_plan;
-         PREPARE planned_batch (text[], text[], int8[], text[], int8[], text[], text[],
-             text[], text[], text[], text[], int8[]) AS {PUT_BATCH}"
-    )))
-    .execute(&mut *conn)
-    .await
-    .expect("prepare the batch insert");
-    let on_empty = batch_plan(&mut conn).await;
-    // The tables grow on other connections, without an `ANALYZE`: the plan stays.
+    let statements = [
+        ("planned_batch", PUT_BATCH, false),
+        ("planned_claiming", PUT_BATCH_CLAIMING, true),
+    ];
+    for (name, sql, _) in statements {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "SET plan_cache_mode = force_generic_plan;
+             PREPARE {name} (text[], text[], int8[], text[], int8[], text[], text[],
+                 text[], text[], text[], text[], int8[], bool[]) AS {sql}"
+        )))
+        .execute(&mut *conn)
+        .await
+        .expect("prepare the batch insert");
+    }
+    let mut on_empty = Vec::new();
+    for (name, _, claim) in statements {
+        on_empty.push(batch_plan(&mut conn, name, claim).await);
+    }
+    // The tables grow on other connections, without an `ANALYZE`: the plans stay.
     for copies in [0, 2_000] {
-        let (plan, all) = if copies == 0 {
-            on_empty.clone()
-        } else {
+        if copies > 0 {
             let mut other =
                 <sqlx::PgConnection as sqlx::Connection>::connect_with(&schema.options())
                     .await
@@ -340,20 +354,28 @@ async fn the_batch_insert_planned_on_empty_tables_probes_indexes_as_they_grow() 
             .execute(&mut other)
             .await
             .expect("grow the table");
-            batch_plan(&mut conn).await
-        };
-        assert!(
-            all.iter()
-                .filter(|n| n["Relation Name"] == "checkpoints" && n["Node Type"] != "ModifyTable")
-                .all(|n| n["Node Type"]
-                    .as_str()
-                    .is_some_and(|k| k.starts_with("Index"))),
-            "only index probes of checkpoints after {copies} threads: {plan}"
-        );
-        assert!(
-            !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
-            "a sequential scan after {copies} threads: {plan}"
-        );
+        }
+        for (i, (name, _, claim)) in statements.into_iter().enumerate() {
+            let (plan, all) = if copies == 0 {
+                on_empty[i].clone()
+            } else {
+                batch_plan(&mut conn, name, claim).await
+            };
+            assert!(
+                all.iter()
+                    .filter(
+                        |n| n["Relation Name"] == "checkpoints" && n["Node Type"] != "ModifyTable"
+                    )
+                    .all(|n| n["Node Type"]
+                        .as_str()
+                        .is_some_and(|k| k.starts_with("Index"))),
+                "{name}: only index probes of checkpoints after {copies} threads: {plan}"
+            );
+            assert!(
+                !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
+                "{name}: a sequential scan after {copies} threads: {plan}"
+            );
+        }
     }
 }
 

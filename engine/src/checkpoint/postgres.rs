@@ -201,8 +201,15 @@ impl PostgresCheckpointer {
         }
     }
 
-    async fn conflict(&self, put: &PutCheckpoint) -> CheckpointError {
-        if let Err(e) = self.fenced(put.fence.as_ref()).await {
+    /// Why `put` was refused: its fence was superseded, else its head moved. A put that
+    /// `claimed` its fence is fenced only by a higher epoch (its own advance may have been
+    /// undone with a failed statement).
+    async fn refusal(&self, put: &PutCheckpoint, claimed: bool) -> CheckpointError {
+        let fenced = match put.fence.as_ref() {
+            Some(f) if claimed => self.superseded(f).await,
+            fence => self.fenced(fence).await,
+        };
+        if let Err(e) = fenced {
             return e;
         }
         let actual = sqlx::query_scalar(HEAD)
@@ -217,11 +224,27 @@ impl PostgresCheckpointer {
             actual,
         }
     }
-}
 
-#[async_trait]
-impl Checkpointer for PostgresCheckpointer {
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    /// Refuses a writer at `f` once a higher epoch holds its key.
+    async fn superseded(&self, f: &Fence) -> Result<(), CheckpointError> {
+        let current: i64 = sqlx::query_scalar(FENCE_EPOCH)
+            .bind(&f.key)
+            .fetch_optional(&self.pool)
+            .await?
+            .unwrap_or(0);
+        if current > f.epoch {
+            Err(CheckpointError::Fenced {
+                key: f.key.clone(),
+                epoch: f.epoch,
+                current,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Stores `put`, raising its fence first when it `claims` it.
+    async fn store(&self, put: PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Postgres, super::timing::Op::Put);
         let r = &put.record;
@@ -237,12 +260,27 @@ impl Checkpointer for PostgresCheckpointer {
             vals: sql::vals_json(&put.blobs)?,
             expected: put.expected_head.clone(),
             fence: put.fence.as_ref().map(|f| (f.key.clone(), f.epoch)),
+            claim: claims,
         };
         if self.writer.put(row).await? {
             Ok(())
         } else {
-            Err(self.conflict(&put).await)
+            Err(self.refusal(&put, claims).await)
         }
+    }
+}
+
+#[async_trait]
+impl Checkpointer for PostgresCheckpointer {
+    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        self.store(put, false).await
+    }
+
+    /// One statement: the fence's upsert and the checkpoint's insert commit together, in
+    /// the same batch as other runs' checkpoints ([`super::pg_group_commit`]).
+    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        let claims = put.fence.is_some();
+        self.store(put, claims).await
     }
 
     async fn put_writes(

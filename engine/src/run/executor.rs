@@ -106,6 +106,7 @@ impl<'a, S: State> Executor<'a, S> {
             cancel: cfg.cancel.clone(),
             context: cfg.context.clone(),
             fence: cfg.fence.clone(),
+            claim: cfg.claim.clone(),
             store: cfg.store.clone().or_else(|| g.store.clone()),
             known_writes: std::sync::Mutex::new(None),
         });
@@ -211,7 +212,10 @@ impl<S: State> Executor<'_, S> {
             checkpoint_id = %record.checkpoint_id,
             seq = record.seq,
         );
-        self.cp().put(put).instrument(span).await?;
+        match &self.cfg.claim {
+            Some(claim) => claim.put(&**self.cp(), put).instrument(span).await?,
+            None => self.cp().put(put).instrument(span).await?,
+        }
         // A new checkpoint: no pending writes but this run's.
         self.scope
             .know_writes(Some((&record.checkpoint_id, Vec::new())));
@@ -364,6 +368,8 @@ impl<S: State> Executor<'_, S> {
             let mut unavailable: Option<(String, NodeError)> = None;
             let mut storage: Option<CheckpointError> = None;
             let mut stopped = false;
+            // No node runs before the thread is this run's.
+            self.scope.hold_fence().await?;
             for (task, outcome, record) in self.run_step(&cur, &runnable, step).await {
                 if let Some(r) = record {
                     ran.insert(task.id.clone(), r);

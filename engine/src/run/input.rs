@@ -283,6 +283,7 @@ impl<S: State> Executor<'_, S> {
             return give_back(resume);
         };
         let writes = resume_writes(&answered)?;
+        self.scope.hold_fence().await?;
         let span = tracing::info_span!("checkpoint.put_writes", writes = writes.len() as i64);
         let stored = self
             .cp()

@@ -29,7 +29,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::{Map, Value};
 
 use crate::cancel::{CancelReason, Cancellation};
-use crate::checkpoint::{CheckpointError, Fence};
+use crate::checkpoint::{CheckpointError, Fence, FenceClaim};
 use crate::graph::CompiledGraph;
 use crate::interrupt::{InterruptInfo, Resume};
 use crate::node::{Command, NodeError};
@@ -90,6 +90,9 @@ pub struct RunConfig {
     /// the run fails with [`CheckpointError::Fenced`] as soon as another writer was handed
     /// the thread (see [`Fence`]).
     pub fence: Option<Fence>,
+    /// The fence's claim, when the caller leaves its advance to the run's first write (set
+    /// with [`RunConfig::claiming`]; see [`FenceClaim`]).
+    pub claim: Option<FenceClaim>,
     /// Stop before these nodes run (replaces the graph's list for this run; see
     /// [`breakpoint`]).
     pub interrupt_before: Option<NodeSet>,
@@ -115,6 +118,7 @@ impl RunConfig {
             stream_modes: StreamModes::default(),
             cancel: Cancellation::new(),
             fence: None,
+            claim: None,
             interrupt_before: None,
             interrupt_after: None,
             store: None,
@@ -181,6 +185,15 @@ impl RunConfig {
     #[must_use]
     pub fn fence(mut self, fence: Fence) -> Self {
         self.fence = Some(fence);
+        self
+    }
+
+    /// Writing under `claim`'s fence, which the run advances with its first write instead
+    /// of the caller before the run (see [`FenceClaim`]).
+    #[must_use]
+    pub fn claiming(mut self, claim: FenceClaim) -> Self {
+        self.fence = Some(claim.fence().clone());
+        self.claim = Some(claim);
         self
     }
 

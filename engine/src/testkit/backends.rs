@@ -67,6 +67,9 @@ impl Checkpointer for WithCleanup {
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         self.inner.put(put).await
     }
+    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        self.inner.put_claiming(put).await
+    }
     async fn put_writes(
         &self,
         t: &str,

@@ -90,6 +90,12 @@ impl Checkpointer for Counting {
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
         self.inner.put(put).await
     }
+    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        self.puts.fetch_add(1, Ordering::Relaxed);
+        self.bytes
+            .fetch_add(record_bytes(&put.record), Ordering::Relaxed);
+        self.inner.put_claiming(put).await
+    }
     async fn put_writes(
         &self,
         t: &str,

@@ -12,6 +12,7 @@
 pub mod backends;
 pub mod breakpoint_cases;
 pub mod cache_cases;
+pub mod claim_cases;
 pub mod counting;
 pub mod defer_cases;
 pub mod engine_cases;
@@ -90,6 +91,8 @@ macro_rules! checkpointer_suite {
             input_cases::check_input_refuses_what_a_run_refuses_and_changes_nothing,
             input_cases::a_resume_keyed_by_interrupt_ids_is_normalized_and_runs,
             input_cases::every_dyn_input_round_trips_through_json,
+            claim_cases::a_claiming_put_hands_the_thread_over_with_its_checkpoint,
+            claim_cases::a_run_claims_its_thread_before_any_node_and_a_superseded_claim_runs_nothing,
             fencing_cases::a_superseded_fence_refuses_puts_and_pending_writes,
             fencing_cases::a_run_whose_thread_was_handed_on_stops_and_writes_nothing_more,
             fencing_cases::an_unavailable_dependency_stops_the_run_without_a_failure,

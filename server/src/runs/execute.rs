@@ -1,8 +1,11 @@
 //! Executing one claim of a run, from the fence to the recorded end.
 //!
 //! 1. **Fence.** The thread is handed to this claim ([`palgraph::Checkpointer::advance_fence`])
-//!    before anything is read: from then on every checkpoint and pending write of an earlier
-//!    claim is refused.
+//!    by the run's first checkpoint, in the same statement ([`FenceClaim`]), or before the
+//!    run's first other write or step, or before its end is recorded when it wrote nothing:
+//!    from then on every checkpoint and pending write of an earlier claim is refused. A
+//!    writer of an earlier claim that slipped in before the first checkpoint makes it a
+//!    conflict: the thread is handed over and the run reads it again.
 //! 2. **Run.** The graph runs from the run's input, or, when an earlier claim or try already
 //!    wrote a checkpoint for this run, continues from the thread's last checkpoint.
 //! 3. **Storage outages are ridden out.** A transient storage error (connection lost, the
@@ -19,7 +22,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use palgraph::checkpoint::{CheckpointError, Fence};
+use palgraph::checkpoint::{CheckpointError, Fence, FenceClaim};
 use palgraph::dynamic::{DynGraph, DynInput};
 use palgraph::{
     Cancellation, Event, EventSink, ListOptions, RunConfig, RunError, RunEvent, RunStatus,
@@ -73,7 +76,8 @@ struct Attempt {
     lost: CancellationToken,
     /// Cancelled when the run's end starts being recorded (the heartbeat's cue).
     ending: CancellationToken,
-    fence: Fence,
+    /// The thread's fence at this claim's epoch, advanced by the run's first write.
+    claim: FenceClaim,
     sink: Arc<RunSink>,
     /// When this claim started executing (the run's duration in the metrics).
     started: Instant,
@@ -149,7 +153,7 @@ pub(crate) async fn execute(
         .with_subgraphs(subgraphs),
     );
     let attempt = Attempt {
-        fence: Fence::new(&run.thread_id, epoch(&run)),
+        claim: FenceClaim::new(Fence::new(&run.thread_id, epoch(&run))),
         runs: runs.clone(),
         run,
         cancel,
@@ -192,24 +196,6 @@ impl Attempt {
                 .fail(None, None, format!("unknown graph `{}`", self.run.graph_id))
                 .await;
         };
-        let cp = entry.graph.checkpointer();
-        match self
-            .persist("handing the thread to this worker", || {
-                cp.advance_fence(&self.fence.key, self.fence.epoch)
-            })
-            .await?
-        {
-            Ok(e) if e == self.fence.epoch => {}
-            Ok(newer) => {
-                tracing::warn!(
-                    epoch = self.fence.epoch,
-                    newer,
-                    "a newer claim holds the thread"
-                );
-                return None;
-            }
-            Err(e) => return self.fail(Some(&entry), None, e.to_string()).await,
-        }
         if self.run.attempt > self.runs.settings.max_attempts {
             let msg = format!(
                 "gave up after {} attempts (each was cut off before the run ended)",
@@ -233,6 +219,17 @@ impl Attempt {
                 return None;
             }
             match result {
+                Err(RunError::Checkpoint(CheckpointError::Conflict { .. }))
+                    if !self.claim.is_held() =>
+                {
+                    // A writer of an earlier claim slipped in before this claim's first
+                    // checkpoint: the thread is handed over, then read again.
+                    if let Err(e) = self.hold_thread(&entry).await? {
+                        break Err(e.into());
+                    }
+                    retries += 1;
+                    self.sink.begin_retry();
+                }
                 Err(e) if e.is_fenced() => {
                     tracing::warn!(error = %e, "another worker took the thread over; stopping");
                     return None;
@@ -253,7 +250,10 @@ impl Attempt {
             }
         };
         match outcome {
-            Ok(status) => self.succeed(&entry, status).await,
+            Ok(status) => match self.hold_thread(&entry).await? {
+                Ok(()) => self.succeed(&entry, status).await,
+                Err(e) => self.fail(Some(&entry), None, e.to_string()).await,
+            },
             Err(e) => {
                 let node = match &e {
                     RunError::Node { node, .. } | RunError::Unavailable { node, .. } => {
@@ -280,7 +280,7 @@ impl Attempt {
             .run_id(&self.run.run_id)
             .stream_modes(modes(spec))
             .cancel(self.cancel.clone())
-            .fence(self.fence.clone());
+            .claiming(self.claim.clone());
         cfg.context = Arc::new(spec.context.clone());
         cfg.recursion_limit = spec.recursion_limit;
         cfg.interrupt_before = spec.interrupt_before.clone();
@@ -342,6 +342,27 @@ impl Attempt {
             }
         }
         Ok(spec.input.clone())
+    }
+
+    /// Hands the thread to this claim unless the run's first write did: `None` when the
+    /// claim was lost or a newer claim holds the thread (nothing more may be recorded).
+    async fn hold_thread(&self, entry: &GraphEntry) -> Option<Result<(), CheckpointError>> {
+        if self.claim.is_held() {
+            return Some(Ok(()));
+        }
+        let cp = entry.graph.checkpointer();
+        match self
+            .persist("handing the thread to this worker", || {
+                self.claim.hold(&*cp)
+            })
+            .await?
+        {
+            Err(CheckpointError::Fenced { epoch, current, .. }) => {
+                tracing::warn!(epoch, newer = current, "a newer claim holds the thread");
+                None
+            }
+            other => Some(other),
+        }
     }
 
     /// Records a run that ended (completed, interrupted, cancelled).
@@ -407,6 +428,9 @@ impl Attempt {
         message: String,
     ) -> Option<RunEvent> {
         if let Some(entry) = entry {
+            if let Err(e) = self.hold_thread(entry).await? {
+                tracing::warn!(error = %e, "could not hand the thread to this worker");
+            }
             let recorded = self
                 .persist("recording the failure on the thread", || {
                     entry.graph.record_failure(
@@ -414,7 +438,7 @@ impl Attempt {
                         &self.run.run_id,
                         node.as_deref(),
                         &message,
-                        Some(&self.fence),
+                        Some(self.claim.fence()),
                     )
                 })
                 .await?;
@@ -436,7 +460,7 @@ impl Attempt {
                         failed_turn::settle(
                             entry,
                             &self.run,
-                            &self.fence,
+                            self.claim.fence(),
                             &streamed,
                             client_turn_id.as_deref(),
                             &message,
