@@ -38,6 +38,8 @@ mod sql;
 mod sqlite;
 #[cfg(all(test, feature = "sqlite", feature = "testkit"))]
 mod sqlite_plans;
+#[cfg(feature = "sqlite")]
+mod sqlite_sql;
 mod timing;
 
 pub use claim::FenceClaim;

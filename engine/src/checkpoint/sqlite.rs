@@ -11,6 +11,10 @@ use async_trait::async_trait;
 use sqlx::{Row, SqlitePool};
 
 use super::sql::{self, RowLinks};
+use super::sqlite_sql::{
+    ADVANCE_FENCE, CHAIN, COPY_THREAD, DELETE_CHECKPOINT, DELETE_THREAD, DELETE_WRITES_OF,
+    FENCE_EPOCH, HEAD, HEAD_SEQ, HIDE, LINKS, LIST, PUT, PUT_WRITE, THE_CHECKPOINT, WRITES,
+};
 use super::{
     json, CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
     PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
@@ -41,110 +45,6 @@ impl SqliteCheckpointer {
         &self.pool
     }
 }
-
-pub(super) const HEAD: &str =
-    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1";
-
-pub(super) const THE_CHECKPOINT: &str = r#"
-SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
-FROM checkpoints
-WHERE thread_id = ?1 AND NOT hidden
-  AND checkpoint_id = COALESCE(?2,
-        (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = ?1 ORDER BY h.seq DESC LIMIT 1))
-"#;
-
-pub(super) const CHAIN: &str = r#"
-WITH RECURSIVE chain(field, version, blob, depth) AS (
-    SELECT v.key, v.value,
-           (SELECT json_extract(k.vals, '$."' || v.key || '"') FROM checkpoints k
-            WHERE k.thread_id = ?1 AND k.checkpoint_id = v.value),
-           0
-    FROM json_each(?2) v
-  UNION ALL
-    SELECT ch.field, json_extract(ch.blob, '$[0]'),
-           (SELECT json_extract(k.vals, '$."' || ch.field || '"') FROM checkpoints k
-            WHERE k.thread_id = ?1 AND k.checkpoint_id = json_extract(ch.blob, '$[0]')),
-           ch.depth + 1
-    FROM chain ch
-    WHERE json_extract(ch.blob, '$[1]') AND json_extract(ch.blob, '$[0]') IS NOT NULL
-)
-SELECT field, version, blob, depth FROM chain
-"#;
-
-pub(super) const LIST: &str = r#"
-SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
-FROM checkpoints c
-WHERE c.thread_id = ?1 AND NOT c.hidden
-  AND (?2 IS NULL OR c.checkpoint_id < ?2)
-  AND (?3 IS NULL OR NOT EXISTS (
-        SELECT 1 FROM json_each(?3) f
-        WHERE json_extract(c.metadata, '$."' || f.key || '"') IS NOT f.value))
-ORDER BY c.checkpoint_id DESC
-LIMIT ?4
-"#;
-
-pub(super) const LINKS: &str = r#"
-SELECT checkpoint_id, seq, created_at_ms, hidden, versions,
-       json_extract(metadata, '$.run_id') AS run_id,
-       (SELECT json_group_object(e.key, json_extract(e.value, '$[0]')) FROM json_each(vals) e) AS prevs
-FROM checkpoints
-WHERE thread_id = ?1
-"#;
-
-/// The thread's head with its seq (inside a write transaction).
-pub(super) const HEAD_SEQ: &str =
-    "SELECT checkpoint_id, seq FROM checkpoints WHERE thread_id = ?1 ORDER BY seq DESC LIMIT 1";
-
-/// A fence's current epoch.
-pub(super) const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = ?1";
-
-/// A checkpoint's pending writes.
-pub(super) const WRITES: &str = "SELECT task_id, channel, idx, value FROM checkpoint_writes
-             WHERE thread_id = ?1 AND checkpoint_id = ?2 ORDER BY task_id, channel, idx";
-
-/// A put's insert (the head was checked in the same transaction).
-pub(super) const PUT: &str = "INSERT INTO checkpoints
-                     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING";
-
-/// One pending write (the first write of a key wins, except on `__error__`).
-pub(super) const PUT_WRITE: &str = "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
-                 DO UPDATE SET value = excluded.value WHERE checkpoint_writes.channel = '__error__'";
-
-/// Removal of one checkpoint's pending writes (prune).
-pub(super) const DELETE_WRITES_OF: &str =
-    "DELETE FROM checkpoint_writes WHERE thread_id = ?1 AND checkpoint_id = ?2";
-
-/// Removal of one checkpoint (prune).
-pub(super) const DELETE_CHECKPOINT: &str =
-    "DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2";
-
-/// Hiding a pruned checkpoint whose values kept checkpoints still need.
-pub(super) const HIDE: &str = "UPDATE checkpoints SET hidden = 1,
-                     vals = COALESCE((SELECT json_group_object(e.key, json(e.value)) FROM json_each(vals) e
-                                      WHERE e.key IN (SELECT value FROM json_each(?3))), '{}')
-                 WHERE thread_id = ?1 AND checkpoint_id = ?2";
-
-/// Deleting a thread and its subgraphs' namespaces (the threads `{thread}|...`, which sort
-/// (binary collation) between `{thread}|` and `{thread}}`: an index range).
-pub(super) const DELETE_THREAD: [&str; 2] = [
-    "DELETE FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
-    "DELETE FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?2 AND thread_id < ?3)",
-];
-
-/// Copying a thread and its subgraphs' namespaces (`{from}|...`, an index range), renamed.
-pub(super) const COPY_THREAD: [&str; 2] = [
-    "INSERT INTO checkpoints
-                 (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
-             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, seq, parent_id, created_at_ms,
-                    metadata, versions, plan, vals, hidden
-             FROM checkpoints WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
-    "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-             SELECT ?2 || substr(thread_id, length(?1) + 1), checkpoint_id, task_id, channel, idx, value
-             FROM checkpoint_writes WHERE thread_id = ?1 OR (thread_id >= ?3 AND thread_id < ?4)",
-];
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Sqlite>;
 
@@ -189,6 +89,24 @@ async fn check_fence(tx: &mut Tx<'_>, fence: Option<&Fence>) -> Result<(), Check
         .fetch_optional(&mut **tx)
         .await?
         .unwrap_or(0);
+    if current == f.epoch {
+        Ok(())
+    } else {
+        Err(CheckpointError::Fenced {
+            key: f.key.clone(),
+            epoch: f.epoch,
+            current,
+        })
+    }
+}
+
+/// Raises `f`'s key to its epoch (unless higher already), in the transaction `tx`.
+async fn raise_fence(tx: &mut Tx<'_>, f: &Fence) -> Result<(), CheckpointError> {
+    let current: i64 = sqlx::query_scalar(ADVANCE_FENCE)
+        .bind(&f.key)
+        .bind(f.epoch)
+        .fetch_one(&mut **tx)
+        .await?;
     if current == f.epoch {
         Ok(())
     } else {
@@ -344,9 +262,10 @@ impl SqliteCheckpointer {
     }
 }
 
-#[async_trait]
-impl Checkpointer for SqliteCheckpointer {
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+impl SqliteCheckpointer {
+    /// Stores `put` in one write transaction; with `claims`, the transaction first raises
+    /// the put's fence to its epoch (kept when the checkpoint is refused for a moved head).
+    async fn store(&self, put: PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Sqlite, super::timing::Op::Put);
         let r = &put.record;
@@ -354,7 +273,11 @@ impl Checkpointer for SqliteCheckpointer {
         let versions = to_json(&r.versions)?;
         let vals = sql::vals_json(&put.blobs)?;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        if let Err(e) = check_fence(&mut tx, put.fence.as_ref()).await {
+        let fenced = match put.fence.as_ref() {
+            Some(f) if claims => raise_fence(&mut tx, f).await,
+            fence => check_fence(&mut tx, fence).await,
+        };
+        if let Err(e) = fenced {
             tx.rollback().await?;
             return Err(e);
         }
@@ -382,7 +305,12 @@ impl Checkpointer for SqliteCheckpointer {
             0
         };
         if inserted == 0 {
-            tx.rollback().await?;
+            if claims {
+                // The thread is the claim's even so.
+                tx.commit().await?;
+            } else {
+                tx.rollback().await?;
+            }
             return Err(CheckpointError::Conflict {
                 thread_id: r.thread_id.clone(),
                 expected: put.expected_head,
@@ -391,6 +319,19 @@ impl Checkpointer for SqliteCheckpointer {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+#[async_trait]
+impl Checkpointer for SqliteCheckpointer {
+    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        self.store(put, false).await
+    }
+
+    /// One write transaction (one sync of the WAL) for the fence's raise and the checkpoint.
+    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+        let claims = put.fence.is_some();
+        self.store(put, claims).await
     }
 
     async fn put_writes(
@@ -534,15 +475,11 @@ impl Checkpointer for SqliteCheckpointer {
     }
 
     async fn advance_fence(&self, key: &str, epoch: i64) -> Result<i64, CheckpointError> {
-        Ok(sqlx::query_scalar(
-            "INSERT INTO checkpoint_fences (key, epoch) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET epoch = max(epoch, excluded.epoch)
-             RETURNING epoch",
-        )
-        .bind(key)
-        .bind(epoch)
-        .fetch_one(&self.pool)
-        .await?)
+        Ok(sqlx::query_scalar(ADVANCE_FENCE)
+            .bind(key)
+            .bind(epoch)
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError> {

@@ -6,7 +6,7 @@
 use serde_json::json;
 use sqlx::SqlitePool;
 
-use super::sqlite as q;
+use super::sqlite_sql as q;
 use crate::testkit::backends::{remove_sqlite_files, temp_db_path};
 
 /// A thread of six checkpoints whose `messages` field is a delta chain, with two pending
