@@ -277,7 +277,7 @@ impl Checkpointer for PostgresCheckpointer {
     }
 
     /// One statement: the fence's upsert and the checkpoint's insert commit together, in
-    /// the same batch as other runs' checkpoints ([`super::pg_group_commit`]).
+    /// the same batch as other runs' checkpoints (the group commit).
     async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let claims = put.fence.is_some();
         self.store(put, claims).await
