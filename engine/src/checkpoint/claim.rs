@@ -54,13 +54,7 @@ impl FenceClaim {
             return Ok(());
         }
         let current = cp.advance_fence(&self.fence.key, self.fence.epoch).await?;
-        if current != self.fence.epoch {
-            return Err(CheckpointError::Fenced {
-                key: self.fence.key.clone(),
-                epoch: self.fence.epoch,
-                current,
-            });
-        }
+        self.fence.check(current)?;
         self.held.store(true, Ordering::Release);
         Ok(())
     }

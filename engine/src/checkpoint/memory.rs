@@ -25,14 +25,9 @@ struct ThreadData {
 
 /// Refuses a fenced write whose epoch is not the thread's current one.
 fn check_fence(data: Option<&ThreadData>, fence: Option<&Fence>) -> Result<(), CheckpointError> {
-    let current = data.map_or(0, |d| d.fence);
     match fence {
-        Some(f) if f.epoch != current => Err(CheckpointError::Fenced {
-            key: f.key.clone(),
-            epoch: f.epoch,
-            current,
-        }),
-        _ => Ok(()),
+        Some(f) => f.check(data.map_or(0, |d| d.fence)),
+        None => Ok(()),
     }
 }
 

@@ -157,6 +157,23 @@ impl Fence {
             epoch,
         }
     }
+
+    /// `Ok` while the key's fence stands at this writer's epoch (`current`), else this
+    /// writer's refusal, [`CheckpointError::Fenced`].
+    ///
+    /// # Errors
+    /// [`CheckpointError::Fenced`] when `current` is another epoch.
+    pub fn check(&self, current: i64) -> Result<(), CheckpointError> {
+        if current == self.epoch {
+            Ok(())
+        } else {
+            Err(CheckpointError::Fenced {
+                key: self.key.clone(),
+                epoch: self.epoch,
+                current,
+            })
+        }
+    }
 }
 
 /// A checkpoint to store, with the field versions it introduces.
@@ -343,14 +360,7 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// written.
     async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         if let Some(f) = &put.fence {
-            let current = self.advance_fence(&f.key, f.epoch).await?;
-            if current != f.epoch {
-                return Err(CheckpointError::Fenced {
-                    key: f.key.clone(),
-                    epoch: f.epoch,
-                    current,
-                });
-            }
+            f.check(self.advance_fence(&f.key, f.epoch).await?)?;
         }
         self.put(put).await
     }

@@ -30,6 +30,23 @@ use super::sql::without_nul;
 use super::CheckpointError;
 use crate::db::reuse::Reused;
 
+/// One checkpoint's insert (`$1` to `$9`) guarded by its head check (`$10`), without its
+/// fence check: the body of [`PUT`] and [`PUT_CLAIMING`].
+macro_rules! single_insert {
+    () => {
+        r#"
+INSERT INTO checkpoints
+    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
+SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
+WHERE CASE WHEN $10::text IS NULL
+    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
+    ELSE COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
+                   WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
+END
+"#
+    };
+}
+
 /// Inserts one checkpoint unless its thread's head is no longer `$10` at seq `$3 - 1` (NULL:
 /// the thread must have no checkpoint yet): one index probe. The `(thread_id, seq)` key
 /// catches a concurrent writer that passed the same check: its unique violation is the
@@ -42,18 +59,12 @@ use crate::db::reuse::Reused;
 /// only two writers racing on one thread meet. Without it a put cost Postgres about 12 to
 /// 60 us less (six guarded inserts a turn, `synchronous_commit = off` to leave out the
 /// flush: 0.58 to 0.71 ms against 0.68 to 1.05 ms, pgbench, alternating runs).
-pub(super) const PUT: &str = r#"
-INSERT INTO checkpoints
-    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
-WHERE CASE WHEN $10::text IS NULL
-    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
-    ELSE COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
-                   WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
-END
-AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
+pub(super) const PUT: &str = concat!(
+    single_insert!(),
+    r#"AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
                                   WHERE f.key = $11::text AND f.epoch = $12 FOR SHARE))
-"#;
+"#
+);
 
 /// [`PUT`] by a writer not handed its thread yet ([`super::Checkpointer::put_claiming`]):
 /// the same statement first raises the fence (`$11`, `$12`) to the put's epoch, as
@@ -61,22 +72,16 @@ AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
 /// then holds that epoch. The raise stays when the row is refused for a moved head, and its
 /// row lock (taken by the upsert, until commit) orders it against every other writer's
 /// `FOR SHARE` check, as a separate advance would.
-pub(super) const PUT_CLAIMING: &str = r#"
+pub(super) const PUT_CLAIMING: &str = concat!(
+    r#"
 WITH claimed AS (
     INSERT INTO checkpoint_fences (key, epoch) VALUES ($11, $12)
     ON CONFLICT (key) DO UPDATE SET epoch = GREATEST(checkpoint_fences.epoch, EXCLUDED.epoch)
     RETURNING epoch
-)
-INSERT INTO checkpoints
-    (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
-WHERE CASE WHEN $10::text IS NULL
-    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
-    ELSE COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
-                   WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
-END
-AND (SELECT epoch FROM claimed) = $12
-"#;
+)"#,
+    single_insert!(),
+    "AND (SELECT epoch FROM claimed) = $12\n"
+);
 
 /// The rows of a batch, given column by column as arrays (`$1` to `$12` in [`PUT`]'s
 /// order, `$13` whether the row claims its fence): the `input` of [`PUT_BATCH`] and

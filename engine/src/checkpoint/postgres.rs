@@ -180,24 +180,20 @@ impl PostgresCheckpointer {
         Ok(stats)
     }
 
-    /// Why a fenced write was not stored, if its fence is the reason.
-    async fn fenced(&self, fence: Option<&Fence>) -> Result<(), CheckpointError> {
-        let Some(f) = fence else {
-            return Ok(());
-        };
-        let current: i64 = sqlx::query_scalar(FENCE_EPOCH)
-            .bind(&f.key)
+    /// The epoch `key`'s fence stands at (0: never advanced).
+    async fn fence_epoch(&self, key: &str) -> Result<i64, CheckpointError> {
+        Ok(sqlx::query_scalar(FENCE_EPOCH)
+            .bind(key)
             .fetch_optional(&self.pool)
             .await?
-            .unwrap_or(0);
-        if current == f.epoch {
-            Ok(())
-        } else {
-            Err(CheckpointError::Fenced {
-                key: f.key.clone(),
-                epoch: f.epoch,
-                current,
-            })
+            .unwrap_or(0))
+    }
+
+    /// Why a fenced write was not stored, if its fence is the reason.
+    async fn fenced(&self, fence: Option<&Fence>) -> Result<(), CheckpointError> {
+        match fence {
+            Some(f) => f.check(self.fence_epoch(&f.key).await?),
+            None => Ok(()),
         }
     }
 
@@ -206,7 +202,11 @@ impl PostgresCheckpointer {
     /// undone with a failed statement).
     async fn refusal(&self, put: &PutCheckpoint, claimed: bool) -> CheckpointError {
         let fenced = match put.fence.as_ref() {
-            Some(f) if claimed => self.superseded(f).await,
+            // A claim's own raise may have been undone with its failed statement.
+            Some(f) if claimed => self
+                .fence_epoch(&f.key)
+                .await
+                .and_then(|current| f.check(current.max(f.epoch))),
             fence => self.fenced(fence).await,
         };
         if let Err(e) = fenced {
@@ -222,24 +222,6 @@ impl PostgresCheckpointer {
             thread_id: put.record.thread_id.clone(),
             expected: put.expected_head.clone(),
             actual,
-        }
-    }
-
-    /// Refuses a writer at `f` once a higher epoch holds its key.
-    async fn superseded(&self, f: &Fence) -> Result<(), CheckpointError> {
-        let current: i64 = sqlx::query_scalar(FENCE_EPOCH)
-            .bind(&f.key)
-            .fetch_optional(&self.pool)
-            .await?
-            .unwrap_or(0);
-        if current > f.epoch {
-            Err(CheckpointError::Fenced {
-                key: f.key.clone(),
-                epoch: f.epoch,
-                current,
-            })
-        } else {
-            Ok(())
         }
     }
 

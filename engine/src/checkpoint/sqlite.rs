@@ -89,15 +89,7 @@ async fn check_fence(tx: &mut Tx<'_>, fence: Option<&Fence>) -> Result<(), Check
         .fetch_optional(&mut **tx)
         .await?
         .unwrap_or(0);
-    if current == f.epoch {
-        Ok(())
-    } else {
-        Err(CheckpointError::Fenced {
-            key: f.key.clone(),
-            epoch: f.epoch,
-            current,
-        })
-    }
+    f.check(current)
 }
 
 /// Raises `f`'s key to its epoch (unless higher already), in the transaction `tx`.
@@ -107,15 +99,7 @@ async fn raise_fence(tx: &mut Tx<'_>, f: &Fence) -> Result<(), CheckpointError> 
         .bind(f.epoch)
         .fetch_one(&mut **tx)
         .await?;
-    if current == f.epoch {
-        Ok(())
-    } else {
-        Err(CheckpointError::Fenced {
-            key: f.key.clone(),
-            epoch: f.epoch,
-            current,
-        })
-    }
+    f.check(current)
 }
 
 impl SqliteCheckpointer {

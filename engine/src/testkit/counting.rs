@@ -45,6 +45,20 @@ impl Counting {
     }
 }
 
+impl Counting {
+    /// Counts a put and its bytes (record and field values).
+    fn count_put(&self, put: &PutCheckpoint) {
+        self.puts.fetch_add(1, Ordering::Relaxed);
+        let bytes = record_bytes(&put.record)
+            + put
+                .blobs
+                .iter()
+                .map(|b| (b.value.get().len() + b.field.len() + b.version.len() * 2) as u64)
+                .sum::<u64>();
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
 fn record_bytes(r: &CheckpointRecord) -> u64 {
     let meta = serde_json::to_string(&r.metadata)
         .map(|s| s.len())
@@ -80,20 +94,11 @@ impl Checkpointer for Counting {
     }
 
     async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
-        self.puts.fetch_add(1, Ordering::Relaxed);
-        let bytes = record_bytes(&put.record)
-            + put
-                .blobs
-                .iter()
-                .map(|b| (b.value.get().len() + b.field.len() + b.version.len() * 2) as u64)
-                .sum::<u64>();
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.count_put(&put);
         self.inner.put(put).await
     }
     async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
-        self.puts.fetch_add(1, Ordering::Relaxed);
-        self.bytes
-            .fetch_add(record_bytes(&put.record), Ordering::Relaxed);
+        self.count_put(&put);
         self.inner.put_claiming(put).await
     }
     async fn put_writes(
