@@ -52,6 +52,9 @@ pub(crate) struct RunScope {
     /// the checkpoint, or resumed from its own complete copy of it): what an interrupted
     /// run leaves in the state cache for its resume.
     pub(crate) known_writes: Mutex<Option<(String, Vec<PendingWrite>)>>,
+    /// Whether the run's last write was stored with [`crate::checkpoint::Flush::WithNext`]
+    /// and nothing flushed it since: the run flushes before it ends.
+    pub(crate) unflushed: std::sync::atomic::AtomicBool,
 }
 
 impl RunScope {
@@ -87,7 +90,31 @@ impl RunScope {
             .put_writes(&self.thread_id, checkpoint_id, writes, self.fence.as_ref())
             .await;
         self.remember(checkpoint_id, kept, stored.is_ok());
+        if stored.is_ok() {
+            self.flushed();
+        }
         stored
+    }
+
+    /// Notes that a write of this run was stored unflushed.
+    pub(crate) fn deferred(&self) {
+        self.unflushed
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Notes that a flushed write of this run was stored (which flushed the earlier ones).
+    pub(crate) fn flushed(&self) {
+        self.unflushed
+            .store(false, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Puts the run's unflushed writes on disk, if any.
+    pub(crate) async fn flush(&self) -> Result<(), CheckpointError> {
+        if self.unflushed.load(std::sync::atomic::Ordering::Acquire) {
+            self.checkpointer.flush(&self.thread_id).await?;
+            self.flushed();
+        }
+        Ok(())
     }
 
     /// Hands the thread to this run, unless it holds it already (see

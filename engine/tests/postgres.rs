@@ -106,5 +106,6 @@ fn first_put(thread_id: &str, id: String) -> palgraph::checkpoint::PutCheckpoint
         blobs: vec![],
         expected_head: None,
         fence: None,
+        flush: Default::default(),
     }
 }

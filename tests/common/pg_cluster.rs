@@ -154,7 +154,13 @@ impl PgCluster {
         self.ctl(&["stop", "-m", "fast", "-w", "-t", "60"]);
     }
 
-    /// Starts it again after [`PgCluster::stop`].
+    /// Crashes it (immediate shutdown: no checkpoint, no WAL flush; the next start
+    /// recovers from the WAL on disk, as after a power cut of the database).
+    pub fn crash(&self) {
+        self.ctl(&["stop", "-m", "immediate", "-w", "-t", "60"]);
+    }
+
+    /// Starts it again after [`PgCluster::stop`] or [`PgCluster::crash`].
     pub fn start_again(&self) {
         self.ctl(&["start", "-w", "-t", "60"]);
     }

@@ -22,6 +22,8 @@ mod memory;
 mod pg_claims;
 #[cfg(feature = "postgres")]
 mod pg_fence_batch;
+#[cfg(all(test, feature = "postgres", feature = "testkit"))]
+mod pg_flush;
 #[cfg(feature = "postgres")]
 mod pg_group_commit;
 #[cfg(all(test, feature = "postgres", feature = "testkit"))]
@@ -176,6 +178,25 @@ impl Fence {
     }
 }
 
+/// When a write's commit must be on disk.
+///
+/// A run's records of its request (its input checkpoint, a resume's answers) are held by
+/// the caller until the run's first checkpoint after them, which is [`Flush::Now`]: a
+/// database that crashes before that loses the run's progress in any case, and the caller
+/// (or the server's run record) still has the request. Such writes may ask for
+/// [`Flush::WithNext`]: committed and visible to every reader when the write returns, and
+/// durable with the writer's next [`Flush::Now`] write (or [`Checkpointer::flush`]), so the
+/// run's first node need not wait for the disk. Every run ends with its writes flushed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Flush {
+    /// On disk before the write returns.
+    #[default]
+    Now,
+    /// Committed when the write returns; on disk by the next flushed write to the store.
+    /// Backends that cannot tell the two apart flush at once.
+    WithNext,
+}
+
 /// A checkpoint to store, with the field versions it introduces.
 #[derive(Clone, Debug)]
 pub struct PutCheckpoint {
@@ -189,6 +210,8 @@ pub struct PutCheckpoint {
     /// The writer's fence, if it holds one: the put fails with [`CheckpointError::Fenced`]
     /// once a newer epoch was handed out.
     pub fence: Option<Fence>,
+    /// When the commit must be on disk.
+    pub flush: Flush,
 }
 
 /// A field's value as stored: the nearest full value and the deltas written after it.
@@ -383,6 +406,7 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// `Ok(false)` stores nothing. A run resuming from its own copy of the checkpoint it
     /// stopped at records the answers with this instead of reading the checkpoint first.
     /// The default reads the head, then writes; backends override it with one statement.
+    /// `flush` says when the writes must be on disk (see [`Flush`]).
     ///
     /// # Errors
     /// [`CheckpointError::Fenced`] when `fence` was superseded; nothing is written.
@@ -393,7 +417,9 @@ pub trait Checkpointer: Send + Sync + 'static {
         expected_writes: usize,
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
+        flush: Flush,
     ) -> Result<bool, CheckpointError> {
+        let _ = flush;
         let Some(head) = self.get_without_values(thread_id, None).await? else {
             return Ok(false);
         };
@@ -403,6 +429,16 @@ pub trait Checkpointer: Send + Sync + 'static {
         self.put_writes(thread_id, checkpoint_id, writes, fence)
             .await?;
         Ok(true)
+    }
+
+    /// Puts every write to `thread_id` stored with [`Flush::WithNext`] on disk. The default
+    /// does nothing: a backend that defers no flush has nothing to do.
+    ///
+    /// # Errors
+    /// Storage errors.
+    async fn flush(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        let _ = thread_id;
+        Ok(())
     }
 
     /// Hands thread `key` to the writer holding `epoch`: from now on fenced writes with a

@@ -25,6 +25,7 @@ fn row(thread: &str, key: &str, epoch: i64, claim: bool) -> NewRow {
         expected: None,
         fence: Some((key.into(), epoch)),
         claim,
+        flush: super::Flush::Now,
     }
 }
 

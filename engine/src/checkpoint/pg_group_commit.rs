@@ -27,7 +27,7 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use tracing::Instrument;
 
 use super::sql::without_nul;
-use super::CheckpointError;
+use super::{CheckpointError, Flush};
 use crate::db::reuse::Reused;
 
 /// One checkpoint's insert (`$1` to `$9`) guarded by its head check (`$10`), without its
@@ -47,6 +47,47 @@ END
     };
 }
 
+/// The fence check of [`PUT`].
+macro_rules! fenced {
+    () => {
+        r#"AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
+                                  WHERE f.key = $11::text AND f.epoch = $12 FOR SHARE))
+"#
+    };
+}
+
+/// The last condition of a statement whose commit need not wait for the disk
+/// ([`super::Flush::WithNext`]): `synchronous_commit` off for the statement's own
+/// transaction only. Postgres writes WAL in order, so the commit is on disk with the next
+/// flushed commit of any session; it is visible to every reader at once. A statement that
+/// wrote nothing has nothing to flush; a claim's fence raised for a refused row is flushed
+/// with the claim's next write, as its row would have been.
+macro_rules! unflushed {
+    () => {
+        "AND set_config('synchronous_commit', 'off', true) = 'off'\n"
+    };
+}
+pub(super) use unflushed;
+
+/// The claim check of [`PUT_CLAIMING`].
+macro_rules! claimed {
+    () => {
+        "AND (SELECT epoch FROM claimed) = $12\n"
+    };
+}
+
+/// The upsert of [`PUT_CLAIMING`]'s fence.
+macro_rules! claim_fence {
+    () => {
+        r#"
+WITH claimed AS (
+    INSERT INTO checkpoint_fences (key, epoch) VALUES ($11, $12)
+    ON CONFLICT (key) DO UPDATE SET epoch = GREATEST(checkpoint_fences.epoch, EXCLUDED.epoch)
+    RETURNING epoch
+)"#
+    };
+}
+
 /// Inserts one checkpoint unless its thread's head is no longer `$10` at seq `$3 - 1` (NULL:
 /// the thread must have no checkpoint yet): one index probe. The `(thread_id, seq)` key
 /// catches a concurrent writer that passed the same check: its unique violation is the
@@ -59,12 +100,10 @@ END
 /// only two writers racing on one thread meet. Without it a put cost Postgres about 12 to
 /// 60 us less (six guarded inserts a turn, `synchronous_commit = off` to leave out the
 /// flush: 0.58 to 0.71 ms against 0.68 to 1.05 ms, pgbench, alternating runs).
-pub(super) const PUT: &str = concat!(
-    single_insert!(),
-    r#"AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
-                                  WHERE f.key = $11::text AND f.epoch = $12 FOR SHARE))
-"#
-);
+pub(super) const PUT: &str = concat!(single_insert!(), fenced!());
+
+/// [`PUT`] committed without waiting for the disk ([`super::Flush::WithNext`]).
+pub(super) const PUT_UNFLUSHED: &str = concat!(single_insert!(), fenced!(), unflushed!());
 
 /// [`PUT`] by a writer not handed its thread yet ([`super::Checkpointer::put_claiming`]):
 /// the same statement first raises the fence (`$11`, `$12`) to the put's epoch, as
@@ -72,16 +111,11 @@ pub(super) const PUT: &str = concat!(
 /// then holds that epoch. The raise stays when the row is refused for a moved head, and its
 /// row lock (taken by the upsert, until commit) orders it against every other writer's
 /// `FOR SHARE` check, as a separate advance would.
-pub(super) const PUT_CLAIMING: &str = concat!(
-    r#"
-WITH claimed AS (
-    INSERT INTO checkpoint_fences (key, epoch) VALUES ($11, $12)
-    ON CONFLICT (key) DO UPDATE SET epoch = GREATEST(checkpoint_fences.epoch, EXCLUDED.epoch)
-    RETURNING epoch
-)"#,
-    single_insert!(),
-    "AND (SELECT epoch FROM claimed) = $12\n"
-);
+pub(super) const PUT_CLAIMING: &str = concat!(claim_fence!(), single_insert!(), claimed!());
+
+/// [`PUT_CLAIMING`] committed without waiting for the disk ([`super::Flush::WithNext`]).
+pub(super) const PUT_CLAIMING_UNFLUSHED: &str =
+    concat!(claim_fence!(), single_insert!(), claimed!(), unflushed!());
 
 /// The rows of a batch, given column by column as arrays (`$1` to `$12` in [`PUT`]'s
 /// order, `$13` whether the row claims its fence): the `input` of [`PUT_BATCH`] and
@@ -220,6 +254,8 @@ pub(crate) struct NewRow {
     pub fence: Option<(String, i64)>,
     /// Whether the row raises its fence to its epoch first ([`PUT_CLAIMING`]).
     pub claim: bool,
+    /// When its commit must be on disk. A row that goes in a batch is flushed with it.
+    pub flush: Flush,
 }
 
 /// Inserts one checkpoint with the prepared single-row statement; true when inserted.
@@ -229,7 +265,13 @@ pub(super) async fn insert_one(
 ) -> Result<bool, CheckpointError> {
     let mut conn = conns.take().await?;
     let claims = r.claim && r.fence.is_some();
-    let result = sqlx::query(if claims { PUT_CLAIMING } else { PUT })
+    let sql = match (claims, r.flush) {
+        (false, Flush::Now) => PUT,
+        (false, Flush::WithNext) => PUT_UNFLUSHED,
+        (true, Flush::Now) => PUT_CLAIMING,
+        (true, Flush::WithNext) => PUT_CLAIMING_UNFLUSHED,
+    };
+    let result = sqlx::query(sql)
         .bind(&r.thread_id)
         .bind(&r.checkpoint_id)
         .bind(r.seq)

@@ -178,6 +178,7 @@ fn empty_row(
         expected: prev.map(str::to_string),
         fence: None,
         claim: false,
+        flush: super::Flush::Now,
     }
 }
 

@@ -17,8 +17,11 @@ ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
 DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
 "#;
 
-/// [`PUT_WRITES`] only while `$2` is the head with `$6` writes; returns whether it was.
-pub(super) const PUT_WRITES_AT_HEAD: &str = r#"
+/// [`PUT_WRITES_AT_HEAD`] up to its `ok` condition's end, and the rest of it.
+macro_rules! writes_at_head {
+    ($($last:expr)?) => {
+        concat!(
+            r#"
 WITH ok AS (
     SELECT 1 WHERE (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = $1
                     ORDER BY h.seq DESC LIMIT 1) = $2
@@ -26,7 +29,9 @@ WITH ok AS (
            WHERE w.thread_id = $1 AND w.checkpoint_id = $2) = $6
       AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
                                        WHERE f.key = $4::text AND f.epoch = $5 FOR SHARE))
-), ins AS (
+"#,
+            $($last,)?
+            r#"), ins AS (
     INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
     SELECT $1, $2, w.task_id, w.channel, w.idx, COALESCE(w.value, 'null'::jsonb)
     FROM ok, jsonb_to_recordset($3::jsonb) AS w(task_id text, channel text, idx bigint, value jsonb)
@@ -34,6 +39,25 @@ WITH ok AS (
     DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
 )
 SELECT EXISTS (SELECT 1 FROM ok)
+"#
+        )
+    };
+}
+
+/// [`PUT_WRITES`] only while `$2` is the head with `$6` writes; returns whether it was.
+pub(super) const PUT_WRITES_AT_HEAD: &str = writes_at_head!();
+
+/// [`PUT_WRITES_AT_HEAD`] committed without waiting for the disk
+/// ([`super::Flush::WithNext`]; see `pg_group_commit`'s `unflushed!`).
+pub(super) const PUT_WRITES_AT_HEAD_UNFLUSHED: &str =
+    writes_at_head!(super::pg_group_commit::unflushed!());
+
+/// Puts the thread's earlier writes on disk ([`super::Checkpointer::flush`]): a key-share
+/// lock of its head row gives the statement a transaction id and a WAL record, so its commit
+/// waits for the flush of the WAL up to it (and so of every commit before it). Other writers
+/// are not held up: the lock conflicts only with deleting the row or changing its key.
+pub(super) const FLUSH: &str = r#"
+SELECT 1 FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1 FOR KEY SHARE
 "#;
 
 pub(super) const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = $1";

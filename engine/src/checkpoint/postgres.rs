@@ -13,6 +13,7 @@
 //! writes (`pg_writes_batch`) and fence advances (`pg_fence_batch`) are grouped the same way.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use sqlx::{PgPool, Row};
@@ -20,14 +21,16 @@ use sqlx::{PgPool, Row};
 use super::pg_fence_batch::FenceBatch;
 use super::pg_group_commit::{GroupCommit, NewRow};
 use super::pg_sql::{
-    FENCE_EPOCH, GET, GET_WITHOUT_VALUES, HEAD, LINKS, LIST, PUT_WRITES, PUT_WRITES_AT_HEAD,
+    FENCE_EPOCH, FLUSH, GET, GET_WITHOUT_VALUES, HEAD, LINKS, LIST, PUT_WRITES, PUT_WRITES_AT_HEAD,
+    PUT_WRITES_AT_HEAD_UNFLUSHED,
 };
 use super::pg_writes_batch::{WritesBatch, WritesCall};
 use super::sql::{self, without_nul, RowLinks};
 use super::{
-    CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
+    CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, ListOptions, LoadedCheckpoint,
     PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
+use crate::db::reuse::Reused;
 
 /// Checkpoints in Postgres.
 #[derive(Clone, Debug)]
@@ -36,7 +39,12 @@ pub struct PostgresCheckpointer {
     writer: GroupCommit,
     writes: WritesBatch,
     fences: FenceBatch,
+    /// Connections for a resume's answers and for flushes (statements a run waits on).
+    single: Arc<Reused<sqlx::Postgres>>,
 }
+
+/// How many connections [`PostgresCheckpointer`] keeps for its single statements.
+const SINGLE_CONNECTIONS: usize = 4;
 
 impl PostgresCheckpointer {
     /// Uses a pool whose database is migrated (see [`crate::db::open_postgres`]).
@@ -46,6 +54,7 @@ impl PostgresCheckpointer {
             writer: GroupCommit::start(pool.clone()),
             writes: WritesBatch::start(pool.clone()),
             fences: FenceBatch::start(pool.clone()),
+            single: Arc::new(Reused::with_generic_plans(pool.clone(), SINGLE_CONNECTIONS)),
             pool,
         }
     }
@@ -243,6 +252,7 @@ impl PostgresCheckpointer {
             expected: put.expected_head.clone(),
             fence: put.fence.as_ref().map(|f| (f.key.clone(), f.epoch)),
             claim: claims,
+            flush: put.flush,
         };
         if self.writer.put(row).await? {
             Ok(())
@@ -315,25 +325,42 @@ impl Checkpointer for PostgresCheckpointer {
         expected_writes: usize,
         writes: Vec<PendingWrite>,
         fence: Option<&Fence>,
+        flush: Flush,
     ) -> Result<bool, CheckpointError> {
         let _timer = super::timing::Timer::start(
             super::timing::Backend::Postgres,
             super::timing::Op::Writes,
         );
         let json = sql::writes_json(&writes)?;
-        let at_head: bool = sqlx::query_scalar(PUT_WRITES_AT_HEAD)
+        let sql = match flush {
+            Flush::Now => PUT_WRITES_AT_HEAD,
+            Flush::WithNext => PUT_WRITES_AT_HEAD_UNFLUSHED,
+        };
+        let mut conn = self.single.take().await?;
+        let at_head: bool = sqlx::query_scalar(sql)
             .bind(thread_id)
             .bind(checkpoint_id)
             .bind(without_nul(&json).as_ref())
             .bind(fence.map(|f| f.key.as_str()))
             .bind(fence.map(|f| f.epoch))
             .bind(i64::try_from(expected_writes).unwrap_or(i64::MAX))
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *conn)
             .await?;
+        conn.keep();
         if !at_head {
             self.fenced(fence).await?;
         }
         Ok(at_head)
+    }
+
+    async fn flush(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        let mut conn = self.single.take().await?;
+        sqlx::query(FLUSH)
+            .bind(thread_id)
+            .execute(&mut *conn)
+            .await?;
+        conn.keep();
+        Ok(())
     }
 
     async fn cache_get(

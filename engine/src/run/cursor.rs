@@ -431,6 +431,7 @@ impl NextCheckpoint<'_> {
                 blobs,
                 expected_head: self.expected_head.map(|h| h.0),
                 fence: self.fence,
+                flush: Default::default(),
             },
             plan,
         ))

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::cancel::CancelReason;
-use crate::checkpoint::{CheckpointError, Checkpointer};
+use crate::checkpoint::{CheckpointError, Checkpointer, Flush};
 use crate::context::RunScope;
 use crate::graph::CompiledGraph;
 use crate::node::{Command, NodeError};
@@ -109,6 +109,7 @@ impl<'a, S: State> Executor<'a, S> {
             claim: cfg.claim.clone(),
             store: cfg.store.clone().or_else(|| g.store.clone()),
             known_writes: std::sync::Mutex::new(None),
+            unflushed: Default::default(),
         });
         Executor {
             limit: cfg.recursion_limit.unwrap_or(g.recursion_limit),
@@ -195,7 +196,20 @@ impl<S: State> Executor<'_, S> {
         plan: Plan,
         metadata: Map<String, Value>,
     ) -> Result<(), RunError> {
-        let (put, plan) = NextCheckpoint {
+        self.save_with(cur, writes, plan, metadata, Flush::Now)
+            .await
+    }
+
+    /// [`Executor::save`] with the commit on disk when `flush` says.
+    pub(super) async fn save_with(
+        &mut self,
+        cur: &mut Cursor<S>,
+        writes: &StepWrites,
+        plan: Plan,
+        metadata: Map<String, Value>,
+        flush: Flush,
+    ) -> Result<(), RunError> {
+        let (mut put, plan) = NextCheckpoint {
             thread_id: &self.cfg.thread_id,
             parent: cur.record.as_ref(),
             parent_plan: &cur.plan,
@@ -205,6 +219,7 @@ impl<S: State> Executor<'_, S> {
             fence: self.cfg.fence.clone(),
         }
         .build(&*cur.state, writes)?;
+        put.flush = flush;
         let record = put.record.clone();
         let span = tracing::info_span!(
             "checkpoint.put",
@@ -215,6 +230,10 @@ impl<S: State> Executor<'_, S> {
         match &self.cfg.claim {
             Some(claim) => claim.put(&**self.cp(), put).instrument(span).await?,
             None => self.cp().put(put).instrument(span).await?,
+        }
+        match flush {
+            Flush::Now => self.scope.flushed(),
+            Flush::WithNext => self.scope.deferred(),
         }
         // A new checkpoint: no pending writes but this run's.
         self.scope
@@ -282,7 +301,14 @@ impl<S: State> Executor<'_, S> {
         breakpoint::check(&self.g.graph, self.cfg.interrupt_before.as_ref())?;
         breakpoint::check(&self.g.graph, self.cfg.interrupt_after.as_ref())?;
         let cur = self.first_cursor(input).await?;
-        self.steps(cur).await
+        let result = self.steps(cur).await;
+        // A run's request may have been stored unflushed (see `Flush`): nothing the run
+        // reports may be lost with it.
+        match (result, self.scope.flush().await) {
+            (Ok(outcome), Ok(())) => Ok(outcome),
+            (Ok(_), Err(e)) => Err(RunError::Checkpoint(e)),
+            (Err(e), _) => Err(e),
+        }
     }
 
     fn outcome(&mut self, cur: &Cursor<S>, status: RunStatus) -> RunOutcome<S> {

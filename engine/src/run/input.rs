@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::checkpoint::{CheckpointError, PendingWrite};
+use crate::checkpoint::{CheckpointError, Flush, PendingWrite};
 use crate::interrupt::Resume;
 use crate::node::Command;
 use crate::state::{Lifetime, State, StateUpdate};
@@ -220,7 +220,15 @@ impl<S: State> Executor<'_, S> {
             barriers: BTreeMap::new(),
             counters: BTreeMap::new(),
         };
-        self.save(cur, &writes, plan, meta).await?;
+        // The input is the caller's request: its first node need not wait for the disk,
+        // as long as a flushed write follows (the step's checkpoint, its interrupt, its
+        // error; or the run's final flush). A run that stops here flushes it at once.
+        let flush = if plan.paused.is_none() && !plan.tasks.is_empty() {
+            Flush::WithNext
+        } else {
+            Flush::Now
+        };
+        self.save_with(cur, &writes, plan, meta, flush).await?;
         self.emit_checkpoint(cur);
         Ok(())
     }
@@ -293,6 +301,8 @@ impl<S: State> Executor<'_, S> {
                 expected,
                 writes.clone(),
                 self.cfg.fence.as_ref(),
+                // Like the input, a resume's answers are the caller's request.
+                Flush::WithNext,
             )
             .instrument(span)
             .await?;
@@ -300,6 +310,7 @@ impl<S: State> Executor<'_, S> {
             tracing::debug!(thread_id = %self.thread(), "the cached head is not current; reading it");
             return give_back(resume);
         }
+        self.scope.deferred();
         self.set_head(&cur);
         self.scope.know_writes(Some((&checkpoint_id, known)));
         self.scope.remember(&checkpoint_id, writes, true);

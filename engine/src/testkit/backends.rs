@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::checkpoint::{
-    CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
+    CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, ListOptions, LoadedCheckpoint,
     PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 
@@ -70,6 +70,9 @@ impl Checkpointer for WithCleanup {
     async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         self.inner.put_claiming(put).await
     }
+    async fn flush(&self, t: &str) -> Result<(), CheckpointError> {
+        self.inner.flush(t).await
+    }
     async fn put_writes(
         &self,
         t: &str,
@@ -86,8 +89,9 @@ impl Checkpointer for WithCleanup {
         n: usize,
         w: Vec<PendingWrite>,
         f: Option<&Fence>,
+        flush: Flush,
     ) -> Result<bool, CheckpointError> {
-        self.inner.put_writes_at_head(t, c, n, w, f).await
+        self.inner.put_writes_at_head(t, c, n, w, f, flush).await
     }
     async fn get(
         &self,

@@ -29,6 +29,7 @@ fn put(t: &str, seq: i64, head: Option<&str>, epoch: i64) -> PutCheckpoint {
         blobs: vec![],
         expected_head: head.map(str::to_string),
         fence: Some(Fence::new(t, epoch)),
+        flush: Default::default(),
     }
 }
 

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::checkpoint::{
-    CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
+    CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, ListOptions, LoadedCheckpoint,
     PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 use async_trait::async_trait;
@@ -101,6 +101,9 @@ impl Checkpointer for Counting {
         self.count_put(&put);
         self.inner.put_claiming(put).await
     }
+    async fn flush(&self, t: &str) -> Result<(), CheckpointError> {
+        self.inner.flush(t).await
+    }
     async fn put_writes(
         &self,
         t: &str,
@@ -123,6 +126,7 @@ impl Checkpointer for Counting {
         n: usize,
         w: Vec<PendingWrite>,
         f: Option<&Fence>,
+        flush: Flush,
     ) -> Result<bool, CheckpointError> {
         self.put_writes.fetch_add(1, Ordering::Relaxed);
         let bytes: u64 = w
@@ -130,7 +134,7 @@ impl Checkpointer for Counting {
             .map(|w| (w.value.get().len() + w.channel.len() + w.task_id.len()) as u64)
             .sum();
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.inner.put_writes_at_head(t, c, n, w, f).await
+        self.inner.put_writes_at_head(t, c, n, w, f, flush).await
     }
     async fn get(
         &self,

@@ -35,6 +35,7 @@ fn put(t: &str, seq: i64, head: Option<String>, fence: Option<Fence>) -> PutChec
         blobs: vec![],
         expected_head: head,
         fence,
+        flush: Default::default(),
     }
 }
 

@@ -251,6 +251,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
         blobs: vec![],
         expected_head: None,
         fence: None,
+        flush: Default::default(),
     })
     .await
     .unwrap();
@@ -321,6 +322,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
         blobs: vec![],
         expected_head: Some(a.clone()),
         fence: None,
+        flush: Default::default(),
     })
     .await
     .unwrap();
@@ -394,6 +396,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
         blobs: vec![],
         expected_head: None,
         fence: None,
+        flush: Default::default(),
     })
     .await
     .unwrap();
@@ -403,6 +406,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
             blobs: vec![],
             expected_head: None,
             fence: None,
+            flush: Default::default(),
         })
         .await
         .unwrap_err();
@@ -416,6 +420,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
             blobs: vec![],
             expected_head: Some("not-the-head".into()),
             fence: None,
+            flush: Default::default(),
         })
         .await
         .unwrap_err();
@@ -442,6 +447,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
             blobs: vec![blob],
             expected_head: None,
             fence: None,
+            flush: Default::default(),
         })
         .await
         .unwrap_err();
@@ -515,6 +521,7 @@ pub async fn simultaneous_puts_are_each_durable_or_a_conflict(cp: Arc<dyn Checkp
             blobs: vec![],
             expected_head: None,
             fence: None,
+            flush: Default::default(),
         })
     });
     for r in futures_util::future::join_all(puts).await {
@@ -543,6 +550,7 @@ pub async fn simultaneous_puts_are_each_durable_or_a_conflict(cp: Arc<dyn Checkp
             blobs: vec![blob.clone()],
             expected_head: Some(root.clone()),
             fence: None,
+            flush: Default::default(),
         })
     }))
     .await;
