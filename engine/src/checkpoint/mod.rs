@@ -42,6 +42,8 @@ mod sqlite;
 mod sqlite_plans;
 #[cfg(feature = "sqlite")]
 mod sqlite_sql;
+#[cfg(feature = "sqlite")]
+mod sqlite_unsynced;
 mod timing;
 
 pub use claim::FenceClaim;

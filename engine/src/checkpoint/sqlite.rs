@@ -6,30 +6,37 @@
 //! or nothing and a racing writer gets [`CheckpointError::Conflict`].
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use sqlx::{Row, SqlitePool};
+use sqlx::{Connection, Row, SqlitePool};
 
 use super::sql::{self, RowLinks};
 use super::sqlite_sql::{
     ADVANCE_FENCE, CHAIN, COPY_THREAD, DELETE_CHECKPOINT, DELETE_THREAD, DELETE_WRITES_OF,
-    FENCE_EPOCH, HEAD, HEAD_SEQ, HIDE, LINKS, LIST, PUT, PUT_WRITE, THE_CHECKPOINT, WRITES,
+    FENCE_EPOCH, FLUSH, HEAD, HEAD_SEQ, HIDE, LINKS, LIST, PUT, PUT_WRITE, THE_CHECKPOINT, WRITES,
 };
+use super::sqlite_unsynced::{Level, Unsynced};
 use super::{
-    json, CheckpointError, CheckpointRecord, Checkpointer, Fence, ListOptions, LoadedCheckpoint,
-    PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
+    json, CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, ListOptions,
+    LoadedCheckpoint, PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 
 /// Checkpoints in a SQLite file.
 #[derive(Clone, Debug)]
 pub struct SqliteCheckpointer {
     pool: SqlitePool,
+    /// The pool's `synchronous` level, for unflushed writes.
+    level: Arc<Level>,
 }
 
 impl SqliteCheckpointer {
     /// Uses a pool whose database is migrated (see [`crate::db::open_sqlite`]).
     pub fn new(pool: SqlitePool) -> Self {
-        SqliteCheckpointer { pool }
+        SqliteCheckpointer {
+            pool,
+            level: Arc::default(),
+        }
     }
 
     /// Opens (creating) the file and migrates it.
@@ -249,61 +256,86 @@ impl SqliteCheckpointer {
 impl SqliteCheckpointer {
     /// Stores `put` in one write transaction; with `claims`, the transaction first raises
     /// the put's fence to its epoch (kept when the checkpoint is refused for a moved head).
+    /// A put that may wait for the next write ([`Flush::WithNext`]) commits without syncing
+    /// the WAL (see `sqlite_unsynced`).
     async fn store(&self, put: PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Sqlite, super::timing::Op::Put);
-        let r = &put.record;
-        let metadata = to_json(&r.metadata)?;
-        let versions = to_json(&r.versions)?;
-        let vals = sql::vals_json(&put.blobs)?;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let fenced = match put.fence.as_ref() {
-            Some(f) if claims => raise_fence(&mut tx, f).await,
-            fence => check_fence(&mut tx, fence).await,
-        };
-        if let Err(e) = fenced {
-            tx.rollback().await?;
-            return Err(e);
+        if put.flush == Flush::WithNext {
+            let mut unsynced = Unsynced::take(&self.pool, &self.level).await?;
+            let begin = unsynced.begin();
+            let stored = match unsynced.conn() {
+                Some(conn) => store_on(conn, put, claims, begin).await,
+                None => Err(CheckpointError::Backend(
+                    "the connection was handed back".into(),
+                )),
+            };
+            unsynced.give_back().await;
+            return stored;
         }
-        let head = head_in(&mut tx, &r.thread_id).await?;
-        let head_ok = match (&head, &put.expected_head) {
-            (None, None) => r.seq == 1,
-            (Some((id, seq)), Some(expected)) => id == expected && *seq + 1 == r.seq,
-            _ => false,
-        };
-        let inserted = if head_ok {
-            sqlx::query(PUT)
-                .bind(&r.thread_id)
-                .bind(&r.checkpoint_id)
-                .bind(r.seq)
-                .bind(r.parent_id.as_deref())
-                .bind(r.created_at_ms)
-                .bind(metadata)
-                .bind(versions)
-                .bind(r.plan.get())
-                .bind(vals)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected()
-        } else {
-            0
-        };
-        if inserted == 0 {
-            if claims {
-                // The thread is the claim's even so.
-                tx.commit().await?;
-            } else {
-                tx.rollback().await?;
-            }
-            return Err(CheckpointError::Conflict {
-                thread_id: r.thread_id.clone(),
-                expected: put.expected_head,
-                actual: head.map(|h| h.0),
-            });
-        }
-        tx.commit().await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        store_on(&mut conn, put, claims, "BEGIN IMMEDIATE").await
     }
+}
+
+/// [`SqliteCheckpointer::store`] on `conn`: one write transaction, begun by `begin`.
+async fn store_on(
+    conn: &mut sqlx::SqliteConnection,
+    put: PutCheckpoint,
+    claims: bool,
+    begin: &'static str,
+) -> Result<(), CheckpointError> {
+    let r = &put.record;
+    let metadata = to_json(&r.metadata)?;
+    let versions = to_json(&r.versions)?;
+    let vals = sql::vals_json(&put.blobs)?;
+    let mut tx = conn.begin_with(begin).await?;
+    let fenced = match put.fence.as_ref() {
+        Some(f) if claims => raise_fence(&mut tx, f).await,
+        fence => check_fence(&mut tx, fence).await,
+    };
+    if let Err(e) = fenced {
+        tx.rollback().await?;
+        return Err(e);
+    }
+    let head = head_in(&mut tx, &r.thread_id).await?;
+    let head_ok = match (&head, &put.expected_head) {
+        (None, None) => r.seq == 1,
+        (Some((id, seq)), Some(expected)) => id == expected && *seq + 1 == r.seq,
+        _ => false,
+    };
+    let inserted = if head_ok {
+        sqlx::query(PUT)
+            .bind(&r.thread_id)
+            .bind(&r.checkpoint_id)
+            .bind(r.seq)
+            .bind(r.parent_id.as_deref())
+            .bind(r.created_at_ms)
+            .bind(metadata)
+            .bind(versions)
+            .bind(r.plan.get())
+            .bind(vals)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+    } else {
+        0
+    };
+    if inserted == 0 {
+        if claims {
+            // The thread is the claim's even so.
+            tx.commit().await?;
+        } else {
+            tx.rollback().await?;
+        }
+        return Err(CheckpointError::Conflict {
+            thread_id: r.thread_id.clone(),
+            expected: put.expected_head,
+            actual: head.map(|h| h.0),
+        });
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 #[async_trait]
@@ -316,6 +348,15 @@ impl Checkpointer for SqliteCheckpointer {
     async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
         let claims = put.fence.is_some();
         self.store(put, claims).await
+    }
+
+    /// A write of the thread's head row (its values unchanged) in a transaction of the
+    /// pool's own level: its commit syncs the WAL, and so every frame before it.
+    async fn flush(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query(FLUSH).bind(thread_id).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn put_writes(

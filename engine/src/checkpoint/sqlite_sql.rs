@@ -109,3 +109,8 @@ pub(super) const COPY_THREAD: [&str; 2] = [
 pub(super) const ADVANCE_FENCE: &str = "INSERT INTO checkpoint_fences (key, epoch) VALUES (?1, ?2)
      ON CONFLICT (key) DO UPDATE SET epoch = max(epoch, excluded.epoch)
      RETURNING epoch";
+
+/// Rewrites the thread's head row as it is ([`super::Checkpointer::flush`]): a write, so the
+/// transaction's commit syncs the WAL.
+pub(super) const FLUSH: &str = "UPDATE checkpoints SET hidden = hidden
+WHERE thread_id = ?1 AND seq = (SELECT max(seq) FROM checkpoints WHERE thread_id = ?1)";
