@@ -264,12 +264,7 @@ impl SqliteCheckpointer {
         if put.flush == Flush::WithNext {
             let mut unsynced = Unsynced::take(&self.pool, &self.level).await?;
             let begin = unsynced.begin();
-            let stored = match unsynced.conn() {
-                Some(conn) => store_on(conn, put, claims, begin).await,
-                None => Err(CheckpointError::Backend(
-                    "the connection was handed back".into(),
-                )),
-            };
+            let stored = store_on(unsynced.conn(), put, claims, begin).await;
             unsynced.give_back().await;
             return stored;
         }

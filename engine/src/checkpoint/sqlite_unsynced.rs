@@ -30,9 +30,11 @@ impl Default for Level {
 
 /// A pool connection for a write that commits unsynced (see the module docs).
 pub(super) struct Unsynced {
-    conn: Option<PoolConnection<Sqlite>>,
+    conn: PoolConnection<Sqlite>,
     /// The level to restore; at most [`NORMAL`] means the connection is left as it is.
     level: i64,
+    /// Whether the level was restored (else the connection is closed when dropped).
+    restored: bool,
 }
 
 impl Unsynced {
@@ -47,50 +49,44 @@ impl Unsynced {
             known.0.store(level, Ordering::Relaxed);
         }
         Ok(Unsynced {
-            conn: Some(conn),
+            conn,
             level,
+            restored: level <= NORMAL,
         })
     }
 
     /// The statement that begins the write transaction, lowering the level first.
     pub(super) fn begin(&self) -> &'static str {
-        if self.level > NORMAL {
-            "PRAGMA synchronous = NORMAL; BEGIN IMMEDIATE"
-        } else {
+        if self.restored {
             "BEGIN IMMEDIATE"
+        } else {
+            "PRAGMA synchronous = NORMAL; BEGIN IMMEDIATE"
         }
     }
 
     /// The connection.
-    pub(super) fn conn(&mut self) -> Option<&mut SqliteConnection> {
-        self.conn.as_deref_mut()
+    pub(super) fn conn(&mut self) -> &mut SqliteConnection {
+        &mut self.conn
     }
 
     /// Restores the connection's level and hands it back to the pool (or closes it when
     /// that fails).
     pub(super) async fn give_back(mut self) {
-        let Some(mut conn) = self.conn.take() else {
+        if self.restored {
             return;
-        };
-        if self.level > NORMAL {
-            let sql = format!("PRAGMA synchronous = {}", self.level);
-            if sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-                .execute(&mut *conn)
-                .await
-                .is_err()
-            {
-                conn.close_on_drop();
-            }
         }
+        let sql = format!("PRAGMA synchronous = {}", self.level);
+        self.restored = sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut *self.conn)
+            .await
+            .is_ok();
     }
 }
 
 impl Drop for Unsynced {
     fn drop(&mut self) {
-        if let Some(mut conn) = self.conn.take() {
-            if self.level > NORMAL {
-                conn.close_on_drop();
-            }
+        if !self.restored {
+            self.conn.close_on_drop();
         }
     }
 }
@@ -117,6 +113,17 @@ mod tests {
             .expect("reopen")
     }
 
+    /// A connection of `pool` inside a write transaction begun unsynced.
+    async fn begun(pool: &SqlitePool) -> Unsynced {
+        let mut unsynced = Unsynced::take(pool, &Level::default()).await.expect("take");
+        let begin = unsynced.begin();
+        sqlx::raw_sql(begin)
+            .execute(unsynced.conn())
+            .await
+            .expect("begin");
+        unsynced
+    }
+
     async fn level(pool: &SqlitePool) -> i64 {
         sqlx::query_scalar("PRAGMA synchronous")
             .fetch_one(pool)
@@ -129,15 +136,8 @@ mod tests {
         let path = temp_db_path();
         let pool = one_connection(&path).await;
         assert_eq!(level(&pool).await, 2, "FULL");
-        let mut unsynced = Unsynced::take(&pool, &Level::default())
-            .await
-            .expect("take");
-        let begin = unsynced.begin();
-        let conn = unsynced.conn().expect("the connection");
-        sqlx::raw_sql(begin)
-            .execute(&mut *conn)
-            .await
-            .expect("begin");
+        let mut unsynced = begun(&pool).await;
+        let conn = unsynced.conn();
         sqlx::raw_sql("COMMIT")
             .execute(&mut *conn)
             .await
@@ -157,15 +157,7 @@ mod tests {
     async fn a_connection_dropped_before_it_was_handed_back_is_closed() {
         let path = temp_db_path();
         let pool = one_connection(&path).await;
-        let mut unsynced = Unsynced::take(&pool, &Level::default())
-            .await
-            .expect("take");
-        let begin = unsynced.begin();
-        let conn = unsynced.conn().expect("the connection");
-        sqlx::raw_sql(begin)
-            .execute(&mut *conn)
-            .await
-            .expect("begin");
+        let unsynced = begun(&pool).await;
         // As when the run holding it is cancelled mid-write.
         drop(unsynced);
         assert_eq!(

@@ -332,6 +332,8 @@ pub(crate) struct NextCheckpoint<'a> {
     pub(crate) plan: Plan,
     pub(crate) metadata: Map<String, Value>,
     pub(crate) fence: Option<crate::checkpoint::Fence>,
+    /// When the checkpoint's commit must be on disk.
+    pub(crate) flush: crate::checkpoint::Flush,
 }
 
 impl NextCheckpoint<'_> {
@@ -431,7 +433,7 @@ impl NextCheckpoint<'_> {
                 blobs,
                 expected_head: self.expected_head.map(|h| h.0),
                 fence: self.fence,
-                flush: Default::default(),
+                flush: self.flush,
             },
             plan,
         ))

@@ -209,7 +209,7 @@ impl<S: State> Executor<'_, S> {
         metadata: Map<String, Value>,
         flush: Flush,
     ) -> Result<(), RunError> {
-        let (mut put, plan) = NextCheckpoint {
+        let (put, plan) = NextCheckpoint {
             thread_id: &self.cfg.thread_id,
             parent: cur.record.as_ref(),
             parent_plan: &cur.plan,
@@ -217,9 +217,9 @@ impl<S: State> Executor<'_, S> {
             plan,
             metadata,
             fence: self.cfg.fence.clone(),
+            flush,
         }
         .build(&*cur.state, writes)?;
-        put.flush = flush;
         let record = put.record.clone();
         let span = tracing::info_span!(
             "checkpoint.put",
