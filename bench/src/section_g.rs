@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use palgraph::checkpoint::PostgresCheckpointer;
+use palgraph::checkpoint::{Checkpointer, PostgresCheckpointer, PutCheckpoint};
 use palgraph::testkit::backends::PgSchema;
+use palgraph::testkit::counting::Counting;
 use serde_json::json;
 
 use crate::shape::{graph, Variant};
@@ -46,17 +47,28 @@ pub(crate) async fn sec_g(
     .await;
     let cpu = (cpu_us() - cpu0) / (samples.len() + s.pg.0) as f64;
     let per: Vec<f64> = samples.iter().map(|x| x / commits as f64).collect();
-    // Paired: a Postgres turn, then the floor's inserts, alternately, so both see the same
-    // moment of a noisy machine; the ratio of each pair.
-    let g = graph(
-        Arc::new(PostgresCheckpointer::new(pool.clone())),
-        Variant::Plain,
-    );
-    let mut ratios = Vec::new();
+    // Paired: a Postgres turn, the same turn's puts alone, then the floor's inserts, in
+    // turn, so all three see the same moment of a noisy machine; the ratios of each round.
+    // The puts are a real turn's, kept as the engine made them and replayed on a new thread
+    // straight into the checkpointer: what the checkpoint statements cost (the head guard,
+    // both unique keys, four JSON columns, the checkpointer's own encoding) apart from what
+    // the engine does around them (running the nodes, building each checkpoint).
+    let cp = Arc::new(PostgresCheckpointer::new(pool.clone()));
+    let g = graph(cp.clone(), Variant::Plain);
+    let puts = kept_puts(cp.clone()).await?;
+    let (mut ratios, mut put_ratios, mut engine) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..s.pg.1 {
         let t0 = Instant::now();
         run_turn(&g, &tid("pair"), i).await;
         let turn = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        let thread = tid("replay");
+        for p in &puts {
+            let mut p = p.clone();
+            p.record.thread_id = thread.clone();
+            cp.put(p).await?;
+        }
+        let replay = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
         let mut conn = conn.lock().await;
         for _ in 0..commits {
@@ -66,13 +78,30 @@ pub(crate) async fn sec_g(
                 .execute(&mut **conn)
                 .await?;
         }
-        ratios.push(turn / t0.elapsed().as_secs_f64());
+        let floor = t0.elapsed().as_secs_f64();
+        ratios.push(turn / floor);
+        put_ratios.push(replay / floor);
+        engine.push((turn - replay) * 1e6);
     }
     r.fig(
         "g_turn_over_floor_paired",
         "Postgres turn / floor, measured in alternating pairs (ratio)",
         ratios,
         "x",
+        json!({}),
+    );
+    r.fig(
+        "g_puts_over_floor_paired",
+        "a turn's puts alone (replayed, no engine) / floor, in the same rounds (ratio)",
+        put_ratios,
+        "x",
+        json!({"puts": puts.len()}),
+    );
+    r.fig(
+        "g_turn_minus_puts_paired",
+        "a turn minus its puts alone: the engine's own time per turn, same rounds",
+        engine,
+        "us",
         json!({}),
     );
     r.fig(
@@ -108,4 +137,16 @@ pub(crate) async fn sec_g(
         json!({}),
     );
     Ok(())
+}
+
+/// The puts of one real turn, as the engine hands them to `cp` (in order; the first is the
+/// input checkpoint, stored unflushed).
+async fn kept_puts(cp: Arc<PostgresCheckpointer>) -> anyhow::Result<Vec<PutCheckpoint>> {
+    let counting = Arc::new(Counting::new(cp));
+    let g = graph(counting.clone(), Variant::Plain);
+    counting.keep_puts();
+    run_turn(&g, &tid("kept"), 0).await;
+    let puts = counting.take_puts();
+    anyhow::ensure!(!puts.is_empty(), "a turn made no puts");
+    Ok(puts)
 }

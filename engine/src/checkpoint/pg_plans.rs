@@ -86,8 +86,8 @@ async fn grow(pool: &sqlx::PgPool, copies: i64) {
         .expect("analyze");
 }
 
-/// The load's plan for a thread, run, with the JIT threshold at 0.
-async fn explain_on(conn: &mut sqlx::PgConnection) -> Value {
+/// The load's plan for `thread`, run, with the JIT threshold at 0.
+async fn explain_on(conn: &mut sqlx::PgConnection, thread: &str) -> Value {
     let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) {}", super::pg_sql::GET);
     let mut tx = sqlx::Connection::begin(conn).await.expect("begin");
     sqlx::query("SET LOCAL jit_above_cost = 0")
@@ -95,7 +95,7 @@ async fn explain_on(conn: &mut sqlx::PgConnection) -> Value {
         .await
         .expect("set the threshold");
     sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind("t20000")
+        .bind(thread)
         .bind(None::<String>)
         .fetch_one(&mut *tx)
         .await
@@ -112,11 +112,11 @@ async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
     // Whatever the estimate, palgraph's connections never compile: even with the threshold
     // at 0 (a control connection with the server's defaults does compile then).
     let mut ours = pool.acquire().await.expect("a connection");
-    let out = explain_on(&mut ours).await;
+    let out = explain_on(&mut ours, "t20000").await;
     let mut control = <sqlx::PgConnection as sqlx::Connection>::connect_with(&schema.options())
         .await
         .expect("a connection with the server's defaults");
-    let with_defaults = explain_on(&mut control).await;
+    let with_defaults = explain_on(&mut control, "t20000").await;
     let jit_available = with_defaults[0].get("JIT").is_some();
     let top = &out[0];
     let cost = top["Plan"]["Total Cost"].as_f64().unwrap_or(0.0);
@@ -154,6 +154,53 @@ async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
         } else {
             "not available on this server"
         }
+    );
+}
+
+#[tokio::test]
+async fn a_checkpointer_given_a_pool_that_compiles_loads_on_connections_that_do_not() {
+    let schema = PgSchema::create().await;
+    // A pool as a user might open it: JIT on, and every query over the threshold.
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(schema.options().options([("jit_above_cost", "0")]))
+        .await
+        .expect("a pool with JIT for every query");
+    crate::db::MIGRATIONS
+        .apply_postgres(&pool)
+        .await
+        .expect("migrate");
+    grow(&pool, 10).await;
+    let cp = super::PostgresCheckpointer::new(pool.clone());
+    let loaded = super::Checkpointer::get(&cp, "t7", None)
+        .await
+        .expect("load")
+        .expect("the thread's head");
+    assert_eq!(loaded.record.seq, 6);
+    assert_eq!(loaded.writes.len(), 2, "the head's pending writes");
+    // The connection the checkpointer just loaded on, and one of the pool's, side by side.
+    let mut ours = cp
+        .reads
+        .take()
+        .await
+        .expect("the checkpointer's read connection");
+    let out = explain_on(&mut ours, "t7").await;
+    assert!(
+        out[0].get("JIT").is_none(),
+        "the checkpointer's load compiled: {}",
+        out[0]["JIT"]
+    );
+    let mut theirs = pool.acquire().await.expect("a pool connection");
+    let control = explain_on(&mut theirs, "t7").await;
+    let jit_available: bool = sqlx::query_scalar("SELECT pg_jit_available()")
+        .fetch_one(&mut *theirs)
+        .await
+        .expect("ask the server");
+    assert_eq!(
+        control[0].get("JIT").is_some(),
+        jit_available,
+        "the control compiles exactly when the server can: {}",
+        control[0]
     );
 }
 

@@ -41,10 +41,16 @@ pub struct PostgresCheckpointer {
     fences: FenceBatch,
     /// Connections for a resume's answers and for flushes (statements a run waits on).
     single: Arc<Reused<sqlx::Postgres>>,
+    /// Connections for checkpoint loads and head reads: no ping after each, and no JIT
+    /// whatever the pool's settings (see `crate::db::reuse`).
+    pub(super) reads: Arc<Reused<sqlx::Postgres>>,
 }
 
 /// How many connections [`PostgresCheckpointer`] keeps for its single statements.
 const SINGLE_CONNECTIONS: usize = 4;
+
+/// How many connections [`PostgresCheckpointer`] keeps for its reads.
+const READ_CONNECTIONS: usize = 8;
 
 impl PostgresCheckpointer {
     /// Uses a pool whose database is migrated (see [`crate::db::open_postgres`]).
@@ -55,6 +61,7 @@ impl PostgresCheckpointer {
             writes: WritesBatch::start(pool.clone()),
             fences: FenceBatch::start(pool.clone()),
             single: Arc::new(Reused::with_generic_plans(pool.clone(), SINGLE_CONNECTIONS)),
+            reads: Arc::new(Reused::without_jit(pool.clone(), READ_CONNECTIONS)),
             pool,
         }
     }
@@ -431,12 +438,14 @@ impl Checkpointer for PostgresCheckpointer {
     ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Postgres, super::timing::Op::Load);
-        let Some(row) = sqlx::query(GET)
+        let mut conn = self.reads.take().await?;
+        let row = sqlx::query(GET)
             .bind(thread_id)
             .bind(checkpoint_id)
-            .fetch_optional(&self.pool)
-            .await?
-        else {
+            .fetch_optional(&mut *conn)
+            .await?;
+        conn.keep();
+        let Some(row) = row else {
             return Ok(None);
         };
         let record = record_from_row(thread_id, &row)?;
@@ -464,12 +473,14 @@ impl Checkpointer for PostgresCheckpointer {
             super::timing::Backend::Postgres,
             super::timing::Op::LoadMetadata,
         );
-        let Some(row) = sqlx::query(GET_WITHOUT_VALUES)
+        let mut conn = self.reads.take().await?;
+        let row = sqlx::query(GET_WITHOUT_VALUES)
             .bind(thread_id)
             .bind(checkpoint_id)
-            .fetch_optional(&self.pool)
-            .await?
-        else {
+            .fetch_optional(&mut *conn)
+            .await?;
+        conn.keep();
+        let Some(row) = row else {
             return Ok(None);
         };
         let record = record_from_row(thread_id, &row)?;
@@ -482,10 +493,13 @@ impl Checkpointer for PostgresCheckpointer {
     }
 
     async fn head(&self, thread_id: &str) -> Result<Option<String>, CheckpointError> {
-        Ok(sqlx::query_scalar(HEAD)
+        let mut conn = self.reads.take().await?;
+        let head = sqlx::query_scalar(HEAD)
             .bind(thread_id)
-            .fetch_optional(&self.pool)
-            .await?)
+            .fetch_optional(&mut *conn)
+            .await?;
+        conn.keep();
+        Ok(head)
     }
 
     async fn list(

@@ -18,6 +18,13 @@
 //! every put was planned again, and planning it cost more than running it. Its generic plan
 //! is the same index probes (see the checkpointer's `pg_plans` test). The group commits'
 //! connections run with `plan_cache_mode = force_generic_plan`.
+//!
+//! **No JIT** (Postgres). Every [`Reused`] connection a Postgres store opens runs with
+//! `jit = off`, set by the store on its own session whatever pool it was given: the
+//! checkpoint load's recursive query is estimated above `jit_above_cost` once the tables are
+//! big (its plan is index probes whatever the size), and compiling it cost more than running
+//! it, on every call (issue 17). [`crate::db::open_postgres`] turns JIT off for a whole pool;
+//! a pool a user opened themselves need not.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
@@ -118,7 +125,16 @@ impl Reused<sqlx::Postgres> {
     /// (see the module docs).
     pub fn with_generic_plans(pool: sqlx::PgPool, max: usize) -> Self {
         Reused {
-            session: Some("SET plan_cache_mode = force_generic_plan"),
+            session: Some("SET plan_cache_mode = force_generic_plan; SET jit = off"),
+            ..Reused::new(pool, max)
+        }
+    }
+
+    /// [`Reused::new`] on Postgres, its connections never compiling a query (JIT off for
+    /// the session, whatever the pool's settings): see the module docs.
+    pub fn without_jit(pool: sqlx::PgPool, max: usize) -> Self {
+        Reused {
+            session: Some("SET jit = off"),
             ..Reused::new(pool, max)
         }
     }

@@ -1,7 +1,7 @@
 //! A checkpointer wrapper that counts write calls and the payload bytes they carry.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::checkpoint::{
     CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, ListOptions, LoadedCheckpoint,
@@ -20,6 +20,8 @@ pub struct Counting {
     pub reads: AtomicU64,
     /// JSON bytes written (record, field values, pending writes).
     pub bytes: AtomicU64,
+    /// The puts seen since [`Counting::keep_puts`], when keeping.
+    kept: Mutex<Option<Vec<PutCheckpoint>>>,
 }
 
 impl Counting {
@@ -31,7 +33,23 @@ impl Counting {
             put_writes: AtomicU64::new(0),
             reads: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
+            kept: Mutex::new(None),
         }
+    }
+
+    /// Keeps a copy of every put from now on (`put` and `put_claiming`), in call order,
+    /// until [`Counting::take_puts`]: a benchmark replays them without the engine.
+    pub fn keep_puts(&self) {
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    }
+
+    /// The puts kept since [`Counting::keep_puts`]; stops keeping.
+    pub fn take_puts(&self) -> Vec<PutCheckpoint> {
+        self.kept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_default()
     }
 
     /// (puts, put_writes, reads, bytes) so far.
@@ -49,6 +67,9 @@ impl Counting {
     /// Counts a put and its bytes (record and field values).
     fn count_put(&self, put: &PutCheckpoint) {
         self.puts.fetch_add(1, Ordering::Relaxed);
+        if let Some(kept) = self.kept.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            kept.push(put.clone());
+        }
         let bytes = record_bytes(&put.record)
             + put
                 .blobs
