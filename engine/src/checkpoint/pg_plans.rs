@@ -161,15 +161,9 @@ async fn the_checkpoint_load_is_index_probes_without_jit_on_a_big_database() {
 async fn a_checkpointer_given_a_pool_that_compiles_loads_on_connections_that_do_not() {
     let schema = PgSchema::create().await;
     // A pool as a user might open it: JIT on, and every query over the threshold.
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(schema.options().options([("jit_above_cost", "0")]))
-        .await
-        .expect("a pool with JIT for every query");
-    crate::db::MIGRATIONS
-        .apply_postgres(&pool)
-        .await
-        .expect("migrate");
+    let pool = schema
+        .pool_with(2, schema.options().options([("jit_above_cost", "0")]))
+        .await;
     grow(&pool, 10).await;
     let cp = super::PostgresCheckpointer::new(pool.clone());
     let loaded = super::Checkpointer::get(&cp, "t7", None)

@@ -240,10 +240,20 @@ impl PgSchema {
 
     /// A migrated pool on this schema.
     pub async fn pool(&self, max_connections: u32) -> sqlx::PgPool {
+        self.pool_with(max_connections, self.options()).await
+    }
+
+    /// A migrated pool opened with `options` (this schema's [`PgSchema::options`] with
+    /// settings of the caller's added).
+    pub async fn pool_with(
+        &self,
+        max_connections: u32,
+        options: sqlx::postgres::PgConnectOptions,
+    ) -> sqlx::PgPool {
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(max_connections)
             .test_before_acquire(false)
-            .connect_with(self.options())
+            .connect_with(options)
             .await
             .expect("connect to the test schema");
         crate::db::MIGRATIONS
