@@ -78,6 +78,63 @@ async fn threads_belong_to_their_user(b: Backend) {
 }
 both_backends!(threads_belong_to_their_user_, threads_belong_to_their_user);
 
+/// A run's thread is checked by the create itself (no read before it): a thread keeps the
+/// graph whose state it holds, whichever way the run names it, and a thread that only names
+/// another graph in its metadata (no state, nothing running) may change graphs.
+async fn a_thread_keeps_the_graph_whose_state_it_holds(b: Backend) {
+    let s = TestServer::start(b).await;
+    let t = s.new_thread().await;
+    let streaming = json!({"assistant_id": "streaming", "input": slow(3, 0)});
+    let (code, run) = s
+        .post_json(&format!("/threads/{t}/runs/wait"), streaming.clone())
+        .await;
+    assert_eq!(code, 200, "{run}");
+    let (code, err) = s
+        .post_json(
+            &format!("/threads/{t}/runs"),
+            json!({"assistant_id": "fanout", "input": {}}),
+        )
+        .await;
+    assert_eq!(code, 409, "{err}");
+    assert_eq!(err["code"], "graph_mismatch", "{err}");
+    let (_, runs) = s.get_json(&format!("/threads/{t}/runs")).await;
+    assert_eq!(runs.as_array().unwrap().len(), 1, "nothing created: {runs}");
+    // The same graph goes on.
+    let (code, again) = s
+        .post_json(&format!("/threads/{t}/runs/wait"), streaming.clone())
+        .await;
+    assert_eq!(code, 200, "{again}");
+
+    // Named in metadata only: the run goes on, and the thread now names its graph.
+    let (code, named) = s
+        .post_json("/threads", json!({"metadata": {"graph_id": "fanout"}}))
+        .await;
+    assert_eq!(code, 200, "{named}");
+    let u = named["thread_id"].as_str().unwrap();
+    let (code, run) = s
+        .post_json(&format!("/threads/{u}/runs/wait"), streaming.clone())
+        .await;
+    assert_eq!(code, 200, "{run}");
+    let (_, thread) = s.get_json(&format!("/threads/{u}")).await;
+    assert_eq!(thread["metadata"]["graph_id"], "streaming", "{thread}");
+
+    // A thread created with the run (`if_not_exists`) is the run's graph's.
+    let v = uuid::Uuid::new_v4().to_string();
+    let (code, run) = s
+        .post_json(
+            &format!("/threads/{v}/runs/wait"),
+            json!({"assistant_id": "streaming", "input": slow(2, 0), "if_not_exists": "create"}),
+        )
+        .await;
+    assert_eq!(code, 200, "{run}");
+    let (_, thread) = s.get_json(&format!("/threads/{v}")).await;
+    assert_eq!(thread["metadata"]["graph_id"], "streaming", "{thread}");
+}
+both_backends!(
+    a_thread_keeps_the_graph_whose_state_it_holds_,
+    a_thread_keeps_the_graph_whose_state_it_holds
+);
+
 async fn bad_requests_get_clear_errors_and_change_nothing(b: Backend) {
     let s = TestServer::start(b).await;
     let t = s.new_thread().await;

@@ -12,7 +12,7 @@ use super::error::{ApiError, ApiResult};
 use super::AppState;
 use crate::graphs::GraphEntry;
 use crate::runs::spec::RunSpec;
-use crate::store::{CreatedRun, MultitaskStrategy, NewRun, Thread};
+use crate::store::{CreatedRun, MultitaskStrategy, NewRun, StoreError, Thread};
 
 /// Whose thread a run goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +75,32 @@ pub(crate) async fn own_thread(
 /// Lets a run in (see the module docs).
 pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRun> {
     check_uuid(a.thread_id, "thread")?;
+    // A run from the head of a thread that may exist, with input whose check reads no
+    // checkpoint (anything but a resume): the create checks the thread itself, in the same
+    // transaction (its owner, the graph it last ran), one round trip where a read and then
+    // the create were two. Only a thread last run with another graph takes the long way,
+    // which decides whether it may change graphs.
+    if a.thread != ThreadRule::New
+        && a.checkpoint_id.is_none()
+        && !matches!(a.input, DynInput::Resume(_))
+    {
+        check_declared(a.graph, &a.input, &a.spec.context)?;
+        let input = a
+            .graph
+            .graph
+            .check_input(a.thread_id, None, a.input)
+            .await?;
+        let rule = a.thread;
+        let mut new = new_run(a.user, a.thread_id, a.graph, input, a.spec, a.metadata)?;
+        new.multitask_strategy = a.multitask;
+        new.idempotency_key = a.idempotency_key;
+        new.new_thread = (rule == ThreadRule::CreateIfMissing).then(|| new_thread(&new));
+        new.check_thread = true;
+        return match state.runs.create(new.clone()).await {
+            Err(StoreError::OtherGraph(_)) => admit_read(state, a.user, rule, a.graph, new).await,
+            created => Ok(created?),
+        };
+    }
     let existing = match a.thread {
         ThreadRule::New => None,
         rule => match state.store.get_thread_any(a.thread_id).await? {
@@ -111,42 +137,82 @@ pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRu
                 .await?
         }
     };
-    let graph_meta = json!({"graph_id": a.graph.graph_id, "assistant_id": a.graph.assistant_id});
-    // A new thread is made in the run's own transaction.
-    let new_thread = existing.is_none().then(|| {
-        let now = crate::store::now_ms();
-        Thread {
-            thread_id: a.thread_id.to_string(),
-            owner: a.user.id.clone(),
-            metadata: graph_meta.clone(),
-            status: "idle".into(),
-            created_at_ms: now,
-            updated_at_ms: now,
-        }
-    });
     let mut spec = a.spec;
-    spec.input = input;
     spec.checkpoint_id = a.checkpoint_id;
+    let mut new = new_run(a.user, a.thread_id, a.graph, input, spec, a.metadata)?;
+    new.multitask_strategy = a.multitask;
+    new.idempotency_key = a.idempotency_key;
+    // A new thread is made in the run's own transaction.
+    if existing.is_none() {
+        new.new_thread = Some(new_thread(&new));
+    }
+    Ok(state.runs.create(new).await?)
+}
+
+/// The long way for a run whose checked create found its thread last run with another
+/// graph: the thread read, its graph decided by [`same_graph`], then the run created
+/// unchecked (or on a new thread, if it was deleted meanwhile and may be created).
+async fn admit_read(
+    state: &AppState,
+    user: &User,
+    rule: ThreadRule,
+    graph: &GraphEntry,
+    mut new: NewRun,
+) -> ApiResult<CreatedRun> {
+    new.check_thread = false;
+    match state.store.get_thread_any(&new.thread_id).await? {
+        Some(t) if t.owner == user.id => {
+            same_graph(state, &t, graph).await?;
+            new.new_thread = None;
+        }
+        None if rule == ThreadRule::CreateIfMissing => {}
+        _ => return Err(ApiError::NotFound(format!("thread `{}`", new.thread_id))),
+    }
+    Ok(state.runs.create(new).await?)
+}
+
+/// The run `spec` asks for, with its `input` (checked), on `thread_id`: no thread to create,
+/// the thread not checked, the `reject` strategy and no idempotency key until set.
+fn new_run(
+    user: &User,
+    thread_id: &str,
+    graph: &GraphEntry,
+    input: DynInput,
+    mut spec: RunSpec,
+    metadata: Map<String, Value>,
+) -> ApiResult<NewRun> {
+    spec.input = input;
     spec.context
-        .insert("user_id".into(), a.user.id.clone().into());
-    let created = state
-        .runs
-        .create(NewRun {
-            run_id: uuid::Uuid::now_v7().to_string(),
-            thread_id: a.thread_id.to_string(),
-            owner: a.user.id.clone(),
-            assistant_id: a.graph.assistant_id.clone(),
-            graph_id: a.graph.graph_id.clone(),
-            kwargs: serde_json::to_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?,
-            metadata: Value::Object(a.metadata),
-            multitask_strategy: a.multitask,
-            idempotency_key: a.idempotency_key,
-            trace_context: crate::telemetry::current_traceparent(),
-            new_thread,
-            claim: None,
-        })
-        .await?;
-    Ok(created)
+        .insert("user_id".into(), user.id.clone().into());
+    Ok(NewRun {
+        run_id: uuid::Uuid::now_v7().to_string(),
+        thread_id: thread_id.to_string(),
+        owner: user.id.clone(),
+        assistant_id: graph.assistant_id.clone(),
+        graph_id: graph.graph_id.clone(),
+        kwargs: serde_json::to_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?,
+        metadata: Value::Object(metadata),
+        multitask_strategy: MultitaskStrategy::Reject,
+        idempotency_key: None,
+        trace_context: crate::telemetry::current_traceparent(),
+        new_thread: None,
+        check_thread: false,
+        claim: None,
+    })
+}
+
+/// The thread a run on a new thread creates with it: idle until the run makes it busy, its
+/// metadata the run's graph.
+fn new_thread(run: &NewRun) -> Thread {
+    let now = crate::store::now_ms();
+    Thread {
+        thread_id: run.thread_id.clone(),
+        owner: run.owner.clone(),
+        metadata: json!({"graph_id": run.graph_id, "assistant_id": run.assistant_id}),
+        status: "idle".into(),
+        created_at_ms: now,
+        updated_at_ms: now,
+    }
 }
 
 /// Checks a new turn's input and the run's context against the types the graph declared

@@ -94,6 +94,10 @@ impl From<StoreError> for ApiError {
                 message: format!("{what} already exists"),
             },
             StoreError::NotFound(what) => ApiError::NotFound(what),
+            StoreError::OtherGraph(t) => ApiError::Conflict {
+                code: "graph_mismatch",
+                message: StoreError::OtherGraph(t).to_string(),
+            },
             StoreError::ShuttingDown => ApiError::Unavailable(StoreError::ShuttingDown.to_string()),
             e if e.is_transient() => ApiError::Unavailable(format!(
                 "the database is unreachable for the moment; retry shortly ({e})"

@@ -49,6 +49,7 @@ fn new_run(run: &str, thread: &str) -> NewRun {
         multitask_strategy: MultitaskStrategy::Enqueue,
         idempotency_key: None,
         new_thread: None,
+        check_thread: false,
         claim: Some(ClaimAtCreate {
             worker: "w".into(),
             lease_ms: 60_000,
@@ -205,6 +206,72 @@ async fn concurrent_creates_and_ends_answer_as_one_transaction_each() {
     for t in by_thread.keys() {
         assert!(heard.contains(t), "{t} announced in {heard:?}");
     }
+}
+
+/// Runs whose threads were not read first ([`NewRun::check_thread`]) are checked by the
+/// batch itself, which answers each one (no batch failed and retried the long way).
+#[tokio::test]
+async fn a_batch_checks_the_threads_of_checked_runs() {
+    let (_schema, pool, store) = migrated_store().await;
+    for t in [
+        Thread {
+            metadata: json!({"graph_id": "g"}),
+            ..thread("mine")
+        },
+        Thread {
+            owner: "someone else".into(),
+            ..thread("theirs")
+        },
+        Thread {
+            metadata: json!({"graph_id": "another"}),
+            ..thread("another graph's")
+        },
+    ] {
+        store.create_thread(t, IfExists::Raise).await.unwrap();
+    }
+    let batches = super::run_batches::RunBatches::spawn(&pool);
+    let checked = |run: &str, t: &str| NewRun {
+        check_thread: true,
+        ..new_run(run, t)
+    };
+    let runs = [
+        checked("c1", "theirs"),
+        checked("c2", "another graph's"),
+        checked("c3", "nowhere"),
+        NewRun {
+            new_thread: Some(thread("theirs")),
+            ..checked("c4", "theirs")
+        },
+        checked("c5", "mine"),
+    ];
+    let answers = futures_util::future::join_all(runs.iter().map(|r| batches.create(r))).await;
+    use super::run_batches::Created;
+    let kinds: Vec<&str> = answers
+        .iter()
+        .map(|a| match a {
+            Some(Created::NoThread) => "no thread",
+            Some(Created::OtherGraph) => "other graph",
+            Some(Created::Run(_)) => "run",
+            _ => "?",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["no thread", "other graph", "no thread", "no thread", "run"],
+        "{answers:?}"
+    );
+    for gone in ["c1", "c2", "c3", "c4"] {
+        assert!(store.get_run_any(gone).await.unwrap().is_none());
+    }
+    let other = store
+        .get_thread_any("another graph's")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (other.status.as_str(), &other.metadata["graph_id"]),
+        ("idle", &json!("another"))
+    );
 }
 
 #[tokio::test]

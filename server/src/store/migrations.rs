@@ -49,6 +49,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "packed_events",
             include_str!("../../migrations/postgres/0007_packed_events.sql"),
         ),
+        Migration::new(
+            8,
+            "checked_threads",
+            include_str!("../../migrations/postgres/0008_checked_threads.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(

@@ -32,6 +32,10 @@ pub enum StoreError {
     /// A thread or run that does not exist.
     #[error("{0} not found")]
     NotFound(String),
+    /// A run created with [`NewRun::check_thread`] on a thread whose metadata names another
+    /// graph: nothing was written; the caller decides whether the thread may change graphs.
+    #[error("thread `{0}` was last run with another graph")]
+    OtherGraph(String),
     /// A second run on a busy thread under the `reject` strategy.
     #[error("thread `{0}` is already running a task; wait for it to finish, cancel it, or choose another multitask strategy")]
     Busy(String),
@@ -275,6 +279,11 @@ pub struct NewRun {
     /// new thread costs one commit, not two). An existing thread of another owner is
     /// [`StoreError::Exists`].
     pub new_thread: Option<Thread>,
+    /// The thread was not read before this create: the create checks it in the same
+    /// transaction. A thread of another owner is [`StoreError::NotFound`], as a missing one
+    /// is (also when `new_thread` is set); one whose metadata names a graph other than
+    /// `graph_id` is [`StoreError::OtherGraph`], and nothing is written.
+    pub check_thread: bool,
     /// Claims the run for this worker in the same transaction when nothing else is active
     /// on its thread (the creating replica runs it at once, without a second write).
     pub claim: Option<ClaimAtCreate>,

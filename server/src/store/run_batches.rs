@@ -42,10 +42,12 @@ const IN_FLIGHT: usize = 1;
 pub(crate) enum Created {
     /// Created, with its thread's status `busy`.
     Run(Box<Run>),
-    /// No such thread.
+    /// No such thread (or, checked, another owner's).
     NoThread,
     /// The thread that was to be new belongs to another owner.
     OthersThread,
+    /// The thread checked ([`NewRun::check_thread`]) was last run with another graph.
+    OtherGraph,
     /// The thread has an active run, or the idempotency key is taken: nothing was written;
     /// create it the long way.
     Busy,
@@ -185,6 +187,7 @@ impl RunBatches {
             "thread_metadata": t.and_then(|t| stored(&t.metadata)),
             "thread_status": t.map(|t| t.status.as_str()),
             "thread_created": t.map(|t| t.created_at_ms),
+            "check_thread": new.check_thread,
         });
         self.create.submit(NewInBatch { item, run }).await
     }
@@ -273,6 +276,7 @@ async fn create_batch(
                 (1, _) => Created::NoThread,
                 (2, _) => Created::OthersThread,
                 (3 | 4, _) => Created::Busy,
+                (5, _) => Created::OtherGraph,
                 other => return Err(StoreError::Decode(format!("create outcome {other:?}"))),
             })
         })

@@ -272,6 +272,9 @@ where
                 Some(Created::OthersThread) => {
                     return Err(StoreError::Exists(format!("thread `{}`", new.thread_id)))
                 }
+                Some(Created::OtherGraph) => {
+                    return Err(StoreError::OtherGraph(new.thread_id.clone()))
+                }
                 Some(Created::Busy) | None => {}
             }
         }

@@ -52,6 +52,32 @@ where
         }
         // The thread first, always: one lock order for everything that touches a thread
         // and its runs.
+        if new.check_thread {
+            let thread: Option<Thread> = sqlx::query_as(AssertSqlSafe(format!(
+                concat!(
+                    "SELECT ",
+                    thread_columns!(),
+                    " FROM threads WHERE thread_id = $1{}"
+                ),
+                DB::FOR_UPDATE
+            )))
+            .bind(new.thread_id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+            let refusal = match &thread {
+                Some(t) if t.owner != new.owner => {
+                    Some(StoreError::NotFound(format!("thread `{}`", new.thread_id)))
+                }
+                Some(t) if names_other_graph(&t.metadata, &new.graph_id) => {
+                    Some(StoreError::OtherGraph(new.thread_id.clone()))
+                }
+                _ => None,
+            };
+            if let Some(e) = refusal {
+                tx.rollback().await?;
+                return Err(e);
+            }
+        }
         // -1: the thread that was to be new is someone else's.
         let run_seq: Option<i64> = sqlx::query_scalar(AssertSqlSafe(format!(
             "SELECT CASE WHEN $2 IS NOT NULL AND owner <> $2 THEN -1 ELSE run_seq END
@@ -210,4 +236,13 @@ where
         }
         Ok(Some(run))
     }
+}
+
+/// Whether a thread's metadata names a graph other than `graph_id` (the graph its last run
+/// ran: see [`NewRun::check_thread`]).
+pub(crate) fn names_other_graph(metadata: &serde_json::Value, graph_id: &str) -> bool {
+    metadata
+        .get("graph_id")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|g| g != graph_id)
 }
