@@ -90,10 +90,12 @@ impl RunSpec {
     /// # Errors
     /// When it is neither.
     pub fn from_kwargs(kwargs: &Value) -> Result<Self, serde_json::Error> {
-        if let Ok(spec) = serde_json::from_value::<RunSpec>(kwargs.clone()) {
+        // Read in place: the run's kwargs are not copied whole first (this runs for every
+        // run, twice).
+        if let Ok(spec) = RunSpec::deserialize(kwargs) {
             return Ok(spec);
         }
-        let old: Legacy = serde_json::from_value(kwargs.clone())?;
+        let old = Legacy::deserialize(kwargs)?;
         let input = match old.command {
             Some(LegacyCommand {
                 resume: Some(r), ..
@@ -118,5 +120,45 @@ impl RunSpec {
             interrupt_before: None,
             interrupt_after: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn kwargs_read_in_this_versions_shape_and_in_earlier_ones() {
+        let spec = RunSpec {
+            input: DynInput::Turn(json!({"messages": [{"type": "human", "content": "hi"}]})),
+            checkpoint_id: Some("c1".into()),
+            stream_modes: vec![StreamMode::Values],
+            recursion_limit: Some(7),
+            context: json!({"user_id": "u"}).as_object().cloned().unwrap(),
+            api: json!({"stream_mode": ["values"]}),
+            ..RunSpec::default()
+        };
+        let kwargs = serde_json::to_value(&spec).unwrap();
+        let read = RunSpec::from_kwargs(&kwargs).unwrap();
+        assert_eq!(serde_json::to_value(&read).unwrap(), kwargs);
+
+        let resume = RunSpec::from_kwargs(&json!({
+            "command": {"resume": {"value": "yes"}}, "recursion_limit": 3
+        }))
+        .unwrap();
+        assert!(matches!(resume.input, DynInput::Resume(Resume::Value(ref v)) if v == "yes"));
+        assert_eq!(resume.recursion_limit, Some(3));
+        let goto = RunSpec::from_kwargs(&json!({"command": {"goto": ["b"]}})).unwrap();
+        assert!(matches!(goto.input, DynInput::Command { ref goto, .. } if goto == &["b"]));
+        let turn = RunSpec::from_kwargs(&json!({"input": {"x": 1}, "checkpoint_id": "c"})).unwrap();
+        assert!(matches!(turn.input, DynInput::Turn(ref v) if v == &json!({"x": 1})));
+        assert_eq!(turn.checkpoint_id.as_deref(), Some("c"));
+        let cont = RunSpec::from_kwargs(&json!({"input": null})).unwrap();
+        assert!(matches!(cont.input, DynInput::Continue));
+        assert!(RunSpec::from_kwargs(&json!({"input": 1, "recursion_limit": "x"})).is_err());
     }
 }
