@@ -2,7 +2,10 @@
 //! API alike. It finds (or creates) the caller's thread, keeps a thread on the graph whose
 //! state it holds, checks a fork's checkpoint and the run's input with the rules the engine
 //! runs it by, then creates the run under the thread's lock with its multitask strategy and
-//! idempotency key. A refused run changes nothing.
+//! idempotency key. A refused run changes nothing. A run from the head of a thread that may
+//! exist (not a fork, not a resume) is created without reading the thread first: the create
+//! checks the thread's owner and graph under its lock, and only a thread last run with
+//! another graph is read and decided here.
 
 use palgraph::dynamic::DynInput;
 use serde_json::{json, Map, Value};
