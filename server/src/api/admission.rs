@@ -76,38 +76,33 @@ pub(crate) async fn own_thread(
 }
 
 /// Lets a run in (see the module docs).
-pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRun> {
+pub(crate) async fn admit(state: &AppState, mut a: Admit<'_>) -> ApiResult<CreatedRun> {
     check_uuid(a.thread_id, "thread")?;
+    let (user, rule, graph) = (a.user, a.thread, a.graph);
     // A run from the head of a thread that may exist, with input whose check reads no
     // checkpoint (anything but a resume): the create checks the thread itself, in the same
     // transaction (its owner, the graph it last ran), one round trip where a read and then
     // the create were two. Only a thread last run with another graph takes the long way,
     // which decides whether it may change graphs.
-    if a.thread != ThreadRule::New
+    if rule != ThreadRule::New
         && a.checkpoint_id.is_none()
         && !matches!(a.input, DynInput::Resume(_))
     {
-        check_declared(a.graph, &a.input, &a.spec.context)?;
-        let input = a
-            .graph
-            .graph
-            .check_input(a.thread_id, None, a.input)
-            .await?;
-        let rule = a.thread;
-        let mut new = new_run(a.user, a.thread_id, a.graph, input, a.spec, a.metadata)?;
-        new.multitask_strategy = a.multitask;
-        new.idempotency_key = a.idempotency_key;
+        check_declared(graph, &a.input, &a.spec.context)?;
+        let input = std::mem::replace(&mut a.input, DynInput::Continue);
+        let input = graph.graph.check_input(a.thread_id, None, input).await?;
+        let mut new = new_run(a, input)?;
         new.new_thread = (rule == ThreadRule::CreateIfMissing).then(|| new_thread(&new));
         new.check_thread = true;
-        return match state.runs.create(new.clone()).await {
-            Err(StoreError::OtherGraph(_)) => admit_read(state, a.user, rule, a.graph, new).await,
+        return match state.runs.create(&mut new).await {
+            Err(StoreError::OtherGraph(_)) => admit_read(state, user, rule, graph, new).await,
             created => Ok(created?),
         };
     }
-    let existing = match a.thread {
+    let existing = match rule {
         ThreadRule::New => None,
         rule => match state.store.get_thread_any(a.thread_id).await? {
-            Some(t) if t.owner != a.user.id => {
+            Some(t) if t.owner != user.id => {
                 return Err(ApiError::NotFound(format!("thread `{}`", a.thread_id)))
             }
             Some(t) => Some(t),
@@ -116,40 +111,27 @@ pub(crate) async fn admit(state: &AppState, a: Admit<'_>) -> ApiResult<CreatedRu
         },
     };
     if let Some(t) = &existing {
-        same_graph(state, t, a.graph).await?;
+        same_graph(state, t, graph).await?;
     }
-    check_declared(a.graph, &a.input, &a.spec.context)?;
-    let input = match &existing {
-        Some(_) => {
-            a.graph
-                .graph
-                .check_input(a.thread_id, a.checkpoint_id.as_deref(), a.input)
-                .await?
-        }
-        // A new thread has no checkpoint to fork and nothing to resume.
-        None => {
-            if let Some(cp) = &a.checkpoint_id {
-                return Err(ApiError::NotFound(format!(
-                    "checkpoint `{cp}` of thread `{}`",
-                    a.thread_id
-                )));
-            }
-            a.graph
-                .graph
-                .check_input(a.thread_id, None, a.input)
-                .await?
-        }
-    };
-    let mut spec = a.spec;
-    spec.checkpoint_id = a.checkpoint_id;
-    let mut new = new_run(a.user, a.thread_id, a.graph, input, spec, a.metadata)?;
-    new.multitask_strategy = a.multitask;
-    new.idempotency_key = a.idempotency_key;
+    check_declared(graph, &a.input, &a.spec.context)?;
+    // A new thread has no checkpoint to fork and nothing to resume.
+    if let (None, Some(cp)) = (&existing, &a.checkpoint_id) {
+        return Err(ApiError::NotFound(format!(
+            "checkpoint `{cp}` of thread `{}`",
+            a.thread_id
+        )));
+    }
+    let input = std::mem::replace(&mut a.input, DynInput::Continue);
+    let input = graph
+        .graph
+        .check_input(a.thread_id, a.checkpoint_id.as_deref(), input)
+        .await?;
+    let mut new = new_run(a, input)?;
     // A new thread is made in the run's own transaction.
     if existing.is_none() {
         new.new_thread = Some(new_thread(&new));
     }
-    Ok(state.runs.create(new).await?)
+    Ok(state.runs.create(&mut new).await?)
 }
 
 /// The long way for a run whose checked create found its thread last run with another
@@ -171,32 +153,27 @@ async fn admit_read(
         None if rule == ThreadRule::CreateIfMissing => {}
         _ => return Err(ApiError::NotFound(format!("thread `{}`", new.thread_id))),
     }
-    Ok(state.runs.create(new).await?)
+    Ok(state.runs.create(&mut new).await?)
 }
 
-/// The run `spec` asks for, with its `input` (checked), on `thread_id`: no thread to create,
-/// the thread not checked, the `reject` strategy and no idempotency key until set.
-fn new_run(
-    user: &User,
-    thread_id: &str,
-    graph: &GraphEntry,
-    input: DynInput,
-    mut spec: RunSpec,
-    metadata: Map<String, Value>,
-) -> ApiResult<NewRun> {
+/// The run `a` asks for, with its `input` (checked): no thread to create and the thread not
+/// checked until set.
+fn new_run(a: Admit<'_>, input: DynInput) -> ApiResult<NewRun> {
+    let mut spec = a.spec;
     spec.input = input;
+    spec.checkpoint_id = a.checkpoint_id;
     spec.context
-        .insert("user_id".into(), user.id.clone().into());
+        .insert("user_id".into(), a.user.id.clone().into());
     Ok(NewRun {
         run_id: uuid::Uuid::now_v7().to_string(),
-        thread_id: thread_id.to_string(),
-        owner: user.id.clone(),
-        assistant_id: graph.assistant_id.clone(),
-        graph_id: graph.graph_id.clone(),
+        thread_id: a.thread_id.to_string(),
+        owner: a.user.id.clone(),
+        assistant_id: a.graph.assistant_id.clone(),
+        graph_id: a.graph.graph_id.clone(),
         kwargs: serde_json::to_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?,
-        metadata: Value::Object(metadata),
-        multitask_strategy: MultitaskStrategy::Reject,
-        idempotency_key: None,
+        metadata: Value::Object(a.metadata),
+        multitask_strategy: a.multitask,
+        idempotency_key: a.idempotency_key,
         trace_context: crate::telemetry::current_traceparent(),
         new_thread: None,
         check_thread: false,

@@ -295,21 +295,22 @@ impl Runs {
     ///
     /// # Errors
     /// [`StoreError::ShuttingDown`] once shutdown began, [`StoreError::Busy`] for a busy
-    /// thread under `reject`, storage errors.
-    pub async fn create(self: &Arc<Self>, new: NewRun) -> Result<CreatedRun, StoreError> {
+    /// thread under `reject`, storage errors. A refused run is left to the caller in `new`
+    /// (its claim set here), to be created again.
+    pub async fn create(self: &Arc<Self>, new: &mut NewRun) -> Result<CreatedRun, StoreError> {
         if self.is_draining() {
             return Err(StoreError::ShuttingDown);
         }
-        let mut new = new;
         // Room here: the run is claimed with its creation (when its thread is free).
-        if self.running_count() < self.settings.max_concurrent {
-            new.claim = Some(crate::store::ClaimAtCreate {
+        new.claim = if self.running_count() < self.settings.max_concurrent {
+            Some(crate::store::ClaimAtCreate {
                 worker: self.worker_id.clone(),
                 lease_ms: self.settings.lease.as_millis() as i64,
-            });
+            })
         } else {
             self.backlog.store(true, Ordering::Relaxed);
-        }
+            None
+        };
         let sent = Instant::now();
         let created = self.store.create_run(new).await?;
         if !created.existing {

@@ -88,7 +88,7 @@ async fn concurrent_creates_and_ends_answer_as_one_transaction_each() {
             tokio::spawn(async move {
                 let t = i % THREADS;
                 store
-                    .create_run(new_run(&format!("r{i:02}"), &format!("t{t}")))
+                    .create_run(&new_run(&format!("r{i:02}"), &format!("t{t}")))
                     .await
             })
         })
@@ -292,25 +292,28 @@ async fn batched_creates_refuse_what_one_transaction_refuses() {
         idempotency_key: Some("k1".into()),
         ..new_run(run, t)
     };
-    let (a, b) = tokio::join!(
-        store.create_run(keyed("ka", "mine")),
-        store.create_run(keyed("kb", "mine"))
-    );
+    let (ka, kb) = (keyed("ka", "mine"), keyed("kb", "mine"));
+    let (a, b) = tokio::join!(store.create_run(&ka), store.create_run(&kb));
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a.run.run_id, b.run.run_id, "one run for one key");
     assert!(a.existing != b.existing);
     assert_eq!(a.run.idempotency_key.as_deref(), Some("k1"));
 
-    let (missing, stolen, new) = tokio::join!(
-        store.create_run(new_run("x1", "no such thread")),
-        store.create_run(NewRun {
+    let (x1, x2, x3) = (
+        new_run("x1", "no such thread"),
+        NewRun {
             new_thread: Some(thread("theirs")),
             ..new_run("x2", "theirs")
-        }),
-        store.create_run(NewRun {
+        },
+        NewRun {
             new_thread: Some(thread("fresh")),
             ..new_run("x3", "fresh")
-        }),
+        },
+    );
+    let (missing, stolen, new) = tokio::join!(
+        store.create_run(&x1),
+        store.create_run(&x2),
+        store.create_run(&x3),
     );
     assert!(
         matches!(missing, Err(StoreError::NotFound(_))),
@@ -466,7 +469,7 @@ async fn one_call_ending_runs_answers_each_as_its_own_transaction_would() {
         ("r3", "t3"),
         ("r4", "t4"),
     ] {
-        store.create_run(new_run(&id(run), &id(t))).await.unwrap();
+        store.create_run(&new_run(&id(run), &id(t))).await.unwrap();
     }
     sqlx::query("INSERT INTO run_events (run_id, seq, event) VALUES ($1, 1, '{}')")
         .bind(&r3)
@@ -558,7 +561,7 @@ async fn one_call_ending_runs_answers_each_as_its_own_transaction_would() {
         .create_thread(thread(&id("t5")), IfExists::Raise)
         .await
         .unwrap();
-    store.create_run(new_run(&r5, &id("t5"))).await.unwrap();
+    store.create_run(&new_run(&r5, &id("t5"))).await.unwrap();
     let done = finish_batch(&pool, &[(&r5, 2, false), (&r5, 1, true)]).await;
     assert_eq!(done, [false, true]);
     assert!(

@@ -4,6 +4,8 @@
 
 #[cfg(test)]
 mod batch_tests;
+#[cfg(test)]
+mod check_tests;
 mod dialect;
 mod migrations;
 mod packed;
@@ -445,8 +447,9 @@ pub trait Store: Send + Sync {
 
     /// Creates a run under the thread's lock, applying the multitask strategy and the
     /// idempotency key atomically; it is given the thread's next `thread_seq`. A pending run
-    /// the strategy cancels gets its terminal event in the same transaction.
-    async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError>;
+    /// the strategy cancels gets its terminal event in the same transaction. A refused run
+    /// ([`StoreError::OtherGraph`], say) leaves `new` to the caller, who may create it again.
+    async fn create_run(&self, new: &NewRun) -> Result<CreatedRun, StoreError>;
     /// A run of the owner's thread.
     async fn get_run(
         &self,

@@ -256,9 +256,9 @@ where
         Ok(true)
     }
 
-    async fn create_run(&self, new: NewRun) -> Result<CreatedRun, StoreError> {
+    async fn create_run(&self, new: &NewRun) -> Result<CreatedRun, StoreError> {
         if let Some(batches) = self.batches() {
-            match batches.create(&new).await {
+            match batches.create(new).await {
                 Some(Created::Run(run)) => {
                     return Ok(CreatedRun {
                         run: *run,

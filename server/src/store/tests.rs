@@ -16,14 +16,14 @@ use super::{
     RunState, Store, StoreError, Thread, ThreadQuery, MIGRATIONS,
 };
 
-async fn sqlite_pool() -> (sqlx::SqlitePool, std::path::PathBuf) {
+pub(super) async fn sqlite_pool() -> (sqlx::SqlitePool, std::path::PathBuf) {
     let path = temp_db_path();
     let pool = palgraph::db::open_sqlite(&path).await.unwrap();
     MIGRATIONS.apply_sqlite(&pool).await.unwrap();
     (pool, path)
 }
 
-async fn pg_pool(schema: &PgSchema) -> sqlx::PgPool {
+pub(super) async fn pg_pool(schema: &PgSchema) -> sqlx::PgPool {
     let pool = schema.pool(4).await;
     MIGRATIONS.apply_postgres(&pool).await.unwrap();
     pool
@@ -142,7 +142,7 @@ async fn json_binds_lose_nul_characters_on_postgres_only() {
     remove_sqlite_files(&path);
 }
 
-fn thread(id: &str, owner: &str, metadata: Value) -> Thread {
+pub(super) fn thread(id: &str, owner: &str, metadata: Value) -> Thread {
     Thread {
         thread_id: id.into(),
         owner: owner.into(),
@@ -153,7 +153,7 @@ fn thread(id: &str, owner: &str, metadata: Value) -> Thread {
     }
 }
 
-fn new_run(id: &str, strategy: MultitaskStrategy, key: Option<&str>) -> NewRun {
+pub(super) fn new_run(id: &str, strategy: MultitaskStrategy, key: Option<&str>) -> NewRun {
     NewRun {
         run_id: id.into(),
         thread_id: "t1".into(),
@@ -246,7 +246,7 @@ async fn exercise(store: &dyn Store) {
     // Runs: order, idempotency, strategies.
     assert!(matches!(
         store
-            .create_run(NewRun {
+            .create_run(&NewRun {
                 thread_id: "missing".into(),
                 ..new_run("r0", MultitaskStrategy::Reject, None)
             })
@@ -254,7 +254,7 @@ async fn exercise(store: &dyn Store) {
         Err(StoreError::NotFound(_))
     ));
     let r1 = store
-        .create_run(new_run("r1", MultitaskStrategy::Reject, None))
+        .create_run(&new_run("r1", MultitaskStrategy::Reject, None))
         .await
         .unwrap();
     assert_eq!((r1.run.thread_seq, r1.run.status), (1, RunState::Pending));
@@ -267,24 +267,24 @@ async fn exercise(store: &dyn Store) {
     assert_eq!(t1.metadata["n"], 2);
     assert!(matches!(
         store
-            .create_run(new_run("rx", MultitaskStrategy::Reject, None))
+            .create_run(&new_run("rx", MultitaskStrategy::Reject, None))
             .await,
         Err(StoreError::Busy(_))
     ));
     let r2 = store
-        .create_run(new_run("r2", MultitaskStrategy::Enqueue, Some("key")))
+        .create_run(&new_run("r2", MultitaskStrategy::Enqueue, Some("key")))
         .await
         .unwrap();
     assert_eq!(r2.run.thread_seq, 2);
     let repeated = store
-        .create_run(new_run("r2b", MultitaskStrategy::Enqueue, Some("key")))
+        .create_run(&new_run("r2b", MultitaskStrategy::Enqueue, Some("key")))
         .await
         .unwrap();
     assert!(repeated.existing);
     assert_eq!(repeated.run.run_id, "r2");
     // Interrupt: both pending runs end at once, each with its terminal event.
     let r3 = store
-        .create_run(new_run("r3", MultitaskStrategy::Interrupt, None))
+        .create_run(&new_run("r3", MultitaskStrategy::Interrupt, None))
         .await
         .unwrap();
     assert_eq!(ids(&r3.cancelled, |r| &r.run_id), ["r1", "r2"]);
@@ -382,7 +382,7 @@ async fn exercise(store: &dyn Store) {
 
     // Release, reclaim, a failed run, a rollback.
     store
-        .create_run(new_run("r4", MultitaskStrategy::Reject, None))
+        .create_run(&new_run("r4", MultitaskStrategy::Reject, None))
         .await
         .unwrap();
     let c4 = store
@@ -426,7 +426,7 @@ async fn exercise(store: &dyn Store) {
         "error"
     );
     store
-        .create_run(new_run("r5", MultitaskStrategy::Reject, None))
+        .create_run(&new_run("r5", MultitaskStrategy::Reject, None))
         .await
         .unwrap();
     let c5 = store.claim_run("w", 60_000, None).await.unwrap().unwrap();
@@ -454,7 +454,7 @@ async fn exercise(store: &dyn Store) {
     );
     // A rollback of a pending run deletes it.
     store
-        .create_run(new_run("r6", MultitaskStrategy::Reject, None))
+        .create_run(&new_run("r6", MultitaskStrategy::Reject, None))
         .await
         .unwrap();
     let gone = store
@@ -476,7 +476,7 @@ async fn exercise(store: &dyn Store) {
         lease_ms: 60_000,
     };
     let first = store
-        .create_run(NewRun {
+        .create_run(&NewRun {
             thread_id: "t7".into(),
             new_thread: Some(thread("t7", "u", json!({}))),
             check_thread: false,
@@ -500,7 +500,7 @@ async fn exercise(store: &dyn Store) {
         "busy"
     );
     let second = store
-        .create_run(NewRun {
+        .create_run(&NewRun {
             thread_id: "t7".into(),
             claim: Some(here.clone()),
             ..new_run("r8", MultitaskStrategy::Enqueue, None)
@@ -524,7 +524,7 @@ async fn exercise(store: &dyn Store) {
     // Another owner's thread is not taken over by a run "on a new thread" of that id.
     assert!(matches!(
         store
-            .create_run(NewRun {
+            .create_run(&NewRun {
                 thread_id: "t7".into(),
                 owner: "intruder".into(),
                 new_thread: Some(thread("t7", "intruder", json!({}))),
@@ -536,81 +536,6 @@ async fn exercise(store: &dyn Store) {
     ));
     assert!(store.get_run_any("r9").await.unwrap().is_none());
     assert!(store.delete_thread("u", "t7").await.unwrap());
-
-    // A run whose thread was not read first: the create checks it (owner, graph) in its own
-    // transaction and writes nothing when it refuses, whether the thread is free or busy.
-    store
-        .create_thread(thread("t8", "u", json!({"graph_id": "g"})), IfExists::Raise)
-        .await
-        .unwrap();
-    let checked = |run: &str, owner: &str, graph: &str, thread: &str| NewRun {
-        thread_id: thread.into(),
-        owner: owner.into(),
-        graph_id: graph.into(),
-        check_thread: true,
-        ..new_run(run, MultitaskStrategy::Enqueue, None)
-    };
-    for busy in [false, true] {
-        let refused = [
-            store.create_run(checked("c1", "intruder", "g", "t8")).await,
-            store
-                .create_run(NewRun {
-                    new_thread: Some(thread("t8", "intruder", json!({}))),
-                    ..checked("c2", "intruder", "g", "t8")
-                })
-                .await,
-            store.create_run(checked("c3", "u", "other", "t8")).await,
-            store.create_run(checked("c4", "u", "g", "nowhere")).await,
-        ];
-        let kinds: Vec<&str> = refused
-            .iter()
-            .map(|r| match r {
-                Err(StoreError::NotFound(_)) => "not found",
-                Err(StoreError::OtherGraph(_)) => "other graph",
-                _ => "?",
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            ["not found", "not found", "other graph", "not found"],
-            "busy: {busy}: {refused:?}"
-        );
-        for gone in ["c1", "c2", "c3", "c4"] {
-            assert!(store.get_run_any(gone).await.unwrap().is_none());
-        }
-        assert!(store.get_thread_any("nowhere").await.unwrap().is_none());
-        let t8 = store.get_thread_any("t8").await.unwrap().unwrap();
-        assert_eq!(
-            (
-                t8.owner.as_str(),
-                &t8.metadata["graph_id"],
-                t8.status.as_str()
-            ),
-            ("u", &json!("g"), if busy { "busy" } else { "idle" })
-        );
-        if !busy {
-            let ok = store
-                .create_run(checked("c5", "u", "g", "t8"))
-                .await
-                .unwrap();
-            assert_eq!((ok.run.thread_seq, ok.existing), (1, false));
-        }
-    }
-    // A checked run on a missing thread it may create creates it.
-    let made = store
-        .create_run(NewRun {
-            new_thread: Some(thread("t9", "u", json!({"graph_id": "g"}))),
-            ..checked("c6", "u", "g", "t9")
-        })
-        .await
-        .unwrap();
-    assert_eq!(made.run.thread_seq, 1);
-    assert_eq!(
-        store.get_thread_any("t9").await.unwrap().unwrap().owner,
-        "u"
-    );
-    assert!(store.delete_thread("u", "t8").await.unwrap());
-    assert!(store.delete_thread("u", "t9").await.unwrap());
 
     // Deletes.
     store.delete_run("r3").await.unwrap();
@@ -642,7 +567,7 @@ async fn every_operation_on_sqlite() {
     exercise(&store).await;
     // A run left running by a dead process is claimable at once.
     store
-        .create_run(NewRun {
+        .create_run(&NewRun {
             thread_id: "t2".into(),
             owner: "other".into(),
             ..new_run("o1", MultitaskStrategy::Reject, None)
@@ -676,7 +601,7 @@ async fn every_operation_on_postgres() {
     exercise(&store).await;
     // A run whose lease lapsed is taken over, and counted.
     store
-        .create_run(NewRun {
+        .create_run(&NewRun {
             thread_id: "t2".into(),
             owner: "other".into(),
             ..new_run("o1", MultitaskStrategy::Reject, None)
