@@ -9,7 +9,6 @@
 //! A batch that fails as a whole (two calls writing the same key, say) is written call by
 //! call.
 
-use serde_json::{json, Value};
 use std::sync::Arc;
 
 use sqlx::PgPool;
@@ -18,7 +17,7 @@ use crate::db::reuse::Reused;
 
 use crate::db::batch::Batcher;
 
-use super::CheckpointError;
+use super::{CheckpointError, PendingWrite};
 
 /// The most calls one statement carries.
 const MAX_BATCH: usize = 64;
@@ -26,15 +25,26 @@ const MAX_BATCH: usize = 64;
 /// (see [`super::pg_group_commit::BATCHES_IN_FLIGHT`] for what a second one cost).
 const IN_FLIGHT: usize = super::pg_group_commit::BATCHES_IN_FLIGHT;
 
-/// Every call's writes whose fence holds (`$1`: `[{i, thread_id, checkpoint_id, writes,
-/// fence_key, fence_epoch}]`, `writes` as [`super::sql::writes_json`] makes them); returns
-/// the calls whose fence held. A fence is read `FOR SHARE`, as a single call reads it.
+/// Every call's writes whose fence holds, one array element per write (`$1` the call's
+/// index in the batch; `$2`..`$6` the write's thread, checkpoint, task, channel and index;
+/// `$7` its JSON as text, cast to `jsonb` once; `$8`, `$9` the call's fence key and epoch,
+/// NULL when it has none); returns the call index of every write stored. A fence is read
+/// `FOR SHARE`, as a single call reads it.
+///
+/// A plain insert, where a single call says `ON CONFLICT` (which keeps the first write of a
+/// key, or replaces an `__error__` write): `ON CONFLICT` makes every row a speculative
+/// insert (its unique index probed first, a confirmation record written after), and a write
+/// whose key exists is rare (a task failing again, a durable step recorded again after a
+/// crash). Such a write fails its batch on the primary key, and every call of that batch is
+/// then written alone, by [`super::pg_sql::PUT_WRITES`], with its own rule.
 const PUT_WRITES_BATCH: &str = r#"
 WITH input AS (
     SELECT x.i, x.thread_id COLLATE "C" AS thread_id, x.checkpoint_id COLLATE "C" AS checkpoint_id,
-           x.writes, x.fence_key COLLATE "C" AS fence_key, x.fence_epoch
-    FROM jsonb_to_recordset($1::jsonb)
-         AS x(i int, thread_id text, checkpoint_id text, writes jsonb, fence_key text, fence_epoch bigint)
+           x.task_id, x.channel, x.idx, x.value, x.fence_key COLLATE "C" AS fence_key,
+           x.fence_epoch
+    FROM unnest($1::int4[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[],
+                $7::text[], $8::text[], $9::int8[])
+        AS x(i, thread_id, checkpoint_id, task_id, channel, idx, value, fence_key, fence_epoch)
 ), ok AS (
     SELECT i.* FROM input i
     WHERE i.fence_key IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
@@ -42,12 +52,7 @@ WITH input AS (
                                          FOR SHARE)
 ), ins AS (
     INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
-    SELECT ok.thread_id, ok.checkpoint_id, w.task_id, w.channel, w.idx,
-           COALESCE(w.value, 'null'::jsonb)
-    FROM ok, jsonb_to_recordset(ok.writes)
-         AS w(task_id text, channel text, idx bigint, value jsonb)
-    ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
-    DO UPDATE SET value = EXCLUDED.value WHERE checkpoint_writes.channel = '__error__'
+    SELECT thread_id, checkpoint_id, task_id, channel, idx, value::jsonb FROM ok
 )
 SELECT i FROM ok
 "#;
@@ -58,8 +63,8 @@ pub(super) struct WritesCall {
     pub(super) thread_id: String,
     /// The checkpoint the writes belong to.
     pub(super) checkpoint_id: String,
-    /// The writes, as [`super::sql::writes_json`] renders them.
-    pub(super) writes_json: String,
+    /// The writes (shared with the caller, who writes them alone if the batch fails).
+    pub(super) writes: Arc<[PendingWrite]>,
     /// Its fence (key and epoch), if it is fenced.
     pub(super) fence: Option<(String, i64)>,
 }
@@ -89,32 +94,73 @@ impl WritesBatch {
     }
 }
 
+/// The batch's columns, one element per write.
+#[derive(Default)]
+struct Columns {
+    call: Vec<i32>,
+    thread: Vec<String>,
+    checkpoint: Vec<String>,
+    task: Vec<String>,
+    channel: Vec<String>,
+    idx: Vec<i64>,
+    value: Vec<String>,
+    fence_key: Vec<Option<String>>,
+    fence_epoch: Vec<Option<i64>>,
+}
+
+impl Columns {
+    fn of(calls: &[WritesCall]) -> Result<Self, CheckpointError> {
+        let rows: usize = calls.iter().map(|c| c.writes.len()).sum();
+        let mut cols = Columns {
+            call: Vec::with_capacity(rows),
+            thread: Vec::with_capacity(rows),
+            checkpoint: Vec::with_capacity(rows),
+            task: Vec::with_capacity(rows),
+            channel: Vec::with_capacity(rows),
+            idx: Vec::with_capacity(rows),
+            value: Vec::with_capacity(rows),
+            fence_key: Vec::with_capacity(rows),
+            fence_epoch: Vec::with_capacity(rows),
+        };
+        for (i, c) in calls.iter().enumerate() {
+            let i = i32::try_from(i)
+                .map_err(|_| CheckpointError::Decode("too many calls in one batch".into()))?;
+            for w in c.writes.iter() {
+                cols.call.push(i);
+                cols.thread.push(c.thread_id.clone());
+                cols.checkpoint.push(c.checkpoint_id.clone());
+                cols.task.push(w.task_id.clone());
+                cols.channel.push(w.channel.clone());
+                cols.idx.push(w.idx);
+                cols.value
+                    .push(super::sql::without_nul(w.value.get()).into_owned());
+                cols.fence_key
+                    .push(c.fence.as_ref().map(|(k, _)| k.clone()));
+                cols.fence_epoch.push(c.fence.as_ref().map(|(_, e)| *e));
+            }
+        }
+        Ok(cols)
+    }
+}
+
 async fn write(
     conns: &Reused<sqlx::Postgres>,
     calls: Vec<WritesCall>,
 ) -> Result<Vec<bool>, CheckpointError> {
     let n = calls.len();
-    // The writes are JSON text already: the batch is written around them, not re-parsed.
-    let mut text = String::from("[");
-    for (i, c) in calls.iter().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        let (key, epoch) = match &c.fence {
-            Some((k, e)) => (Value::String(k.clone()), json!(e)),
-            None => (Value::Null, Value::Null),
-        };
-        text.push_str(&format!(
-            r#"{{"i":{i},"thread_id":{},"checkpoint_id":{},"fence_key":{key},"fence_epoch":{epoch},"writes":{}}}"#,
-            Value::String(c.thread_id.clone()),
-            Value::String(c.checkpoint_id.clone()),
-            c.writes_json
-        ));
-    }
-    text.push(']');
+    // Each write's JSON is text already: bound as it is, parsed by Postgres once.
+    let cols = Columns::of(&calls)?;
     let mut conn = conns.take().await?;
     let held: Vec<i32> = sqlx::query_scalar(PUT_WRITES_BATCH)
-        .bind(super::sql::without_nul(&text).as_ref())
+        .bind(&cols.call)
+        .bind(&cols.thread)
+        .bind(&cols.checkpoint)
+        .bind(&cols.task)
+        .bind(&cols.channel)
+        .bind(&cols.idx)
+        .bind(&cols.value)
+        .bind(&cols.fence_key)
+        .bind(&cols.fence_epoch)
         .fetch_all(&mut *conn)
         .await?;
     conn.keep();
@@ -206,5 +252,76 @@ mod tests {
         )
         .unwrap_or_else(|| panic!("no checkpoint_writes batches in {seen}"));
         assert!(count < 40.0, "40 calls took {count} statements: {seen}");
+    }
+
+    /// A write whose key is stored already, among other calls' writes: its batch fails on the
+    /// key and every call is written alone, by the single call's rule (the first write of a
+    /// step kept, an `__error__` replaced); no call loses a row or sees an error.
+    #[tokio::test]
+    async fn a_write_stored_already_sends_its_batch_the_long_way() {
+        let schema = PgSchema::create().await;
+        let pool = schema.pool(8).await;
+        let cp = Arc::new(PostgresCheckpointer::new(pool.clone()));
+        let row = |task: &str, channel: &str, value: &str| PendingWrite {
+            task_id: task.into(),
+            channel: channel.into(),
+            idx: 0,
+            value: json(format!("\"{value}\"")).unwrap(),
+        };
+        cp.put_writes(
+            "t",
+            "c1",
+            vec![
+                row("memo", "__step__:x", "first"),
+                row("err", "__error__", "one"),
+            ],
+            None,
+        )
+        .await
+        .unwrap();
+        let calls: Vec<_> = (0..30)
+            .map(|i| {
+                let cp = cp.clone();
+                tokio::spawn(async move {
+                    let writes = match i {
+                        10 => vec![row("memo", "__step__:x", "second")],
+                        20 => vec![row("err", "__error__", "two")],
+                        _ => vec![row(&format!("task{i}"), "__result__", "done")],
+                    };
+                    cp.put_writes("t", "c1", writes, None).await
+                })
+            })
+            .collect();
+        for (i, c) in calls.into_iter().enumerate() {
+            c.await.unwrap().unwrap_or_else(|e| panic!("call {i}: {e}"));
+        }
+        let stored: Vec<(String, serde_json::Value)> = sqlx::query_as(
+            "SELECT task_id, value FROM checkpoint_writes WHERE thread_id = 't' ORDER BY task_id",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        assert_eq!(
+            stored.len(),
+            30,
+            "28 results, the memo and the error: {stored:?}"
+        );
+        let value = |task: &str| {
+            stored
+                .iter()
+                .find(|(t, _)| t == task)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            value("memo"),
+            Some(serde_json::json!("first")),
+            "a step's first write kept"
+        );
+        assert_eq!(
+            value("err"),
+            Some(serde_json::json!("two")),
+            "an error replaced"
+        );
+        assert_eq!(value("task29"), Some(serde_json::json!("done")));
     }
 }

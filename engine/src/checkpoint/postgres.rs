@@ -296,12 +296,12 @@ impl Checkpointer for PostgresCheckpointer {
         if writes.is_empty() {
             return Ok(());
         }
-        let json = sql::writes_json(&writes)?;
         // With other tasks' writes in one commit, unless that batch failed as a whole.
+        let writes: Arc<[PendingWrite]> = writes.into();
         let call = WritesCall {
             thread_id: thread_id.to_string(),
             checkpoint_id: checkpoint_id.to_string(),
-            writes_json: json,
+            writes: writes.clone(),
             fence: fence.map(|f| (f.key.clone(), f.epoch)),
         };
         let json = match self.writes.submit(call).await {

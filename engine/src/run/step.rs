@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use futures_util::stream::FuturesUnordered;
@@ -41,7 +42,18 @@ impl<S: State> Executor<'_, S> {
         runnable: &[TaskPlan],
         step: i64,
     ) -> Vec<(TaskPlan, TaskOutcome<S>, Option<TaskRecord>)> {
-        let record_results = cur.plan.tasks.len() > 1;
+        // A result is recorded when other tasks share its step, except the last one of a step
+        // whose tasks all succeed: the step's checkpoint follows and holds it.
+        // (Only when the step's tasks that do not run now have results already: a task that
+        // still waits for its answer holds the step back.)
+        let tally = (cur.plan.tasks.len() > 1).then(|| {
+            let running: HashSet<&str> = runnable.iter().map(|r| r.id.as_str()).collect();
+            let rest_done = cur.plan.tasks.iter().all(|t| {
+                running.contains(t.id.as_str())
+                    || cur.writes.get(&t.id).is_some_and(|w| w.result.is_some())
+            });
+            Arc::new(StepTally::new(runnable.len(), rest_done))
+        });
         let checkpoint_id = cur.id().unwrap_or_default().to_string();
         // When this graph runs as a subgraph node, its tasks' LLM calls count for that node too.
         let parent = crate::observe::current();
@@ -86,7 +98,7 @@ impl<S: State> Executor<'_, S> {
                 shared,
                 parent.clone(),
                 cur.state.clone(),
-                record_results,
+                tally.clone(),
             )
             .instrument(span);
             if runnable.len() == 1 {
@@ -258,15 +270,52 @@ impl<S: State> Executor<'_, S> {
     }
 }
 
+/// How a step of several tasks is going: how many of its tasks have not finished, and
+/// whether all that finished succeeded.
+///
+/// A task's result is stored as it finishes so that a crash before the step's checkpoint
+/// does not run it again. The task that finishes last, when every other one succeeded,
+/// stores nothing: the checkpoint written next holds its result (and the step's task
+/// records), as it holds the result of a step's only task; a crash in between runs it
+/// again, as it would run a step's only task. A step that stops short (an interrupt, a
+/// failure, a cancelled task) has every result that finished stored.
+struct StepTally {
+    left: AtomicUsize,
+    clean: AtomicBool,
+}
+
+impl StepTally {
+    /// A tally of `tasks` running tasks; `clean`: whether the step's other tasks (if any)
+    /// have their results already.
+    fn new(tasks: usize, clean: bool) -> Self {
+        StepTally {
+            left: AtomicUsize::new(tasks),
+            clean: AtomicBool::new(clean),
+        }
+    }
+
+    /// Counts a task finished (`succeeded`: with a result to apply); whether it is the last
+    /// of a step whose every task succeeded.
+    fn finish(&self, succeeded: bool) -> bool {
+        if !succeeded {
+            // Before the count: a task that then finishes last sees it.
+            self.clean.store(false, Ordering::SeqCst);
+        }
+        let last = self.left.fetch_sub(1, Ordering::SeqCst) == 1;
+        succeeded && last && self.clean.load(Ordering::SeqCst)
+    }
+}
+
 /// Runs a task and records what must survive it at once: its result (when other tasks
-/// share its step), its interrupt, its failure.
+/// share its step and it is not the last of them to succeed: see [`StepTally`]), its
+/// interrupt, its failure.
 async fn run_and_record<S: State>(
     graph: Arc<GraphInner<S>>,
     idx: usize,
     shared: Arc<TaskShared>,
     parent: Option<Arc<Recorder>>,
     state: Arc<S>,
-    record_results: bool,
+    tally: Option<Arc<StepTally>>,
 ) -> (TaskOutcome<S>, Option<TaskRecord>) {
     let run = shared.run.clone();
     let checkpoint_id = shared.checkpoint_id.clone();
@@ -307,6 +356,8 @@ async fn run_and_record<S: State>(
         )
         .await;
     }
+    let succeeded = matches!(outcome, TaskOutcome::Done(_) | TaskOutcome::Cached(_));
+    let record_results = tally.is_some_and(|t| !t.finish(succeeded));
     let write_result: Result<Option<PendingWrite>, RunError> = match &outcome {
         TaskOutcome::Done(cmd) | TaskOutcome::Cached(cmd) if record_results => write(
             &task_id,

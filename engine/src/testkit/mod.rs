@@ -25,6 +25,7 @@ pub mod interrupt_cases;
 pub mod observe_cases;
 pub mod recovery_cases;
 pub mod send_cases;
+pub mod step_cases;
 pub mod storage_cases;
 pub mod store_cases;
 pub mod store_search_cases;
@@ -42,6 +43,7 @@ macro_rules! checkpointer_suite {
             engine_cases::transient_fields_reset_and_persistent_fields_survive_three_turns,
             engine_cases::add_messages_replaces_by_id_and_removes,
             engine_cases::parallel_branches_merge_the_same_way_every_time,
+            step_cases::a_step_stores_the_results_its_checkpoint_will_not_hold,
             interrupt_cases::resume_reenters_node_but_not_durable_step,
             interrupt_cases::two_interrupts_in_one_node_resume_in_order,
             interrupt_cases::memo_steps_are_stored_with_an_interrupt_and_only_then,
