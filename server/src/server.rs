@@ -30,7 +30,7 @@ use palgraph::{CompiledGraph, State};
 use tokio_util::sync::CancellationToken;
 
 use crate::api::auth::{AuthSettingError, LOCAL_USER};
-use crate::api::{router, AppState};
+use crate::api::{router, AppParts, AppState};
 use crate::config::ServeConfig;
 use crate::database::{Database, DatabaseError};
 use crate::graphs::{GraphEntry, Graphs};
@@ -251,7 +251,7 @@ impl ServerBuilder {
             long_term.clone(),
             shutdown.clone(),
         );
-        let state = AppState {
+        let state = AppState::new(AppParts {
             runs,
             long_term,
             store: database.store(),
@@ -260,7 +260,7 @@ impl ServerBuilder {
             auth: Arc::new(auth),
             shutdown: shutdown.clone(),
             metrics,
-        };
+        });
         crate::crons::scheduler::spawn(state.clone(), cfg.cron_settings());
         let routes: Vec<ApiRouter<AppState>> =
             self.extensions.iter().map(|e| e.routes(&ctx)).collect();

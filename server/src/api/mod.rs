@@ -38,9 +38,28 @@ use crate::store::Store;
 use auth::AuthConfig;
 use openapi::sse;
 
-/// What every handler can reach.
+/// What every handler can reach: one shared [`AppParts`], so that the copy each request's
+/// handler and stream takes is one reference count, not one per part.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppParts>);
+
+impl AppState {
+    /// The state of a server made of `parts`.
+    pub fn new(parts: AppParts) -> Self {
+        AppState(Arc::new(parts))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = AppParts;
+
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
+}
+
+/// The parts of an [`AppState`].
+pub struct AppParts {
     /// The run machinery.
     pub runs: Arc<Runs>,
     /// Threads, runs, events.

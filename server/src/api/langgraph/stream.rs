@@ -83,13 +83,13 @@ pub(crate) fn run_modes(run: &Run) -> Vec<Mode> {
 /// a `metadata` event when `head`.
 pub(crate) fn lg_stream(
     state: AppState,
-    run: Run,
     modes: Vec<Mode>,
     skip_through: Option<u64>,
     head: bool,
     guard: RunGuard,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> + Send + 'static {
     let mut guard = guard;
+    let run = &guard.run;
     // The metadata event has id 0, below every event of the run (seq starts at 1): a
     // client that resumes after it (`Last-Event-ID: 0`) gets the whole run.
     let head = head.then(|| {
@@ -98,7 +98,7 @@ pub(crate) fn lg_stream(
                 .to_string(),
         ))
     });
-    let translator = Arc::new(tokio::sync::Mutex::new(Translator::new(&run, modes)));
+    let translator = Arc::new(tokio::sync::Mutex::new(Translator::new(run, modes)));
     let events = state.runs.watch(&run.run_id, 0);
     let body = events
         .then(move |e| {
@@ -157,16 +157,16 @@ pub(crate) fn location(run: &Run) -> String {
 /// A new run's stream, as `/runs/stream` answers.
 pub(crate) fn stream_response(state: &AppState, run: Run, cancel: bool, cleanup: bool) -> Response {
     let modes = run_modes(&run);
+    let loc = location(&run);
     let guard = RunGuard {
         state: state.clone(),
-        run: run.clone(),
+        run,
         cancel_armed: cancel,
         cleanup,
     };
-    let loc = location(&run);
     sse_response(
         state,
-        lg_stream(state.clone(), run, modes, None, true, guard),
+        lg_stream(state.clone(), modes, None, true, guard),
         &[
             ("content-location", loc.clone()),
             ("location", format!("{loc}/stream")),

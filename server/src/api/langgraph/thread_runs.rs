@@ -172,13 +172,13 @@ async fn join_response<Q>(
     };
     let guard = RunGuard {
         state: state.clone(),
-        run: run.clone(),
+        run,
         cancel_armed: params.flag("cancel_on_disconnect")?.unwrap_or(false),
         cleanup: false,
     };
     Ok(sse_response(
         state,
-        lg_stream(state.clone(), run, modes, skip_through, head, guard),
+        lg_stream(state.clone(), modes, skip_through, head, guard),
         &[],
     ))
 }

@@ -94,18 +94,11 @@ pub(crate) async fn thread_stream(
             first = false;
             let guard = RunGuard {
                 state: st.clone(),
-                run: run.clone(),
+                run,
                 cancel_armed: false,
                 cleanup: false,
             };
-            let mut s = Box::pin(lg_stream(
-                st.clone(),
-                run,
-                modes,
-                skip,
-                skip.is_none(),
-                guard,
-            ));
+            let mut s = Box::pin(lg_stream(st.clone(), modes, skip, skip.is_none(), guard));
             while let Some(ev) = s.next().await {
                 if tx.send(ev).await.is_err() {
                     break;

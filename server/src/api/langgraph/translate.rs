@@ -294,12 +294,14 @@ impl Translator {
                         json!({"type": "status", "node": node, "message": line}),
                     ));
                 }
-                let task = json!({"id": task_id, "name": node, "input": self.values, "triggers": [format!("branch:to:{node}")]});
-                if self.want(Mode::Tasks) {
-                    out.push(("tasks".into(), task.clone()));
-                }
-                if self.want(Mode::Debug) {
-                    out.push(self.debug("task", *step, task));
+                if self.want(Mode::Tasks) || self.want(Mode::Debug) {
+                    let task = json!({"id": task_id, "name": node, "input": self.values, "triggers": [format!("branch:to:{node}")]});
+                    if self.want(Mode::Tasks) {
+                        out.push(("tasks".into(), task.clone()));
+                    }
+                    if self.want(Mode::Debug) {
+                        out.push(self.debug("task", *step, task));
+                    }
                 }
                 if self.want(Mode::Events) {
                     out.push((
@@ -324,18 +326,21 @@ impl Translator {
                     }
                     out.push(("updates".into(), chunk));
                 }
-                let result = json!({"id": task_id, "name": node, "error": null, "interrupts": [], "result": update});
-                if self.want(Mode::Tasks) {
-                    out.push(("tasks".into(), result.clone()));
+                if self.want(Mode::Tasks) || self.want(Mode::Debug) {
+                    let result = json!({"id": task_id, "name": node, "error": null, "interrupts": [], "result": update});
+                    if self.want(Mode::Tasks) {
+                        out.push(("tasks".into(), result.clone()));
+                    }
+                    if self.want(Mode::Debug) {
+                        out.push(self.debug("task_result", *step, result));
+                    }
                 }
-                if self.want(Mode::Debug) {
-                    out.push(self.debug("task_result", *step, result));
-                }
-                let messages: Vec<Value> = update
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
+                let messages = match update.get("messages").and_then(Value::as_array) {
+                    Some(list) if self.want(Mode::MessagesTuple) || self.want(Mode::Messages) => {
+                        list.as_slice()
+                    }
+                    _ => &[],
+                };
                 for m in messages.iter().filter(|m| m.is_object()) {
                     let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
                     let streamed = self.streamed.contains(id);
