@@ -95,7 +95,6 @@ impl WritesBatch {
 }
 
 /// The batch's columns, one element per write.
-#[derive(Default)]
 struct Columns {
     call: Vec<i32>,
     thread: Vec<String>,
@@ -109,7 +108,7 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(calls: &[WritesCall]) -> Result<Self, CheckpointError> {
+    fn of(calls: &[WritesCall]) -> Self {
         let rows: usize = calls.iter().map(|c| c.writes.len()).sum();
         let mut cols = Columns {
             call: Vec::with_capacity(rows),
@@ -122,9 +121,7 @@ impl Columns {
             fence_key: Vec::with_capacity(rows),
             fence_epoch: Vec::with_capacity(rows),
         };
-        for (i, c) in calls.iter().enumerate() {
-            let i = i32::try_from(i)
-                .map_err(|_| CheckpointError::Decode("too many calls in one batch".into()))?;
+        for (i, c) in (0_i32..).zip(calls) {
             for w in c.writes.iter() {
                 cols.call.push(i);
                 cols.thread.push(c.thread_id.clone());
@@ -139,7 +136,7 @@ impl Columns {
                 cols.fence_epoch.push(c.fence.as_ref().map(|(_, e)| *e));
             }
         }
-        Ok(cols)
+        cols
     }
 }
 
@@ -149,7 +146,7 @@ async fn write(
 ) -> Result<Vec<bool>, CheckpointError> {
     let n = calls.len();
     // Each write's JSON is text already: bound as it is, parsed by Postgres once.
-    let cols = Columns::of(&calls)?;
+    let cols = Columns::of(&calls);
     let mut conn = conns.take().await?;
     let held: Vec<i32> = sqlx::query_scalar(PUT_WRITES_BATCH)
         .bind(&cols.call)

@@ -257,6 +257,28 @@ impl Translator {
         )
     }
 
+    /// A task's payload (built only when wanted) as a `tasks` event and a `debug` event of
+    /// `kind`, for the modes the client asked for.
+    fn push_task(
+        &self,
+        out: &mut Vec<(String, Value)>,
+        kind: &str,
+        step: i64,
+        payload: impl FnOnce() -> Value,
+    ) {
+        let (tasks, debug) = (self.want(Mode::Tasks), self.want(Mode::Debug));
+        if !tasks && !debug {
+            return;
+        }
+        let payload = payload();
+        if tasks {
+            out.push(("tasks".into(), payload.clone()));
+        }
+        if debug {
+            out.push(self.debug(kind, step, payload));
+        }
+    }
+
     fn lc_event(&self, event: &str, name: &str, run_id: &str, node: &str, data: Value) -> Value {
         json!({
             "event": event, "name": name, "run_id": run_id, "parent_ids": [self.run_id],
@@ -294,15 +316,9 @@ impl Translator {
                         json!({"type": "status", "node": node, "message": line}),
                     ));
                 }
-                if self.want(Mode::Tasks) || self.want(Mode::Debug) {
-                    let task = json!({"id": task_id, "name": node, "input": self.values, "triggers": [format!("branch:to:{node}")]});
-                    if self.want(Mode::Tasks) {
-                        out.push(("tasks".into(), task.clone()));
-                    }
-                    if self.want(Mode::Debug) {
-                        out.push(self.debug("task", *step, task));
-                    }
-                }
+                self.push_task(&mut out, "task", *step, || {
+                    json!({"id": task_id, "name": node, "input": self.values, "triggers": [format!("branch:to:{node}")]})
+                });
                 if self.want(Mode::Events) {
                     out.push((
                         "events".into(),
@@ -326,15 +342,9 @@ impl Translator {
                     }
                     out.push(("updates".into(), chunk));
                 }
-                if self.want(Mode::Tasks) || self.want(Mode::Debug) {
-                    let result = json!({"id": task_id, "name": node, "error": null, "interrupts": [], "result": update});
-                    if self.want(Mode::Tasks) {
-                        out.push(("tasks".into(), result.clone()));
-                    }
-                    if self.want(Mode::Debug) {
-                        out.push(self.debug("task_result", *step, result));
-                    }
-                }
+                self.push_task(&mut out, "task_result", *step, || {
+                    json!({"id": task_id, "name": node, "error": null, "interrupts": [], "result": update})
+                });
                 let messages = match update.get("messages").and_then(Value::as_array) {
                     Some(list) if self.want(Mode::MessagesTuple) || self.want(Mode::Messages) => {
                         list.as_slice()
@@ -510,14 +520,10 @@ impl Translator {
                             .push(json!(Interrupt::from(i)));
                     }
                     for ((task, node), list) in by_task {
-                        let result = json!({"id": task, "name": node, "error": null, "interrupts": list, "result": {}});
                         let step = self.node_step.get(&node).copied().unwrap_or(-1);
-                        if self.want(Mode::Tasks) {
-                            out.push(("tasks".into(), result.clone()));
-                        }
-                        if self.want(Mode::Debug) {
-                            out.push(self.debug("task_result", step, result));
-                        }
+                        self.push_task(&mut out, "task_result", step, || {
+                            json!({"id": task, "name": node, "error": null, "interrupts": list, "result": {}})
+                        });
                     }
                 }
             }
