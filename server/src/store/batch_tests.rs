@@ -17,7 +17,7 @@ use super::{
     Store, StoreError, Thread, MIGRATIONS,
 };
 
-fn thread(id: &str) -> Thread {
+pub(super) fn thread(id: &str) -> Thread {
     Thread {
         thread_id: id.into(),
         owner: "u".into(),
@@ -29,7 +29,7 @@ fn thread(id: &str) -> Thread {
 }
 
 /// A store on a fresh, migrated schema (kept while the schema value lives), and its pool.
-async fn migrated_store() -> (PgSchema, sqlx::PgPool, Arc<SqlStore<sqlx::Postgres>>) {
+pub(super) async fn migrated_store() -> (PgSchema, sqlx::PgPool, Arc<SqlStore<sqlx::Postgres>>) {
     let schema = PgSchema::create().await;
     let pool = schema.pool(8).await;
     MIGRATIONS.apply_postgres(&pool).await.unwrap();
@@ -37,7 +37,7 @@ async fn migrated_store() -> (PgSchema, sqlx::PgPool, Arc<SqlStore<sqlx::Postgre
     (schema, pool, store)
 }
 
-fn new_run(run: &str, thread: &str) -> NewRun {
+pub(super) fn new_run(run: &str, thread: &str) -> NewRun {
     NewRun {
         run_id: run.into(),
         thread_id: thread.into(),
@@ -425,7 +425,7 @@ async fn concurrent_new_threads_are_inserted_in_batches_once_each() {
 
 /// One call of `palgraph_finish_runs` with these ends (run, attempt, delete), built as the
 /// batcher builds them: the answers in batch order.
-async fn finish_batch(pool: &sqlx::PgPool, ends: &[(&String, i64, bool)]) -> Vec<bool> {
+pub(super) async fn finish_batch(pool: &sqlx::PgPool, ends: &[(&String, i64, bool)]) -> Vec<bool> {
     let items = ends
         .iter()
         .map(|(run, attempt, delete)| {

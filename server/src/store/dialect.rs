@@ -24,6 +24,10 @@ pub(crate) trait Dialect: Database {
     const FOR_UPDATE: &'static str;
     /// Ends a claim's choice of its run: passes over runs other claims are taking.
     const SKIP_LOCKED: &'static str;
+    /// Follows a text column in an `ORDER BY` that decides the order rows are locked in: the
+    /// bytes' order, as every batch of Postgres locks them in (migration 9), whatever the
+    /// database's collation.
+    const BYTE_ORDER: &'static str;
     /// Whether JSON is written without NUL characters (Postgres `jsonb` refuses `\u0000`):
     /// they become U+FFFD.
     const REFUSES_NUL: bool;

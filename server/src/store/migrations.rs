@@ -4,7 +4,8 @@
 //! runs in batches (5), leaner rows (6: run events without their thread's id; on Postgres a
 //! new thread written once with its first run), and run events stored compressed (7: see
 //! `packed`; on Postgres also autovacuum settings for runs and threads, and a leaner
-//! function that ends runs). [`crate::Database::open`] applies them after the engine's.
+//! function that ends runs), on Postgres runs checked where they are created (8) and every
+//! batch's threads locked in the bytes' order of their ids (9). [`crate::Database::open`] applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -53,6 +54,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             8,
             "checked_threads",
             include_str!("../../migrations/postgres/0008_checked_threads.sql"),
+        ),
+        Migration::new(
+            9,
+            "byte_order_locks",
+            include_str!("../../migrations/postgres/0009_byte_order_locks.sql"),
         ),
     ],
     sqlite: &[

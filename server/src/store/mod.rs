@@ -7,6 +7,8 @@ mod batch_tests;
 #[cfg(test)]
 mod check_tests;
 mod dialect;
+#[cfg(test)]
+mod lock_order_tests;
 mod migrations;
 mod packed;
 pub mod postgres;

@@ -26,6 +26,7 @@ impl Dialect for Postgres {
     const BEGIN_WRITE: &'static str = "BEGIN";
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
+    const BYTE_ORDER: &'static str = r#" COLLATE "C""#;
     const REFUSES_NUL: bool = true;
     const WITH_GRAPH: &'static str =
         "metadata || jsonb_build_object('graph_id', $3::text, 'assistant_id', $4::text)";

@@ -59,15 +59,15 @@ pub(crate) struct NewInBatch {
     run: Run,
 }
 
-/// Inserts a batch of new threads, in id order (so that two replicas' batches never wait
-/// on each other's ids in opposite orders), and returns the ones inserted; an id already
-/// taken is left as it is.
+/// Inserts a batch of new threads, in the bytes' order of their ids (as every batch locks
+/// threads: two batches never wait on each other's ids in opposite orders), and returns the
+/// ones inserted; an id already taken is left as it is.
 const INSERT_THREADS: &str = r#"
 INSERT INTO threads (thread_id, owner, metadata, status, created_at_ms, updated_at_ms)
 SELECT x.thread_id, x.owner, x.metadata, x.status, x.created_at_ms, x.created_at_ms
 FROM jsonb_to_recordset($1) AS x(thread_id text, owner text, metadata jsonb, status text,
                                  created_at_ms bigint)
-ORDER BY x.thread_id
+ORDER BY x.thread_id COLLATE "C"
 ON CONFLICT (thread_id) DO NOTHING
 RETURNING thread_id, owner, metadata, status, created_at_ms, updated_at_ms
 "#;

@@ -373,16 +373,17 @@ where
             .map(|(run, attempt)| serde_json::json!([run, attempt]))
             .collect();
         // The runs are locked in their threads' order, the order in which a batch of ends
-        // locks them (see `run_batches`), so a heartbeat and a batch never wait on each other
-        // in a cycle.
+        // locks them (see `run_batches`; both in bytes' order), so a heartbeat and a batch
+        // never wait on each other in a cycle.
         Ok(sqlx::query_as(AssertSqlSafe(format!(
             "UPDATE runs SET lease_until_ms = $3
              FROM (SELECT r.run_id AS id FROM runs r JOIN {held} ON r.run_id = h.id AND r.attempt = h.att
                    WHERE r.worker_id = $1 AND r.status = 'running'
-                   ORDER BY r.thread_id, r.run_id{lock}) l
+                   ORDER BY r.thread_id{bytes}, r.run_id{bytes}{lock}) l
              WHERE run_id = l.id
              RETURNING run_id, cancel_action, cancel_reason",
             held = DB::HELD,
+            bytes = DB::BYTE_ORDER,
             lock = if DB::FOR_UPDATE.is_empty() {
                 ""
             } else {

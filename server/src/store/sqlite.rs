@@ -14,6 +14,8 @@ impl Dialect for Sqlite {
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const FOR_UPDATE: &'static str = "";
     const SKIP_LOCKED: &'static str = "";
+    // SQLite compares text by its bytes unless told otherwise (and has no "C" collation).
+    const BYTE_ORDER: &'static str = "";
     const REFUSES_NUL: bool = false;
     const WITH_GRAPH: &'static str = "json_set(metadata, '$.graph_id', $3, '$.assistant_id', $4)";
     const THREAD_MATCHES: &'static str = "NOT EXISTS (SELECT 1 FROM json_each($2) f

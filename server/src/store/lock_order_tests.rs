@@ -1,0 +1,104 @@
+//! Batches lock threads in one order on Postgres whatever the database's collation
+//! (migration 9): a batch that creates runs and one that ends runs, over the same threads,
+//! never wait on each other in a cycle.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::batch_tests::{finish_batch, migrated_store, new_run, thread};
+use super::{IfExists, Store};
+
+/// Waits until `n` sessions of the schema's database wait for a lock.
+async fn lock_waiters(pool: &sqlx::PgPool, n: i64) {
+    for _ in 0..500 {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if waiting >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{n} sessions never waited for a lock");
+}
+
+#[tokio::test]
+async fn creates_and_ends_lock_threads_in_one_order_whatever_the_collation() {
+    let (_schema, pool, store) = migrated_store().await;
+    // The threads' ids compared as English text, as in a database created with
+    // `en_US.UTF-8`: `…-a1` sorts before `…-B1` that way, after it by bytes.
+    sqlx::raw_sql(
+        r#"ALTER TABLE threads ALTER COLUMN thread_id TYPE text COLLATE "en-US-x-icu";
+           ALTER TABLE runs ALTER COLUMN thread_id TYPE text COLLATE "en-US-x-icu";"#,
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let p = uuid::Uuid::new_v4().simple().to_string();
+    let (a, b) = (format!("{p}-a1"), format!("{p}-B1"));
+    let (ra, rb) = (format!("{p}-ra"), format!("{p}-rb"));
+    for (t, r) in [(&a, &ra), (&b, &rb)] {
+        store
+            .create_thread(thread(t), IfExists::Raise)
+            .await
+            .unwrap();
+        store.create_run(&new_run(r, t)).await.unwrap();
+    }
+    // A third transaction holds `a1`, so that both batches queue up behind it.
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE")
+        .bind(&a)
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    // The end of both runs, then a second run asked for on each thread (both busy).
+    let ends = {
+        let (pool, ra, rb) = (pool.clone(), ra.clone(), rb.clone());
+        tokio::spawn(async move { finish_batch(&pool, &[(&ra, 1, false), (&rb, 1, false)]).await })
+    };
+    lock_waiters(&pool, 1).await;
+    let creates = {
+        let pool = pool.clone();
+        let item = |i: i32, run: String, thread: &str| {
+            json!({
+                "i": i, "run_id": run, "thread_id": thread, "owner": "u", "assistant_id": "a",
+                "graph_id": "g", "kwargs": {}, "metadata": {}, "strategy": "enqueue", "now": 2,
+            })
+        };
+        let items = json!([
+            item(0, format!("{p}-ra2"), &a),
+            item(1, format!("{p}-rb2"), &b)
+        ]);
+        tokio::spawn(async move {
+            sqlx::query_as::<_, (i32, i32)>(
+                "SELECT o_idx, o_outcome FROM palgraph_create_runs($1) ORDER BY o_idx",
+            )
+            .bind(sqlx::types::Json(items))
+            .fetch_all(&pool)
+            .await
+        })
+    };
+    lock_waiters(&pool, 2).await;
+    holder.commit().await.unwrap();
+    // Taken in opposite orders, the two would deadlock here and Postgres would refuse one
+    // of them (after `deadlock_timeout`).
+    let ended = tokio::time::timeout(Duration::from_secs(20), ends)
+        .await
+        .expect("the ends finished")
+        .expect("the ends did not fail");
+    let created = tokio::time::timeout(Duration::from_secs(20), creates)
+        .await
+        .expect("the creates finished")
+        .unwrap()
+        .expect("the creates did not fail");
+    assert_eq!(ended, [true, true]);
+    // Each thread's run had ended when its create looked: a new run, none busy.
+    assert_eq!(created, [(0, 0), (1, 0)]);
+}
