@@ -11,22 +11,25 @@ use serde_json::json;
 use super::batch_tests::{finish_batch, migrated_store, new_run, thread};
 use super::{IfExists, Store};
 
-/// Waits until `n` sessions of the schema's database wait for a lock.
-async fn lock_waiters(pool: &sqlx::PgPool, n: i64) {
-    for _ in 0..500 {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+/// Waits until a session other than `blockers` waits for a lock one of `blockers` (backend
+/// pids) holds, and returns its pid. (Other tests share the database: only these sessions'
+/// waits count.)
+async fn blocked_by(pool: &sqlx::PgPool, blockers: &[i32]) -> i32 {
+    for _ in 0..1000 {
+        let waiting: Option<i32> = sqlx::query_scalar(
+            "SELECT pid FROM pg_stat_activity
+             WHERE pg_blocking_pids(pid) && $1 AND NOT pid = ANY ($1) LIMIT 1",
         )
-        .fetch_one(pool)
+        .bind(blockers)
+        .fetch_optional(pool)
         .await
         .unwrap();
-        if waiting >= n {
-            return;
+        if let Some(pid) = waiting {
+            return pid;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("{n} sessions never waited for a lock");
+    panic!("no session waited for {blockers:?}");
 }
 
 #[tokio::test]
@@ -53,6 +56,10 @@ async fn creates_and_ends_lock_threads_in_one_order_whatever_the_collation() {
     }
     // A third transaction holds `a1`, so that both batches queue up behind it.
     let mut holder = pool.begin().await.unwrap();
+    let holder_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *holder)
+        .await
+        .unwrap();
     sqlx::query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE")
         .bind(&a)
         .execute(&mut *holder)
@@ -63,7 +70,7 @@ async fn creates_and_ends_lock_threads_in_one_order_whatever_the_collation() {
         let (pool, ra, rb) = (pool.clone(), ra.clone(), rb.clone());
         tokio::spawn(async move { finish_batch(&pool, &[(&ra, 1, false), (&rb, 1, false)]).await })
     };
-    lock_waiters(&pool, 1).await;
+    let ends_pid = blocked_by(&pool, &[holder_pid]).await;
     let creates = {
         let pool = pool.clone();
         let item = |i: i32, run: String, thread: &str| {
@@ -85,7 +92,8 @@ async fn creates_and_ends_lock_threads_in_one_order_whatever_the_collation() {
             .await
         })
     };
-    lock_waiters(&pool, 2).await;
+    // Behind the ends (one order) or behind the holder too (opposite orders).
+    blocked_by(&pool, &[holder_pid, ends_pid]).await;
     holder.commit().await.unwrap();
     // Taken in opposite orders, the two would deadlock here and Postgres would refuse one
     // of them (after `deadlock_timeout`).
