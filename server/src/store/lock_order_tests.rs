@@ -6,9 +6,8 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::batch_tests::{finish_batch, migrated_store, new_run, thread};
+use super::run_batches::{create_in, new_in_batch, Created};
 use super::{IfExists, Store};
 
 /// Waits until a session other than `blockers` waits for a lock one of `blockers` (backend
@@ -65,7 +64,7 @@ async fn creates_and_ends_lock_threads_in_one_order_whatever_the_collation() {
         .execute(&mut *holder)
         .await
         .unwrap();
-    // The end of both runs, then a second run asked for on each thread (both busy).
+    // The end of both runs, then a second run asked for on each thread.
     let ends = {
         let (pool, ra, rb) = (pool.clone(), ra.clone(), rb.clone());
         tokio::spawn(async move { finish_batch(&pool, &[(&ra, 1, false), (&rb, 1, false)]).await })
@@ -73,23 +72,13 @@ async fn creates_and_ends_lock_threads_in_one_order_whatever_the_collation() {
     let ends_pid = blocked_by(&pool, &[holder_pid]).await;
     let creates = {
         let pool = pool.clone();
-        let item = |i: i32, run: String, thread: &str| {
-            json!({
-                "i": i, "run_id": run, "thread_id": thread, "owner": "u", "assistant_id": "a",
-                "graph_id": "g", "kwargs": {}, "metadata": {}, "strategy": "enqueue", "now": 2,
-            })
-        };
-        let items = json!([
-            item(0, format!("{p}-ra2"), &a),
-            item(1, format!("{p}-rb2"), &b)
-        ]);
+        let items: Vec<_> = [("ra2", &a), ("rb2", &b)]
+            .into_iter()
+            .map(|(r, t)| new_in_batch(&new_run(&format!("{p}-{r}"), t)).expect("no NUL"))
+            .collect();
         tokio::spawn(async move {
-            sqlx::query_as::<_, (i32, i32)>(
-                "SELECT o_idx, o_outcome FROM palgraph_create_runs($1) ORDER BY o_idx",
-            )
-            .bind(sqlx::types::Json(items))
-            .fetch_all(&pool)
-            .await
+            let mut conn = pool.acquire().await.unwrap();
+            create_in(&mut conn, items).await
         })
     };
     // Behind the ends (one order) or behind the holder too (opposite orders).
@@ -108,5 +97,9 @@ async fn creates_and_ends_lock_threads_in_one_order_whatever_the_collation() {
         .expect("the creates did not fail");
     assert_eq!(ended, [true, true]);
     // Each thread's run had ended when its create looked: a new run, none busy.
-    assert_eq!(created, [(0, 0), (1, 0)]);
+    assert_eq!(created.len(), 2);
+    assert!(
+        created.iter().all(|c| matches!(c, Created::Run(_))),
+        "{created:?}"
+    );
 }

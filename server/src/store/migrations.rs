@@ -5,7 +5,8 @@
 //! new thread written once with its first run), and run events stored compressed (7: see
 //! `packed`; on Postgres also autovacuum settings for runs and threads, and a leaner
 //! function that ends runs), on Postgres runs checked where they are created (8) and every
-//! batch's threads locked in the bytes' order of their ids (9). [`crate::Database::open`] applies them after the engine's.
+//! batch's threads locked in the bytes' order of their ids (9). [`crate::Database::open`]
+//! applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
 

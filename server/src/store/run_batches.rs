@@ -129,67 +129,7 @@ impl RunBatches {
     /// Creates `new` in a batch: `None` when it must be created the long way (an id holds a
     /// NUL, or its batch failed).
     pub(crate) async fn create(&self, new: &NewRun) -> Option<Created> {
-        if [&new.run_id, &new.thread_id, &new.owner, &new.assistant_id]
-            .iter()
-            .any(|s| s.contains('\0'))
-            || new
-                .idempotency_key
-                .as_ref()
-                .is_some_and(|k| k.contains('\0'))
-        {
-            return None;
-        }
-        let now = now_ms();
-        let claim = new.claim.as_ref();
-        let stored = |v: &Value| serde_json::to_value(json::<sqlx::Postgres>(v).0).ok();
-        let run = Run {
-            run_id: new.run_id.clone(),
-            thread_id: new.thread_id.clone(),
-            thread_seq: 0,
-            owner: new.owner.clone(),
-            assistant_id: new.assistant_id.clone(),
-            graph_id: new.graph_id.clone(),
-            status: if claim.is_some() {
-                RunState::Running
-            } else {
-                RunState::Pending
-            },
-            kwargs: stored(&new.kwargs)?,
-            metadata: stored(&new.metadata)?,
-            multitask_strategy: new.multitask_strategy,
-            idempotency_key: new.idempotency_key.clone(),
-            cancel_action: None,
-            cancel_reason: None,
-            worker_id: claim.map(|c| c.worker.clone()),
-            lease_until_ms: claim.map(|c| now + c.lease_ms),
-            attempt: i64::from(claim.is_some()),
-            error: None,
-            created_at_ms: now,
-            updated_at_ms: now,
-            trace_context: new.trace_context.clone(),
-        };
-        let t = new.new_thread.as_ref();
-        let item = json!({
-            "run_id": run.run_id,
-            "thread_id": run.thread_id,
-            "owner": run.owner,
-            "assistant_id": run.assistant_id,
-            "graph_id": run.graph_id,
-            "kwargs": run.kwargs,
-            "metadata": run.metadata,
-            "strategy": run.multitask_strategy.as_str(),
-            "now": now,
-            "worker": run.worker_id,
-            "lease_until": run.lease_until_ms,
-            "trace_context": run.trace_context,
-            "idempotency_key": run.idempotency_key,
-            "new_thread": t.is_some(),
-            "thread_metadata": t.and_then(|t| stored(&t.metadata)),
-            "thread_status": t.map(|t| t.status.as_str()),
-            "thread_created": t.map(|t| t.created_at_ms),
-            "check_thread": new.check_thread,
-        });
-        self.create.submit(NewInBatch { item, run }).await
+        self.create.submit(new_in_batch(new)?).await
     }
 
     /// Ends a claimed run in a batch: whether the claim still held it, or `None` when its
@@ -200,6 +140,72 @@ impl RunBatches {
         }
         self.finish.submit(end_item(claim, finish)).await
     }
+}
+
+/// `new` as an item of `palgraph_create_runs`'s batch, with the run it makes: `None` when it
+/// must be created the long way (an id holds a NUL).
+pub(super) fn new_in_batch(new: &NewRun) -> Option<NewInBatch> {
+    if [&new.run_id, &new.thread_id, &new.owner, &new.assistant_id]
+        .iter()
+        .any(|s| s.contains('\0'))
+        || new
+            .idempotency_key
+            .as_ref()
+            .is_some_and(|k| k.contains('\0'))
+    {
+        return None;
+    }
+    let now = now_ms();
+    let claim = new.claim.as_ref();
+    let stored = |v: &Value| serde_json::to_value(json::<sqlx::Postgres>(v).0).ok();
+    let run = Run {
+        run_id: new.run_id.clone(),
+        thread_id: new.thread_id.clone(),
+        thread_seq: 0,
+        owner: new.owner.clone(),
+        assistant_id: new.assistant_id.clone(),
+        graph_id: new.graph_id.clone(),
+        status: if claim.is_some() {
+            RunState::Running
+        } else {
+            RunState::Pending
+        },
+        kwargs: stored(&new.kwargs)?,
+        metadata: stored(&new.metadata)?,
+        multitask_strategy: new.multitask_strategy,
+        idempotency_key: new.idempotency_key.clone(),
+        cancel_action: None,
+        cancel_reason: None,
+        worker_id: claim.map(|c| c.worker.clone()),
+        lease_until_ms: claim.map(|c| now + c.lease_ms),
+        attempt: i64::from(claim.is_some()),
+        error: None,
+        created_at_ms: now,
+        updated_at_ms: now,
+        trace_context: new.trace_context.clone(),
+    };
+    let t = new.new_thread.as_ref();
+    let item = json!({
+        "run_id": run.run_id,
+        "thread_id": run.thread_id,
+        "owner": run.owner,
+        "assistant_id": run.assistant_id,
+        "graph_id": run.graph_id,
+        "kwargs": run.kwargs,
+        "metadata": run.metadata,
+        "strategy": run.multitask_strategy.as_str(),
+        "now": now,
+        "worker": run.worker_id,
+        "lease_until": run.lease_until_ms,
+        "trace_context": run.trace_context,
+        "idempotency_key": run.idempotency_key,
+        "new_thread": t.is_some(),
+        "thread_metadata": t.and_then(|t| stored(&t.metadata)),
+        "thread_status": t.map(|t| t.status.as_str()),
+        "thread_created": t.map(|t| t.created_at_ms),
+        "check_thread": new.check_thread,
+    });
+    Some(NewInBatch { item, run })
 }
 
 /// A run's end as an item of `palgraph_finish_runs`'s batch.
@@ -254,15 +260,26 @@ async fn create_batch(
     items: Vec<NewInBatch>,
 ) -> Result<Vec<Created>, StoreError> {
     let n = items.len();
-    let (batch, runs): (Vec<Value>, Vec<Run>) = items.into_iter().map(|x| (x.item, x.run)).unzip();
     let mut conn = conns.take().await?;
+    let created = create_in(&mut conn, items).await?;
+    conn.keep();
+    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_creates").record(n as f64);
+    Ok(created)
+}
+
+/// Creates a batch of runs ([`new_in_batch`]) in one call: for each, in batch order, what
+/// became of it.
+pub(super) async fn create_in(
+    conn: &mut sqlx::PgConnection,
+    items: Vec<NewInBatch>,
+) -> Result<Vec<Created>, StoreError> {
+    let n = items.len();
+    let (batch, runs): (Vec<Value>, Vec<Run>) = items.into_iter().map(|x| (x.item, x.run)).unzip();
     let rows: Vec<(i32, i32, Option<i64>)> =
         sqlx::query_as("SELECT o_idx, o_outcome, o_seq FROM palgraph_create_runs($1)")
             .bind(numbered(batch))
-            .fetch_all(&mut *conn)
+            .fetch_all(conn)
             .await?;
-    conn.keep();
-    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_creates").record(n as f64);
     let outcomes = in_order(n, rows.into_iter().map(|(i, o, seq)| (i, (o, seq))))?;
     outcomes
         .into_iter()
