@@ -5,9 +5,10 @@
 //! namespaces and streamed events, tests/sdk/sdk_subgraphs.py); map-reduce (`Send`, in the
 //! `jokes` graph and in a command's `goto`, tests/sdk/sdk_send.py); the functional API (the
 //! `essay` workflow, tests/sdk/sdk_functional.py); the long-term store
-//! (tests/sdk/sdk_store.py); crons (tests/sdk/sdk_crons.py); and the gaps issue 20 closed (tests/sdk/sdk_gaps.py). Each
-//! script asserts its steps; this test sets up the virtualenv (tests/sdk/.venv, made once)
-//! and checks the scripts pass.
+//! (tests/sdk/sdk_store.py); crons (tests/sdk/sdk_crons.py); the gaps issue 20 closed
+//! (tests/sdk/sdk_gaps.py); and streams opened on a queued run (tests/sdk/sdk_queued.py).
+//! Each script asserts its steps; this test sets up the virtualenv (tests/sdk/.venv, made
+//! once) and checks the scripts pass.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -31,8 +32,13 @@ fn venv_python() -> PathBuf {
 }
 
 async fn run_script(b: Backend, script: &str) {
+    run_script_with(b, script, &[]).await;
+}
+
+/// Runs `script` against a server started with `env`.
+async fn run_script_with(b: Backend, script: &str, env: &[(&str, &str)]) {
     let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
-    let s = TestServer::start(b).await;
+    let s = TestServer::start_with(b, env).await;
     let mut cmd = tokio::process::Command::new(&python);
     cmd.arg(sdk_dir().join(script))
         .arg(&s.base)
@@ -59,21 +65,15 @@ both_backends!(python_sdk_send_, python_sdk_send);
 /// `client.store.*` as two users: put, get, search (prefix, filter, text query, pages),
 /// list_namespaces, delete; neither sees the other's items (tests/sdk/sdk_store.py).
 async fn python_sdk_store(b: Backend) {
-    let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
-    let s = TestServer::start_with(
+    run_script_with(
         b,
+        "sdk_store.py",
         &[(
             "PALGRAPH_API_KEYS",
             "key-ada-0123456789abcdef=ada,key-bob-0123456789abcdef=bob",
         )],
     )
     .await;
-    let mut cmd = tokio::process::Command::new(&python);
-    cmd.arg(sdk_dir().join("sdk_store.py"))
-        .arg(&s.base)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONUNBUFFERED", "1");
-    common::run_flow_script(cmd, "the Python SDK store flow (tests/sdk/sdk_store.py)").await;
 }
 both_backends!(python_sdk_store_, python_sdk_store);
 
@@ -81,9 +81,9 @@ both_backends!(python_sdk_store_, python_sdk_store);
 /// end time), ticks that run, search, count, update, delete; neither sees the other's
 /// (tests/sdk/sdk_crons.py).
 async fn python_sdk_crons(b: Backend) {
-    let python = tokio::task::spawn_blocking(venv_python).await.unwrap();
-    let s = TestServer::start_with(
+    run_script_with(
         b,
+        "sdk_crons.py",
         &[
             (
                 "PALGRAPH_API_KEYS",
@@ -93,12 +93,6 @@ async fn python_sdk_crons(b: Backend) {
         ],
     )
     .await;
-    let mut cmd = tokio::process::Command::new(&python);
-    cmd.arg(sdk_dir().join("sdk_crons.py"))
-        .arg(&s.base)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONUNBUFFERED", "1");
-    common::run_flow_script(cmd, "the Python SDK crons flow (tests/sdk/sdk_crons.py)").await;
 }
 both_backends!(python_sdk_crons_, python_sdk_crons);
 
@@ -109,6 +103,15 @@ async fn python_sdk_gaps(b: Backend) {
     run_script(b, "sdk_gaps.py").await;
 }
 both_backends!(python_sdk_gaps_, python_sdk_gaps);
+
+/// Streams opened on a run that waits in the queue (one run at a time) follow it live once
+/// it starts: `thread.values` of the streaming protocol keeps the run's values although the
+/// interrupt ends it from another stream, and `runs.join_stream` carries the run from its
+/// start (tests/sdk/sdk_queued.py).
+async fn python_sdk_queued(b: Backend) {
+    run_script_with(b, "sdk_queued.py", &[("PALGRAPH_MAX_RUNS", "1")]).await;
+}
+both_backends!(python_sdk_queued_, python_sdk_queued);
 
 async fn python_sdk_functional(b: Backend) {
     run_script(b, "sdk_functional.py").await;

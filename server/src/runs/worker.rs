@@ -205,8 +205,11 @@ pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
     }
     let run_id = run.run_id.clone();
     // Its channel is in the hub before the task is first polled: a stream opened as soon as
-    // the run was created follows it live at once rather than looking in the events table.
+    // the run was created follows it live at once rather than looking in the events table,
+    // and one that opened earlier, and waits between looks at the table, switches to it now
+    // (not at its next look, up to 250 ms later, behind a watcher that opened after it).
     runs.hub.open(&run_id);
+    runs.remote.wake(&run_id);
     let task = super::execute::execute(runs.clone(), run, cancel, lost, done, ending);
     let handle = tokio::spawn(
         async move {
