@@ -170,5 +170,11 @@ async fn follow_stored(
         }
         let _ = tokio::time::timeout(idle, notified).await;
         idle = (idle * 2).min(Duration::from_millis(250));
+        if runs.hub.get(run_id).is_some_and(|ch| ch.is_live()) {
+            // Woken by its start here: follow it live before reading anything, so every
+            // watcher of the run sees its first events as they happen (the channel reads
+            // what it does not hold from the table).
+            return Follow::Switch;
+        }
     }
 }
