@@ -67,23 +67,24 @@ async fn follow_channel(
     last: &mut u64,
 ) -> Follow {
     let mut rx = ch.subscribe();
-    // Events stored by an earlier claim (or before this process took the run) that the
-    // channel does not hold.
-    let (first, _) = ch.after(*last);
-    if first.first().is_some_and(|e| e.seq > *last + 1) {
-        if let Ok(events) = runs.stored_events(run_id, *last).await {
-            for ev in events {
-                if first.first().is_some_and(|e| ev.seq >= e.seq) {
-                    break;
-                }
-                if send(tx, ev, last).await == Follow::Done {
-                    return Follow::Done;
+    loop {
+        let (events, done) = ch.after(*last);
+        // Events before the channel's first that it does not hold: stored by an earlier
+        // claim, here or in another process (each claim numbers its events from a new
+        // base). Looked for whenever the channel's next event is not the one after the
+        // last sent, not only when following began: a watcher can switch to a channel
+        // that holds nothing yet, the claim's first event arriving after it.
+        if let Some(next) = events.first().map(|e| e.seq) {
+            if next > *last + 1 {
+                if let Ok(stored) = runs.stored_events(run_id, *last).await {
+                    for ev in stored.into_iter().take_while(|ev| ev.seq < next) {
+                        if send(tx, ev, last).await == Follow::Done {
+                            return Follow::Done;
+                        }
+                    }
                 }
             }
         }
-    }
-    loop {
-        let (events, done) = ch.after(*last);
         for e in events {
             if send(tx, e, last).await == Follow::Done {
                 return Follow::Done;
