@@ -50,11 +50,6 @@ impl RunChannel {
         (log[start..].to_vec(), done)
     }
 
-    /// Whether the run has not finished here yet: its watchers wait on this channel.
-    pub(crate) fn is_live(&self) -> bool {
-        !self.progress.borrow().1
-    }
-
     /// A receiver that wakes when the log grows or the run finishes.
     pub(crate) fn subscribe(&self) -> watch::Receiver<(u64, bool)> {
         self.progress.subscribe()

@@ -112,6 +112,13 @@ async fn follow_stored(
         if tx.is_closed() {
             return Follow::Done;
         }
+        if runs.hub.get(run_id).is_some() {
+            // The run started in this process (its start wakes the wait below): follow it
+            // live before reading anything, so every watcher of the run sees its first
+            // events as they happen (the channel reads what it does not hold from the
+            // table). A channel is in the hub only until its run ends here.
+            return Follow::Switch;
+        }
         let notified = waiter.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
@@ -165,17 +172,7 @@ async fn follow_stored(
             }
             Err(e) => tracing::debug!(error = %e, "could not read the run; retrying"),
         }
-        if runs.hub.get(run_id).is_some() {
-            // The run started in this process: follow it live.
-            return Follow::Switch;
-        }
         let _ = tokio::time::timeout(idle, notified).await;
         idle = (idle * 2).min(Duration::from_millis(250));
-        if runs.hub.get(run_id).is_some_and(|ch| ch.is_live()) {
-            // Woken by its start here: follow it live before reading anything, so every
-            // watcher of the run sees its first events as they happen (the channel reads
-            // what it does not hold from the table).
-            return Follow::Switch;
-        }
     }
 }
