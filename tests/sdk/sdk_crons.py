@@ -20,17 +20,9 @@ from zoneinfo import ZoneInfo
 
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 def when(s: str) -> datetime:
@@ -195,7 +187,7 @@ async def main() -> None:
     ok(await ada.crons.count(thread_id=other["thread_id"]) == 1, "a cron on another thread")
     await ada.threads.delete(other["thread_id"])
     ok(await ada.crons.count(thread_id=other["thread_id"]) == 0, "deleting the thread deletes its crons")
-    print(f"all {CHECKS} checks passed", flush=True)
+    print(f"all {passed()} checks passed", flush=True)
 
 
 asyncio.run(main())

@@ -23,17 +23,9 @@ from langgraph_sdk.errors import (
     UnprocessableEntityError,
 )
 from langgraph_sdk.schema import Command
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 def words_input(text: str, words: int, delay_ms: int) -> dict:
@@ -436,7 +428,7 @@ async def main() -> None:
         t0 = time.monotonic()
         await step(client)
         print(f"# {step.__name__}: {time.monotonic() - t0:.2f}s", flush=True)
-    print(f"# {CHECKS} checks passed in {time.monotonic() - started:.1f}s against {URL}")
+    print(f"# {passed()} checks passed in {time.monotonic() - started:.1f}s against {URL}")
 
 
 if __name__ == "__main__":

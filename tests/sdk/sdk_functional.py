@@ -13,17 +13,9 @@ import sys
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 async def main() -> None:
@@ -42,7 +34,7 @@ async def main() -> None:
     ok(out["output"]["count"] == 2 and "wet essay on waves" in out["output"]["text"], "the next call sees the previous result")
     hist = await client.threads.get_history(tid, limit=50)
     ok(len(hist) >= 4, "each call is checkpointed")
-    print(f"# {CHECKS} checks passed against {URL}")
+    print(f"# {passed()} checks passed against {URL}")
 
 
 if __name__ == "__main__":

@@ -35,17 +35,9 @@ import httpx
 from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import BadRequestError, NotFoundError, UnprocessableEntityError
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 def approval_input(topic: str) -> dict:
@@ -298,7 +290,7 @@ async def main() -> None:
         await thread_stream_protocol(client, http)
     await error_classes(client)
     await run_status_on_interrupt(client)
-    print(f"all {CHECKS} checks passed", flush=True)
+    print(f"all {passed()} checks passed", flush=True)
 
 
 asyncio.run(main())

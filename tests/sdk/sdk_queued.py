@@ -23,18 +23,10 @@ import asyncio
 import sys
 
 from langgraph_sdk import get_client
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
 ROUNDS = 8
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 async def blocker(client) -> dict:
@@ -79,7 +71,7 @@ async def main() -> None:
     lost = [drafts for kept, drafts in rounds if not kept]
     ok(len(lost) <= 1, f"thread.values of a queued run ends with its draft in {ROUNDS - len(lost)} of {ROUNDS} rounds (lost: {lost})")
     await joined_stream(client)
-    print(f"all {CHECKS} checks passed", flush=True)
+    print(f"all {passed()} checks passed", flush=True)
 
 
 asyncio.run(main())

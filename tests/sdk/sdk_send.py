@@ -13,17 +13,9 @@ import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import UnprocessableEntityError
 from langgraph_sdk.schema import Command, Send
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 async def main() -> None:
@@ -53,7 +45,7 @@ async def main() -> None:
         ok(False, "a Send without a node is refused")
     except UnprocessableEntityError:
         ok(True, "a Send without a node is refused (422)")
-    print(f"# {CHECKS} checks passed against {URL}")
+    print(f"# {passed()} checks passed against {URL}")
 
 
 if __name__ == "__main__":

@@ -15,17 +15,9 @@ from datetime import datetime
 
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import UnprocessableEntityError
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 def when(s: str) -> datetime:
@@ -117,7 +109,7 @@ async def main() -> None:
     await expect_422(ada.put_item(["memories"], "k", {"x": 1}, ttl=-1), "a negative ttl")
     await expect_422(ada.search_items(["memories"], filter={"n": {"$regex": "x"}}), "an unknown filter operator")
     ok(await ada.get_item(["memories"], "k") is None, "and nothing was stored")
-    print(f"all {CHECKS} checks passed", flush=True)
+    print(f"all {passed()} checks passed", flush=True)
 
 
 asyncio.run(main())

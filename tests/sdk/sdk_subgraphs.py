@@ -18,17 +18,9 @@ import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 from langgraph_sdk.schema import Command
+from checks import ok, passed
 
 URL = sys.argv[1]
-CHECKS = 0
-
-
-def ok(cond: bool, what: str) -> None:
-    global CHECKS
-    if not cond:
-        raise AssertionError(what)
-    CHECKS += 1
-    print(f"ok {CHECKS} - {what}", flush=True)
 
 
 async def main() -> None:
@@ -87,7 +79,7 @@ async def main() -> None:
     ok(final["messages"][-1]["content"].startswith("Published: Draft 1"), "a resume of the parent finishes inside the writer")
     done = await client.threads.get_state(tid, subgraphs=True)
     ok(done["next"] == [] and done["tasks"] == [], "nothing due anywhere after it")
-    print(f"# {CHECKS} checks passed against {URL}")
+    print(f"# {passed()} checks passed against {URL}")
 
 
 if __name__ == "__main__":
