@@ -66,7 +66,7 @@ pub(crate) async fn sec_g(
         for p in &puts {
             let mut p = p.clone();
             p.record.thread_id = thread.clone();
-            cp.put(p).await?;
+            cp.put(&p).await?;
         }
         let replay = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();

@@ -8,6 +8,7 @@
 //! struct of `Option`s: a node returns one with only the fields it wants to change.
 
 use serde::{de::DeserializeOwned, Serialize};
+use serde_json::value::RawValue;
 use std::fmt::Debug;
 
 use crate::reducer::ReduceError;
@@ -100,6 +101,12 @@ pub trait State:
     /// The JSON of field `idx`'s current value.
     fn field_json(&self, idx: usize) -> Result<String, serde_json::Error>;
 
+    /// [`State::field_json`] as raw JSON. `#[derive(State)]` serializes the field straight
+    /// into it; this default parses the text once more to check it.
+    fn field_raw(&self, idx: usize) -> Result<Box<RawValue>, serde_json::Error> {
+        RawValue::from_string(self.field_json(idx)?)
+    }
+
     /// Replaces field `idx` with a value read from JSON.
     fn set_field_json(&mut self, idx: usize, json: &str) -> Result<(), StateError>;
 
@@ -135,6 +142,13 @@ pub trait StateUpdate:
     /// The JSON of field `idx`'s part of this update, if it has one.
     fn field_json(&self, idx: usize) -> Option<Result<String, serde_json::Error>>;
 
+    /// [`StateUpdate::field_json`] as raw JSON. `#[derive(State)]` serializes the part
+    /// straight into it; this default parses the text once more to check it.
+    fn field_raw(&self, idx: usize) -> Option<Result<Box<RawValue>, serde_json::Error>> {
+        self.field_json(idx)
+            .map(|r| r.and_then(RawValue::from_string))
+    }
+
     /// Makes the update deterministic before it is recorded (e.g. gives new messages their
     /// ids), so replaying the recorded update rebuilds exactly the same state.
     fn normalize(&mut self);
@@ -160,4 +174,59 @@ pub enum StateError {
     /// A stored field name the state does not have.
     #[error("stored state has a field `{0}` this state type does not declare")]
     UnknownFieldName(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Serialize};
+
+    use super::{State, StateUpdate};
+    use crate::{AddMessages, Message};
+
+    #[derive(Clone, Default, Debug, Serialize, Deserialize, crate::State)]
+    struct Sample {
+        #[state(reducer = AddMessages)]
+        messages: Vec<Message>,
+        #[state(transient)]
+        label: Option<String>,
+        registry: BTreeMap<String, String>,
+        score: f64,
+    }
+
+    /// The derived raw JSON of a field, or of an update's part, is the same text as its
+    /// JSON (what checkpoints stored before the raw form existed), unparsed.
+    #[test]
+    fn derived_raw_json_is_the_field_json() {
+        let state = Sample {
+            messages: vec![Message::human("a \"quoted\"\nline \u{0}")],
+            label: Some("é".into()),
+            registry: BTreeMap::from([("k".into(), "v".into())]),
+            score: f64::NAN,
+        };
+        let update = SampleUpdate {
+            messages: Some(vec![Message::ai("b")]),
+            label: None,
+            registry: Some(BTreeMap::new()),
+            score: Some(0.25),
+        };
+        for idx in 0..Sample::FIELDS.len() {
+            let text = state.field_json(idx).expect("json");
+            assert_eq!(
+                state.field_raw(idx).expect("raw").get(),
+                text,
+                "field {idx}"
+            );
+            match (update.field_json(idx), update.field_raw(idx)) {
+                (Some(text), Some(raw)) => {
+                    assert_eq!(raw.expect("raw").get(), text.expect("json"), "part {idx}");
+                }
+                (None, None) => {}
+                other => panic!("part {idx}: {other:?}"),
+            }
+        }
+        // Past the fields: JSON null, as `field_json` says.
+        assert_eq!(state.field_raw(99).expect("raw").get(), "null");
+    }
 }

@@ -18,9 +18,9 @@ use std::future::Future;
 use serde::{de::DeserializeOwned, Serialize};
 use tracing::Instrument;
 
-use crate::checkpoint::{json, Json, PendingWrite};
+use crate::checkpoint::{Json, PendingWrite};
 use crate::context::{NodeContext, STEP_CHANNEL_PREFIX};
-use crate::node::{ErrorKind, NodeError};
+use crate::node::NodeError;
 
 /// How a step's result is kept.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -41,7 +41,7 @@ impl NodeContext {
     /// # Errors
     /// The body's error (nothing is recorded, so a retry runs it again). When the result
     /// cannot be recorded (storage unavailable, or another writer took the thread), an
-    /// [`ErrorKind::Unavailable`] error: the node must return it, and the run stops with the
+    /// [`ErrorKind::Unavailable`](crate::node::ErrorKind::Unavailable) error: the node must return it, and the run stops with the
     /// storage error instead of failing.
     pub async fn step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
     where
@@ -111,10 +111,9 @@ impl NodeContext {
             });
         }
         let value = body.await.map_err(Into::into)?;
-        let text = serde_json::to_string(&value).map_err(|e| {
+        let raw: Json = serde_json::value::to_raw_value(&value).map_err(|e| {
             NodeError::fatal(format!("result of step `{name}` does not serialize: {e}"))
         })?;
-        let raw: Json = json(text).map_err(|e| NodeError::from_error(ErrorKind::Fatal, e))?;
         let write = PendingWrite {
             task_id: self.inner.task_id.clone(),
             channel: channel.clone(),

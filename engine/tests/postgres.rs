@@ -17,10 +17,11 @@ async fn a_bad_row_in_a_group_commit_fails_alone() {
             }
         })
         .collect();
-    let puts = threads
+    let puts: Vec<_> = threads
         .iter()
-        .map(|t| cp.put(first_put(t, uuid::Uuid::now_v7().to_string())));
-    let outcomes = futures_util::future::join_all(puts).await;
+        .map(|t| first_put(t, uuid::Uuid::now_v7().to_string()))
+        .collect();
+    let outcomes = futures_util::future::join_all(puts.iter().map(|p| cp.put(p))).await;
     for (i, (t, outcome)) in threads.iter().zip(outcomes).enumerate() {
         if i == 7 {
             assert!(
@@ -52,11 +53,12 @@ async fn two_puts_of_one_place_in_a_group_commit_make_one_checkpoint_and_a_confl
         .iter()
         .map(|_| uuid::Uuid::now_v7().to_string())
         .collect();
-    let puts = threads
+    let puts: Vec<_> = threads
         .iter()
         .zip(&ids)
-        .map(|(t, id)| cp.put(first_put(t, id.clone())));
-    let outcomes = futures_util::future::join_all(puts).await;
+        .map(|(t, id)| first_put(t, id.clone()))
+        .collect();
+    let outcomes = futures_util::future::join_all(puts.iter().map(|p| cp.put(p))).await;
     let (won, lost) = match (&outcomes[5], &outcomes[6]) {
         (Ok(()), Err(CheckpointError::Conflict { .. })) => (5, 6),
         (Err(CheckpointError::Conflict { .. }), Ok(())) => (6, 5),

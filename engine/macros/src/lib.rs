@@ -238,6 +238,10 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
         let ident = &s.ident;
         quote! { #i => self.#ident.as_ref().map(|v| #private::serde_json::to_string(v)), }
     });
+    let update_raw_arms = specs.iter().zip(&idx).map(|(s, i)| {
+        let ident = &s.ident;
+        quote! { #i => self.#ident.as_ref().map(|v| #private::serde_json::value::to_raw_value(v)), }
+    });
     let normalize_arms = specs.iter().map(|s| {
         let ident = &s.ident;
         match &s.reducer {
@@ -282,6 +286,10 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
     let to_json_arms = specs.iter().zip(&idx).map(|(s, i)| {
         let ident = &s.ident;
         quote! { #i => #private::serde_json::to_string(&self.#ident), }
+    });
+    let to_raw_arms = specs.iter().zip(&idx).map(|(s, i)| {
+        let ident = &s.ident;
+        quote! { #i => #private::serde_json::value::to_raw_value(&self.#ident), }
     });
     let from_json_arms = specs.iter().zip(&idx).map(|(s, i)| {
         let ident = &s.ident;
@@ -377,6 +385,12 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
                     _ => ::core::option::Option::None,
                 }
             }
+            fn field_raw(&self, idx: usize) -> ::core::option::Option<::core::result::Result<::std::boxed::Box<#private::serde_json::value::RawValue>, #private::serde_json::Error>> {
+                match idx {
+                    #(#update_raw_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
             fn normalize(&mut self) {
                 #(#normalize_arms)*
             }
@@ -413,6 +427,12 @@ fn expand(input: DeriveInput) -> syn::Result<TokenStream2> {
                 match idx {
                     #(#to_json_arms)*
                     _ => ::core::result::Result::Ok(::std::string::String::from("null")),
+                }
+            }
+            fn field_raw(&self, idx: usize) -> ::core::result::Result<::std::boxed::Box<#private::serde_json::value::RawValue>, #private::serde_json::Error> {
+                match idx {
+                    #(#to_raw_arms)*
+                    _ => #private::serde_json::value::to_raw_value(&()),
                 }
             }
             fn set_field_json(&mut self, idx: usize, json: &str) -> ::core::result::Result<(), #pg::StateError> {

@@ -67,7 +67,7 @@ impl FenceClaim {
     pub(crate) async fn put(
         &self,
         cp: &dyn Checkpointer,
-        put: PutCheckpoint,
+        put: &PutCheckpoint,
     ) -> Result<(), CheckpointError> {
         if self.is_held() {
             return cp.put(put).await;

@@ -161,7 +161,7 @@ impl Checkpointer for MemoryCheckpointer {
         Ok(())
     }
 
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Memory, super::timing::Op::Put);
         let mut threads = self.lock();
@@ -179,18 +179,18 @@ impl Checkpointer for MemoryCheckpointer {
         {
             return Err(CheckpointError::Conflict {
                 thread_id: put.record.thread_id.clone(),
-                expected: put.expected_head,
+                expected: put.expected_head.clone(),
                 actual: data.head.clone(),
             });
         }
-        for blob in put.blobs {
+        for blob in &put.blobs {
             data.blobs
                 .entry((blob.field.clone(), blob.version.clone()))
-                .or_insert(blob);
+                .or_insert_with(|| blob.clone());
         }
         data.head = Some(put.record.checkpoint_id.clone());
         data.checkpoints
-            .insert(put.record.checkpoint_id.clone(), put.record);
+            .insert(put.record.checkpoint_id.clone(), put.record.clone());
         Ok(())
     }
 

@@ -366,10 +366,14 @@ impl CheckpointError {
 pub trait Checkpointer: Send + Sync + 'static {
     /// Stores a checkpoint and its field versions atomically and makes it the thread's head.
     ///
+    /// The put is lent, not given: the engine keeps its record as the run's head once it is
+    /// stored, and a backend that sends it to a database has no need to own it (one that
+    /// keeps it, as the in-memory one does, copies it).
+    ///
     /// # Errors
     /// [`CheckpointError::Conflict`] when the head is not `expected_head`,
     /// [`CheckpointError::Fenced`] when the put's fence was superseded; nothing is written.
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError>;
+    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError>;
 
     /// [`Checkpointer::put`] by a writer that was not handed its thread yet: advances the
     /// put's fence (as [`Checkpointer::advance_fence`]) and stores the checkpoint, so that a
@@ -383,7 +387,7 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// [`CheckpointError::Fenced`] when a newer epoch holds the thread,
     /// [`CheckpointError::Conflict`] when the head is not `expected_head`; no checkpoint is
     /// written.
-    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put_claiming(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         if let Some(f) = &put.fence {
             f.check(self.advance_fence(&f.key, f.epoch).await?)?;
         }

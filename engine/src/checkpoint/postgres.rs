@@ -242,7 +242,7 @@ impl PostgresCheckpointer {
     }
 
     /// Stores `put`, raising its fence first when it `claims` it.
-    async fn store(&self, put: PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
+    async fn store(&self, put: &PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Postgres, super::timing::Op::Put);
         let r = &put.record;
@@ -264,20 +264,20 @@ impl PostgresCheckpointer {
         if self.writer.put(row).await? {
             Ok(())
         } else {
-            Err(self.refusal(&put, claims).await)
+            Err(self.refusal(put, claims).await)
         }
     }
 }
 
 #[async_trait]
 impl Checkpointer for PostgresCheckpointer {
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         self.store(put, false).await
     }
 
     /// One statement: the fence's upsert and the checkpoint's insert commit together, in
     /// the same batch as other runs' checkpoints (the group commit).
-    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put_claiming(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         let claims = put.fence.is_some();
         self.store(put, claims).await
     }

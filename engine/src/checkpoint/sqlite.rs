@@ -258,7 +258,7 @@ impl SqliteCheckpointer {
     /// the put's fence to its epoch (kept when the checkpoint is refused for a moved head).
     /// A put that may wait for the next write ([`Flush::WithNext`]) commits without syncing
     /// the WAL (see `sqlite_unsynced`).
-    async fn store(&self, put: PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
+    async fn store(&self, put: &PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Sqlite, super::timing::Op::Put);
         if put.flush == Flush::WithNext {
@@ -276,7 +276,7 @@ impl SqliteCheckpointer {
 /// [`SqliteCheckpointer::store`] on `conn`: one write transaction, begun by `begin`.
 async fn store_on(
     conn: &mut sqlx::SqliteConnection,
-    put: PutCheckpoint,
+    put: &PutCheckpoint,
     claims: bool,
     begin: &'static str,
 ) -> Result<(), CheckpointError> {
@@ -325,7 +325,7 @@ async fn store_on(
         }
         return Err(CheckpointError::Conflict {
             thread_id: r.thread_id.clone(),
-            expected: put.expected_head,
+            expected: put.expected_head.clone(),
             actual: head.map(|h| h.0),
         });
     }
@@ -335,12 +335,12 @@ async fn store_on(
 
 #[async_trait]
 impl Checkpointer for SqliteCheckpointer {
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         self.store(put, false).await
     }
 
     /// One write transaction (one sync of the WAL) for the fence's raise and the checkpoint.
-    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put_claiming(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         let claims = put.fence.is_some();
         self.store(put, claims).await
     }

@@ -110,6 +110,8 @@ pub(crate) struct NodeSpec<S: State> {
     pub(crate) cache: Option<CachePolicy<S>>,
     /// The subgraph the node runs, when it is a subgraph node (see [`super::subgraph`]).
     pub(crate) subgraph: Option<Arc<dyn super::subgraph::SubgraphHandle>>,
+    /// Its key of the node duration histogram (built once, not at every task).
+    pub(crate) seconds_key: metrics::Key,
 }
 
 pub(crate) struct RouterSpec<S: State> {
@@ -246,8 +248,10 @@ impl<S: State> StateGraph<S> {
         Fut: Future<Output = Result<O, NodeError>> + Send + 'static,
         O: Into<Command<S>> + 'static,
     {
+        let name = name.into();
         self.nodes.push(NodeSpec {
-            name: name.into(),
+            seconds_key: crate::run::NODE_SECONDS.key(&[("node", &name)]),
+            name,
             func: erase_node(f),
             status: None,
             reports_status: false,

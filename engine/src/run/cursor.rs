@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::to_raw_value;
 use serde_json::{Map, Value};
 
 use crate::checkpoint::{
-    json, now_ms, CheckpointRecord, FieldBlob, Json, LoadedCheckpoint, PendingWrite, PutCheckpoint,
+    now_ms, CheckpointRecord, FieldBlob, Json, LoadedCheckpoint, PendingWrite, PutCheckpoint,
 };
 use crate::context::STEP_CHANNEL_PREFIX;
 use crate::interrupt::InterruptInfo;
@@ -288,7 +289,7 @@ pub(crate) struct StepWrites {
     /// Fields that must be stored whole (reset, or written by a non-delta path).
     pub(crate) full: FieldSet,
     /// For delta fields: the JSON of each update part, in application order.
-    pub(crate) parts: Vec<Vec<String>>,
+    pub(crate) parts: Vec<Vec<Json>>,
 }
 
 impl StepWrites {
@@ -306,7 +307,7 @@ impl StepWrites {
         let w = update.written();
         for idx in w.iter() {
             if S::FIELDS[idx].delta && !self.full.contains(idx) {
-                if let Some(part) = update.field_json(idx) {
+                if let Some(part) = update.field_raw(idx) {
                     self.parts[idx].push(part.map_err(StateError::Encode)?);
                 }
             }
@@ -326,7 +327,8 @@ impl StepWrites {
 /// Builds the next checkpoint of a thread.
 pub(crate) struct NextCheckpoint<'a> {
     pub(crate) thread_id: &'a str,
-    pub(crate) parent: Option<&'a CheckpointRecord>,
+    /// The parent's record: its id and versions are taken for the new record's.
+    pub(crate) parent: Option<&'a mut CheckpointRecord>,
     pub(crate) parent_plan: &'a Plan,
     pub(crate) expected_head: Option<(String, i64)>,
     pub(crate) plan: Plan,
@@ -344,7 +346,13 @@ impl NextCheckpoint<'_> {
         writes: &StepWrites,
     ) -> Result<(PutCheckpoint, Plan), RunError> {
         let id = uuid::Uuid::now_v7().to_string();
-        let mut versions = self.parent.map(|p| p.versions.clone()).unwrap_or_default();
+        let (parent_id, mut versions) = match self.parent {
+            Some(p) => (
+                Some(std::mem::take(&mut p.checkpoint_id)),
+                std::mem::take(&mut p.versions),
+            ),
+            None => (None, BTreeMap::new()),
+        };
         let mut plan = self.plan;
         plan.counters = self.parent_plan.counters.clone();
         let mut blobs = Vec::new();
@@ -352,23 +360,13 @@ impl NextCheckpoint<'_> {
             let info = &S::FIELDS[idx];
             let prev = versions.get(info.name).cloned();
             let counter = plan.counters.get(info.name).copied().unwrap_or_default();
+            // Raw JSON made by serializing (the parts are each already JSON), never parsed
+            // again to be checked.
             let delta_json =
                 if info.delta && !writes.full.contains(idx) && !writes.parts[idx].is_empty() {
-                    let mut s = String::with_capacity(
-                        writes.parts[idx].iter().map(String::len).sum::<usize>()
-                            + 2
-                            + writes.parts[idx].len(),
-                    );
-                    s.push('[');
-                    for (i, p) in writes.parts[idx].iter().enumerate() {
-                        if i > 0 {
-                            s.push(',');
-                        }
-                        s.push_str(p);
-                    }
-                    s.push(']');
-                    let due =
-                        counter.since + s.len() as u64 > counter.snapshot.max(MIN_SNAPSHOT_BYTES);
+                    let s = to_raw_value(&writes.parts[idx]).map_err(StateError::Encode)?;
+                    let due = counter.since + s.get().len() as u64
+                        > counter.snapshot.max(MIN_SNAPSHOT_BYTES);
                     if due {
                         None
                     } else {
@@ -382,7 +380,7 @@ impl NextCheckpoint<'_> {
                     plan.counters.insert(
                         info.name.to_string(),
                         DeltaCounter {
-                            since: counter.since + s.len() as u64,
+                            since: counter.since + s.get().len() as u64,
                             snapshot: counter.snapshot,
                         },
                     );
@@ -391,17 +389,17 @@ impl NextCheckpoint<'_> {
                         version: id.clone(),
                         prev,
                         delta: true,
-                        value: json(s)?,
+                        value: s,
                     }
                 }
                 None => {
-                    let full = state.field_json(idx).map_err(StateError::Encode)?;
+                    let full = state.field_raw(idx).map_err(StateError::Encode)?;
                     if info.delta {
                         plan.counters.insert(
                             info.name.to_string(),
                             DeltaCounter {
                                 since: 0,
-                                snapshot: full.len() as u64,
+                                snapshot: full.get().len() as u64,
                             },
                         );
                     }
@@ -410,20 +408,20 @@ impl NextCheckpoint<'_> {
                         version: id.clone(),
                         prev: None,
                         delta: false,
-                        value: json(full)?,
+                        value: full,
                     }
                 }
             };
             versions.insert(info.name.to_string(), id.clone());
             blobs.push(blob);
         }
-        let plan_json = json(serde_json::to_string(&plan).map_err(StateError::Encode)?)?;
+        let plan_json = to_raw_value(&plan).map_err(StateError::Encode)?;
         Ok((
             PutCheckpoint {
                 record: CheckpointRecord {
                     thread_id: self.thread_id.to_string(),
                     checkpoint_id: id,
-                    parent_id: self.parent.map(|p| p.checkpoint_id.clone()),
+                    parent_id,
                     seq: self.expected_head.as_ref().map(|h| h.1 + 1).unwrap_or(1),
                     created_at_ms: now_ms(),
                     metadata: self.metadata,
@@ -447,11 +445,10 @@ pub(crate) fn write(
     idx: i64,
     value: &impl Serialize,
 ) -> Result<PendingWrite, RunError> {
-    let text = serde_json::to_string(value).map_err(StateError::Encode)?;
     Ok(PendingWrite {
         task_id: task_id.to_string(),
         channel: channel.to_string(),
         idx,
-        value: json(text)?,
+        value: to_raw_value(value).map_err(StateError::Encode)?,
     })
 }

@@ -209,9 +209,10 @@ impl<S: State> Executor<'_, S> {
         metadata: Map<String, Value>,
         flush: Flush,
     ) -> Result<(), RunError> {
+        let mut parent = cur.record.take();
         let (put, plan) = NextCheckpoint {
             thread_id: &self.cfg.thread_id,
-            parent: cur.record.as_ref(),
+            parent: parent.as_mut(),
             parent_plan: &cur.plan,
             expected_head: self.head.clone(),
             plan,
@@ -220,28 +221,39 @@ impl<S: State> Executor<'_, S> {
             flush,
         }
         .build(&*cur.state, writes)?;
-        let record = put.record.clone();
+        // What the cursor held of its checkpoint is done with: freed while the put is in
+        // flight rather than before or after it (the cursor is not used again if the put
+        // fails). The put is polled first, so its statement is sent before.
+        let done = (
+            parent,
+            std::mem::replace(&mut cur.plan, plan),
+            std::mem::take(&mut cur.writes),
+        );
         let span = tracing::info_span!(
             "checkpoint.put",
             thread_id = %self.cfg.thread_id,
-            checkpoint_id = %record.checkpoint_id,
-            seq = record.seq,
+            checkpoint_id = %put.record.checkpoint_id,
+            seq = put.record.seq,
         );
-        match &self.cfg.claim {
-            Some(claim) => claim.put(&**self.cp(), put).instrument(span).await?,
-            None => self.cp().put(put).instrument(span).await?,
+        let stored = async {
+            match &self.cfg.claim {
+                Some(claim) => claim.put(&**self.cp(), &put).await,
+                None => self.cp().put(&put).await,
+            }
         }
+        .instrument(span);
+        let (stored, ()) = futures_util::future::join(stored, async move { drop(done) }).await;
+        stored?;
         match flush {
             Flush::Now => self.scope.flushed(),
             Flush::WithNext => self.scope.deferred(),
         }
+        let record = put.record;
         // A new checkpoint: no pending writes but this run's.
         self.scope
             .know_writes(Some((&record.checkpoint_id, Vec::new())));
         self.head = Some((record.checkpoint_id.clone(), record.seq));
-        cur.plan = plan;
         cur.record = Some(record);
-        cur.writes = HashMap::new();
         Ok(())
     }
 
@@ -311,30 +323,36 @@ impl<S: State> Executor<'_, S> {
         }
     }
 
-    fn outcome(&mut self, cur: &Cursor<S>, status: RunStatus) -> RunOutcome<S> {
-        self.clean_head = match (&status, &cur.record) {
-            (RunStatus::Completed, Some(record)) if cur.writes.is_empty() => Some(CleanHead {
-                record: record.clone(),
-                plan: cur.plan.clone(),
-            }),
-            _ => None,
-        };
-        self.waiting_head = match (&status, &cur.record) {
-            (RunStatus::Interrupted(waiting), Some(record)) if !waiting.is_empty() => self
-                .scope
-                .writes_at(&record.checkpoint_id)
-                .map(|writes| WaitingHead {
-                    record: record.clone(),
-                    writes,
-                }),
-            _ => None,
-        };
+    /// The run's outcome at `cur`, where it ends; keeps the head it leaves for the cache.
+    fn outcome(&mut self, cur: Cursor<S>, status: RunStatus) -> RunOutcome<S> {
+        let checkpoint_id = cur.id().map(str::to_string);
+        let Cursor {
+            record,
+            plan,
+            writes,
+            state,
+            ..
+        } = cur;
+        self.clean_head = None;
+        self.waiting_head = None;
+        match (&status, record) {
+            (RunStatus::Completed, Some(record)) if writes.is_empty() => {
+                self.clean_head = Some(CleanHead { record, plan });
+            }
+            (RunStatus::Interrupted(waiting), Some(record)) if !waiting.is_empty() => {
+                self.waiting_head = self
+                    .scope
+                    .writes_at(&record.checkpoint_id)
+                    .map(|writes| WaitingHead { record, writes });
+            }
+            _ => {}
+        }
         RunOutcome {
             run_id: self.cfg.run_id.clone(),
             thread_id: self.cfg.thread_id.clone(),
             status,
-            state: cur.state.clone(),
-            checkpoint_id: cur.id().map(str::to_string),
+            state,
+            checkpoint_id,
         }
     }
 
@@ -357,10 +375,10 @@ impl<S: State> Executor<'_, S> {
                 .as_ref()
                 .is_some_and(|b| b.run_id == self.cfg.run_id)
             {
-                return Ok(self.outcome(&cur, RunStatus::Interrupted(Vec::new())));
+                return Ok(self.outcome(cur, RunStatus::Interrupted(Vec::new())));
             }
             if cur.plan.tasks.is_empty() {
-                return Ok(self.outcome(&cur, RunStatus::Completed));
+                return Ok(self.outcome(cur, RunStatus::Completed));
             }
             let runnable: Vec<TaskPlan> = cur
                 .plan
@@ -375,10 +393,10 @@ impl<S: State> Executor<'_, S> {
                 .collect();
             let waiting = cur.pending_interrupts();
             if runnable.is_empty() && !waiting.is_empty() {
-                return Ok(self.outcome(&cur, RunStatus::Interrupted(waiting)));
+                return Ok(self.outcome(cur, RunStatus::Interrupted(waiting)));
             }
             if self.cfg.cancel.is_cancelled() {
-                return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
+                return Ok(self.outcome(cur, RunStatus::Cancelled(self.cancel_reason())));
             }
             if !runnable.is_empty() {
                 if steps_run >= self.limit {
@@ -452,14 +470,14 @@ impl<S: State> Executor<'_, S> {
             }
             let waiting = cur.pending_interrupts();
             if !waiting.is_empty() {
-                return Ok(self.outcome(&cur, RunStatus::Interrupted(waiting)));
+                return Ok(self.outcome(cur, RunStatus::Interrupted(waiting)));
             }
             if stopped {
-                return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
+                return Ok(self.outcome(cur, RunStatus::Cancelled(self.cancel_reason())));
             }
             self.finish_step(&mut cur, done, ran, &cached, step).await?;
             if self.cfg.cancel.is_cancelled() {
-                return Ok(self.outcome(&cur, RunStatus::Cancelled(self.cancel_reason())));
+                return Ok(self.outcome(cur, RunStatus::Cancelled(self.cancel_reason())));
             }
         }
     }

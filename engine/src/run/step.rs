@@ -12,7 +12,7 @@ use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::checkpoint::{json, now_ms, Checkpointer, PendingWrite};
+use crate::checkpoint::{now_ms, Checkpointer, PendingWrite};
 use crate::context::{TaskShared, TaskSpec};
 use crate::graph::GraphInner;
 use crate::metric::{self, KeyCache};
@@ -31,7 +31,7 @@ use super::{panic_message, RunError};
 
 /// Seconds a node's task took (a cached result is not counted), by node: a histogram
 /// through the [`metrics`] facade (one key per node, built once).
-static NODE_SECONDS: KeyCache = KeyCache::new("palgraph_node_duration_seconds");
+pub(crate) static NODE_SECONDS: KeyCache = KeyCache::new("palgraph_node_duration_seconds");
 
 impl<S: State> Executor<'_, S> {
     /// Runs the step's tasks concurrently; on cancel, waits the grace period, then drops
@@ -321,6 +321,7 @@ async fn run_and_record<S: State>(
     let checkpoint_id = shared.checkpoint_id.clone();
     let task_id = shared.task_id.clone();
     let node = shared.node.clone();
+    let keys = graph.clone();
     let cache = graph.nodes[idx].cache.clone().and_then(|p| {
         let key = p.key_of(&state, shared.arg.as_ref())?;
         Some((p, key))
@@ -339,7 +340,7 @@ async fn run_and_record<S: State>(
                 .await
                 .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
             metric::histogram(
-                &NODE_SECONDS.key(&[("node", &node)]),
+                &keys.nodes[idx].seconds_key,
                 started.elapsed().as_secs_f64(),
             );
             outcome
@@ -474,9 +475,7 @@ async fn store_cached<S: State>(
         sends: cmd.sends.clone(),
         ran: None,
     };
-    let value = serde_json::to_string(&stored)
-        .map_err(|e| e.to_string())
-        .and_then(|t| json(t).map_err(|e| e.to_string()));
+    let value = serde_json::value::to_raw_value(&stored).map_err(|e| e.to_string());
     let result = match value {
         Ok(v) => cp
             .cache_put(node, key, v, expires_at_ms, now_ms())

@@ -64,10 +64,10 @@ impl Checkpointer for WithCleanup {
             .await
     }
 
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         self.inner.put(put).await
     }
-    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
+    async fn put_claiming(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         self.inner.put_claiming(put).await
     }
     async fn flush(&self, t: &str) -> Result<(), CheckpointError> {

@@ -42,39 +42,39 @@ pub async fn a_claiming_put_hands_the_thread_over_with_its_checkpoint(cp: Arc<dy
     assert_eq!(cp.advance_fence(&t, 5).await.unwrap(), 5);
     let first = put(&t, 1, None, 5);
     let a = first.record.checkpoint_id.clone();
-    cp.put(first).await.unwrap();
+    cp.put(&first).await.unwrap();
 
     // Epoch 6 takes the thread with its first checkpoint; epoch 5 is refused from then on.
     let claimed = put(&t, 2, Some(&a), 6);
     let b = claimed.record.checkpoint_id.clone();
-    cp.put_claiming(claimed).await.unwrap();
+    cp.put_claiming(&claimed).await.unwrap();
     assert_eq!(cp.advance_fence(&t, 0).await.unwrap(), 6);
-    let stale = cp.put(put(&t, 3, Some(&b), 5)).await.unwrap_err();
+    let stale = cp.put(&put(&t, 3, Some(&b), 5)).await.unwrap_err();
     assert!(is_fenced(&stale, 5, 6), "{stale}");
 
     // A claim older than the fence is refused and changes nothing.
-    let old = cp.put_claiming(put(&t, 3, Some(&b), 4)).await.unwrap_err();
+    let old = cp.put_claiming(&put(&t, 3, Some(&b), 4)).await.unwrap_err();
     assert!(is_fenced(&old, 4, 6), "{old}");
     assert_eq!(cp.head(&t).await.unwrap().as_deref(), Some(b.as_str()));
     assert_eq!(cp.advance_fence(&t, 0).await.unwrap(), 6);
 
     // A claim whose head moved is a conflict, and still takes the thread.
-    let moved = cp.put_claiming(put(&t, 2, Some(&a), 7)).await.unwrap_err();
+    let moved = cp.put_claiming(&put(&t, 2, Some(&a), 7)).await.unwrap_err();
     assert!(matches!(moved, CheckpointError::Conflict { .. }), "{moved}");
     assert_eq!(cp.head(&t).await.unwrap().as_deref(), Some(b.as_str()));
     assert_eq!(cp.advance_fence(&t, 0).await.unwrap(), 7);
-    let stale = cp.put(put(&t, 3, Some(&b), 6)).await.unwrap_err();
+    let stale = cp.put(&put(&t, 3, Some(&b), 6)).await.unwrap_err();
     assert!(is_fenced(&stale, 6, 7), "{stale}");
 
     // The same claim again (it read the head anew) stores.
     let again = put(&t, 3, Some(&b), 7);
     let c = again.record.checkpoint_id.clone();
-    cp.put_claiming(again).await.unwrap();
+    cp.put_claiming(&again).await.unwrap();
     assert_eq!(cp.head(&t).await.unwrap().as_deref(), Some(c.as_str()));
 
     // A thread no one held yet: the claim is its first fence.
     let fresh = thread();
-    cp.put_claiming(put(&fresh, 1, None, 3)).await.unwrap();
+    cp.put_claiming(&put(&fresh, 1, None, 3)).await.unwrap();
     assert_eq!(cp.advance_fence(&fresh, 0).await.unwrap(), 3);
 }
 

@@ -114,12 +114,12 @@ impl Checkpointer for Counting {
             .await
     }
 
-    async fn put(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
-        self.count_put(&put);
+    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
+        self.count_put(put);
         self.inner.put(put).await
     }
-    async fn put_claiming(&self, put: PutCheckpoint) -> Result<(), CheckpointError> {
-        self.count_put(&put);
+    async fn put_claiming(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
+        self.count_put(put);
         self.inner.put_claiming(put).await
     }
     async fn flush(&self, t: &str) -> Result<(), CheckpointError> {

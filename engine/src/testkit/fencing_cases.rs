@@ -53,7 +53,7 @@ pub async fn a_superseded_fence_refuses_puts_and_pending_writes(cp: Arc<dyn Chec
     assert_eq!(cp.advance_fence(&t, 5).await.unwrap(), 5);
     let first = put(&t, 1, None, Some(Fence::new(&t, 5)));
     let a = first.record.checkpoint_id.clone();
-    cp.put(first).await.unwrap();
+    cp.put(&first).await.unwrap();
     cp.put_writes(
         &t,
         &a,
@@ -67,7 +67,7 @@ pub async fn a_superseded_fence_refuses_puts_and_pending_writes(cp: Arc<dyn Chec
     assert_eq!(cp.advance_fence(&t, 6).await.unwrap(), 6);
     assert_eq!(cp.advance_fence(&t, 4).await.unwrap(), 6);
     let stale = cp
-        .put(put(&t, 2, Some(a.clone()), Some(Fence::new(&t, 5))))
+        .put(&put(&t, 2, Some(a.clone()), Some(Fence::new(&t, 5))))
         .await
         .unwrap_err();
     assert!(
@@ -109,13 +109,13 @@ pub async fn a_superseded_fence_refuses_puts_and_pending_writes(cp: Arc<dyn Chec
     // The new holder writes; so does an unfenced writer (an operator's update_state).
     let next = put(&t, 2, Some(a), Some(Fence::new(&t, 6)));
     let b = next.record.checkpoint_id.clone();
-    cp.put(next).await.unwrap();
-    cp.put(put(&t, 3, Some(b), None)).await.unwrap();
+    cp.put(&next).await.unwrap();
+    cp.put(&put(&t, 3, Some(b), None)).await.unwrap();
 
     // Deleting the thread deletes its fence: a writer that held it is refused.
     cp.delete_thread(&t).await.unwrap();
     let gone = cp
-        .put(put(&t, 1, None, Some(Fence::new(&t, 6))))
+        .put(&put(&t, 1, None, Some(Fence::new(&t, 6))))
         .await
         .unwrap_err();
     assert!(

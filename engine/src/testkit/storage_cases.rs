@@ -246,7 +246,7 @@ pub async fn history_filters_on_metadata(cp: Arc<dyn Checkpointer>) {
 pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkpointer>) {
     let t = thread();
     let a = uuid::Uuid::now_v7().to_string();
-    cp.put(PutCheckpoint {
+    cp.put(&PutCheckpoint {
         record: record(&t, &a, None),
         blobs: vec![],
         expected_head: None,
@@ -317,7 +317,7 @@ pub async fn pending_writes_are_idempotent_and_per_checkpoint(cp: Arc<dyn Checkp
         "ordered by task, channel, idx; first write wins except __error__"
     );
     let b = uuid::Uuid::now_v7().to_string();
-    cp.put(PutCheckpoint {
+    cp.put(&PutCheckpoint {
         record: record(&t, &b, Some(&a)),
         blobs: vec![],
         expected_head: Some(a.clone()),
@@ -391,7 +391,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
     let t = thread();
     let a = uuid::Uuid::now_v7().to_string();
     let b = uuid::Uuid::now_v7().to_string();
-    cp.put(PutCheckpoint {
+    cp.put(&PutCheckpoint {
         record: record(&t, &a, None),
         blobs: vec![],
         expected_head: None,
@@ -401,7 +401,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
     .await
     .unwrap();
     let err = cp
-        .put(PutCheckpoint {
+        .put(&PutCheckpoint {
             record: record(&t, &b, None),
             blobs: vec![],
             expected_head: None,
@@ -415,7 +415,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
         "{err}"
     );
     let err = cp
-        .put(PutCheckpoint {
+        .put(&PutCheckpoint {
             record: record(&t, &b, Some(&a)),
             blobs: vec![],
             expected_head: Some("not-the-head".into()),
@@ -442,7 +442,7 @@ pub async fn put_with_stale_head_is_a_conflict(cp: Arc<dyn Checkpointer>) {
     let mut rec = record(&t, &b, Some(&a));
     rec.versions.insert("counter".into(), b.clone());
     let err = cp
-        .put(PutCheckpoint {
+        .put(&PutCheckpoint {
             record: rec,
             blobs: vec![blob],
             expected_head: None,
@@ -515,16 +515,18 @@ pub async fn simultaneous_puts_are_each_durable_or_a_conflict(cp: Arc<dyn Checkp
     let id = || uuid::Uuid::now_v7().to_string();
     let threads: Vec<String> = (0..48).map(|i| format!("{}-{i}", thread())).collect();
     let roots: Vec<String> = threads.iter().map(|_| id()).collect();
-    let puts = threads.iter().zip(&roots).map(|(t, root)| {
-        cp.put(PutCheckpoint {
+    let puts: Vec<PutCheckpoint> = threads
+        .iter()
+        .zip(&roots)
+        .map(|(t, root)| PutCheckpoint {
             record: record(t, root, None),
             blobs: vec![],
             expected_head: None,
             fence: None,
             flush: Default::default(),
         })
-    });
-    for r in futures_util::future::join_all(puts).await {
+        .collect();
+    for r in futures_util::future::join_all(puts.iter().map(|p| cp.put(p))).await {
         r.unwrap();
     }
     // Every thread: four writers race for checkpoint 2 at once, all in flight together.
@@ -544,16 +546,17 @@ pub async fn simultaneous_puts_are_each_durable_or_a_conflict(cp: Arc<dyn Checkp
             racers.push((t.clone(), next, rec, blob, root.clone()));
         }
     }
-    let outcomes = futures_util::future::join_all(racers.iter().map(|(_, _, rec, blob, root)| {
-        cp.put(PutCheckpoint {
+    let racing: Vec<PutCheckpoint> = racers
+        .iter()
+        .map(|(_, _, rec, blob, root)| PutCheckpoint {
             record: rec.clone(),
             blobs: vec![blob.clone()],
             expected_head: Some(root.clone()),
             fence: None,
             flush: Default::default(),
         })
-    }))
-    .await;
+        .collect();
+    let outcomes = futures_util::future::join_all(racing.iter().map(|p| cp.put(p))).await;
     let mut winners: HashMap<&str, &str> = HashMap::new();
     for ((t, next, ..), outcome) in racers.iter().zip(outcomes) {
         match outcome {
