@@ -22,7 +22,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use sqlx::PgPool;
+use sqlx::postgres::PgArguments;
+use sqlx::{Arguments, PgPool};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tracing::Instrument;
 
@@ -263,7 +264,6 @@ pub(super) async fn insert_one(
     conns: &Reused<sqlx::Postgres>,
     r: &NewRow,
 ) -> Result<bool, CheckpointError> {
-    let mut conn = conns.take().await?;
     let claims = r.claim && r.fence.is_some();
     let sql = match (claims, r.flush) {
         (false, Flush::Now) => PUT,
@@ -271,21 +271,42 @@ pub(super) async fn insert_one(
         (true, Flush::Now) => PUT_CLAIMING,
         (true, Flush::WithNext) => PUT_CLAIMING_UNFLUSHED,
     };
-    let result = sqlx::query(sql)
-        .bind(&r.thread_id)
-        .bind(&r.checkpoint_id)
-        .bind(r.seq)
-        .bind(r.parent_id.as_deref())
-        .bind(r.created_at_ms)
-        .bind(without_nul(&r.metadata).as_ref())
-        .bind(&r.versions)
-        .bind(without_nul(&r.plan).as_ref())
-        .bind(without_nul(&r.vals).as_ref())
-        .bind(r.expected.as_deref())
-        .bind(r.fence.as_ref().map(|f| f.0.as_str()))
-        .bind(r.fence.as_ref().map(|f| f.1))
-        .execute(&mut *conn)
-        .await;
+    let (metadata, plan, vals) = (
+        without_nul(&r.metadata),
+        without_nul(&r.plan),
+        without_nul(&r.vals),
+    );
+    // The arguments' buffer sized once for all twelve values (bound one by one it grew and
+    // was copied several times for every checkpoint).
+    let mut args = PgArguments::default();
+    args.reserve(
+        12,
+        r.thread_id.len()
+            + r.checkpoint_id.len()
+            + r.parent_id.as_ref().map_or(0, String::len)
+            + metadata.len()
+            + r.versions.len()
+            + plan.len()
+            + vals.len()
+            + r.expected.as_ref().map_or(0, String::len)
+            + r.fence.as_ref().map_or(0, |f| f.0.len())
+            + 12 * 4
+            + 3 * 8,
+    );
+    add(&mut args, &r.thread_id)?;
+    add(&mut args, &r.checkpoint_id)?;
+    add(&mut args, r.seq)?;
+    add(&mut args, r.parent_id.as_deref())?;
+    add(&mut args, r.created_at_ms)?;
+    add(&mut args, metadata.as_ref())?;
+    add(&mut args, &r.versions)?;
+    add(&mut args, plan.as_ref())?;
+    add(&mut args, vals.as_ref())?;
+    add(&mut args, r.expected.as_deref())?;
+    add(&mut args, r.fence.as_ref().map(|f| f.0.as_str()))?;
+    add(&mut args, r.fence.as_ref().map(|f| f.1))?;
+    let mut conn = conns.take().await?;
+    let result = sqlx::query_with(sql, args).execute(&mut *conn).await;
     let inserted = match result {
         Ok(done) => done.rows_affected() == 1,
         // Another writer took the place first (the thread's next seq, or the id): refused,
@@ -295,6 +316,15 @@ pub(super) async fn insert_one(
     };
     conn.keep();
     Ok(inserted)
+}
+
+/// Adds `value` to `args`.
+fn add<'t, T>(args: &mut PgArguments, value: T) -> Result<(), CheckpointError>
+where
+    T: sqlx::Encode<'t, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
+{
+    args.add(value).map_err(sqlx::Error::Encode)?;
+    Ok(())
 }
 
 /// One column of [`PUT_BATCH`]: `f` of every row.

@@ -170,7 +170,9 @@ impl<S: State> Executor<'_, S> {
         cached: &HashSet<String>,
         step: i64,
     ) -> Result<(), RunError> {
-        let tasks = cur.plan.tasks.clone();
+        // The step's tasks leave the plan, which the step's checkpoint replaces (the cursor is
+        // not used again if this fails).
+        let tasks = std::mem::take(&mut cur.plan.tasks);
         let mut writes = StepWrites::new::<S>();
         let mut writers: Vec<Option<String>> = vec![None; S::FIELDS.len()];
         let mut finished = Vec::with_capacity(tasks.len());
