@@ -41,8 +41,8 @@ impl NodeContext {
     /// # Errors
     /// The body's error (nothing is recorded, so a retry runs it again). When the result
     /// cannot be recorded (storage unavailable, or another writer took the thread), an
-    /// [`ErrorKind::Unavailable`](crate::node::ErrorKind::Unavailable) error: the node must return it, and the run stops with the
-    /// storage error instead of failing.
+    /// [`ErrorKind::Unavailable`](crate::node::ErrorKind::Unavailable) error: the node must
+    /// return it, and the run stops with the storage error instead of failing.
     pub async fn step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
     where
         T: Serialize + DeserializeOwned,

@@ -276,22 +276,12 @@ pub(super) async fn insert_one(
         without_nul(&r.plan),
         without_nul(&r.vals),
     );
-    // The arguments' buffer sized once for all twelve values (bound one by one it grew and
-    // was copied several times for every checkpoint).
+    // The arguments' buffer sized once, for the JSON columns (most of the bytes) and room
+    // for the ids: bound one by one, it grew and was copied several times a checkpoint.
     let mut args = PgArguments::default();
     args.reserve(
         12,
-        r.thread_id.len()
-            + r.checkpoint_id.len()
-            + r.parent_id.as_ref().map_or(0, String::len)
-            + metadata.len()
-            + r.versions.len()
-            + plan.len()
-            + vals.len()
-            + r.expected.as_ref().map_or(0, String::len)
-            + r.fence.as_ref().map_or(0, |f| f.0.len())
-            + 12 * 4
-            + 3 * 8,
+        metadata.len() + r.versions.len() + plan.len() + vals.len() + 512,
     );
     add(&mut args, &r.thread_id)?;
     add(&mut args, &r.checkpoint_id)?;

@@ -108,16 +108,7 @@ pub(crate) fn vals_json(blobs: &[FieldBlob]) -> Result<String, CheckpointError> 
         .iter()
         .map(|b| (b.field.as_str(), (b.prev.as_deref(), b.delta, &*b.value)))
         .collect();
-    // Sized for the values at once: they are most of the text, often kilobytes.
-    let size = blobs
-        .iter()
-        .map(|b| b.value.get().len() + b.field.len() + b.prev.as_ref().map_or(4, String::len) + 16)
-        .sum::<usize>()
-        + 2;
-    let mut out = Vec::with_capacity(size);
-    serde_json::to_writer(&mut out, &map).map_err(|e| decode_err("encoding field values", e))?;
-    // serde_json writes UTF-8 only.
-    String::from_utf8(out).map_err(|e| decode_err("encoding field values", e))
+    serde_json::to_string(&map).map_err(|e| decode_err("encoding field values", e))
 }
 
 /// One stored value as kept in a row: `[prev, is_delta, value]`.

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::context::NodeContext;
+use crate::metric::KeyCache;
 use crate::node::{erase_node, Command, NodeError, NodeFn, RetryPolicy};
 use crate::node_cache::CachePolicy;
 use crate::run::NodeSet;
@@ -95,6 +96,10 @@ impl From<Vec<send::Send>> for Targets {
 }
 
 pub(crate) type RouterFn<S> = Arc<dyn Fn(&S) -> Targets + Send + Sync>;
+
+/// Seconds a node's task took (a cached result is not counted), by node: a histogram
+/// through the [`metrics`] facade, its key built once per node ([`NodeSpec::seconds_key`]).
+static NODE_SECONDS: KeyCache = KeyCache::new("palgraph_node_duration_seconds");
 
 pub(crate) struct NodeSpec<S: State> {
     pub(crate) name: String,
@@ -250,7 +255,7 @@ impl<S: State> StateGraph<S> {
     {
         let name = name.into();
         self.nodes.push(NodeSpec {
-            seconds_key: crate::run::NODE_SECONDS.key(&[("node", &name)]),
+            seconds_key: NODE_SECONDS.key(&[("node", &name)]),
             name,
             func: erase_node(f),
             status: None,

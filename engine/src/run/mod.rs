@@ -21,7 +21,6 @@ mod task;
 mod update;
 
 pub use breakpoint::{Breakpoint, BreakpointWhen, NodeSet};
-pub(crate) use step::NODE_SECONDS;
 pub(crate) use update::update_state;
 
 use std::sync::Arc;

@@ -15,7 +15,7 @@ use tracing::Instrument;
 use crate::checkpoint::{now_ms, Checkpointer, PendingWrite};
 use crate::context::{TaskShared, TaskSpec};
 use crate::graph::GraphInner;
-use crate::metric::{self, KeyCache};
+use crate::metric;
 use crate::node::{Command, NodeError};
 use crate::observe::{Recorder, TaskRecord, TASKS_KEY};
 use crate::state::{State, StateUpdate};
@@ -28,10 +28,6 @@ use super::executor::Executor;
 use super::plan::{self, Plan, TaskPlan};
 use super::task::{run_task, TaskOutcome};
 use super::{panic_message, RunError};
-
-/// Seconds a node's task took (a cached result is not counted), by node: a histogram
-/// through the [`metrics`] facade (one key per node, built once).
-pub(crate) static NODE_SECONDS: KeyCache = KeyCache::new("palgraph_node_duration_seconds");
 
 impl<S: State> Executor<'_, S> {
     /// Runs the step's tasks concurrently; on cancel, waits the grace period, then drops
@@ -323,7 +319,6 @@ async fn run_and_record<S: State>(
     let checkpoint_id = shared.checkpoint_id.clone();
     let task_id = shared.task_id.clone();
     let node = shared.node.clone();
-    let keys = graph.clone();
     let cache = graph.nodes[idx].cache.clone().and_then(|p| {
         let key = p.key_of(&state, shared.arg.as_ref())?;
         Some((p, key))
@@ -338,11 +333,14 @@ async fn run_and_record<S: State>(
         None => {
             let started = std::time::Instant::now();
             let outcome = recorder
-                .scope(AssertUnwindSafe(run_task(graph, idx, shared.clone(), state)).catch_unwind())
+                .scope(
+                    AssertUnwindSafe(run_task(graph.clone(), idx, shared.clone(), state))
+                        .catch_unwind(),
+                )
                 .await
                 .unwrap_or_else(|panic| TaskOutcome::Panicked(panic_message(&*panic)));
             metric::histogram(
-                &keys.nodes[idx].seconds_key,
+                &graph.nodes[idx].seconds_key,
                 started.elapsed().as_secs_f64(),
             );
             outcome
