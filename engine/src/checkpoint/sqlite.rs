@@ -268,7 +268,9 @@ impl SqliteCheckpointer {
             unsynced.give_back().await;
             return stored;
         }
-        let mut conn = self.pool.acquire().await?;
+        // Boxed: the pool's acquire is kilobytes of state that every future awaiting this
+        // one would otherwise carry and copy (see `db::reuse`).
+        let mut conn = Box::pin(self.pool.acquire()).await?;
         store_on(&mut conn, put, claims, "BEGIN IMMEDIATE").await
     }
 }

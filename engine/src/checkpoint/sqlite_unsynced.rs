@@ -40,7 +40,8 @@ pub(super) struct Unsynced {
 impl Unsynced {
     /// A connection of `pool` (whose level `known` keeps).
     pub(super) async fn take(pool: &SqlitePool, known: &Level) -> Result<Self, CheckpointError> {
-        let mut conn = pool.acquire().await?;
+        // Boxed, as in `SqliteCheckpointer::store`.
+        let mut conn = Box::pin(pool.acquire()).await?;
         let mut level = known.0.load(Ordering::Relaxed);
         if level < 0 {
             level = sqlx::query_scalar("PRAGMA synchronous")

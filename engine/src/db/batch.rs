@@ -70,7 +70,10 @@ impl<I: Send + 'static, O: Send + 'static> Batcher<I, O> {
                 let run = run.clone();
                 tokio::spawn(async move {
                     let n = items.len();
-                    let out = run(items).await;
+                    // Boxed: a batch's statement future is tens of kilobytes (a pool's
+                    // connection and a query's state), which the task would otherwise carry
+                    // from its spawn on and copy each time the runtime moves it.
+                    let out = Box::pin(run(items)).await;
                     drop(slot);
                     match out {
                         Ok(outs) if outs.len() == n => {

@@ -103,13 +103,18 @@ where
             .await
             .map_err(|_| sqlx::Error::PoolClosed)?;
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        // The ping and the pool's connect are boxed: their futures are kilobytes, and every
+        // future that awaits this one would carry (and copy) them, several times over, on
+        // every call, where nearly every call takes an idle connection without either.
         let conn = match idle {
-            Some((mut c, since)) if since.elapsed() > CHECK_AFTER_IDLE => match c.ping().await {
-                Ok(()) => c,
-                Err(_) => self.open().await?,
-            },
+            Some((mut c, since)) if since.elapsed() > CHECK_AFTER_IDLE => {
+                match Box::pin(c.ping()).await {
+                    Ok(()) => c,
+                    Err(_) => Box::pin(self.open()).await?,
+                }
+            }
             Some((c, _)) => c,
-            None => self.open().await?,
+            None => Box::pin(self.open()).await?,
         };
         Ok(Taken {
             owner: self,
@@ -198,5 +203,27 @@ mod tests {
         assert!(reused.idle.lock().unwrap().is_empty(), "dropped, not kept");
         pool.close().await;
         assert!(matches!(reused.take().await, Err(sqlx::Error::PoolClosed)));
+    }
+}
+
+#[cfg(all(test, feature = "postgres"))]
+mod size_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// Taking a connection is a small future: the pool's connect and the ping are boxed, so
+    /// the futures of every put and batch that await it stay small too (before, 8.8 KB here
+    /// and 72 KB at the checkpointer's put, copied on every call).
+    #[tokio::test]
+    async fn taking_a_connection_is_a_small_future() {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .connect_lazy("postgres://nobody@127.0.0.1:1/none")
+            .unwrap();
+        let reused = Reused::new(pool, 1);
+        let take = reused.take();
+        let size = std::mem::size_of_val(&take);
+        println!("take: {size} bytes");
+        assert!(size <= 1024, "take() is {size} bytes");
     }
 }
