@@ -70,9 +70,9 @@ impl<I: Send + 'static, O: Send + 'static> Batcher<I, O> {
                 let run = run.clone();
                 tokio::spawn(async move {
                     let n = items.len();
-                    // Boxed: a batch's statement future is tens of kilobytes (a pool's
-                    // connection and a query's state), which the task would otherwise carry
-                    // from its spawn on and copy each time the runtime moves it.
+                    // Boxed: `run`'s future may be large (it is whatever the caller's
+                    // statement awaits), and the task would otherwise carry it inline from
+                    // its spawn on, copied each time the runtime moves the task.
                     let out = Box::pin(run(items)).await;
                     drop(slot);
                     match out {

@@ -205,25 +205,3 @@ mod tests {
         assert!(matches!(reused.take().await, Err(sqlx::Error::PoolClosed)));
     }
 }
-
-#[cfg(all(test, feature = "postgres"))]
-mod size_tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    /// Taking a connection is a small future: the pool's connect and the ping are boxed, so
-    /// the futures of every put and batch that await it stay small too (before, 8.8 KB here
-    /// and 72 KB at the checkpointer's put, copied on every call).
-    #[tokio::test]
-    async fn taking_a_connection_is_a_small_future() {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .connect_lazy("postgres://nobody@127.0.0.1:1/none")
-            .unwrap();
-        let reused = Reused::new(pool, 1);
-        let take = reused.take();
-        let size = std::mem::size_of_val(&take);
-        println!("take: {size} bytes");
-        assert!(size <= 1024, "take() is {size} bytes");
-    }
-}
