@@ -2,7 +2,6 @@
 //! ([`super::step`]) until END, an interrupt, a failure or a cancel, writing a checkpoint
 //! after every step.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -12,8 +11,7 @@ use crate::cancel::CancelReason;
 use crate::checkpoint::{CheckpointError, Checkpointer, Flush};
 use crate::context::RunScope;
 use crate::graph::CompiledGraph;
-use crate::node::{Command, NodeError};
-use crate::observe::TaskRecord;
+use crate::node::NodeError;
 use crate::state::State;
 use crate::stream::{Emitter, Event, EventSink, StreamMode};
 
@@ -21,6 +19,7 @@ use super::breakpoint::{self, Breakpoint, BreakpointWhen, NodeSet};
 use super::cache::{CleanHead, Entry, WaitingHead};
 use super::cursor::{Cursor, NextCheckpoint, StepWrites};
 use super::plan::{Plan, TaskPlan};
+use super::step::Ran;
 use super::task::TaskOutcome;
 use super::{RunConfig, RunError, RunInput, RunOutcome, RunStatus};
 
@@ -380,16 +379,18 @@ impl<S: State> Executor<'_, S> {
             if cur.plan.tasks.is_empty() {
                 return Ok(self.outcome(cur, RunStatus::Completed));
             }
-            let runnable: Vec<TaskPlan> = cur
+            // The positions in the plan of the tasks that run now.
+            let runnable: Vec<usize> = cur
                 .plan
                 .tasks
                 .iter()
-                .filter(|t| {
+                .enumerate()
+                .filter(|(_, t)| {
                     cur.writes
                         .get(&t.id)
                         .is_none_or(|w| w.result.is_none() && w.unanswered().next().is_none())
                 })
-                .cloned()
+                .map(|(i, _)| i)
                 .collect();
             let waiting = cur.pending_interrupts();
             if runnable.is_empty() && !waiting.is_empty() {
@@ -405,26 +406,31 @@ impl<S: State> Executor<'_, S> {
                 steps_run += 1;
             }
             let step = cur.step() + 1;
-            let mut done: HashMap<String, Command<S>> = HashMap::new();
-            let mut cached: HashSet<String> = HashSet::new();
-            let mut ran: HashMap<String, TaskRecord> = HashMap::new();
+            let mut done: Vec<Option<Ran<S>>> = Vec::new();
+            done.resize_with(cur.plan.tasks.len(), || None);
             let mut failure: Option<RunError> = None;
             let mut unavailable: Option<(String, NodeError)> = None;
             let mut storage: Option<CheckpointError> = None;
             let mut stopped = false;
             // No node runs before the thread is this run's.
             self.scope.hold_fence().await?;
-            for (task, outcome, record) in self.run_step(&cur, &runnable, step).await {
-                if let Some(r) = record {
-                    ran.insert(task.id.clone(), r);
-                }
+            let outcomes = self.run_step(&cur, &runnable, step).await;
+            for (&at, (outcome, record)) in runnable.iter().zip(outcomes) {
+                let task = &cur.plan.tasks[at];
                 match outcome {
                     TaskOutcome::Done(cmd) => {
-                        done.insert(task.id.clone(), cmd);
+                        done[at] = Some(Ran {
+                            cmd,
+                            cached: false,
+                            record,
+                        });
                     }
                     TaskOutcome::Cached(cmd) => {
-                        cached.insert(task.id.clone());
-                        done.insert(task.id.clone(), cmd);
+                        done[at] = Some(Ran {
+                            cmd,
+                            cached: true,
+                            record,
+                        });
                     }
                     TaskOutcome::Interrupted(r) => {
                         let tw = cur.writes.entry(task.id.clone()).or_default();
@@ -475,7 +481,7 @@ impl<S: State> Executor<'_, S> {
             if stopped {
                 return Ok(self.outcome(cur, RunStatus::Cancelled(self.cancel_reason())));
             }
-            self.finish_step(&mut cur, done, ran, &cached, step).await?;
+            self.finish_step(&mut cur, done, step).await?;
             if self.cfg.cancel.is_cancelled() {
                 return Ok(self.outcome(cur, RunStatus::Cancelled(self.cancel_reason())));
             }

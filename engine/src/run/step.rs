@@ -2,7 +2,7 @@
 //! (a result that shares its step, an interrupt, a failure), then apply the results in task
 //! order, plan the next step and checkpoint.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -25,28 +25,33 @@ use super::cursor::{
     write, Cursor, StepWrites, StoredError, StoredInterrupt, StoredResult, ERROR, INTERRUPT, RESULT,
 };
 use super::executor::Executor;
-use super::plan::{self, Plan, TaskPlan};
+use super::plan::{self, Plan};
 use super::task::{run_task, TaskOutcome};
 use super::{panic_message, RunError};
 
 impl<S: State> Executor<'_, S> {
     /// Runs the step's tasks concurrently; on cancel, waits the grace period, then drops
     /// what is still running (reported as cancelled).
+    ///
+    /// `runnable` holds the positions of the tasks to run in the cursor's plan; the outcomes
+    /// come back in the same order.
     pub(super) async fn run_step(
         &mut self,
         cur: &Cursor<S>,
-        runnable: &[TaskPlan],
+        runnable: &[usize],
         step: i64,
-    ) -> Vec<(TaskPlan, TaskOutcome<S>, Option<TaskRecord>)> {
+    ) -> Vec<(TaskOutcome<S>, Option<TaskRecord>)> {
         // A result is recorded when other tasks share its step, except the last one of a step
         // whose tasks all succeed: the step's checkpoint follows and holds it.
         // (Only when the step's tasks that do not run now have results already: a task that
         // still waits for its answer holds the step back.)
         let tally = (cur.plan.tasks.len() > 1).then(|| {
-            let running: HashSet<&str> = runnable.iter().map(|r| r.id.as_str()).collect();
-            let rest_done = cur.plan.tasks.iter().all(|t| {
-                running.contains(t.id.as_str())
-                    || cur.writes.get(&t.id).is_some_and(|w| w.result.is_some())
+            let mut running = vec![false; cur.plan.tasks.len()];
+            for &i in runnable {
+                running[i] = true;
+            }
+            let rest_done = cur.plan.tasks.iter().zip(&running).all(|(t, &runs)| {
+                runs || cur.writes.get(&t.id).is_some_and(|w| w.result.is_some())
             });
             Arc::new(StepTally::new(runnable.len(), rest_done))
         });
@@ -55,7 +60,7 @@ impl<S: State> Executor<'_, S> {
         let parent = crate::observe::current();
         let mut futs = FuturesUnordered::new();
         let mut handles = Vec::new();
-        for (i, t) in runnable.iter().enumerate() {
+        for (i, t) in runnable.iter().map(|&at| &cur.plan.tasks[at]).enumerate() {
             let Some(&idx) = self.g.graph.index.get(&t.node) else {
                 continue;
             };
@@ -145,25 +150,21 @@ impl<S: State> Executor<'_, S> {
                 }
             }
         }
-        runnable
-            .iter()
-            .cloned()
-            .zip(results)
-            .map(|(t, r)| {
-                let (outcome, record) = r.unwrap_or((TaskOutcome::Cancelled, None));
-                (t, outcome, record)
-            })
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or((TaskOutcome::Cancelled, None)))
             .collect()
     }
 
     /// Applies the step's results in task order, plans the next step and checkpoints; only
     /// then reports each node finished.
+    ///
+    /// `done` holds what each task of the plan returned this step, by its position in the
+    /// plan (`None`: its result was recorded by an earlier try of the step).
     pub(super) async fn finish_step(
         &mut self,
         cur: &mut Cursor<S>,
-        mut done: HashMap<String, Command<S>>,
-        mut ran: HashMap<String, TaskRecord>,
-        cached: &HashSet<String>,
+        done: Vec<Option<Ran<S>>>,
         step: i64,
     ) -> Result<(), RunError> {
         // The step's tasks leave the plan, which the step's checkpoint replaces (the cursor is
@@ -177,11 +178,12 @@ impl<S: State> Executor<'_, S> {
         let report_updates = self.emitter().is_active();
         {
             let state = Arc::make_mut(&mut cur.state);
-            for t in &tasks {
-                let cmd = match done.remove(&t.id) {
-                    Some(c) => {
-                        records.extend(ran.remove(&t.id));
-                        c
+            for (t, done) in tasks.iter().zip(done) {
+                let cached = done.as_ref().is_some_and(|d| d.cached);
+                let cmd = match done {
+                    Some(Ran { cmd, record, .. }) => {
+                        records.extend(record);
+                        cmd
                     }
                     None => {
                         let raw = cur
@@ -228,7 +230,7 @@ impl<S: State> Executor<'_, S> {
                     goto: cmd.goto,
                     sends: cmd.sends,
                 });
-                updates.push(update_json);
+                updates.push((update_json, cached));
             }
         }
         let mut barriers = cur.plan.barriers.clone();
@@ -253,19 +255,27 @@ impl<S: State> Executor<'_, S> {
             );
         }
         self.save(cur, &writes, next, meta).await?;
-        for (t, update) in tasks.iter().zip(updates) {
+        for (t, (update, cached)) in tasks.iter().zip(updates) {
             self.emitter().emit_with(|| Event::NodeFinished {
                 node: t.node.clone(),
                 task_id: t.id.clone(),
                 step,
                 update,
                 status: self.g.node_status(&t.node).map(str::to_string),
-                cached: cached.contains(&t.id),
+                cached,
             });
         }
         self.emit_checkpoint(cur);
         Ok(())
     }
+}
+
+/// What a task that finished this step returned: its command, whether it came from the
+/// node's cache, and its record.
+pub(super) struct Ran<S: State> {
+    pub(super) cmd: Command<S>,
+    pub(super) cached: bool,
+    pub(super) record: Option<TaskRecord>,
 }
 
 /// How a step of several tasks is going: how many of its tasks have not finished, and
