@@ -417,18 +417,12 @@ impl<S: State> Executor<'_, S> {
             let outcomes = self.run_step(&cur, &runnable, step).await;
             for (&at, (outcome, record)) in runnable.iter().zip(outcomes) {
                 let task = &cur.plan.tasks[at];
+                let cached = matches!(outcome, TaskOutcome::Cached(_));
                 match outcome {
-                    TaskOutcome::Done(cmd) => {
+                    TaskOutcome::Done(cmd) | TaskOutcome::Cached(cmd) => {
                         done[at] = Some(Ran {
                             cmd,
-                            cached: false,
-                            record,
-                        });
-                    }
-                    TaskOutcome::Cached(cmd) => {
-                        done[at] = Some(Ran {
-                            cmd,
-                            cached: true,
+                            cached,
                             record,
                         });
                     }

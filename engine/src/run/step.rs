@@ -179,11 +179,14 @@ impl<S: State> Executor<'_, S> {
         {
             let state = Arc::make_mut(&mut cur.state);
             for (t, done) in tasks.iter().zip(done) {
-                let cached = done.as_ref().is_some_and(|d| d.cached);
-                let cmd = match done {
-                    Some(Ran { cmd, record, .. }) => {
+                let (cmd, cached) = match done {
+                    Some(Ran {
+                        cmd,
+                        cached,
+                        record,
+                    }) => {
                         records.extend(record);
-                        cmd
+                        (cmd, cached)
                     }
                     None => {
                         let raw = cur
@@ -197,12 +200,13 @@ impl<S: State> Executor<'_, S> {
                         let stored: StoredResult<S::Update> = serde_json::from_str(raw.get())
                             .map_err(crate::state::StateError::Decode)?;
                         records.extend(stored.ran);
-                        Command {
+                        let cmd = Command {
                             update: stored.update,
                             goto: stored.goto,
                             sends: stored.sends,
                             parent: None,
-                        }
+                        };
+                        (cmd, false)
                     }
                 };
                 let update_json = match &cmd.update {
