@@ -181,7 +181,12 @@ async fn wal_diff(pool: &sqlx::PgPool, a: &str, b: &str) -> anyhow::Result<i64> 
 }
 
 async fn run_turn(g: &palgraph::CompiledGraph<shape::BenchState>, thread: &str, i: usize) {
-    if let Err(e) = g.invoke(RunConfig::new(thread), turn_input(i)).await {
+    run_turn_with(g, RunConfig::new(thread), i).await
+}
+
+/// [`run_turn`] with a given configuration.
+async fn run_turn_with(g: &palgraph::CompiledGraph<shape::BenchState>, cfg: RunConfig, i: usize) {
+    if let Err(e) = g.invoke(cfg, turn_input(i)).await {
         panic!("turn failed: {e}");
     }
 }

@@ -55,6 +55,9 @@ pub(crate) struct RunScope {
     /// Whether the run's last write was stored with [`crate::checkpoint::Flush::WithNext`]
     /// and nothing flushed it since: the run flushes before it ends.
     pub(crate) unflushed: std::sync::atomic::AtomicBool,
+    /// Whether the run's last checkpoint is stored (see `run::landing`): its tasks' pending
+    /// writes wait for it.
+    pub(crate) landing: crate::run::landing::Gate,
 }
 
 impl RunScope {
@@ -84,6 +87,7 @@ impl RunScope {
         writes: Vec<PendingWrite>,
     ) -> Result<(), CheckpointError> {
         self.hold_fence().await?;
+        self.landing.stored().await?;
         let kept = writes.clone();
         let stored = self
             .checkpointer

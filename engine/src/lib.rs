@@ -132,8 +132,8 @@ pub use node_cache::CachePolicy;
 pub use palgraph_macros::State;
 pub use reducer::{Append, MergeMap, Overwrite, ReduceError, Reducer};
 pub use run::{
-    Breakpoint, BreakpointWhen, NodeSet, RunConfig, RunError, RunInput, RunOutcome, RunStatus,
-    RunStream,
+    Breakpoint, BreakpointWhen, Durability, NodeSet, RunConfig, RunError, RunInput, RunOutcome,
+    RunStatus, RunStream,
 };
 pub use state::{FieldInfo, FieldSet, Lifetime, State, StateError, StateUpdate};
 pub use stream::{Event, EventSink, RunEvent, StreamMode, StreamModes};

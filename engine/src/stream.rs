@@ -19,8 +19,8 @@
 //! [`CompiledGraph::stream`]: crate::CompiledGraph::stream
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
 use futures_util::Stream;
@@ -408,11 +408,20 @@ impl Stream for EventStream {
 }
 
 /// Numbers events and hands them to the sink.
+///
+/// While a step's checkpoint is stored in the background (see `run::landing`), the events
+/// of the next step are held back: they are sent once that checkpoint's own events went
+/// out, so the stream keeps the order of a run that stores every checkpoint before its next
+/// step begins.
 pub(crate) struct Emitter {
     sink: Arc<dyn EventSink>,
     seq: AtomicU64,
     active: bool,
     pub(crate) modes: StreamModes,
+    /// Whether events are being held back (a fast check before taking `held`).
+    holding: AtomicBool,
+    /// The events held back, in order (`None`: none are).
+    held: Mutex<Option<Vec<Event>>>,
 }
 
 impl Emitter {
@@ -422,6 +431,8 @@ impl Emitter {
             sink,
             seq: AtomicU64::new(0),
             modes,
+            holding: AtomicBool::new(false),
+            held: Mutex::new(None),
         }
     }
 
@@ -430,11 +441,62 @@ impl Emitter {
         self.active
     }
 
-    /// Builds and sends an event, unless nobody listens.
+    /// Builds and sends an event, unless nobody listens; while events are held back, holds
+    /// it back too.
     pub(crate) fn emit_with(&self, make: impl FnOnce() -> Event) {
-        if self.active {
-            let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
-            self.sink.send(RunEvent { seq, event: make() });
+        if !self.active {
+            return;
         }
+        if self.holding.load(Ordering::Acquire) {
+            let mut held = self.held();
+            if let Some(events) = held.as_mut() {
+                events.push(make());
+                return;
+            }
+            // Released meanwhile: the held events went out before the lock was free.
+        }
+        self.send(make());
+    }
+
+    /// Sends `event` now, ahead of any held back.
+    pub(crate) fn emit_ahead(&self, event: Event) {
+        if self.active {
+            self.send(event);
+        }
+    }
+
+    /// Holds back every event emitted from now on, until [`Emitter::release`].
+    pub(crate) fn hold(&self) {
+        if self.active {
+            let mut held = self.held();
+            held.get_or_insert_with(Vec::new);
+            self.holding.store(true, Ordering::Release);
+        }
+    }
+
+    /// Stops holding events back: sends those held (`send`), or drops them.
+    pub(crate) fn release(&self, send: bool) {
+        if !self.active {
+            return;
+        }
+        let mut held = self.held();
+        if let Some(events) = held.take() {
+            if send {
+                for event in events {
+                    self.send(event);
+                }
+            }
+        }
+        // Only now: an event emitted meanwhile waited for the lock, and goes out after them.
+        self.holding.store(false, Ordering::Release);
+    }
+
+    fn held(&self) -> MutexGuard<'_, Option<Vec<Event>>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn send(&self, event: Event) {
+        let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
+        self.sink.send(RunEvent { seq, event });
     }
 }

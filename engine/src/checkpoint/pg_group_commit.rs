@@ -3,7 +3,8 @@
 //! When several runs save checkpoints at the same moment, one writer task inserts all the
 //! puts that have queued up with a single statement: one round trip and one WAL flush make
 //! every one of them durable. Each put still resolves only once its own row is committed
-//! (or refused), so a run never starts its next step before its last checkpoint is on disk:
+//! (or refused), so nothing a run does after its last checkpoint is stored or reported
+//! before that checkpoint is on disk (see `run::landing`):
 //! durability is exactly that of one transaction per checkpoint.
 //!
 //! A put that finds no other put in flight does not queue: it inserts its row directly, so

@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::cancel::CancelReason;
-use crate::checkpoint::{CheckpointError, Checkpointer, Flush};
+use futures_util::FutureExt;
+
+use crate::checkpoint::{CheckpointError, CheckpointRecord, Checkpointer, Flush, PutCheckpoint};
 use crate::context::RunScope;
 use crate::graph::CompiledGraph;
 use crate::node::NodeError;
@@ -18,6 +20,7 @@ use crate::stream::{Emitter, Event, EventSink, StreamMode};
 use super::breakpoint::{self, Breakpoint, BreakpointWhen, NodeSet};
 use super::cache::{CleanHead, Entry, WaitingHead};
 use super::cursor::{Cursor, NextCheckpoint, StepWrites};
+use super::landing::InFlight;
 use super::plan::{Plan, TaskPlan};
 use super::step::Ran;
 use super::task::TaskOutcome;
@@ -91,6 +94,8 @@ pub(super) struct Executor<'a, S: State> {
     /// The last checkpoint and its writes, when the run stopped on interrupts (for the
     /// state cache).
     waiting_head: Option<WaitingHead>,
+    /// The last step's checkpoint, while it is stored in the background.
+    pub(super) in_flight: Option<InFlight>,
 }
 
 impl<'a, S: State> Executor<'a, S> {
@@ -109,6 +114,7 @@ impl<'a, S: State> Executor<'a, S> {
             store: cfg.store.clone().or_else(|| g.store.clone()),
             known_writes: std::sync::Mutex::new(None),
             unflushed: Default::default(),
+            landing: Default::default(),
         });
         Executor {
             limit: cfg.recursion_limit.unwrap_or(g.recursion_limit),
@@ -118,6 +124,7 @@ impl<'a, S: State> Executor<'a, S> {
             head: None,
             clean_head: None,
             waiting_head: None,
+            in_flight: None,
         }
     }
 }
@@ -208,6 +215,83 @@ impl<S: State> Executor<'_, S> {
         metadata: Map<String, Value>,
         flush: Flush,
     ) -> Result<(), RunError> {
+        let (put, done) = self.next_put(cur, writes, plan, metadata, flush)?;
+        let stored = self.put_future(&put);
+        // What the cursor held of its checkpoint is freed while the put is in flight rather
+        // than before or after it. The put is polled first, so its statement is sent before.
+        let (stored, ()) = futures_util::future::join(stored, async move { drop(done) }).await;
+        stored?;
+        match flush {
+            Flush::Now => self.scope.flushed(),
+            Flush::WithNext => self.scope.deferred(),
+        }
+        self.moved_to(cur, put.record);
+        Ok(())
+    }
+
+    /// Saves the next checkpoint after `cur` in the background ([`Durability::Async`]):
+    /// sends its statement, moves the cursor to it and returns; `events` (the step's) follow
+    /// the checkpoint's own once it lands (see [`InFlight`]).
+    pub(super) async fn launch(
+        &mut self,
+        cur: &mut Cursor<S>,
+        writes: &StepWrites,
+        plan: Plan,
+        metadata: Map<String, Value>,
+        mut events: Vec<Event>,
+    ) -> Result<(), RunError> {
+        let (put, done) = self.next_put(cur, writes, plan, metadata, Flush::Now)?;
+        // The previous step's checkpoint, if it is still on its way, lands first.
+        self.land().await?;
+        let put = Arc::new(put);
+        let stored = {
+            let (cp, claim, put) = (self.cp().clone(), self.cfg.claim.clone(), put.clone());
+            let span = put_span(&self.cfg.thread_id, &put);
+            async move {
+                match &claim {
+                    Some(claim) => claim.put(&*cp, &put).await,
+                    None => cp.put(&put).await,
+                }
+            }
+            .instrument(span)
+            .boxed()
+        };
+        let mut flight = InFlight::launch(&self.scope, stored).await;
+        drop(done);
+        self.moved_to(cur, put.record.clone());
+        if self.emitter().is_active() {
+            events.extend(self.checkpoint_events(cur));
+            flight.events = events;
+        }
+        self.in_flight = Some(flight);
+        Ok(())
+    }
+
+    /// Waits for the checkpoint saved in the background, if any, to land (see [`InFlight`]).
+    pub(super) async fn land(&mut self) -> Result<(), RunError> {
+        match self.in_flight.take() {
+            Some(flight) => {
+                let landed = flight.land(&self.scope).await;
+                if landed.is_err() {
+                    self.emitter().release(false);
+                }
+                Ok(landed?)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The next checkpoint after `cur`, with the cursor's plan moved to it; and what the
+    /// cursor held of its checkpoint, to free while the put is in flight (the cursor is not
+    /// used again if the put fails).
+    fn next_put(
+        &self,
+        cur: &mut Cursor<S>,
+        writes: &StepWrites,
+        plan: Plan,
+        metadata: Map<String, Value>,
+        flush: Flush,
+    ) -> Result<(PutCheckpoint, impl Send + 'static), RunError> {
         let mut parent = cur.record.take();
         let (put, plan) = NextCheckpoint {
             thread_id: &self.cfg.thread_id,
@@ -220,52 +304,56 @@ impl<S: State> Executor<'_, S> {
             flush,
         }
         .build(&*cur.state, writes)?;
-        // What the cursor held of its checkpoint is done with: freed while the put is in
-        // flight rather than before or after it (the cursor is not used again if the put
-        // fails). The put is polled first, so its statement is sent before.
         let done = (
             parent,
             std::mem::replace(&mut cur.plan, plan),
             std::mem::take(&mut cur.writes),
         );
-        let span = tracing::info_span!(
-            "checkpoint.put",
-            thread_id = %self.cfg.thread_id,
-            checkpoint_id = %put.record.checkpoint_id,
-            seq = put.record.seq,
-        );
-        let stored = async {
+        Ok((put, done))
+    }
+
+    /// Stores `put` (through the run's claim, if it has one).
+    fn put_future<'p>(
+        &'p self,
+        put: &'p PutCheckpoint,
+    ) -> impl std::future::Future<Output = Result<(), CheckpointError>> + 'p {
+        async move {
             match &self.cfg.claim {
-                Some(claim) => claim.put(&**self.cp(), &put).await,
-                None => self.cp().put(&put).await,
+                Some(claim) => claim.put(&**self.cp(), put).await,
+                None => self.cp().put(put).await,
             }
         }
-        .instrument(span);
-        let (stored, ()) = futures_util::future::join(stored, async move { drop(done) }).await;
-        stored?;
-        match flush {
-            Flush::Now => self.scope.flushed(),
-            Flush::WithNext => self.scope.deferred(),
-        }
-        let record = put.record;
+        .instrument(put_span(&self.cfg.thread_id, put))
+    }
+
+    /// Moves the cursor to the checkpoint `record` (just stored, or on its way).
+    fn moved_to(&mut self, cur: &mut Cursor<S>, record: CheckpointRecord) {
         // A new checkpoint: no pending writes but this run's.
         self.scope
             .know_writes(Some((&record.checkpoint_id, Vec::new())));
         self.head = Some((record.checkpoint_id.clone(), record.seq));
         cur.record = Some(record);
-        Ok(())
     }
 
     pub(super) fn emit_checkpoint(&self, cur: &Cursor<S>) {
+        if self.emitter().is_active() {
+            for event in self.checkpoint_events(cur) {
+                self.emitter().emit_with(|| event);
+            }
+        }
+    }
+
+    /// The events that tell `cur`'s checkpoint: its values (in `values` mode) and itself.
+    fn checkpoint_events(&self, cur: &Cursor<S>) -> Vec<Event> {
         let step = cur.step();
-        let emitter = self.emitter();
-        if emitter.modes.contains(StreamMode::Values) {
-            emitter.emit_with(|| Event::Values {
+        let mut events = Vec::with_capacity(2);
+        if self.emitter().modes.contains(StreamMode::Values) {
+            events.push(Event::Values {
                 step,
                 values: serde_json::to_value(&*cur.state).unwrap_or(Value::Null),
             });
         }
-        emitter.emit_with(|| Event::Checkpoint {
+        events.push(Event::Checkpoint {
             checkpoint_id: cur.id().unwrap_or_default().to_string(),
             step,
             source: cur
@@ -276,6 +364,7 @@ impl<S: State> Executor<'_, S> {
                 .to_string(),
             next: cur.plan.next_nodes(),
         });
+        events
     }
 
     /// The nodes this run stops before (its config's list, else the graph's).
@@ -362,8 +451,17 @@ impl<S: State> Executor<'_, S> {
             .unwrap_or(CancelReason::UserCancelled)
     }
 
-    /// Runs steps from `cur` until the graph ends, waits, fails or is cancelled.
-    async fn steps(&mut self, mut cur: Cursor<S>) -> Result<RunOutcome<S>, RunError> {
+    /// Runs steps from `cur` until the graph ends, waits, fails or is cancelled; returns
+    /// once the last checkpoint it saved is stored.
+    async fn steps(&mut self, cur: Cursor<S>) -> Result<RunOutcome<S>, RunError> {
+        let result = self.steps_from(cur).await;
+        // A checkpoint still on its way when the run stopped. When it failed, what the run
+        // did after it does not count: its error is the run's.
+        self.land().await?;
+        result
+    }
+
+    async fn steps_from(&mut self, mut cur: Cursor<S>) -> Result<RunOutcome<S>, RunError> {
         let mut steps_run = 0usize;
         loop {
             // A breakpoint this run stopped at (just now, or in an earlier try of the same
@@ -414,7 +512,12 @@ impl<S: State> Executor<'_, S> {
             let mut stopped = false;
             // No node runs before the thread is this run's.
             self.scope.hold_fence().await?;
-            let outcomes = self.run_step(&cur, &runnable, step).await;
+            let landing = self.in_flight.take();
+            let (outcomes, landing) = self.run_step(&cur, &runnable, step, landing).await;
+            // Failed: the step ran on a checkpoint that could not be stored, and nothing it
+            // did counts. Still on its way: it lands before the step's own checkpoint is put,
+            // or before the run ends.
+            self.in_flight = landing?;
             for (&at, (outcome, record)) in runnable.iter().zip(outcomes) {
                 let task = &cur.plan.tasks[at];
                 let cached = matches!(outcome, TaskOutcome::Cached(_));
@@ -510,4 +613,14 @@ pub(super) async fn load_head<S: State>(
         Some(l) => Ok(Some(Cursor::load(l)?)),
         None => Ok(None),
     }
+}
+
+/// The span of a checkpoint's put.
+fn put_span(thread_id: &str, put: &PutCheckpoint) -> tracing::Span {
+    tracing::info_span!(
+        "checkpoint.put",
+        thread_id = %thread_id,
+        checkpoint_id = %put.record.checkpoint_id,
+        seq = put.record.seq,
+    )
 }

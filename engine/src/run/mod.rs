@@ -15,12 +15,14 @@ pub(crate) mod cursor;
 mod executor;
 mod failure;
 mod input;
+pub(crate) mod landing;
 pub(crate) mod plan;
 mod step;
 mod task;
 mod update;
 
 pub use breakpoint::{Breakpoint, BreakpointWhen, NodeSet};
+pub use landing::Durability;
 pub(crate) use update::update_state;
 
 use std::sync::Arc;
@@ -84,6 +86,9 @@ pub struct RunConfig {
     pub context: Arc<Map<String, Value>>,
     /// Which optional events to produce (`values` costs a serialization per step).
     pub stream_modes: StreamModes,
+    /// Whether a step's checkpoint is stored before the next step begins or while it runs
+    /// (see [`Durability`]; every checkpoint is stored either way).
+    pub durability: Durability,
     /// Cancels the run.
     pub cancel: Cancellation,
     /// The writer's fence: every checkpoint and pending write of the run carries it, and
@@ -116,6 +121,7 @@ impl RunConfig {
             metadata: Map::new(),
             context: Arc::new(Map::new()),
             stream_modes: StreamModes::default(),
+            durability: Durability::default(),
             cancel: Cancellation::new(),
             fence: None,
             claim: None,
@@ -171,6 +177,13 @@ impl RunConfig {
     #[must_use]
     pub fn stream_modes(mut self, modes: StreamModes) -> Self {
         self.stream_modes = modes;
+        self
+    }
+
+    /// With a durability mode (see [`Durability`]).
+    #[must_use]
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
         self
     }
 

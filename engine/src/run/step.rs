@@ -12,7 +12,7 @@ use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::checkpoint::{now_ms, Checkpointer, PendingWrite};
+use crate::checkpoint::{now_ms, CheckpointError, Checkpointer, PendingWrite};
 use crate::context::{TaskShared, TaskSpec};
 use crate::graph::GraphInner;
 use crate::metric;
@@ -25,6 +25,7 @@ use super::cursor::{
     write, Cursor, StepWrites, StoredError, StoredInterrupt, StoredResult, ERROR, INTERRUPT, RESULT,
 };
 use super::executor::Executor;
+use super::landing::{Durability, InFlight};
 use super::plan::{self, Plan};
 use super::task::{run_task, TaskOutcome};
 use super::{panic_message, RunError};
@@ -34,13 +35,21 @@ impl<S: State> Executor<'_, S> {
     /// what is still running (reported as cancelled).
     ///
     /// `runnable` holds the positions of the tasks to run in the cursor's plan; the outcomes
-    /// come back in the same order.
+    /// come back in the same order. `landing` is the cursor's checkpoint, when it is still
+    /// being stored: the tasks run meanwhile, and are stopped (reported cancelled) if it
+    /// fails, which comes back as the error; when the tasks are done before it landed, it
+    /// comes back still on its way.
     pub(super) async fn run_step(
         &mut self,
         cur: &Cursor<S>,
         runnable: &[usize],
         step: i64,
-    ) -> Vec<(TaskOutcome<S>, Option<TaskRecord>)> {
+        mut landing: Option<InFlight>,
+    ) -> (
+        Vec<(TaskOutcome<S>, Option<TaskRecord>)>,
+        Result<Option<InFlight>, CheckpointError>,
+    ) {
+        let mut failed_landing: Option<CheckpointError> = None;
         // A result is recorded when other tasks share its step, except the last one of a step
         // whose tasks all succeed: the step's checkpoint follows and holds it.
         // (Only when the step's tasks that do not run now have results already: a task that
@@ -134,6 +143,25 @@ impl<S: State> Executor<'_, S> {
             };
             tokio::select! {
                 biased;
+                stored = async { landing.as_mut().expect("polled only while landing").put().await },
+                    if landing.is_some() => {
+                    let flight = landing.take().expect("a landing just polled");
+                    if let Err(e) = flight.landed(&self.scope, stored) {
+                        // The step ran on a checkpoint that is not stored: stopped at once,
+                        // and nothing it did is kept.
+                        failed_landing = Some(e);
+                        for h in &handles {
+                            h.abort();
+                        }
+                        if handles.is_empty() {
+                            drop(futs);
+                        } else {
+                            while futs.next().await.is_some() {}
+                        }
+                        self.emitter().release(false);
+                        break;
+                    }
+                }
                 next = futs.next() => match next {
                     Some((i, out)) => results[i] = Some(out),
                     None => break,
@@ -150,10 +178,15 @@ impl<S: State> Executor<'_, S> {
                 }
             }
         }
-        results
+        let outcomes = results
             .into_iter()
             .map(|r| r.unwrap_or((TaskOutcome::Cancelled, None)))
-            .collect()
+            .collect();
+        let landing = match failed_landing {
+            Some(e) => Err(e),
+            None => Ok(landing),
+        };
+        (outcomes, landing)
     }
 
     /// Applies the step's results in task order, plans the next step and checkpoints; only
@@ -258,18 +291,29 @@ impl<S: State> Executor<'_, S> {
                 serde_json::to_value(records).unwrap_or(Value::Null),
             );
         }
-        self.save(cur, &writes, next, meta).await?;
-        for (t, (update, cached)) in tasks.iter().zip(updates) {
-            self.emitter().emit_with(|| Event::NodeFinished {
+        let finished: Vec<Event> = tasks
+            .iter()
+            .zip(updates)
+            .filter(|_| report_updates)
+            .map(|(t, (update, cached))| Event::NodeFinished {
                 node: t.node.clone(),
                 task_id: t.id.clone(),
                 step,
                 update,
                 status: self.g.node_status(&t.node).map(str::to_string),
                 cached,
-            });
+            })
+            .collect();
+        match self.cfg.durability {
+            Durability::Sync => {
+                self.save(cur, &writes, next, meta).await?;
+                for event in finished {
+                    self.emitter().emit_with(|| event);
+                }
+                self.emit_checkpoint(cur);
+            }
+            Durability::Async => self.launch(cur, &writes, next, meta, finished).await?,
         }
-        self.emit_checkpoint(cur);
         Ok(())
     }
 }

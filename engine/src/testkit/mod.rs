@@ -23,6 +23,7 @@ pub mod fixtures;
 pub mod input_cases;
 pub mod interrupt_cases;
 pub mod observe_cases;
+pub mod paced;
 pub mod recovery_cases;
 pub mod send_cases;
 pub mod step_cases;

@@ -286,6 +286,9 @@ impl Attempt {
         cfg.interrupt_before = spec.interrupt_before.clone();
         cfg.interrupt_after = spec.interrupt_after.clone();
         cfg.store = self.runs.long_term_for(&self.run.owner);
+        if let Some(durability) = spec.durability {
+            cfg.durability = durability;
+        }
         if !matches!(input, DynInput::Continue) || !again {
             cfg.checkpoint_id = spec.checkpoint_id.clone();
         }

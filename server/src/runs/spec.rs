@@ -3,7 +3,7 @@
 //! normalized by the engine when the run was admitted, and run as it is.
 
 use palgraph::dynamic::DynInput;
-use palgraph::{NodeSet, Resume, StreamMode};
+use palgraph::{Durability, NodeSet, Resume, StreamMode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -33,6 +33,9 @@ pub struct RunSpec {
     /// Breakpoints after nodes (`None`: the graph's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupt_after: Option<NodeSet>,
+    /// When each step's checkpoint is stored (`None`: the engine's default, `async`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<Durability>,
 }
 
 impl Default for RunSpec {
@@ -40,6 +43,7 @@ impl Default for RunSpec {
         RunSpec {
             interrupt_before: None,
             interrupt_after: None,
+            durability: None,
             input: DynInput::Continue,
             checkpoint_id: None,
             stream_modes: Vec::new(),
@@ -119,6 +123,7 @@ impl RunSpec {
             api: old.api,
             interrupt_before: None,
             interrupt_after: None,
+            durability: None,
         })
     }
 }
@@ -140,6 +145,7 @@ mod tests {
             recursion_limit: Some(7),
             context: json!({"user_id": "u"}).as_object().cloned().unwrap(),
             api: json!({"stream_mode": ["values"]}),
+            durability: Some(palgraph::Durability::Sync),
             ..RunSpec::default()
         };
         let kwargs = serde_json::to_value(&spec).unwrap();

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use palgraph::dynamic::DynInput;
-use palgraph::{NodeSet, Resume};
+use palgraph::{Durability, NodeSet, Resume};
 use serde_json::{json, Value};
 
 use super::common::{assistant, checkpoint_id_of, one_of, with_header, ThreadPath};
@@ -262,6 +262,7 @@ pub(crate) async fn start_keyed(
         interrupt_after: breakpoints(&entry, "interrupt_after", req.interrupt_after.as_ref())?,
         stream_modes: engine_modes,
         recursion_limit,
+        durability: req.durability.as_deref().and_then(Durability::from_name),
         context: req.context.clone().unwrap_or_default(),
         api: json!({
             "stream_mode": modes.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
