@@ -1,6 +1,6 @@
 //! Section `g`: the floor a Postgres turn is measured against: as many bare single-row
 //! `INSERT` + `COMMIT` round trips (sqlx) as a turn commits, alone and in alternating rounds
-//! with a turn (durability async, the default, and sync) and the turn's puts replayed.
+//! with a turn (durability sync, the default, and async) and the turn's puts replayed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,15 +58,15 @@ pub(crate) async fn sec_g(
     let g = graph(cp.clone(), Variant::Plain);
     let puts = kept_puts(cp.clone()).await?;
     let (mut ratios, mut put_ratios, mut engine) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut sync_ratios, mut sync_engine) = (Vec::new(), Vec::new());
+    let (mut async_ratios, mut async_engine) = (Vec::new(), Vec::new());
     for i in 0..s.pg.1 {
         let t0 = Instant::now();
         run_turn(&g, &tid("pair"), i).await;
         let turn = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
-        let cfg = RunConfig::new(tid("pair-sync")).durability(Durability::Sync);
+        let cfg = RunConfig::new(tid("pair-async")).durability(Durability::Async);
         run_turn_with(&g, cfg, i).await;
-        let turn_sync = t0.elapsed().as_secs_f64();
+        let turn_async = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
         let thread = tid("replay");
         for p in &puts {
@@ -86,29 +86,29 @@ pub(crate) async fn sec_g(
         }
         let floor = t0.elapsed().as_secs_f64();
         ratios.push(turn / floor);
-        sync_ratios.push(turn_sync / floor);
+        async_ratios.push(turn_async / floor);
         put_ratios.push(replay / floor);
         engine.push((turn - replay) * 1e6);
-        sync_engine.push((turn_sync - replay) * 1e6);
+        async_engine.push((turn_async - replay) * 1e6);
     }
     r.fig(
         "g_turn_over_floor_paired",
-        "Postgres turn / floor, measured in alternating pairs (ratio; durability async, the default)",
+        "Postgres turn / floor, measured in alternating pairs (ratio; durability sync, the default)",
         ratios,
         "x",
         json!({}),
     );
     r.fig(
-        "g_turn_sync_over_floor_paired",
-        "Postgres turn with durability sync / floor, same rounds (ratio)",
-        sync_ratios,
+        "g_turn_async_over_floor_paired",
+        "Postgres turn with durability async / floor, same rounds (ratio)",
+        async_ratios,
         "x",
         json!({}),
     );
     r.fig(
-        "g_turn_sync_minus_puts_paired",
-        "a sync turn minus its puts alone: the engine's own time per sync turn, same rounds",
-        sync_engine,
+        "g_turn_async_minus_puts_paired",
+        "an async turn minus its puts alone: the engine's own time per async turn, same rounds",
+        async_engine,
         "us",
         json!({}),
     );

@@ -1,4 +1,4 @@
-//! Durability modes: with [`Durability::Async`] (the default) a step's checkpoint is stored
+//! Durability modes: with [`Durability::Async`] a step's checkpoint is stored
 //! while the next step runs. These tests hold it to what [`Durability::Sync`] gives: the same
 //! events in the same order, no write of a step stored before the checkpoint it belongs to,
 //! and a checkpoint that fails to store stops the step that started on it, drops what that
@@ -163,7 +163,7 @@ async fn a_write_of_the_next_step_waits_for_the_checkpoint_it_belongs_to() {
     let g = build(g, Arc::new(paced));
     let t = thread();
     let outcome = g
-        .invoke(RunConfig::new(&t), say("go"))
+        .invoke(RunConfig::new(&t).durability(Durability::Async), say("go"))
         .await
         .expect("the run stops at the interrupt");
     assert!(matches!(outcome.status, palgraph::RunStatus::Interrupted(ref i) if i.len() == 1));
@@ -223,7 +223,11 @@ async fn a_checkpoint_that_fails_stops_the_step_that_started_on_it() {
         // Bounded so that a step that is not stopped fails the test instead of hanging it.
         let (events, outcome) = tokio::time::timeout(
             Duration::from_secs(60),
-            events_of(&g, RunConfig::new(&t), say("go")),
+            events_of(
+                &g,
+                RunConfig::new(&t).durability(Durability::Async),
+                say("go"),
+            ),
         )
         .await
         .expect("the run stops once the checkpoint failed");
@@ -266,13 +270,13 @@ async fn a_checkpoint_that_fails_stops_the_step_that_started_on_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sync_durability_is_still_served() {
+async fn sync_is_the_default_and_stops_before_the_next_step() {
     let paced = Paced::new(Arc::new(MemoryCheckpointer::new()), Duration::ZERO).failing_put(2);
     let log = paced.log();
     let g = fan_graph(Arc::new(paced), log.clone());
     let t = thread();
     let err = g
-        .invoke(RunConfig::new(&t).durability(Durability::Sync), say("go"))
+        .invoke(RunConfig::new(&t), say("go"))
         .await
         .expect_err("the second flushed put fails");
     assert!(matches!(err, RunError::Checkpoint(_)), "{err}");
@@ -283,6 +287,7 @@ async fn sync_durability_is_still_served() {
         !log[failed..].iter().any(|l| l.starts_with("ran ")),
         "{log:?}"
     );
+    assert_eq!(Durability::default(), Durability::Sync);
     assert_eq!(Durability::from_name("sync"), Some(Durability::Sync));
     assert_eq!(Durability::from_name("exit"), Some(Durability::Async));
     assert_eq!(Durability::from_name("later"), None);

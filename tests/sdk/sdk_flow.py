@@ -221,6 +221,18 @@ async def streaming_modes(client) -> None:
     parts = await collect(client.runs.stream(None, "fanout", input={"messages": [{"role": "user", "content": "check this"}]}, stream_mode="updates"))
     ok(parts[0].event == "metadata" and len([p for p in parts if p.event == "updates"]) >= 4, "stateless runs.stream (fan-out updates)")
 
+    # durability: applied (sync, the default, or async; exit is served as async), and
+    # either way the same stream of updates and the same thread state.
+    seen = {}
+    for durability in ("sync", "async", "exit"):
+        dt = (await client.threads.create())["thread_id"]
+        parts = await collect(client.runs.stream(dt, "fanout", input={"messages": [{"role": "user", "content": "check this"}]}, stream_mode=["updates", "checkpoints"], durability=durability))
+        seen[durability] = [(p.event, sorted(p.data) if p.event == "updates" else None) for p in parts[1:]]
+        state = await client.threads.get_state(dt)
+        ok(parts[-1].event != "error" and state["next"] == [] and len(state["values"]["messages"]) >= 2, f"a fanout run with durability={durability} completes")
+    ok(seen["sync"] == seen["async"] == seen["exit"], "the same updates and checkpoints, in the same order, in every durability mode")
+    await expect(UnprocessableEntityError, client.runs.create(tid, "streaming", input=words_input("a", 1, 0), durability="later"), "an unknown durability is 422")
+
 
 async def interrupts_and_resume(client) -> None:
     t = await client.threads.create()

@@ -86,8 +86,8 @@ pub struct RunConfig {
     pub context: Arc<Map<String, Value>>,
     /// Which optional events to produce (`values` costs a serialization per step).
     pub stream_modes: StreamModes,
-    /// Whether a step's checkpoint is stored before the next step begins or while it runs
-    /// (see [`Durability`]; every checkpoint is stored either way).
+    /// Whether a step's checkpoint is stored before the next step begins (the default) or
+    /// while it runs (see [`Durability`]; every checkpoint is stored either way).
     pub durability: Durability,
     /// Cancels the run.
     pub cancel: Cancellation,

@@ -33,7 +33,7 @@ pub struct RunSpec {
     /// Breakpoints after nodes (`None`: the graph's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupt_after: Option<NodeSet>,
-    /// When each step's checkpoint is stored (`None`: the engine's default, `async`).
+    /// When each step's checkpoint is stored (`None`: the engine's default, `sync`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<Durability>,
 }

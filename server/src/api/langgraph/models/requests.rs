@@ -236,8 +236,8 @@ pub struct CreateRun {
     pub after_seconds: Option<f64>,
     /// Not supported (422 when given).
     pub webhook: Option<String>,
-    /// When each step's checkpoint is stored: `sync` (before the next step), `async` (while
-    /// it runs; the default); `exit` is served as `async` (every step stays durable).
+    /// When each step's checkpoint is stored: `sync` (before the next step; the default),
+    /// `async` (while it runs); `exit` is served as `async` (every step stays durable).
     pub durability: Option<String>,
     /// Accepted, not applied.
     pub checkpoint_during: Option<bool>,
