@@ -72,7 +72,9 @@ async fn events_of(
     (events, stream.outcome().await)
 }
 
-/// What a listener can compare across two runs: each event's kind and node.
+/// What a listener can compare across two runs: each event's kind and node, what a
+/// node's update and a step's values hold of the log, and each checkpoint's step and next
+/// nodes (ids and message ids differ from run to run).
 fn shape(events: &[Event]) -> Vec<String> {
     let kinds = kinds(events);
     kinds
@@ -80,9 +82,11 @@ fn shape(events: &[Event]) -> Vec<String> {
         .zip(events)
         .map(|(k, e)| match e {
             Event::NodeStarted { node, .. }
-            | Event::NodeFinished { node, .. }
             | Event::Status { node, .. }
             | Event::Custom { node, .. } => format!("{k} {node}"),
+            Event::NodeFinished { node, update, .. } => format!("{k} {node} {}", update["log"]),
+            Event::Values { step, values } => format!("{k} {step} {}", values["log"]),
+            Event::Checkpoint { step, next, .. } => format!("{k} {step} {next:?}"),
             _ => k,
         })
         .collect()
@@ -190,22 +194,33 @@ async fn a_write_of_the_next_step_waits_for_the_checkpoint_it_belongs_to() {
     assert_eq!(done.state.log, ["a", "this 7"]);
 }
 
-/// `a`, then `slow` nodes (one, or two in parallel) that report a status and wait far
-/// longer than the test, until dropped.
-fn stuck_graph(cp: Arc<dyn Checkpointer>, parallel: bool) -> palgraph::CompiledGraph<TestState> {
+/// `a`, then `slow` nodes (none, one, or two in parallel) that log that they ran, report a
+/// status and wait far longer than the test, until dropped.
+fn stuck_graph(
+    cp: Arc<dyn Checkpointer>,
+    log: Log,
+    slow_nodes: usize,
+) -> palgraph::CompiledGraph<TestState> {
     let mut g = StateGraph::<TestState>::new();
     g.add_node("a", |_s: Arc<TestState>, _c: NodeContext| async move {
         Ok::<_, NodeError>(Upd::default().log(vec!["a".into()]))
     });
-    let slow = ["s1", "s2"];
-    for name in if parallel { &slow[..] } else { &slow[..1] } {
-        g.add_node(*name, |_s: Arc<TestState>, ctx: NodeContext| async move {
-            ctx.status("working", serde_json::Value::Null);
-            tokio::time::sleep(Duration::from_secs(600)).await;
-            Ok::<_, NodeError>(Upd::default())
+    for name in ["s1", "s2"].into_iter().take(slow_nodes) {
+        let log = log.clone();
+        g.add_node(name, move |_s: Arc<TestState>, ctx: NodeContext| {
+            let log = log.clone();
+            async move {
+                note(&log, format!("ran {name}"));
+                ctx.status("working", serde_json::Value::Null);
+                tokio::time::sleep(Duration::from_secs(600)).await;
+                Ok::<_, NodeError>(Upd::default())
+            }
         });
-        g.add_edge("a", *name);
-        g.add_edge(*name, END);
+        g.add_edge("a", name);
+        g.add_edge(name, END);
+    }
+    if slow_nodes == 0 {
+        g.add_edge("a", END);
     }
     g.add_edge(START, "a");
     build(g, cp)
@@ -213,28 +228,33 @@ fn stuck_graph(cp: Arc<dyn Checkpointer>, parallel: bool) -> palgraph::CompiledG
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkpoint_that_fails_stops_the_step_that_started_on_it() {
-    for parallel in [false, true] {
+    // (slow nodes after `a`, how long the failing put takes, whether they start): the
+    // failure arrives while one or two of them run; it arrived before the next step would
+    // start (none starts); it is `a`'s step's own, the last of the run.
+    let cases = [
+        (1, Duration::from_millis(50), true),
+        (2, Duration::from_millis(50), true),
+        (2, Duration::ZERO, false),
+        (0, Duration::from_millis(50), false),
+    ];
+    for (slow, delay, started) in cases {
         let memory: Arc<dyn Checkpointer> = Arc::new(MemoryCheckpointer::new());
         // The first flushed put is the checkpoint `a` makes.
-        let paced = Paced::new(memory.clone(), Duration::from_millis(50)).failing_put(1);
+        let paced = Paced::new(memory.clone(), delay).failing_put(1);
         let log = paced.log();
-        let g = stuck_graph(Arc::new(paced), parallel);
+        let g = stuck_graph(Arc::new(paced), log.clone(), slow);
         let t = thread();
+        let cfg = RunConfig::new(&t).durability(Durability::Async);
         // Bounded so that a step that is not stopped fails the test instead of hanging it.
-        let (events, outcome) = tokio::time::timeout(
-            Duration::from_secs(60),
-            events_of(
-                &g,
-                RunConfig::new(&t).durability(Durability::Async),
-                say("go"),
-            ),
-        )
-        .await
-        .expect("the run stops once the checkpoint failed");
+        let (events, outcome) =
+            tokio::time::timeout(Duration::from_secs(60), events_of(&g, cfg, say("go")))
+                .await
+                .expect("the run stops once the checkpoint failed");
+        let case = format!("{slow} slow nodes, a put of {delay:?}");
         let err = outcome.expect_err("the run fails");
         assert!(
             matches!(err, RunError::Checkpoint(CheckpointError::Unavailable(_))),
-            "{err}"
+            "{case}: {err}"
         );
         let kinds = shape(&events);
         // Nothing of `a`'s step is told finished (its checkpoint is not stored), nothing of
@@ -243,7 +263,7 @@ async fn a_checkpoint_that_fails_stops_the_step_that_started_on_it() {
             !kinds.iter().any(|k| k.starts_with("node_finished")
                 || k.starts_with("status")
                 || k.starts_with("node_started s")),
-            "parallel {parallel}: {kinds:?}"
+            "{case}: {kinds:?}"
         );
         assert_eq!(
             kinds
@@ -253,11 +273,15 @@ async fn a_checkpoint_that_fails_stops_the_step_that_started_on_it() {
                 )
                 .count(),
             1,
-            "{kinds:?}"
+            "{case}: {kinds:?}"
         );
         assert_eq!(kinds.last().map(String::as_str), Some("failed"));
         let log = lines(&log);
         assert!(log.iter().any(|l| l.starts_with("failed ")), "{log:?}");
+        // The slow nodes started on the checkpoint in flight (and were stopped), unless
+        // its failure was known before they could.
+        let ran = log.iter().filter(|l| l.starts_with("ran s")).count();
+        assert_eq!(ran, if started { slow } else { 0 }, "{case}: {log:?}");
         // The thread stays at its input checkpoint: `a` runs again on the next try.
         let head = g
             .get_state(&t)

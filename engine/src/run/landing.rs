@@ -14,8 +14,14 @@
 //!
 //! So a crash repeats what it would with every checkpoint stored before the next step: the
 //! steps whose checkpoints had not landed. A checkpoint that fails to land (a lost fence, the
-//! database gone) stops the step that started on it at once, its held events dropped, and
-//! the run fails with the checkpoint's error, as it would have before the step began.
+//! database gone) stops the step that started on it as soon as the failure arrives (no task
+//! starts when it arrived already), its held events dropped, and the run fails with the
+//! checkpoint's error, as it would have before the step began; unlike with
+//! [`Durability::Sync`], that step may have begun its work by then.
+//!
+//! What does not wait: a subgraph node's own run (its checkpoints are under its own thread,
+//! stored with its own durability), the node cache and the long-term store. Like the rest
+//! of the step, they are done again when the checkpoint before them does not land.
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
@@ -117,7 +123,8 @@ impl InFlight {
         scope.landing.set(Landing::InFlight);
         scope.emitter.hold();
         let mut put = put;
-        // One poll sends the statement; what the run does next overlaps its commit.
+        // One poll starts the put (sends its statement, when a connection is free at once);
+        // what the run does next overlaps its commit.
         let put = match std::future::poll_fn(|cx| std::task::Poll::Ready(put.poll_unpin(cx))).await
         {
             std::task::Poll::Ready(r) => futures_util::future::ready(r).boxed(),

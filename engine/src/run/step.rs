@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
@@ -50,6 +51,23 @@ impl<S: State> Executor<'_, S> {
         Result<Option<InFlight>, CheckpointError>,
     ) {
         let mut failed_landing: Option<CheckpointError> = None;
+        // A checkpoint that is done already lands now: when it failed, no task starts.
+        if let Some(mut flight) = landing.take() {
+            let polled = std::future::poll_fn(|cx| Poll::Ready(flight.put().poll_unpin(cx))).await;
+            match polled {
+                Poll::Pending => landing = Some(flight),
+                Poll::Ready(stored) => {
+                    if let Err(e) = flight.landed(&self.scope, stored) {
+                        self.emitter().release(false);
+                        let outcomes = runnable
+                            .iter()
+                            .map(|_| (TaskOutcome::Cancelled, None))
+                            .collect();
+                        return (outcomes, Err(e));
+                    }
+                }
+            }
+        }
         // A result is recorded when other tasks share its step, except the last one of a step
         // whose tasks all succeed: the step's checkpoint follows and holds it.
         // (Only when the step's tasks that do not run now have results already: a task that

@@ -14,8 +14,9 @@ use crate::checkpoint::{
     LoadedCheckpoint, PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
 
-/// Delays every [`Flush::Now`] put by `delay` before storing it, fails the `fail_at`-th
-/// one (counting from 1; it stores nothing), and logs writes as they happen.
+/// Delays every [`Flush::Now`] put by `delay` before storing it (no delay at all, not even
+/// a timer's tick, when it is zero), fails the `fail_at`-th one (counting from 1; it stores
+/// nothing), and logs writes as they happen.
 pub struct Paced {
     inner: Arc<dyn Checkpointer>,
     delay: Duration,
@@ -62,7 +63,9 @@ impl Paced {
         self.note(format!("put {id}"));
         if put.flush == Flush::Now {
             let n = self.flushed_puts.fetch_add(1, Ordering::SeqCst) + 1;
-            tokio::time::sleep(self.delay).await;
+            if !self.delay.is_zero() {
+                tokio::time::sleep(self.delay).await;
+            }
             if self.fail_at == Some(n) {
                 self.note(format!("failed {id}"));
                 return Err(CheckpointError::Unavailable(
