@@ -10,7 +10,9 @@ use tracing::Instrument;
 use crate::cancel::CancelReason;
 use futures_util::FutureExt;
 
-use crate::checkpoint::{CheckpointError, CheckpointRecord, Checkpointer, Flush, PutCheckpoint};
+use crate::checkpoint::{
+    CheckpointError, CheckpointRecord, Checkpointer, FenceClaim, Flush, PutCheckpoint,
+};
 use crate::context::RunScope;
 use crate::graph::CompiledGraph;
 use crate::node::NodeError;
@@ -247,14 +249,9 @@ impl<S: State> Executor<'_, S> {
         let stored = {
             let (cp, claim, put) = (self.cp().clone(), self.cfg.claim.clone(), put.clone());
             let span = put_span(&self.cfg.thread_id, &put);
-            async move {
-                match &claim {
-                    Some(claim) => claim.put(&*cp, &put).await,
-                    None => cp.put(&put).await,
-                }
-            }
-            .instrument(span)
-            .boxed()
+            async move { store(&*cp, claim.as_ref(), &put).await }
+                .instrument(span)
+                .boxed()
         };
         let mut flight = InFlight::launch(&self.scope, stored).await;
         drop(done);
@@ -270,13 +267,7 @@ impl<S: State> Executor<'_, S> {
     /// Waits for the checkpoint saved in the background, if any, to land (see [`InFlight`]).
     pub(super) async fn land(&mut self) -> Result<(), RunError> {
         match self.in_flight.take() {
-            Some(flight) => {
-                let landed = flight.land(&self.scope).await;
-                if landed.is_err() {
-                    self.emitter().release(false);
-                }
-                Ok(landed?)
-            }
+            Some(flight) => Ok(flight.land(&self.scope).await?),
             None => Ok(()),
         }
     }
@@ -317,13 +308,8 @@ impl<S: State> Executor<'_, S> {
         &'p self,
         put: &'p PutCheckpoint,
     ) -> impl std::future::Future<Output = Result<(), CheckpointError>> + 'p {
-        async move {
-            match &self.cfg.claim {
-                Some(claim) => claim.put(&**self.cp(), put).await,
-                None => self.cp().put(put).await,
-            }
-        }
-        .instrument(put_span(&self.cfg.thread_id, put))
+        store(&**self.cp(), self.cfg.claim.as_ref(), put)
+            .instrument(put_span(&self.cfg.thread_id, put))
     }
 
     /// Moves the cursor to the checkpoint `record` (just stored, or on its way).
@@ -457,7 +443,12 @@ impl<S: State> Executor<'_, S> {
         let result = self.steps_from(cur).await;
         // A checkpoint still on its way when the run stopped. When it failed, what the run
         // did after it does not count: its error is the run's.
-        self.land().await?;
+        let result = self.land().await.and(result);
+        if result.is_err() {
+            // Events held back for a step whose checkpoint failed are never sent (its tasks
+            // have stopped); the run's terminal event is not held.
+            self.emitter().release(false);
+        }
         result
     }
 
@@ -612,6 +603,18 @@ pub(super) async fn load_head<S: State>(
     {
         Some(l) => Ok(Some(Cursor::load(l)?)),
         None => Ok(None),
+    }
+}
+
+/// Stores `put` on `cp`, through the run's `claim` when it has one.
+async fn store(
+    cp: &dyn Checkpointer,
+    claim: Option<&FenceClaim>,
+    put: &PutCheckpoint,
+) -> Result<(), CheckpointError> {
+    match claim {
+        Some(claim) => claim.put(cp, put).await,
+        None => cp.put(put).await,
     }
 }
 

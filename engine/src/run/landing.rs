@@ -23,6 +23,8 @@
 //! stored with its own durability), the node cache and the long-term store. Like the rest
 //! of the step, they are done again when the checkpoint before them does not land.
 
+use std::task::Poll;
+
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use tokio::sync::watch;
@@ -122,23 +124,27 @@ impl InFlight {
     ) -> Self {
         scope.landing.set(Landing::InFlight);
         scope.emitter.hold();
-        let mut put = put;
-        // One poll starts the put (sends its statement, when a connection is free at once);
-        // what the run does next overlaps its commit.
-        let put = match std::future::poll_fn(|cx| std::task::Poll::Ready(put.poll_unpin(cx))).await
-        {
-            std::task::Poll::Ready(r) => futures_util::future::ready(r).boxed(),
-            std::task::Poll::Pending => put,
-        };
-        InFlight {
+        let mut flight = InFlight {
             put: std::sync::Mutex::new(put),
             events: Vec::new(),
+        };
+        // One poll starts the put (sends its statement, when a connection is free at once);
+        // what the run does next overlaps its commit.
+        if let Poll::Ready(stored) = flight.poll_once().await {
+            *flight.put() = futures_util::future::ready(stored).boxed();
         }
+        flight
     }
 
     /// The put, to poll until it is stored (then hand its result to [`InFlight::landed`]).
     pub(super) fn put(&mut self) -> &mut BoxFuture<'static, Result<(), CheckpointError>> {
         self.put.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Polls the put once, without waiting.
+    pub(super) async fn poll_once(&mut self) -> Poll<Result<(), CheckpointError>> {
+        let put = self.put();
+        std::future::poll_fn(|cx| Poll::Ready(put.poll_unpin(cx))).await
     }
 
     /// Waits for the checkpoint to be stored, then [`InFlight::landed`].
@@ -149,8 +155,7 @@ impl InFlight {
 
     /// Once the put is done (`stored`): sends the step's events ahead of those held back
     /// since, and opens the gate. When it could not be stored, the events held back stay
-    /// held: the caller drops them (`Emitter::release(false)`) once the step that started
-    /// on it stopped.
+    /// held: the run drops them when it fails, once the step that started on it stopped.
     pub(super) fn landed(
         self,
         scope: &RunScope,

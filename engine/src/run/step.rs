@@ -53,12 +53,10 @@ impl<S: State> Executor<'_, S> {
         let mut failed_landing: Option<CheckpointError> = None;
         // A checkpoint that is done already lands now: when it failed, no task starts.
         if let Some(mut flight) = landing.take() {
-            let polled = std::future::poll_fn(|cx| Poll::Ready(flight.put().poll_unpin(cx))).await;
-            match polled {
+            match flight.poll_once().await {
                 Poll::Pending => landing = Some(flight),
                 Poll::Ready(stored) => {
                     if let Err(e) = flight.landed(&self.scope, stored) {
-                        self.emitter().release(false);
                         let outcomes = runnable
                             .iter()
                             .map(|_| (TaskOutcome::Cancelled, None))
@@ -176,7 +174,6 @@ impl<S: State> Executor<'_, S> {
                         } else {
                             while futs.next().await.is_some() {}
                         }
-                        self.emitter().release(false);
                         break;
                     }
                 }
