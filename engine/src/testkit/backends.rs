@@ -9,128 +9,31 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
-use crate::checkpoint::{
-    CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, ListOptions, LoadedCheckpoint,
-    PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
-};
+use super::wrapper::{Around, Wrapped};
+use crate::checkpoint::Checkpointer;
 
 type Cleanup = Box<dyn FnOnce() + Send>;
 
-/// A checkpointer that runs a cleanup when dropped.
-pub struct WithCleanup {
-    inner: Arc<dyn Checkpointer>,
-    cleanup: Mutex<Option<Cleanup>>,
-}
+/// A checkpointer that runs a cleanup when dropped (before the one it wraps goes).
+pub type WithCleanup = Wrapped<OnDrop>;
 
-impl WithCleanup {
-    /// Wraps `inner`; `cleanup` runs on drop.
-    pub fn new(inner: Arc<dyn Checkpointer>, cleanup: impl FnOnce() + Send + 'static) -> Self {
-        WithCleanup {
-            inner,
-            cleanup: Mutex::new(Some(Box::new(cleanup))),
-        }
-    }
-}
+/// Runs a cleanup when dropped.
+pub struct OnDrop(Mutex<Option<Cleanup>>);
 
-impl Drop for WithCleanup {
+impl Around for OnDrop {}
+
+impl Drop for OnDrop {
     fn drop(&mut self) {
-        if let Some(f) = self.cleanup.lock().ok().and_then(|mut c| c.take()) {
+        if let Some(f) = self.0.lock().ok().and_then(|mut c| c.take()) {
             f();
         }
     }
 }
 
-#[async_trait]
-impl Checkpointer for WithCleanup {
-    async fn cache_get(
-        &self,
-        ns: &str,
-        key: &str,
-        now_ms: i64,
-    ) -> Result<Option<crate::checkpoint::Json>, CheckpointError> {
-        self.inner.cache_get(ns, key, now_ms).await
-    }
-
-    async fn cache_put(
-        &self,
-        ns: &str,
-        key: &str,
-        value: crate::checkpoint::Json,
-        expires_at_ms: Option<i64>,
-        now_ms: i64,
-    ) -> Result<(), CheckpointError> {
-        self.inner
-            .cache_put(ns, key, value, expires_at_ms, now_ms)
-            .await
-    }
-
-    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
-        self.inner.put(put).await
-    }
-    async fn put_claiming(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
-        self.inner.put_claiming(put).await
-    }
-    async fn flush(&self, t: &str) -> Result<(), CheckpointError> {
-        self.inner.flush(t).await
-    }
-    async fn put_writes(
-        &self,
-        t: &str,
-        c: &str,
-        w: Vec<PendingWrite>,
-        f: Option<&Fence>,
-    ) -> Result<(), CheckpointError> {
-        self.inner.put_writes(t, c, w, f).await
-    }
-    async fn put_writes_at_head(
-        &self,
-        t: &str,
-        c: &str,
-        n: usize,
-        w: Vec<PendingWrite>,
-        f: Option<&Fence>,
-        flush: Flush,
-    ) -> Result<bool, CheckpointError> {
-        self.inner.put_writes_at_head(t, c, n, w, f, flush).await
-    }
-    async fn get(
-        &self,
-        t: &str,
-        c: Option<&str>,
-    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        self.inner.get(t, c).await
-    }
-    async fn get_without_values(
-        &self,
-        t: &str,
-        c: Option<&str>,
-    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        self.inner.get_without_values(t, c).await
-    }
-    async fn head(&self, t: &str) -> Result<Option<String>, CheckpointError> {
-        self.inner.head(t).await
-    }
-    async fn list(
-        &self,
-        t: &str,
-        o: &ListOptions,
-    ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
-        self.inner.list(t, o).await
-    }
-    async fn advance_fence(&self, k: &str, e: i64) -> Result<i64, CheckpointError> {
-        self.inner.advance_fence(k, e).await
-    }
-    async fn delete_thread(&self, t: &str) -> Result<(), CheckpointError> {
-        self.inner.delete_thread(t).await
-    }
-    async fn copy_thread(&self, f: &str, t: &str) -> Result<(), CheckpointError> {
-        self.inner.copy_thread(f, t).await
-    }
-    async fn delete_for_runs(&self, t: &str, r: &[String]) -> Result<PruneStats, CheckpointError> {
-        self.inner.delete_for_runs(t, r).await
-    }
-    async fn prune(&self, t: &str, s: PruneStrategy) -> Result<PruneStats, CheckpointError> {
-        self.inner.prune(t, s).await
+impl WithCleanup {
+    /// Wraps `inner`; `cleanup` runs on drop.
+    pub fn new(inner: Arc<dyn Checkpointer>, cleanup: impl FnOnce() + Send + 'static) -> Self {
+        Wrapped::around(inner, OnDrop(Mutex::new(Some(Box::new(cleanup)))))
     }
 }
 

@@ -34,6 +34,7 @@ pub mod subgraph_cases;
 pub mod thread_cases;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod unscoped;
+pub mod wrapper;
 
 /// Expands to one `#[tokio::test]` per case, each getting a fresh checkpointer from
 /// `$factory` (an `async` closure or fn returning `Arc<dyn Checkpointer>`).

@@ -9,16 +9,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::checkpoint::{
-    CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, Json, ListOptions,
-    LoadedCheckpoint, PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
-};
+use super::wrapper::{Around, Wrapped};
+use crate::checkpoint::{CheckpointError, Checkpointer, Flush, PendingWrite, PutCheckpoint};
+
+/// A checkpointer whose flushed puts are paced by [`Pacing`].
+pub type Paced = Wrapped<Pacing>;
 
 /// Delays every [`Flush::Now`] put by `delay` before storing it (no delay at all, not even
 /// a timer's tick, when it is zero), fails the `fail_at`-th one (counting from 1; it stores
 /// nothing), and logs writes as they happen.
-pub struct Paced {
-    inner: Arc<dyn Checkpointer>,
+pub struct Pacing {
     delay: Duration,
     fail_at: Option<usize>,
     flushed_puts: AtomicUsize,
@@ -28,22 +28,26 @@ pub struct Paced {
 impl Paced {
     /// Wraps `inner`, each flushed put taking `delay` longer.
     pub fn new(inner: Arc<dyn Checkpointer>, delay: Duration) -> Self {
-        Paced {
+        Wrapped::around(
             inner,
-            delay,
-            fail_at: None,
-            flushed_puts: AtomicUsize::new(0),
-            log: Arc::new(Mutex::new(Vec::new())),
-        }
+            Pacing {
+                delay,
+                fail_at: None,
+                flushed_puts: AtomicUsize::new(0),
+                log: Arc::new(Mutex::new(Vec::new())),
+            },
+        )
     }
 
     /// Fails the `n`-th flushed put (from 1) with [`CheckpointError::Unavailable`].
     #[must_use]
     pub fn failing_put(mut self, n: usize) -> Self {
-        self.fail_at = Some(n);
+        self.hooks_mut().fail_at = Some(n);
         self
     }
+}
 
+impl Pacing {
     /// The log, shared: a test's nodes may add their own lines. Lines this wrapper writes:
     /// `put <checkpoint id>` when a put starts, `stored <checkpoint id>` once it is stored,
     /// `failed <checkpoint id>`, and `writes <checkpoint id>` when pending writes arrive.
@@ -57,8 +61,11 @@ impl Paced {
             .unwrap_or_else(|e| e.into_inner())
             .push(line);
     }
+}
 
-    async fn paced_put(&self, put: &PutCheckpoint, claiming: bool) -> Result<(), CheckpointError> {
+#[async_trait]
+impl Around for Pacing {
+    async fn before_put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
         let id = &put.record.checkpoint_id;
         self.note(format!("put {id}"));
         if put.flush == Flush::Now {
@@ -73,108 +80,14 @@ impl Paced {
                 ));
             }
         }
-        let stored = if claiming {
-            self.inner.put_claiming(put).await
-        } else {
-            self.inner.put(put).await
-        };
-        if stored.is_ok() {
-            self.note(format!("stored {id}"));
-        }
-        stored
+        Ok(())
     }
-}
 
-#[async_trait]
-impl Checkpointer for Paced {
-    async fn cache_get(
-        &self,
-        ns: &str,
-        key: &str,
-        now_ms: i64,
-    ) -> Result<Option<Json>, CheckpointError> {
-        self.inner.cache_get(ns, key, now_ms).await
+    fn after_put(&self, put: &PutCheckpoint) {
+        self.note(format!("stored {}", put.record.checkpoint_id));
     }
-    async fn cache_put(
-        &self,
-        ns: &str,
-        key: &str,
-        value: Json,
-        expires_at_ms: Option<i64>,
-        now_ms: i64,
-    ) -> Result<(), CheckpointError> {
-        self.inner
-            .cache_put(ns, key, value, expires_at_ms, now_ms)
-            .await
-    }
-    async fn put(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
-        self.paced_put(put, false).await
-    }
-    async fn put_claiming(&self, put: &PutCheckpoint) -> Result<(), CheckpointError> {
-        self.paced_put(put, true).await
-    }
-    async fn flush(&self, t: &str) -> Result<(), CheckpointError> {
-        self.inner.flush(t).await
-    }
-    async fn put_writes(
-        &self,
-        t: &str,
-        c: &str,
-        w: Vec<PendingWrite>,
-        f: Option<&Fence>,
-    ) -> Result<(), CheckpointError> {
-        self.note(format!("writes {c}"));
-        self.inner.put_writes(t, c, w, f).await
-    }
-    async fn put_writes_at_head(
-        &self,
-        t: &str,
-        c: &str,
-        n: usize,
-        w: Vec<PendingWrite>,
-        f: Option<&Fence>,
-        flush: Flush,
-    ) -> Result<bool, CheckpointError> {
-        self.note(format!("writes {c}"));
-        self.inner.put_writes_at_head(t, c, n, w, f, flush).await
-    }
-    async fn get(
-        &self,
-        t: &str,
-        c: Option<&str>,
-    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        self.inner.get(t, c).await
-    }
-    async fn get_without_values(
-        &self,
-        t: &str,
-        c: Option<&str>,
-    ) -> Result<Option<LoadedCheckpoint>, CheckpointError> {
-        self.inner.get_without_values(t, c).await
-    }
-    async fn head(&self, t: &str) -> Result<Option<String>, CheckpointError> {
-        self.inner.head(t).await
-    }
-    async fn list(
-        &self,
-        t: &str,
-        o: &ListOptions,
-    ) -> Result<Vec<CheckpointRecord>, CheckpointError> {
-        self.inner.list(t, o).await
-    }
-    async fn advance_fence(&self, k: &str, e: i64) -> Result<i64, CheckpointError> {
-        self.inner.advance_fence(k, e).await
-    }
-    async fn delete_thread(&self, t: &str) -> Result<(), CheckpointError> {
-        self.inner.delete_thread(t).await
-    }
-    async fn copy_thread(&self, f: &str, t: &str) -> Result<(), CheckpointError> {
-        self.inner.copy_thread(f, t).await
-    }
-    async fn delete_for_runs(&self, t: &str, r: &[String]) -> Result<PruneStats, CheckpointError> {
-        self.inner.delete_for_runs(t, r).await
-    }
-    async fn prune(&self, t: &str, s: PruneStrategy) -> Result<PruneStats, CheckpointError> {
-        self.inner.prune(t, s).await
+
+    fn before_writes(&self, checkpoint_id: &str, _writes: &[PendingWrite]) {
+        self.note(format!("writes {checkpoint_id}"));
     }
 }
