@@ -88,20 +88,17 @@ impl Gate {
 
     /// Waits until the run's last checkpoint is stored; an error when it could not be.
     pub(crate) async fn stored(&self) -> Result<(), CheckpointError> {
-        let landing = *self.0.borrow();
-        let landing = match landing {
-            Landing::InFlight => {
-                let mut rx = self.0.subscribe();
-                let seen = rx.wait_for(|l| *l != Landing::InFlight).await;
-                seen.map(|l| *l).unwrap_or(Landing::Failed)
-            }
-            other => other,
-        };
-        match landing {
-            Landing::Stored | Landing::InFlight => Ok(()),
-            Landing::Failed => Err(CheckpointError::Unavailable(
+        if *self.0.borrow() == Landing::Stored {
+            return Ok(());
+        }
+        let mut rx = self.0.subscribe();
+        let landed = rx.wait_for(|l| *l != Landing::InFlight).await;
+        if landed.is_ok_and(|l| *l == Landing::Stored) {
+            Ok(())
+        } else {
+            Err(CheckpointError::Unavailable(
                 "the checkpoint this write belongs to could not be stored".into(),
-            )),
+            ))
         }
     }
 }
