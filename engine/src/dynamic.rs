@@ -19,7 +19,7 @@ use crate::history::{StateSnapshot, TaskState};
 use crate::interrupt::{InterruptInfo, Resume};
 use crate::node::Command;
 use crate::run::{Breakpoint, RunConfig, RunError, RunInput, RunStatus};
-use crate::state::{FieldInfo, State};
+use crate::state::{FieldInfo, State, StateError};
 use crate::stream::EventSink;
 
 /// What starts a run, in JSON: [`RunInput`] with the state's update as JSON.
@@ -224,6 +224,31 @@ pub trait DynGraph: Send + Sync {
             .await?
             .map(|s| s.values))
     }
+    /// [`DynGraph::values_at`] with only the named fields (names that are not fields of
+    /// the state are left out): what a caller that reads a few fields of a long state (a
+    /// conversation's whole history, say) needs, without the rest built.
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit a state type.
+    async fn fields_at(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+        fields: &[&str],
+    ) -> Result<Option<Value>, RunError> {
+        Ok(self
+            .values_at(thread_id, checkpoint_id)
+            .await?
+            .map(|v| match v {
+                Value::Object(mut all) => Value::Object(
+                    fields
+                        .iter()
+                        .filter_map(|f| all.remove(*f).map(|x| ((*f).to_string(), x)))
+                        .collect(),
+                ),
+                other => other,
+            }))
+    }
     /// History, newest first.
     async fn history(
         &self,
@@ -385,6 +410,30 @@ impl<S: State> DynGraph for CompiledGraph<S> {
             .get_values_at(thread_id, checkpoint_id)
             .await?
             .map(|v| serde_json::to_value(&*v).unwrap_or(Value::Null)))
+    }
+
+    async fn fields_at(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+        fields: &[&str],
+    ) -> Result<Option<Value>, RunError> {
+        let Some(state) = self.get_values_at(thread_id, checkpoint_id).await? else {
+            return Ok(None);
+        };
+        let mut out = Map::new();
+        for name in fields {
+            let Some(idx) = S::FIELDS.iter().position(|f| f.name == *name) else {
+                continue;
+            };
+            let raw = state
+                .field_raw(idx)
+                .map_err(|e| RunError::State(StateError::Encode(e)))?;
+            let value = serde_json::from_str(raw.get())
+                .map_err(|e| RunError::State(StateError::Encode(e)))?;
+            out.insert((*name).to_string(), value);
+        }
+        Ok(Some(Value::Object(out)))
     }
 
     async fn history(

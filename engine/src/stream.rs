@@ -300,6 +300,15 @@ pub trait EventSink: Send + Sync {
     fn is_active(&self) -> bool {
         true
     }
+
+    /// Whether the events of stream mode `mode` are wanted: false lets the engine skip
+    /// building what only they carry (a node's update, serialized for
+    /// [`Event::NodeFinished`], when nobody streams `updates`). Every mode of an active
+    /// sink by default.
+    fn wants(&self, mode: StreamMode) -> bool {
+        let _ = mode;
+        self.is_active()
+    }
 }
 
 /// A sink that drops everything.
@@ -310,6 +319,10 @@ impl EventSink for NullSink {
     fn send(&self, _event: RunEvent) {}
 
     fn is_active(&self) -> bool {
+        false
+    }
+
+    fn wants(&self, _mode: StreamMode) -> bool {
         false
     }
 }
@@ -385,6 +398,10 @@ impl EventSink for ChannelSink {
         }
         let _ = self.tx.send(event);
     }
+
+    fn wants(&self, mode: StreamMode) -> bool {
+        self.modes.contains(mode)
+    }
 }
 
 /// The receiving side of a [`ChannelSink`].
@@ -439,6 +456,11 @@ impl Emitter {
     /// Whether anyone listens.
     pub(crate) fn is_active(&self) -> bool {
         self.active
+    }
+
+    /// Whether the run streams `mode` and its sink wants it.
+    pub(crate) fn wants(&self, mode: StreamMode) -> bool {
+        self.active && self.modes.contains(mode) && self.sink.wants(mode)
     }
 
     /// Builds and sends an event, unless nobody listens; while events are held back, holds

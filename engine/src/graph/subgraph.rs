@@ -182,6 +182,10 @@ impl EventSink for NestedSink {
     fn is_active(&self) -> bool {
         self.parent.is_active()
     }
+
+    fn wants(&self, mode: crate::StreamMode) -> bool {
+        self.parent.wants(mode)
+    }
 }
 
 impl<S: State> StateGraph<S> {

@@ -20,7 +20,7 @@ use crate::metric;
 use crate::node::{Command, NodeError};
 use crate::observe::{Recorder, TaskRecord, TASKS_KEY};
 use crate::state::{State, StateUpdate};
-use crate::stream::Event;
+use crate::stream::{Event, StreamMode};
 
 use super::cursor::{
     write, Cursor, StepWrites, StoredError, StoredInterrupt, StoredResult, ERROR, INTERRUPT, RESULT,
@@ -223,7 +223,8 @@ impl<S: State> Executor<'_, S> {
         let mut finished = Vec::with_capacity(tasks.len());
         let mut updates = Vec::with_capacity(tasks.len());
         let mut records = Vec::with_capacity(tasks.len());
-        let report_updates = self.emitter().is_active();
+        // A node's update is serialized only for the `updates` stream, when someone wants it.
+        let report_updates = self.emitter().wants(StreamMode::Updates);
         {
             let state = Arc::make_mut(&mut cur.state);
             for (t, done) in tasks.iter().zip(done) {

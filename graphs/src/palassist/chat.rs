@@ -8,6 +8,20 @@ use palgraph_nodes::ChatTurn;
 use palgraph_server::{ChatAdapter, TurnRequest};
 use serde_json::{json, Map, Value};
 
+/// The state's fields the `response` event is made of.
+const RESPONSE_FIELDS: &[&str] = &[
+    "response",
+    "citations",
+    "action",
+    "inference_confidence",
+    "retrieval_confidence",
+    "tokens_used",
+    "cost_usd",
+    "cancelled",
+    "notices",
+    "answered_by",
+];
+
 /// The chat contract for PalAssist.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PalAssistChat;
@@ -31,6 +45,11 @@ impl ChatAdapter for PalAssistChat {
     /// The documents a user mentions and PalAssist's prompts ask about, and their sets.
     fn panels(&self) -> Vec<String> {
         vec!["documents".into(), "document_sets".into()]
+    }
+
+    /// The fields [`PalAssistChat::response`] reads (not the conversation's history).
+    fn response_fields(&self) -> Option<&'static [&'static str]> {
+        Some(RESPONSE_FIELDS)
     }
 
     /// The `response` event: the confidences as `high|medium|low` (thresholds in
@@ -79,6 +98,39 @@ impl ChatAdapter for PalAssistChat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The response made from the listed fields alone is the response made from the whole
+    /// state: `response` reads nothing else.
+    #[test]
+    fn the_response_fields_are_all_the_response_reads() {
+        let whole = json!({
+            "messages": [{"type": "human", "content": "hi", "id": "m1"}],
+            "conversation_docs": {"d1": "Policy A"},
+            "resolved_doc_ids": ["d1"],
+            "response": "Here is the answer. [1]",
+            "citations": [{"doc_id": "d1", "marker": 1, "quote": "q", "title": "Policy A"}],
+            "action": "inquire",
+            "inference_confidence": 0.6,
+            "retrieval_confidence": 0.9,
+            "tokens_used": 12,
+            "cost_usd": 0.5,
+            "cancelled": true,
+            "notices": ["a notice"],
+            "answered_by": {"kind": "llm", "model": "m"},
+        });
+        let only: Map<String, Value> = RESPONSE_FIELDS
+            .iter()
+            .filter_map(|f| whole.get(*f).map(|v| ((*f).to_string(), v.clone())))
+            .collect();
+        let from_whole = PalAssistChat.response(&whole);
+        assert_eq!(PalAssistChat.response(&Value::Object(only)), from_whole);
+        // Every listed field shows in the response (none is listed for nothing).
+        for f in RESPONSE_FIELDS {
+            let mut without = whole.clone();
+            without.as_object_mut().unwrap().remove(*f);
+            assert_ne!(PalAssistChat.response(&without), from_whole, "{f}");
+        }
+    }
 
     #[test]
     fn confidences_are_levels_and_the_score_a_clean_number() {

@@ -209,6 +209,12 @@ impl EventSink for RunSink {
         let numbered = self.number(event.event);
         self.publish(numbered);
     }
+
+    /// Only the modes the run's clients asked for: the engine skips building the others'
+    /// events (a node's update, unless someone streams `updates`).
+    fn wants(&self, mode: palgraph::StreamMode) -> bool {
+        self.modes.contains(mode)
+    }
 }
 
 #[cfg(test)]

@@ -46,6 +46,13 @@ pub trait ChatAdapter: Send + Sync + 'static {
     /// The `response` event of a completed run, from its final state.
     fn response(&self, values: &Value) -> Value;
 
+    /// The fields of the final state [`ChatAdapter::response`] reads, when it reads only
+    /// these: then only they are read and built, not the whole state (whose conversation
+    /// history grows with every turn). `None` (the default): the whole state.
+    fn response_fields(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
     /// The `interrupt` event of a pending interrupt (the contract's prompt).
     fn prompt(&self, interrupt: &InterruptInfo) -> Value {
         let mut v = match &interrupt.value {

@@ -73,10 +73,15 @@ pub(crate) async fn chat_events(
                 FINAL_READ_BUDGET,
                 || true,
                 || async {
-                    match checkpoint_id.as_deref() {
+                    match (checkpoint_id.as_deref(), adapter.response_fields()) {
                         // The run's last checkpoint: usually still in memory.
-                        Some(id) => g.graph.values_at(&run.thread_id, id).await,
-                        None => Ok(g.graph.state(&run.thread_id, None).await?.map(|s| s.values)),
+                        (Some(id), Some(fields)) => {
+                            g.graph.fields_at(&run.thread_id, id, fields).await
+                        }
+                        (Some(id), None) => g.graph.values_at(&run.thread_id, id).await,
+                        (None, _) => {
+                            Ok(g.graph.state(&run.thread_id, None).await?.map(|s| s.values))
+                        }
                     }
                 },
             )
