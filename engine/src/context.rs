@@ -58,6 +58,9 @@ pub(crate) struct RunScope {
     /// Whether the run's last checkpoint is stored (see `run::landing`): its tasks' pending
     /// writes wait for it.
     pub(crate) landing: crate::run::landing::Gate,
+    /// When the run's checkpoints are stored: a subgraph node's own run stores its
+    /// checkpoints the same way.
+    pub(crate) durability: crate::run::Durability,
 }
 
 impl RunScope {

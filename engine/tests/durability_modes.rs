@@ -316,3 +316,58 @@ async fn sync_is_the_default_and_stops_before_the_next_step() {
     assert_eq!(Durability::from_name("exit"), Some(Durability::Async));
     assert_eq!(Durability::from_name("later"), None);
 }
+
+/// A subgraph node's own run stores its checkpoints with the parent run's durability: with
+/// `async` its second node runs while the checkpoint its first node made is stored, with
+/// `sync` only after every checkpoint put so far is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subgraph_stores_its_checkpoints_with_the_parents_durability() {
+    for durability in [Durability::Sync, Durability::Async] {
+        let paced = Paced::new(
+            Arc::new(MemoryCheckpointer::new()),
+            Duration::from_millis(20),
+        );
+        let log = paced.log();
+        let mut sub = StateGraph::<TestState>::new();
+        for name in ["sa", "sb"] {
+            let log = log.clone();
+            sub.add_node(name, move |_s: Arc<TestState>, _c: NodeContext| {
+                let log = log.clone();
+                async move {
+                    note(&log, format!("ran {name}"));
+                    Ok::<_, NodeError>(Upd::default().log(vec![name.to_string()]))
+                }
+            });
+        }
+        sub.add_edge(START, "sa");
+        sub.add_edge("sa", "sb");
+        sub.add_edge("sb", END);
+        let sub = sub.compile().unwrap();
+        let mut g = StateGraph::<TestState>::new();
+        g.add_subgraph(
+            "sub",
+            sub,
+            |_s: &TestState| Upd::default(),
+            |s: &TestState| Upd::default().log(s.log.clone()),
+        );
+        g.add_edge(START, "sub");
+        g.add_edge("sub", END);
+        let g = build(g, Arc::new(paced));
+        let t = thread();
+        let out = g
+            .invoke(RunConfig::new(&t).durability(durability), say("go"))
+            .await
+            .expect("the run completes");
+        assert_eq!(out.state.log, ["sa", "sb"]);
+        // How many checkpoints were put and not yet stored when `sb` began.
+        let log = lines(&log);
+        let ran_sb = log.iter().position(|l| l == "ran sb").unwrap();
+        let count = |p: &str| log[..ran_sb].iter().filter(|l| l.starts_with(p)).count();
+        let in_flight = count("put ") - count("stored ");
+        if durability == Durability::Sync {
+            assert_eq!(in_flight, 0, "sync: {log:?}");
+        } else {
+            assert!(in_flight > 0, "async: {log:?}");
+        }
+    }
+}

@@ -284,6 +284,7 @@ async fn run_subgraph<S2: State>(
         cfg.context = run.context.clone();
         cfg.stream_modes = run.emitter.modes;
         cfg.store = run.store.clone();
+        cfg.durability = run.durability;
         cfg
     };
     // The namespace is this task's own: a checkpoint there was written by an earlier

@@ -117,6 +117,7 @@ impl<'a, S: State> Executor<'a, S> {
             known_writes: std::sync::Mutex::new(None),
             unflushed: Default::default(),
             landing: Default::default(),
+            durability: cfg.durability,
         });
         Executor {
             limit: cfg.recursion_limit.unwrap_or(g.recursion_limit),

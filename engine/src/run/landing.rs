@@ -20,8 +20,9 @@
 //! [`Durability::Sync`], that step may have begun its work by then.
 //!
 //! What does not wait: a subgraph node's own run (its checkpoints are under its own thread,
-//! stored with its own durability), the node cache and the long-term store. Like the rest
-//! of the step, they are done again when the checkpoint before them does not land.
+//! stored with the parent run's durability, as LangGraph's subgraphs inherit it), the node
+//! cache and the long-term store. Like the rest of the step, they are done again when the
+//! checkpoint before them does not land.
 
 use std::task::Poll;
 
