@@ -209,6 +209,19 @@ pub trait DynGraph: Send + Sync {
         thread_id: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<DynSnapshot>, RunError>;
+    /// The interrupts pending at the thread's head (none when it has no checkpoint), without
+    /// the state's values built as JSON: what a caller that only asks whether the thread
+    /// waits at a prompt needs, at a cost that does not grow with the conversation.
+    ///
+    /// # Errors
+    /// Storage errors, or stored state that does not fit a state type.
+    async fn pending_interrupts(&self, thread_id: &str) -> Result<Vec<InterruptInfo>, RunError> {
+        Ok(self
+            .state(thread_id, None)
+            .await?
+            .map(|s| s.interrupts)
+            .unwrap_or_default())
+    }
     /// The state's values at checkpoint `checkpoint_id` (a checkpoint's state never
     /// changes: a graph may answer from memory; see [`CompiledGraph::get_values_at`]).
     ///
@@ -399,6 +412,14 @@ impl<S: State> DynGraph for CompiledGraph<S> {
             .get_state_at(thread_id, checkpoint_id)
             .await?
             .map(snapshot))
+    }
+
+    async fn pending_interrupts(&self, thread_id: &str) -> Result<Vec<InterruptInfo>, RunError> {
+        Ok(self
+            .get_state_at(thread_id, None)
+            .await?
+            .map(|s| s.interrupts)
+            .unwrap_or_default())
     }
 
     async fn values_at(

@@ -86,10 +86,8 @@ pub async fn chat(
     // A message on a thread waiting at a prompt abandons the prompt, recorded in the same
     // checkpoint that starts the new turn.
     if existing.is_some() {
-        if let Some(snap) = entry.graph.state(&thread_id, None).await? {
-            if let Some(pending) = snap.interrupts.first() {
-                adapter.abandon_prompt(&mut input, pending);
-            }
+        if let Some(pending) = entry.graph.pending_interrupts(&thread_id).await?.first() {
+            adapter.abandon_prompt(&mut input, pending);
         }
     }
     let idempotency_key = headers

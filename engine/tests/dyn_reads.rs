@@ -1,5 +1,7 @@
-//! `DynGraph::fields_at`: a few fields of a checkpoint's state, the same as those fields of
-//! `values_at`, from memory or from storage, with unknown names left out.
+//! Reads that build less than the whole state: `DynGraph::fields_at` (a few fields of a
+//! checkpoint's state, the same as those fields of `values_at`, from memory or from storage,
+//! unknown names left out) and `DynGraph::pending_interrupts` (the head's interrupts, the
+//! same as `state`'s); and a sink that does not want `updates` gets none built.
 
 #![allow(clippy::unwrap_used)]
 
@@ -129,4 +131,48 @@ async fn a_sink_that_does_not_want_updates_gets_none_built() {
         async move { g.get_state(&id).await.unwrap().unwrap().values.counter }
     };
     assert_eq!(state(&t).await, state(&u).await);
+}
+
+/// `pending_interrupts` says what `state` says of the head's interrupts: none for a thread
+/// without checkpoints, the prompt while the thread waits at it, none once it is answered.
+#[tokio::test]
+async fn pending_interrupts_are_the_heads_as_state_says() {
+    let asking = || {
+        let mut g = StateGraph::<TestState>::new();
+        g.add_node("ask", |_s: Arc<TestState>, ctx: NodeContext| async move {
+            let answer: String = ctx.interrupt("which one?")?;
+            Ok::<_, NodeError>(Upd::default().log(vec![answer]))
+        });
+        g.add_edge(START, "ask");
+        g.add_edge("ask", END);
+        g
+    };
+    let cp = Arc::new(MemoryCheckpointer::new());
+    // Read from storage, and from the state cache.
+    for g in [
+        build(asking(), cp.clone()),
+        asking().compile().unwrap().with_checkpointer(cp.clone()),
+    ] {
+        let t = thread();
+        assert!(DynGraph::pending_interrupts(&g, &t)
+            .await
+            .unwrap()
+            .is_empty());
+        g.invoke(RunConfig::new(&t), say("go")).await.unwrap();
+        let pending = DynGraph::pending_interrupts(&g, &t).await.unwrap();
+        let state = DynGraph::state(&g, &t, None).await.unwrap().unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].id, state.interrupts[0].id);
+        assert_eq!(pending[0].value, json!("which one?"));
+        g.invoke(
+            RunConfig::new(&t),
+            palgraph::RunInput::Resume(palgraph::Resume::Value(json!("this"))),
+        )
+        .await
+        .unwrap();
+        assert!(DynGraph::pending_interrupts(&g, &t)
+            .await
+            .unwrap()
+            .is_empty());
+    }
 }
