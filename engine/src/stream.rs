@@ -6,8 +6,9 @@
 //! 2. for each step, for each task in the step's (deterministic) task order:
 //!    [`Event::NodeStarted`]; while the nodes run, any [`Event::Status`], [`Event::Custom`]
 //!    and [`Event::MessageDelta`] they emit; once the step's checkpoint is durable,
-//!    [`Event::NodeFinished`] for each task in task order, then [`Event::Values`] (when the
-//!    `values` mode is on) and [`Event::Checkpoint`];
+//!    [`Event::NodeFinished`] for each task in task order (unless the sink does not want
+//!    `updates`: [`EventSink::wants`]), then [`Event::Values`] (when the `values` mode is
+//!    on and the sink wants it) and [`Event::Checkpoint`];
 //! 3. exactly one terminal event: [`Event::Completed`], [`Event::Interrupted`],
 //!    [`Event::Failed`] or [`Event::Cancelled`].
 //!
@@ -458,9 +459,10 @@ impl Emitter {
         self.active
     }
 
-    /// Whether the run streams `mode` and its sink wants it.
+    /// Whether the sink wants the events of `mode` (the run config's modes aside: they
+    /// decide only whether `values` events are made).
     pub(crate) fn wants(&self, mode: StreamMode) -> bool {
-        self.active && self.modes.contains(mode) && self.sink.wants(mode)
+        self.active && self.sink.wants(mode)
     }
 
     /// Builds and sends an event, unless nobody listens; while events are held back, holds

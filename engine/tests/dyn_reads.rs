@@ -18,7 +18,9 @@ fn graph() -> StateGraph<TestState> {
         Ok::<_, NodeError>(
             Upd::default()
                 .log(vec![format!("turn {}", s.counter + 1)])
-                .counter(s.counter + 1),
+                .counter(s.counter + 1)
+                // A float whose shortest text needs an exact parse to read back the same.
+                .confidence(0.000_411_002_999_999_999_95),
         )
     });
     g.add_edge(START, "count");
@@ -50,7 +52,7 @@ async fn fields_at_reads_only_the_named_fields_from_storage_and_from_memory() {
     let stored = build(graph(), cp.clone());
     // The default cache: the run's last state is answered from memory.
     let cached = graph().compile().unwrap().with_checkpointer(cp);
-    let fields = ["counter", "log", "no_such_field"];
+    let fields = ["counter", "log", "confidence", "no_such_field"];
     for g in [&stored, &cached] {
         let t = thread();
         let id = three_turns(g, &t).await;
@@ -62,7 +64,8 @@ async fn fields_at_reads_only_the_named_fields_from_storage_and_from_memory() {
         assert_eq!(some, project(&all, &fields));
         assert_eq!(
             some,
-            json!({"counter": 3, "log": ["turn 1", "turn 2", "turn 3"]})
+            json!({"counter": 3, "log": ["turn 1", "turn 2", "turn 3"],
+                   "confidence": 0.000_411_002_999_999_999_95})
         );
         // The conversation is left out (it is not asked for).
         assert!(all.get("messages").is_some());

@@ -334,7 +334,9 @@ impl<S: State> Executor<'_, S> {
     fn checkpoint_events(&self, cur: &Cursor<S>) -> Vec<Event> {
         let step = cur.step();
         let mut events = Vec::with_capacity(2);
-        if self.emitter().wants(StreamMode::Values) {
+        if self.emitter().modes.contains(StreamMode::Values)
+            && self.emitter().wants(StreamMode::Values)
+        {
             events.push(Event::Values {
                 step,
                 values: serde_json::to_value(&*cur.state).unwrap_or(Value::Null),

@@ -122,6 +122,14 @@ mod tests {
             .iter()
             .filter_map(|f| whole.get(*f).map(|v| ((*f).to_string(), v.clone())))
             .collect();
+        // Each is a field of PalAssist's state (a renamed field would drop out silently).
+        let names: Vec<&str> = <palgraph_nodes::state::AgentState as palgraph::State>::FIELDS
+            .iter()
+            .map(|f| f.name)
+            .collect();
+        for f in RESPONSE_FIELDS {
+            assert!(names.contains(f), "{f} is not a field of the state");
+        }
         let from_whole = PalAssistChat.response(&whole);
         assert_eq!(PalAssistChat.response(&Value::Object(only)), from_whole);
         // Every listed field shows in the response (none is listed for nothing).
