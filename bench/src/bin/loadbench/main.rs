@@ -6,8 +6,13 @@
 //! cargo build --release -p palgraph-app -p palgraph-bench
 //! target/release/palgraph-loadbench [--backend postgres|sqlite] [--quick] [--out DIR]
 //!     [--server PATH] [--watchers N] [--sizes 0,100000,1000000] [--soak SECS]
-//!     [--grow-limit SECS] [--observability]
+//!     [--grow-limit SECS] [--observability] [--thread-turns K]
 //! ```
+//!
+//! `--thread-turns K` (default 1) makes each chat a conversation of K turns on one thread
+//! before it starts a new one: a cost that grows with the conversation (its history read
+//! or written on every turn) shows in the load, which a new thread per turn never shows.
+//! The report says it (`meta.thread_turns`).
 //!
 //! `--observability` measures only what tracing and metrics cost: N = 1 and 32 with
 //! tracing off, with traces exported to a local OTLP receiver, and with `/metrics` scraped
@@ -84,7 +89,12 @@ struct Args {
     soak: Option<f64>,
     grow_limit: Option<Duration>,
     observability: bool,
+    thread_turns: usize,
 }
+
+/// How many turns each chat makes on one thread before it starts another
+/// (`--thread-turns`; set once, before any load).
+static THREAD_TURNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
 
 fn args() -> anyhow::Result<Args> {
     let mut a = Args {
@@ -97,6 +107,7 @@ fn args() -> anyhow::Result<Args> {
         soak: None,
         grow_limit: None,
         observability: false,
+        thread_turns: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -120,6 +131,15 @@ fn args() -> anyhow::Result<Args> {
                 let secs: f64 = it.next().context("--grow-limit needs seconds")?.parse()?;
                 a.grow_limit = Some(Duration::from_secs_f64(secs));
             }
+            "--thread-turns" => {
+                a.thread_turns = it
+                    .next()
+                    .context("--thread-turns needs a number")?
+                    .parse()?;
+                if a.thread_turns == 0 {
+                    bail!("--thread-turns must be at least 1");
+                }
+            }
             other => bail!("unknown argument {other}; see the module docs"),
         }
     }
@@ -130,6 +150,8 @@ fn args() -> anyhow::Result<Args> {
 struct Turn {
     first_status_us: f64,
     total_us: f64,
+    /// The turn's thread (`x-thread-id`).
+    thread_id: Option<String>,
 }
 
 /// A chat event's `type`.
@@ -139,17 +161,28 @@ struct EventType {
     kind: Option<String>,
 }
 
-/// Posts one message on a new thread and reads the SSE stream to its terminal event.
-async fn chat_turn(http: &reqwest::Client, base: &str, message: &str) -> anyhow::Result<Turn> {
+/// Posts one message (on `thread`, else on a new thread) and reads the SSE stream to its
+/// terminal event.
+async fn chat_turn(
+    http: &reqwest::Client,
+    base: &str,
+    message: &str,
+    thread: Option<&str>,
+) -> anyhow::Result<Turn> {
     let t0 = Instant::now();
-    let resp = http
-        .post(format!("{base}/chat"))
-        .json(&json!({ "message": message }))
-        .send()
-        .await?;
+    let body = match thread {
+        Some(t) => json!({ "message": message, "thread_id": t }),
+        None => json!({ "message": message }),
+    };
+    let resp = http.post(format!("{base}/chat")).json(&body).send().await?;
     if !resp.status().is_success() {
         bail!("POST /chat: {}", resp.status());
     }
+    let thread_id = resp
+        .headers()
+        .get("x-thread-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let mut body = resp.bytes_stream();
     let mut buf = String::new();
     let mut first_status = None;
@@ -176,6 +209,7 @@ async fn chat_turn(http: &reqwest::Client, base: &str, message: &str) -> anyhow:
                         return Ok(Turn {
                             first_status_us: first_status.unwrap_or(f64::NAN),
                             total_us: t0.elapsed().as_secs_f64() * 1e6,
+                            thread_id,
                         })
                     }
                     Some(other @ ("error" | "interrupt" | "cancelled")) => {
@@ -231,11 +265,24 @@ async fn load(
         tasks.push(tokio::spawn(async move {
             let mut turns = Vec::new();
             let mut errors = 0usize;
+            let per_thread = THREAD_TURNS.load(Ordering::Relaxed).max(1);
+            let (mut thread, mut on_thread) = (None::<String>, 0usize);
             while !stop.load(Ordering::Relaxed) {
                 let counted = measuring.load(Ordering::Relaxed);
-                match chat_turn(&http, &base, "What are the capital requirements?").await {
-                    Ok(t) if counted && measuring.load(Ordering::Relaxed) => turns.push(t),
-                    Ok(_) => {}
+                if on_thread >= per_thread {
+                    (thread, on_thread) = (None, 0);
+                }
+                let asked = "What are the capital requirements?";
+                match chat_turn(&http, &base, asked, thread.as_deref()).await {
+                    Ok(t) => {
+                        on_thread += 1;
+                        if thread.is_none() {
+                            thread = t.thread_id.clone();
+                        }
+                        if counted && measuring.load(Ordering::Relaxed) {
+                            turns.push(t);
+                        }
+                    }
                     Err(e) => {
                         errors += 1;
                         if errors <= 3 {
@@ -461,6 +508,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
+    THREAD_TURNS.store(args.thread_turns, Ordering::Relaxed);
     let db = Backend::create(args.backend).await?;
     println!("backend: {}", db.name());
     if args.observability {
@@ -489,6 +537,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "backend": db.name(),
         "llm": "offline (no OPENAI_API_KEY)",
         "server_workers": std::env::var("PALGRAPH_WORKERS").unwrap_or_else(|_| "one per core".into()),
+        "thread_turns": args.thread_turns,
     });
     if let (Some(m), Value::Object(extra)) = (meta.as_object_mut(), db.meta().await?) {
         m.extend(extra);
@@ -515,7 +564,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         if size > runs {
             if runs == 0 {
                 // A finished chat turn to copy.
-                chat_turn(&reqwest::Client::new(), &server.base, "What is uptime?").await?;
+                chat_turn(
+                    &reqwest::Client::new(),
+                    &server.base,
+                    "What is uptime?",
+                    None,
+                )
+                .await?;
             }
             let took = if db.grows_offline() {
                 server.stop().await?;
