@@ -444,14 +444,11 @@ impl<S: State> DynGraph for CompiledGraph<S> {
         };
         let mut out = Map::new();
         for name in fields {
-            let Some(idx) = S::FIELDS.iter().position(|f| f.name == *name) else {
+            let Some(idx) = S::field_index(name) else {
                 continue;
             };
-            let raw = state
-                .field_raw(idx)
-                .map_err(|e| RunError::State(StateError::Encode(e)))?;
-            let value = serde_json::from_str(raw.get())
-                .map_err(|e| RunError::State(StateError::Encode(e)))?;
+            let raw = state.field_raw(idx).map_err(StateError::Encode)?;
+            let value = serde_json::from_str(raw.get()).map_err(StateError::Encode)?;
             out.insert((*name).to_string(), value);
         }
         Ok(Some(Value::Object(out)))

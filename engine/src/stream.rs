@@ -322,10 +322,6 @@ impl EventSink for NullSink {
     fn is_active(&self) -> bool {
         false
     }
-
-    fn wants(&self, _mode: StreamMode) -> bool {
-        false
-    }
 }
 
 /// Collects every event (for tests).
