@@ -16,7 +16,7 @@
 //! rows of one batch that claim the same place: the batch fails on the key and its rows are
 //! retried one by one, where exactly one of the two is inserted and the other is refused
 //! (its writer gets a conflict), just as with separate transactions. Neither statement says
-//! `ON CONFLICT DO NOTHING`, which would make every insert a speculative one (see [`PUT`])
+//! `ON CONFLICT DO NOTHING`, which would make every insert a speculative one (see [`put_statement`])
 //! to spare only that rare race a retry.
 
 use std::collections::HashSet;
@@ -32,29 +32,46 @@ use super::sql::without_nul;
 use super::{CheckpointError, Flush};
 use crate::db::reuse::Reused;
 
-/// One checkpoint's insert (`$1` to `$9`) guarded by its head check (`$10`), without its
-/// fence check: the body of [`PUT`] and [`PUT_CLAIMING`].
+/// One checkpoint's insert (`$1` to `$9`) and its head check (`$10`): `next`, the thread's
+/// head must be `$10` at seq `$3 - 1`; `first`, the thread must have no checkpoint yet
+/// (`$10` is NULL). The fence's part of the statement follows (see [`put_statement`]).
 macro_rules! single_insert {
-    () => {
+    (next) => {
+        concat!(
+            single_insert!(insert),
+            r#"COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
+                WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
+"#
+        )
+    };
+    (first) => {
+        concat!(
+            single_insert!(insert),
+"$10::text IS NULL AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)\n"
+        )
+    };
+    (insert) => {
         r#"
 INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
 SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
-WHERE CASE WHEN $10::text IS NULL
-    THEN NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = $1)
-    ELSE COALESCE((SELECT c.checkpoint_id = $10::text AND c.seq = $3 - 1 FROM checkpoints c
-                   WHERE c.thread_id = $1 ORDER BY c.seq DESC LIMIT 1), false)
-END
+WHERE "#
+    };
+}
+
+/// The fence check of a fenced put (`$11` key, `$12` epoch).
+macro_rules! fenced {
+    () => {
+        r#"AND EXISTS (SELECT 1 FROM checkpoint_fences f WHERE f.key = $11::text AND f.epoch = $12
+                FOR SHARE)
 "#
     };
 }
 
-/// The fence check of [`PUT`].
-macro_rules! fenced {
+/// The fence part of a put without a fence: its arguments are NULL, and no subquery is set up.
+macro_rules! unfenced {
     () => {
-        r#"AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM checkpoint_fences f
-                                  WHERE f.key = $11::text AND f.epoch = $12 FOR SHARE))
-"#
+        "AND $11::text IS NULL AND $12::int8 IS NULL\n"
     };
 }
 
@@ -71,14 +88,14 @@ macro_rules! unflushed {
 }
 pub(super) use unflushed;
 
-/// The claim check of [`PUT_CLAIMING`].
+/// The claim check of a claiming put.
 macro_rules! claimed {
     () => {
         "AND (SELECT epoch FROM claimed) = $12\n"
     };
 }
 
-/// The upsert of [`PUT_CLAIMING`]'s fence.
+/// The upsert of a claiming put's fence.
 macro_rules! claim_fence {
     () => {
         r#"
@@ -90,36 +107,80 @@ WITH claimed AS (
     };
 }
 
-/// Inserts one checkpoint unless its thread's head is no longer `$10` at seq `$3 - 1` (NULL:
-/// the thread must have no checkpoint yet): one index probe. The `(thread_id, seq)` key
-/// catches a concurrent writer that passed the same check: its unique violation is the
-/// refusal ([`insert_one`] answers it as "not inserted"). A fenced put (`$11` key, `$12`
-/// epoch) also needs the fence to be at its epoch; `FOR SHARE` makes a concurrent
-/// `advance_fence` wait for this insert, or this insert see the advanced epoch.
+/// How a put stands to its thread's fence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fencing {
+    /// No fence: any writer whose head check holds.
+    None,
+    /// The fence must be at the put's epoch.
+    Held,
+    /// The put raises the fence to its epoch first ([`super::Checkpointer::put_claiming`]).
+    Claimed,
+}
+
+/// The statement that inserts one checkpoint (`$1` to `$12`: the row, its expected head and
+/// its fence's key and epoch) unless its thread's head is no longer the expected one: one
+/// index probe. The `(thread_id, seq)` key catches a concurrent writer that passed the same
+/// check: its unique violation is the refusal ([`insert_one`] answers it as "not
+/// inserted").
+///
+/// A fenced put also needs the fence to be at its epoch; `FOR SHARE` makes a concurrent
+/// `advance_fence` wait for this insert, or this insert see the advanced epoch. A claiming
+/// put, by a writer not handed its thread yet, first raises the fence to the put's epoch,
+/// as [`super::Checkpointer::advance_fence`] does, and the row is inserted only if the fence
+/// then holds that epoch. The raise stays when the row is refused for a moved head, and its
+/// row lock (taken by the upsert, until commit) orders it against every other writer's
+/// `FOR SHARE` check, as a separate advance would.
+///
+/// One statement per kind of put rather than one whose conditions test its arguments: the
+/// executor sets up every subquery in a statement's plan each time it runs it, whether the
+/// arguments need it or not. A turn's puts (the first without a head to follow, none with a
+/// fence) cost Postgres a tenth less this way: `palgraph-bench --only g`, the turn's puts
+/// replayed at 1.08 to 1.11x the floor of bare commits against 1.11 to 1.13x.
 ///
 /// No `ON CONFLICT DO NOTHING`: it makes every insert a speculative one (each unique index
 /// probed before the insert, and a second WAL record to confirm it), for a conflict that
 /// only two writers racing on one thread meet. Without it a put cost Postgres about 12 to
 /// 60 us less (six guarded inserts a turn, `synchronous_commit = off` to leave out the
 /// flush: 0.58 to 0.71 ms against 0.68 to 1.05 ms, pgbench, alternating runs).
-pub(super) const PUT: &str = concat!(single_insert!(), fenced!());
+pub(super) fn put_statement(first: bool, fencing: Fencing, flush: Flush) -> &'static str {
+    use Fencing::{Claimed, Held};
+    use Flush::{Now, WithNext};
+    match (first, fencing, flush) {
+        (false, Fencing::None, Now) => concat!(single_insert!(next), unfenced!()),
+        (false, Fencing::None, WithNext) => {
+            concat!(single_insert!(next), unfenced!(), unflushed!())
+        }
+        (true, Fencing::None, Now) => concat!(single_insert!(first), unfenced!()),
+        (true, Fencing::None, WithNext) => {
+            concat!(single_insert!(first), unfenced!(), unflushed!())
+        }
+        (false, Held, Now) => concat!(single_insert!(next), fenced!()),
+        (false, Held, WithNext) => concat!(single_insert!(next), fenced!(), unflushed!()),
+        (true, Held, Now) => concat!(single_insert!(first), fenced!()),
+        (true, Held, WithNext) => concat!(single_insert!(first), fenced!(), unflushed!()),
+        (false, Claimed, Now) => concat!(claim_fence!(), single_insert!(next), claimed!()),
+        (false, Claimed, WithNext) => {
+            concat!(
+                claim_fence!(),
+                single_insert!(next),
+                claimed!(),
+                unflushed!()
+            )
+        }
+        (true, Claimed, Now) => concat!(claim_fence!(), single_insert!(first), claimed!()),
+        (true, Claimed, WithNext) => {
+            concat!(
+                claim_fence!(),
+                single_insert!(first),
+                claimed!(),
+                unflushed!()
+            )
+        }
+    }
+}
 
-/// [`PUT`] committed without waiting for the disk ([`super::Flush::WithNext`]).
-pub(super) const PUT_UNFLUSHED: &str = concat!(single_insert!(), fenced!(), unflushed!());
-
-/// [`PUT`] by a writer not handed its thread yet ([`super::Checkpointer::put_claiming`]):
-/// the same statement first raises the fence (`$11`, `$12`) to the put's epoch, as
-/// [`super::Checkpointer::advance_fence`] does, and the row is inserted only if the fence
-/// then holds that epoch. The raise stays when the row is refused for a moved head, and its
-/// row lock (taken by the upsert, until commit) orders it against every other writer's
-/// `FOR SHARE` check, as a separate advance would.
-pub(super) const PUT_CLAIMING: &str = concat!(claim_fence!(), single_insert!(), claimed!());
-
-/// [`PUT_CLAIMING`] committed without waiting for the disk ([`super::Flush::WithNext`]).
-pub(super) const PUT_CLAIMING_UNFLUSHED: &str =
-    concat!(claim_fence!(), single_insert!(), claimed!(), unflushed!());
-
-/// The rows of a batch, given column by column as arrays (`$1` to `$12` in [`PUT`]'s
+/// The rows of a batch, given column by column as arrays (`$1` to `$12` in [`put_statement`]'s
 /// order, `$13` whether the row claims its fence): the `input` of [`PUT_BATCH`] and
 /// [`PUT_BATCH_CLAIMING`].
 macro_rules! batch_input {
@@ -174,7 +235,7 @@ RETURNING thread_id, checkpoint_id
     };
 }
 
-/// [`PUT`] for many rows at once; returns the rows inserted.
+/// [`put_statement`]'s insert for many rows at once; returns the rows inserted.
 ///
 /// The JSON columns come as text arrays, each value cast to `jsonb` once. They came as one
 /// JSON array of row objects (`jsonb_to_recordset`), which Postgres parsed whole, then
@@ -182,7 +243,7 @@ RETURNING thread_id, checkpoint_id
 /// chat turn of PalAssist (whose state after the answer is a 6.5 KB value).
 ///
 /// A first checkpoint's check reads the thread's head with a `LIMIT 1` subquery, where
-/// [`PUT`] says `NOT EXISTS`: per input row, `NOT EXISTS` may be planned as a hashed
+/// [`put_statement`] says `NOT EXISTS`: per input row, `NOT EXISTS` may be planned as a hashed
 /// subplan, a sequential scan of the whole table per batch, and this statement's plan is
 /// made once per connection (generic), often while the table is still small, where that
 /// plan is the cheaper. On a database that then grew, every batch read the whole table: at
@@ -198,7 +259,7 @@ pub(super) const PUT_BATCH: &str = concat!(
     batch_insert!()
 );
 
-/// [`PUT_BATCH`] with rows that claim their fence ([`PUT_CLAIMING`]): the fences claimed
+/// [`PUT_BATCH`] with rows that claim their fence ([`Fencing::Claimed`]): the fences claimed
 /// are raised first, in key order (so two batches cannot wait on each other in a cycle),
 /// each to the highest epoch claimed for it. A row whose fence a row of the batch raised
 /// is checked against the raised epoch: `FOR SHARE` would not see it (the statement
@@ -254,7 +315,7 @@ pub(crate) struct NewRow {
     pub expected: Option<String>,
     /// The writer's fence (key, epoch), if any.
     pub fence: Option<(String, i64)>,
-    /// Whether the row raises its fence to its epoch first ([`PUT_CLAIMING`]).
+    /// Whether the row raises its fence to its epoch first ([`Fencing::Claimed`]).
     pub claim: bool,
     /// When its commit must be on disk. A row that goes in a batch is flushed with it.
     pub flush: Flush,
@@ -265,13 +326,12 @@ pub(super) async fn insert_one(
     conns: &Reused<sqlx::Postgres>,
     r: &NewRow,
 ) -> Result<bool, CheckpointError> {
-    let claims = r.claim && r.fence.is_some();
-    let sql = match (claims, r.flush) {
-        (false, Flush::Now) => PUT,
-        (false, Flush::WithNext) => PUT_UNFLUSHED,
-        (true, Flush::Now) => PUT_CLAIMING,
-        (true, Flush::WithNext) => PUT_CLAIMING_UNFLUSHED,
+    let fencing = match (&r.fence, r.claim) {
+        (None, _) => Fencing::None,
+        (Some(_), false) => Fencing::Held,
+        (Some(_), true) => Fencing::Claimed,
     };
+    let sql = put_statement(r.expected.is_none(), fencing, r.flush);
     let (metadata, plan, vals) = (
         without_nul(&r.metadata),
         without_nul(&r.plan),

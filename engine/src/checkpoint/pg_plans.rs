@@ -228,7 +228,7 @@ fn empty_row(
 /// (its custom plans are estimated cheaper), and planning cost more than the insert.
 #[tokio::test]
 async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
-    use super::pg_group_commit::{insert_one, PUT};
+    use super::pg_group_commit::{insert_one, put_statement, Fencing};
     use crate::db::reuse::Reused;
 
     let schema = PgSchema::create().await;
@@ -243,48 +243,107 @@ async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
         prev = Some(id);
     }
     // The connection came from the pool (migrations and `grow` ran on it before): the
-    // put's own prepared statement is the one with its exact text.
+    // puts' own prepared statements are the ones with their exact texts, one for the
+    // thread's first checkpoint and one for those that follow a head.
     let mut conn = conns.take().await.expect("the same connection");
-    let (generic, custom): (i64, i64) = sqlx::query_as(
-        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
-    )
-    .bind(PUT)
-    .fetch_one(&mut *conn)
-    .await
-    .expect("the insert is a prepared statement of the connection");
-    assert_eq!((generic, custom), (8, 0), "one generic plan for every put");
-    // That plan (what `EXPLAIN EXECUTE` shows under the connection's setting) probes
-    // indexes: no sequential scan of a checkpoint table.
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "PREPARE planned_put (text, text, bigint, text, bigint, text, text, text, text, text,
-                              text, bigint) AS {PUT}"
-    )))
-    .execute(&mut *conn)
-    .await
-    .expect("prepare the insert");
-    let plan: Value = sqlx::query_scalar(
-        "EXPLAIN (FORMAT JSON) EXECUTE planned_put('t500', 'next', 7, 'p', 0, '{}', '{}', '[]',
-                                                   '{}', 'p', NULL, NULL)",
-    )
-    .fetch_one(&mut *conn)
-    .await
-    .expect("explain the insert");
-    let mut all = Vec::new();
-    nodes(&plan[0]["Plan"], &mut all);
-    assert!(
-        all.iter().any(|n| n["Node Type"]
-            .as_str()
-            .is_some_and(|k| k.starts_with("Index"))),
-        "index probes: {plan}"
-    );
-    for n in &all {
-        assert_ne!(
-            n["Node Type"].as_str(),
-            Some("Seq Scan"),
-            "a sequential scan in the insert's plan: {plan}"
+    for (first, puts) in [(true, 1), (false, 7)] {
+        let (generic, custom): (i64, i64) = sqlx::query_as(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
+        )
+        .bind(put_statement(first, Fencing::None, super::Flush::Now))
+        .fetch_one(&mut *conn)
+        .await
+        .expect("the insert is a prepared statement of the connection");
+        assert_eq!(
+            (generic, custom),
+            (puts, 0),
+            "one generic plan for every put"
         );
     }
     conn.keep();
+}
+
+/// Every kind of single put (a first checkpoint or one that follows a head; without a
+/// fence, holding one or claiming it; flushed or not) is planned once per connection, often
+/// while the tables are still empty, and keeps that plan as they grow. Each must probe
+/// indexes in a plan made on empty tables, and in one made on grown tables (see the batch
+/// insert's test below for a check that did not).
+#[tokio::test]
+async fn every_single_put_planned_on_empty_tables_probes_indexes_as_they_grow() {
+    use super::pg_group_commit::{put_statement, Fencing};
+    use super::Flush;
+
+    let schema = PgSchema::create().await;
+    let pool = palgraph_pool(&schema, 2).await;
+    let mut conn = pool.acquire().await.expect("a connection");
+    sqlx::raw_sql("SET plan_cache_mode = force_generic_plan")
+        .execute(&mut *conn)
+        .await
+        .expect("generic plans");
+    let mut kinds = Vec::new();
+    for first in [true, false] {
+        for fencing in [Fencing::None, Fencing::Held, Fencing::Claimed] {
+            for flush in [Flush::Now, Flush::WithNext] {
+                kinds.push((kinds.len(), first, fencing, flush));
+            }
+        }
+    }
+    for &(i, first, fencing, flush) in &kinds {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "PREPARE put_{i} (text, text, bigint, text, bigint, text, text, text, text, text,
+                              text, bigint) AS {}",
+            put_statement(first, fencing, flush)
+        )))
+        .execute(&mut *conn)
+        .await
+        .expect("prepare the insert");
+    }
+    let explain = |i: usize, first: bool, fencing: Fencing| {
+        let expected = if first { "NULL" } else { "'p'" };
+        let fence = match fencing {
+            Fencing::None => "NULL, NULL",
+            _ => "'k', 1",
+        };
+        format!(
+            "EXPLAIN (FORMAT JSON) EXECUTE put_{i}('t500', 'next', 7, 'p', 0, '{{}}', '{{}}',
+                                                   '[]', '{{}}', {expected}, {fence})"
+        )
+    };
+    let mut on_empty = Vec::new();
+    for &(i, first, fencing, _) in &kinds {
+        let plan: Value = sqlx::query_scalar(sqlx::AssertSqlSafe(explain(i, first, fencing)))
+            .fetch_one(&mut *conn)
+            .await
+            .expect("explain the insert");
+        on_empty.push(plan);
+    }
+    grow(&pool, 2_000).await;
+    for &(i, first, fencing, flush) in &kinds {
+        let grown: Value = sqlx::query_scalar(sqlx::AssertSqlSafe(explain(i, first, fencing)))
+            .fetch_one(&mut *conn)
+            .await
+            .expect("explain the insert");
+        for plan in [&on_empty[i], &grown] {
+            let mut all = Vec::new();
+            nodes(&plan[0]["Plan"], &mut all);
+            let what = format!("first {first}, {fencing:?}, {flush:?}: {plan}");
+            assert!(
+                all.iter()
+                    .filter(
+                        |n| n["Relation Name"] == "checkpoints" && n["Node Type"] != "ModifyTable"
+                    )
+                    .all(|n| n["Node Type"]
+                        .as_str()
+                        .is_some_and(|k| k.starts_with("Index"))),
+                "only index probes of checkpoints: {what}"
+            );
+            assert!(
+                !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
+                "a sequential scan: {what}"
+            );
+        }
+    }
+    conn.detach();
 }
 
 /// A put whose guard passed but whose place was taken (the unique key refuses it: another
