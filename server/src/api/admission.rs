@@ -231,7 +231,14 @@ async fn same_graph(state: &AppState, t: &Thread, graph: &GraphEntry) -> ApiResu
     else {
         return Ok(());
     };
-    let has_state = other.graph.state(&t.thread_id, None).await?.is_some();
+    // Whether the other graph has a checkpoint on the thread: its head's id, not its state
+    // (which would be read and built whole, the conversation's history with it).
+    let has_state = other
+        .graph
+        .checkpointer()
+        .head(&t.thread_id)
+        .await?
+        .is_some();
     let active = state
         .store
         .active_runs(&t.thread_id)
