@@ -17,6 +17,23 @@ fn nodes(plan: &Value, out: &mut Vec<Value>) {
     }
 }
 
+/// Asserts that a plan's nodes (see [`nodes`]) read `checkpoints` by index probes only and
+/// scan no table sequentially; `what` names the plan in the failure.
+fn assert_index_probes(all: &[Value], what: &str) {
+    assert!(
+        all.iter()
+            .filter(|n| n["Relation Name"] == "checkpoints" && n["Node Type"] != "ModifyTable")
+            .all(|n| n["Node Type"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("Index"))),
+        "only index probes of checkpoints: {what}"
+    );
+    assert!(
+        !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
+        "a sequential scan: {what}"
+    );
+}
+
 /// A pool on `schema`, opened the way palgraph opens its own (with its session settings).
 async fn palgraph_pool(schema: &PgSchema, connections: u32) -> sqlx::PgPool {
     crate::db::open_postgres_as(&schema.schema_url(), connections, Some(&schema.name))
@@ -227,7 +244,7 @@ fn empty_row(
 /// `force_generic_plan` Postgres keeps planning the guarded insert afresh for every put
 /// (its custom plans are estimated cheaper), and planning cost more than the insert.
 #[tokio::test]
-async fn the_checkpoint_insert_is_planned_once_and_its_plan_is_index_probes() {
+async fn the_checkpoint_insert_is_planned_once_per_kind_of_put() {
     use super::pg_group_commit::{insert_one, put_statement, Fencing};
     use crate::db::reuse::Reused;
 
@@ -326,20 +343,9 @@ async fn every_single_put_planned_on_empty_tables_probes_indexes_as_they_grow() 
         for plan in [&on_empty[i], &grown] {
             let mut all = Vec::new();
             nodes(&plan[0]["Plan"], &mut all);
-            let what = format!("first {first}, {fencing:?}, {flush:?}: {plan}");
-            assert!(
-                all.iter()
-                    .filter(
-                        |n| n["Relation Name"] == "checkpoints" && n["Node Type"] != "ModifyTable"
-                    )
-                    .all(|n| n["Node Type"]
-                        .as_str()
-                        .is_some_and(|k| k.starts_with("Index"))),
-                "only index probes of checkpoints: {what}"
-            );
-            assert!(
-                !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
-                "a sequential scan: {what}"
+            assert_index_probes(
+                &all,
+                &format!("first {first}, {fencing:?}, {flush:?}: {plan}"),
             );
         }
     }
@@ -462,20 +468,7 @@ async fn the_batch_insert_planned_on_empty_tables_probes_indexes_as_they_grow() 
             } else {
                 batch_plan(&mut conn, name, claim).await
             };
-            assert!(
-                all.iter()
-                    .filter(
-                        |n| n["Relation Name"] == "checkpoints" && n["Node Type"] != "ModifyTable"
-                    )
-                    .all(|n| n["Node Type"]
-                        .as_str()
-                        .is_some_and(|k| k.starts_with("Index"))),
-                "{name}: only index probes of checkpoints after {copies} threads: {plan}"
-            );
-            assert!(
-                !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
-                "{name}: a sequential scan after {copies} threads: {plan}"
-            );
+            assert_index_probes(&all, &format!("{name} after {copies} threads: {plan}"));
         }
     }
 }
