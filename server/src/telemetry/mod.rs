@@ -1,12 +1,13 @@
 //! Logs and traces for a program that serves graphs, in one line of its `main`.
 //!
 //! [`init`] installs the global `tracing` subscriber: logs to stderr, filtered by `RUST_LOG`
-//! (default `info,sqlx=warn`), as the `palgraph` binary always wrote them; and, when an
-//! OTLP endpoint is set, an OpenTelemetry layer that exports every span over OTLP
-//! (http/protobuf) to Jaeger, Grafana Tempo or any OpenTelemetry collector. With no
-//! endpoint set, no OpenTelemetry layer is installed at all and a span costs what it cost
-//! before (the engine's spans are not even given their OpenTelemetry names:
-//! [`palgraph::observe::set_otel_names`]).
+//! (default `info,sqlx=warn`), in colour only on a terminal, each line naming the request,
+//! run and node it came from but not the finer spans that traces keep (each checkpoint
+//! write, durable step and LLM call); and, when an OTLP endpoint is set, an OpenTelemetry
+//! layer that exports every span over OTLP (http/protobuf) to Jaeger, Grafana Tempo or any
+//! OpenTelemetry collector. With no endpoint set, no OpenTelemetry layer is installed at all:
+//! the finer spans are not even created, and the engine's spans are not given their
+//! OpenTelemetry names ([`palgraph::observe::set_otel_names`]).
 //!
 //! ```no_run
 //! # async fn serve() -> Result<(), Box<dyn std::error::Error>> { Ok(()) }
@@ -173,8 +174,7 @@ impl Telemetry {
             .unwrap_or_else(|_| EnvFilter::new(&self.default_filter));
         let Some(settings) = settings else {
             tracing_subscriber::registry()
-                .with(logs)
-                .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+                .with(log_layer(logs))
                 .try_init()
                 .map_err(|e| TelemetryError::AlreadyInstalled(e.to_string()))?;
             // No exporter reads the spans' OpenTelemetry names: they are not formatted.
@@ -189,11 +189,7 @@ impl Telemetry {
             .with_tracked_inactivity(false)
             .with_filter(EnvFilter::new(&settings.filter));
         tracing_subscriber::registry()
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(std::io::stderr)
-                    .with_filter(logs),
-            )
+            .with(log_layer(logs))
             .with(traces)
             .try_init()
             .map_err(|e| TelemetryError::AlreadyInstalled(e.to_string()))?;
@@ -204,6 +200,59 @@ impl Telemetry {
             provider: Some(provider),
         })
     }
+}
+
+/// The spans of palgraph's own that log lines leave out of their context, by target prefix
+/// and name: each checkpoint write, durable step and LLM call, and the engine's run (inside
+/// the server's `run` span, which names the same run and thread). Traces keep them all. A log
+/// line still names the request, the run and the node it came from, and any span of the
+/// user's own.
+///
+/// The log layer formats a span's fields when the span is created, whether or not anything
+/// is ever logged inside it, and a span no layer records is not created at all. These spans,
+/// about fifteen a PalAssist chat turn, cost the log layer about a twentieth of the server's
+/// instructions per turn (`valgrind --tool=callgrind`; benchmarks/server-log-spans.md).
+const TRACE_ONLY_SPANS: &[(&str, &str)] = &[
+    ("palgraph::", "run"),
+    ("palgraph::", "checkpoint.put"),
+    ("palgraph::", "checkpoint.put_writes"),
+    ("palgraph::", "checkpoint.batch"),
+    ("palgraph::", "durable_step"),
+    ("palgraph_nodes::", "chat"),
+    ("palgraph_agents::", "chat"),
+];
+
+/// Whether the log layer sees `meta`: every event its filter lets through, and every span
+/// but palgraph's trace-only ones ([`TRACE_ONLY_SPANS`]).
+fn logged(meta: &tracing::Metadata<'_>) -> bool {
+    !(meta.is_span()
+        && TRACE_ONLY_SPANS
+            .iter()
+            .any(|(target, name)| meta.name() == *name && meta.target().starts_with(target)))
+}
+
+/// Logs to stderr, filtered by `logs` and [`logged`]; in colour only on a terminal.
+fn log_layer<S>(logs: EnvFilter) -> impl Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use std::io::IsTerminal as _;
+    log_layer_to(logs, std::io::stderr, std::io::stderr().is_terminal())
+}
+
+/// [`log_layer`] writing to `writer`, with ANSI colours when `ansi`.
+fn log_layer_to<S, W>(logs: EnvFilter, writer: W, ansi: bool) -> impl Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    use tracing_subscriber::filter::{filter_fn, FilterExt as _, LevelFilter};
+    // No level of its own: the hint stays `logs`' (an unhinted part would drop it).
+    let spans = filter_fn(logged).with_max_level_hint(LevelFilter::TRACE);
+    tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(ansi)
+        .with_filter(logs.and(spans))
 }
 
 /// The tracer provider: a batch exporter over OTLP http/protobuf to the settings' endpoint.
@@ -229,4 +278,81 @@ fn provider(
         .with_sampler(settings.sampling.sampler())
         .with_resource(resource.build())
         .build())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+
+    /// A log line written under the engine's spans and a user's: the request, the server's
+    /// run, the node and the user's span name it; a checkpoint write, a durable step, the
+    /// engine's run and an LLM call do not.
+    #[test]
+    fn a_log_line_names_its_run_and_node_but_not_the_finer_spans() {
+        let out = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = out.clone();
+        let writer = move || Sink(sink.clone());
+        let subscriber = tracing_subscriber::registry().with(log_layer_to(
+            EnvFilter::new("info"),
+            writer,
+            false,
+        ));
+        tracing::subscriber::with_default(subscriber, || {
+            // Each span inside the one before, as they nest in a served run.
+            let make: [fn() -> tracing::Span; 9] = [
+                || tracing::info_span!(target: "palgraph_server::telemetry::http", "request", request_id = "req-7"),
+                || tracing::info_span!(target: "palgraph_server::runs::worker", "run", run_id = "run-1"),
+                || tracing::info_span!(target: "palgraph::run::executor", "run", run_id = "engine-run"),
+                || tracing::info_span!(target: "palgraph::run::step", "node", node = "summarize"),
+                || tracing::info_span!(target: "palgraph::steps", "durable_step", step.name = "llm"),
+                || tracing::info_span!(target: "palgraph_nodes::llm::span", "chat", model = "m"),
+                || tracing::info_span!(target: "palgraph::run::executor", "checkpoint.put", seq = 4),
+                || tracing::info_span!(target: "palgraph::run::step", "checkpoint.put_writes", writes = 1),
+                || tracing::info_span!(target: "my_graph", "chat", mine = true),
+            ];
+            let _entered: Vec<_> = make.iter().map(|f| f().entered()).collect();
+            tracing::warn!("inside them all");
+            tracing::debug!("below the level");
+        });
+        let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+        let line = text.lines().find(|l| l.contains("inside them all"));
+        let line = line.unwrap_or_else(|| panic!("the warning was logged: {text}"));
+        for kept in [
+            r#"request{request_id="req-7"}"#,
+            r#"run{run_id="run-1"}"#,
+            r#"node{node="summarize"}"#,
+            "chat{mine=true}",
+        ] {
+            assert!(line.contains(kept), "{kept} in {line}");
+        }
+        for left in [
+            "engine-run",
+            "durable_step",
+            "model=",
+            "checkpoint.put",
+            "seq=4",
+            "writes=1",
+        ] {
+            assert!(!line.contains(left), "{left} not in {line}");
+        }
+        assert!(!text.contains("below the level"), "{text}");
+        assert!(!text.contains('\u{1b}'), "no ANSI escapes: {text}");
+    }
+
+    #[derive(Clone)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 }
