@@ -43,8 +43,8 @@ use crate::state::{Action, AgentState, AgentStateUpdate, DocRef, InferenceSource
 use crate::text::{asks_for_library, terms, topic_terms};
 use crate::tiptap::MentionKind;
 use crate::title_match::{
-    match_answer, match_name, name_score, title_has_word, title_in_text_score, titles_in_text,
-    Scored, SIMILARITY,
+    match_answer, match_name, name_score, title_has_word, titles_in_text, Scored, TextWords,
+    SIMILARITY,
 };
 use crate::validate_inputs::instruction;
 use crate::versions::replacements;
@@ -225,9 +225,10 @@ pub async fn doc_resolver(
             .into_iter()
             .filter(|d| library.iter().any(|l| l.id == d.id))
             .collect();
+        let words = TextWords::of(&named_in);
         let names_registry = registry
             .iter()
-            .any(|d| title_in_text_score(&d.title, &named_in) >= SIMILARITY);
+            .any(|d| words.title_score(&d.title) >= SIMILARITY);
         let history = if names_registry {
             Vec::new()
         } else {

@@ -83,10 +83,24 @@ fn word_similarity(a: &str, b: &str) -> f64 {
     }
 }
 
+/// Whether two words match: [`word_similarity`] at least [`SIMILARITY`].
+///
+/// Two words whose lengths differ by more than that share of the longer cannot: their
+/// Levenshtein distance is at least the difference. They are not compared letter by letter
+/// (most pairs of a message's words and a title's, which this spares a tenth of a chat
+/// turn's matching).
+fn alike(a: &str, b: &str) -> bool {
+    let (la, lb) = (a.chars().count(), b.chars().count());
+    let (short, long) = (la.min(lb) as f64, la.max(lb) as f64);
+    // A margin, so that a pair exactly at the threshold is still compared.
+    if short < (SIMILARITY - 1e-9) * long {
+        return false;
+    }
+    word_similarity(a, b) >= SIMILARITY
+}
+
 fn found<'a>(term: &str, among: impl IntoIterator<Item = &'a String>) -> bool {
-    among
-        .into_iter()
-        .any(|w| word_similarity(term, w) >= SIMILARITY)
+    among.into_iter().any(|w| alike(term, w))
 }
 
 fn share_found(wanted: &[String], among: &HashSet<String>) -> f64 {
@@ -104,18 +118,27 @@ pub(crate) fn name_score(name: &str, title: &str) -> f64 {
     share_found(&name_terms, &title_terms(title).all)
 }
 
-/// How fully `title` appears in `text`: the share of the title's main words the text
-/// contains, or 1 when a parenthesized alias appears whole.
-pub(crate) fn title_in_text_score(title: &str, text: &str) -> f64 {
-    let t = title_terms(title);
-    let words: HashSet<String> = terms(text).into_iter().collect();
-    let main = share_found(&t.main, &words);
-    let alias = t
-        .aliases
-        .iter()
-        .map(|a| share_found(a, &words))
-        .fold(0.0, f64::max);
-    main.max(alias)
+/// A text's words, as titles are looked for in it: taken apart once for all the titles.
+pub(crate) struct TextWords(HashSet<String>);
+
+impl TextWords {
+    /// `text`'s words.
+    pub(crate) fn of(text: &str) -> Self {
+        TextWords(terms(text).into_iter().collect())
+    }
+
+    /// How fully `title` appears in the text: the share of the title's main words the text
+    /// contains, or 1 when a parenthesized alias appears whole.
+    pub(crate) fn title_score(&self, title: &str) -> f64 {
+        let t = title_terms(title);
+        let main = share_found(&t.main, &self.0);
+        let alias = t
+            .aliases
+            .iter()
+            .map(|a| share_found(a, &self.0))
+            .fold(0.0, f64::max);
+        main.max(alias)
+    }
 }
 
 fn best_group(mut scored: Vec<Scored>) -> Vec<Scored> {
@@ -142,11 +165,12 @@ pub(crate) fn match_name(name: &str, docs: &[DocRef]) -> Vec<Scored> {
 
 /// The documents whose titles appear in `text` (all of them, best first).
 pub(crate) fn titles_in_text(text: &str, docs: &[DocRef]) -> Vec<Scored> {
+    let words = TextWords::of(text);
     let mut scored: Vec<Scored> = docs
         .iter()
         .map(|d| Scored {
             doc: d.clone(),
-            score: title_in_text_score(&d.title, text),
+            score: words.title_score(&d.title),
         })
         .filter(|s| s.score >= SIMILARITY)
         .collect();
@@ -254,6 +278,42 @@ mod tests {
             ["r23", "r24"]
         );
         assert_eq!(ids(&match_name("2024 retention policy", &docs())), ["r24"]);
+    }
+
+    #[test]
+    fn words_too_different_in_length_are_not_compared_and_no_match_is_lost() {
+        // Every pair, lengths 1 to 24 around the threshold (6 of 7 is within it, 5 of 6 not;
+        // 17 of 20 exactly at it), letters beyond ASCII, numbers, and typos.
+        let mut words: Vec<String> = (1..=24)
+            .map(|n| "retention".repeat(3)[..n].into())
+            .collect();
+        words.extend((1..=24).map(|n| "abcdefghijklmnopqrstuvwx"[..n].to_string()));
+        words.extend(
+            [
+                "retension",
+                "retentions",
+                "rétention",
+                "café",
+                "cafe",
+                "cafés",
+                "2023",
+                "2024",
+            ]
+            .map(String::from),
+        );
+        words.extend(["x".repeat(17), "x".repeat(20), format!("{}yyy", "x".repeat(17))]);
+        let mut matched = 0;
+        for a in &words {
+            for b in &words {
+                let expected = word_similarity(a, b) >= SIMILARITY;
+                assert_eq!(alike(a, b), expected, "{a} / {b}");
+                matched += usize::from(expected && a != b);
+            }
+        }
+        assert!(
+            matched > 20,
+            "the set has pairs that match without being equal: {matched}"
+        );
     }
 
     #[test]
