@@ -301,7 +301,11 @@ mod tests {
             ]
             .map(String::from),
         );
-        words.extend(["x".repeat(17), "x".repeat(20), format!("{}yyy", "x".repeat(17))]);
+        words.extend([
+            "x".repeat(17),
+            "x".repeat(20),
+            format!("{}yyy", "x".repeat(17)),
+        ]);
         let mut matched = 0;
         for a in &words {
             for b in &words {

@@ -4,7 +4,8 @@
 //! the Snowball English stemmer (`rust-stemmers`), so plurals and inflections meet:
 //! "emails" and "email", "reported" and "report", "deletion" and "deleted".
 
-use std::collections::HashMap;
+// Hashed with foldhash (seeded per process): see `crate::text::is_stopword`.
+use foldhash::{HashMap, HashMapExt as _};
 use std::sync::{OnceLock, RwLock};
 
 use rust_stemmers::{Algorithm, Stemmer};
