@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -44,7 +45,12 @@ pub struct TestServer {
     owns_db: bool,
     env: Vec<(String, String)>,
     pub database_url: Option<String>,
+    /// The lines the process wrote to stderr, when kept ([`TestServer::start_logging`]).
+    log: Option<Log>,
 }
+
+/// A server's stderr, line by line.
+type Log = Arc<Mutex<Vec<String>>>;
 
 impl TestServer {
     pub async fn start(backend: Backend) -> Self {
@@ -52,6 +58,16 @@ impl TestServer {
     }
 
     pub async fn start_with(backend: Backend, env: &[(&str, &str)]) -> Self {
+        Self::start_keeping(backend, env, None).await
+    }
+
+    /// [`TestServer::start_with`], keeping what the process writes to stderr (its log)
+    /// instead of passing it through: [`TestServer::log_lines`].
+    pub async fn start_logging(backend: Backend, env: &[(&str, &str)]) -> Self {
+        Self::start_keeping(backend, env, Some(Log::default())).await
+    }
+
+    async fn start_keeping(backend: Backend, env: &[(&str, &str)], log: Option<Log>) -> Self {
         // The workspace builds reqwest with rustls and no default crypto provider.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let (schema, db, database_url) = match backend {
@@ -66,7 +82,7 @@ impl TestServer {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let (child, base) = spawn(&db, &database_url, &env).await;
+        let (child, base) = spawn(&db, &database_url, &env, log.as_ref()).await;
         TestServer {
             base,
             client: reqwest::Client::builder().build().unwrap(),
@@ -76,6 +92,7 @@ impl TestServer {
             owns_db: true,
             env,
             database_url,
+            log,
         }
     }
 
@@ -87,7 +104,7 @@ impl TestServer {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let database_url = Some(database_url.to_string());
-        let (child, base) = spawn(&None, &database_url, &env).await;
+        let (child, base) = spawn(&None, &database_url, &env, None).await;
         TestServer {
             base,
             client: reqwest::Client::builder().build().unwrap(),
@@ -97,6 +114,7 @@ impl TestServer {
             owns_db: false,
             env,
             database_url,
+            log: None,
         }
     }
 
@@ -104,7 +122,7 @@ impl TestServer {
     pub async fn replica(&self, extra: &[(&str, &str)]) -> Self {
         let mut env = self.env.clone();
         env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let (child, base) = spawn(&self.db, &self.database_url, &env).await;
+        let (child, base) = spawn(&self.db, &self.database_url, &env, None).await;
         TestServer {
             base,
             client: reqwest::Client::builder().build().unwrap(),
@@ -114,15 +132,25 @@ impl TestServer {
             owns_db: false,
             env,
             database_url: self.database_url.clone(),
+            log: None,
         }
     }
 
     /// Kills the process (SIGKILL) and starts a new one on the same database.
     pub async fn restart(&mut self) {
         self.kill().await;
-        let (child, base) = spawn(&self.db, &self.database_url, &self.env).await;
+        let (child, base) = spawn(&self.db, &self.database_url, &self.env, self.log.as_ref()).await;
         self.child = child;
         self.base = base;
+    }
+
+    /// The lines the process has written to stderr so far (empty unless started with
+    /// [`TestServer::start_logging`]).
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log
+            .as_ref()
+            .map(|l| l.lock().unwrap().clone())
+            .unwrap_or_default()
     }
 
     /// The process id.
@@ -219,6 +247,7 @@ async fn spawn(
     db: &Option<PathBuf>,
     database_url: &Option<String>,
     env: &[(String, String)],
+    log: Option<&Log>,
 ) -> (Child, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_palgraph"));
     cmd.arg("serve")
@@ -229,7 +258,11 @@ async fn spawn(
         .env_remove("DATABASE_URL")
         .env_remove("OPENAI_API_KEY")
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(if log.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .kill_on_drop(true);
     if let Some(p) = db {
         cmd.env("PALGRAPH_DB", p);
@@ -241,6 +274,14 @@ async fn spawn(
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().expect("start palgraph");
+    if let (Some(log), Some(stderr)) = (log, child.stderr.take()) {
+        let (log, mut lines) = (log.clone(), BufReader::new(stderr).lines());
+        tokio::spawn(async move {
+            while let Ok(Some(l)) = lines.next_line().await {
+                log.lock().unwrap().push(l);
+            }
+        });
+    }
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
