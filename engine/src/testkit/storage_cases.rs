@@ -500,12 +500,30 @@ pub async fn racing_writers_cannot_corrupt_the_chain(cp: Arc<dyn Checkpointer>) 
             .unwrap()
             .is_some());
     }
+    // A turn that starts while another is under way either loses at once or builds on the
+    // other's last checkpoint, which then loses at its next save: the loser's input and the
+    // nodes it finished stay, as after a crash. So the log is a run of segments, each one
+    // turn's a, b, c or a prefix of them, never two turns' nodes mixed; the whole segments
+    // are exactly the finished turns.
     let head = g.get_state(&t).await.unwrap().unwrap().values;
+    let mut whole = 0;
+    let mut at = 0;
+    for (i, node) in head.log.iter().enumerate() {
+        at = match (at, node.as_str()) {
+            (_, "a") => 1,
+            (1, "b") => 2,
+            (2, "c") => {
+                whole += 1;
+                0
+            }
+            _ => panic!("node {node} out of order at {i}: {:?}", head.log),
+        };
+    }
+    assert_eq!(whole, completed, "each finished turn ran a, b, c once");
     let humans = head.messages.len();
-    assert_eq!(
-        head.log.len(),
-        3 * humans,
-        "each finished turn ran a, b, c once: no interleaving"
+    assert!(
+        (completed..=12).contains(&humans),
+        "every finished turn's input is kept, no other input twice: {humans}"
     );
 }
 
