@@ -43,6 +43,17 @@ use serde_json::{json, Value};
 use palgraph::testkit::counting::Counting;
 use shape::{graph, turn_input, Variant};
 
+/// What `--help` prints, and an unknown argument's error after it.
+const USAGE: &str = "\
+Usage: palgraph-bench [--quick] [--only a,b,...] [--out DIR]
+
+Sections (all by default): a in-memory turn; b Postgres turn; d SQLite turn; e interrupt
+round trip; f growth over 1,000 turns; g the floor of bare commits; h throughput at N = 1, 8,
+32; i composed shapes (Send fan-out, subgraphs); j flat cost with database size.
+Postgres comes from BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+a fresh schema per run; figures go to DIR/palgraph-results.json (default target/bench).
+";
+
 struct Args {
     quick: bool,
     only: Option<Vec<String>>,
@@ -58,6 +69,10 @@ fn args() -> anyhow::Result<Args> {
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
+            "--help" | "-h" => {
+                print!("{USAGE}");
+                std::process::exit(0);
+            }
             "--quick" => a.quick = true,
             "--only" => {
                 a.only = Some(
@@ -69,7 +84,7 @@ fn args() -> anyhow::Result<Args> {
                 )
             }
             "--out" => a.out = PathBuf::from(it.next().context("--out needs a directory")?),
-            other => anyhow::bail!("unknown argument {other}; see the module docs"),
+            other => anyhow::bail!("unknown argument {other}\n\n{USAGE}"),
         }
     }
     Ok(a)

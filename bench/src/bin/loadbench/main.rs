@@ -79,6 +79,19 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use server::Server;
 
+/// What `--help` prints, and an unknown argument's error after it.
+const USAGE: &str = "\
+Usage: palgraph-loadbench [--backend postgres|sqlite] [--quick] [--out DIR] [--server PATH]
+           [--watchers N] [--sizes 0,100000,1000000] [--soak SECS] [--grow-limit SECS]
+           [--observability] [--thread-turns K]
+       palgraph-loadbench --drive URL --graph G [--n N] [--secs S] [--warm W] [--words K]
+           [--pid PID]... [--database-url URL]
+       palgraph-loadbench --create-database URL
+
+Postgres comes from BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres);
+each load gets a fresh schema. What each option measures: bench/src/bin/loadbench/main.rs.
+";
+
 struct Args {
     backend: Kind,
     quick: bool,
@@ -140,7 +153,7 @@ fn args() -> anyhow::Result<Args> {
                     bail!("--thread-turns must be at least 1");
                 }
             }
-            other => bail!("unknown argument {other}; see the module docs"),
+            other => bail!("unknown argument {other}\n\n{USAGE}"),
         }
     }
     Ok(a)
@@ -502,6 +515,10 @@ fn main() -> anyhow::Result<()> {
         Some("--create-database") => {
             let url = raw.get(1).context("--create-database needs a URL")?;
             rt.block_on(drive::create_database(url))
+        }
+        Some("--help" | "-h") => {
+            print!("{USAGE}");
+            Ok(())
         }
         _ => rt.block_on(run(args()?)),
     }
