@@ -253,7 +253,7 @@ impl PostgresCheckpointer {
             parent_id: r.parent_id.clone(),
             created_at_ms: r.created_at_ms,
             metadata: to_json(&r.metadata)?,
-            versions: to_json(&r.versions)?,
+            versions: sql::versions_json(&r.versions),
             plan: r.plan.get().to_string(),
             vals: sql::vals_json(&put.blobs)?,
             expected: put.expected_head.clone(),

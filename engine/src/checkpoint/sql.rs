@@ -111,6 +111,50 @@ pub(crate) fn vals_json(blobs: &[FieldBlob]) -> Result<String, CheckpointError> 
     serde_json::to_string(&map).map_err(|e| decode_err("encoding field values", e))
 }
 
+/// The versions map as JSON text, exactly as `serde_json` writes it: every put stores its
+/// checkpoint's whole map, a field name and a 36-character checkpoint id per field (see
+/// [`push_json_string`]).
+pub(crate) fn versions_json(versions: &BTreeMap<String, String>) -> String {
+    let len = versions
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 6)
+        .sum::<usize>();
+    let mut out = String::with_capacity(len + 2);
+    out.push('{');
+    for (i, (field, version)) in versions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_json_string(&mut out, field);
+        out.push(':');
+        push_json_string(&mut out, version);
+    }
+    out.push('}');
+    out
+}
+
+/// Appends `s` as a JSON string, as `serde_json` writes it.
+///
+/// `serde_json` looks up every byte of every string in its escape table, and the field
+/// names and checkpoint ids of a versions map nearly never need escaping. So `s` is
+/// checked in one pass the compiler vectorizes and copied as it is when no byte needs
+/// escaping (a control character, `"` or `\`; serde_json escapes nothing else);
+/// otherwise `serde_json` writes it. For the benchmark's turn (eight fields, six puts)
+/// this is 2.5% fewer client-side instructions a Postgres turn (callgrind).
+fn push_json_string(out: &mut String, s: &str) {
+    // No early exit, so the loop is vectorized.
+    let plain = s
+        .bytes()
+        .fold(true, |ok, b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'));
+    if plain {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&Value::from(s).to_string());
+    }
+}
+
 /// One stored value as kept in a row: `[prev, is_delta, value]`.
 pub(crate) type StoredVal = (Option<String>, bool, Json);
 
@@ -292,5 +336,32 @@ mod tests {
         assert_eq!(without_nul(r#"{"a":"x\u0000y"}"#), r#"{"a":"x\ufffdy"}"#);
         assert_eq!(without_nul(r#"{"a":"x\\u0000y"}"#), r#"{"a":"x\\u0000y"}"#);
         assert!(matches!(without_nul(r#"{"a":1}"#), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn versions_are_written_as_serde_json_writes_them() {
+        let awkward = [
+            "",
+            "messages",
+            "019a7c2e-5f1b-7d3e-9a41-0c8d2b6e4f10",
+            "quote\"inside",
+            "back\\slash",
+            "tab\there",
+            "nul\u{0}byte",
+            "unit\u{1f}separator",
+            "delete\u{7f}kept",
+            "caf\u{e9} \u{2028} \u{1f600}",
+        ];
+        let mut versions = BTreeMap::new();
+        assert_eq!(versions_json(&versions), "{}");
+        for (i, k) in awkward.iter().enumerate() {
+            let v = awkward[(i + 3) % awkward.len()];
+            versions.insert((*k).to_string(), v.to_string());
+            assert_eq!(
+                versions_json(&versions),
+                serde_json::to_string(&versions).unwrap(),
+                "after adding {k:?}"
+            );
+        }
     }
 }

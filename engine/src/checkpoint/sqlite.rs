@@ -284,7 +284,7 @@ async fn store_on(
 ) -> Result<(), CheckpointError> {
     let r = &put.record;
     let metadata = to_json(&r.metadata)?;
-    let versions = to_json(&r.versions)?;
+    let versions = sql::versions_json(&r.versions);
     let vals = sql::vals_json(&put.blobs)?;
     let mut tx = conn.begin_with(begin).await?;
     let fenced = match put.fence.as_ref() {
