@@ -459,7 +459,8 @@ pub async fn racing_writers_cannot_corrupt_the_chain(cp: Arc<dyn Checkpointer>) 
     let g = linear(&["a", "b", "c"], cp.clone());
     let t = thread();
     let mut completed = 0;
-    for round in 0..6 {
+    let rounds = 6;
+    for round in 0..rounds {
         let (g1, g2, t1, t2) = (g.clone(), g.clone(), t.clone(), t.clone());
         let r1 = tokio::spawn(async move {
             g1.invoke(RunConfig::new(&t1), say(&format!("x{round}")))
@@ -477,7 +478,10 @@ pub async fn racing_writers_cannot_corrupt_the_chain(cp: Arc<dyn Checkpointer>) 
             }
         }
     }
-    assert!(completed >= 6, "at least one writer of each pair finishes");
+    assert!(
+        completed >= rounds,
+        "at least one writer of each pair finishes"
+    );
     // The chain from the head back to the root is whole and every checkpoint loads.
     let all = cp.list(&t, &ListOptions::default()).await.unwrap();
     let ids: std::collections::HashSet<&str> =
@@ -522,7 +526,7 @@ pub async fn racing_writers_cannot_corrupt_the_chain(cp: Arc<dyn Checkpointer>) 
     assert_eq!(whole, completed, "each finished turn ran a, b, c once");
     let humans = head.messages.len();
     assert!(
-        (completed..=12).contains(&humans),
+        (completed..=2 * rounds).contains(&humans),
         "every finished turn's input is kept, no other input twice: {humans}"
     );
 }
