@@ -7,13 +7,16 @@
 
 use std::sync::Arc;
 
-use palgraph::checkpoint::{CheckpointError, PostgresCheckpointer, SqliteCheckpointer};
+use palgraph::checkpoint::{
+    CheckpointError, ListOptions, PostgresCheckpointer, PruneStrategy, SqliteCheckpointer,
+};
 use palgraph::db::migrate::{Applied, MigrateError, Migration, Migrator, UNSCOPED_SENTINEL};
 use palgraph::db::MIGRATIONS;
 use palgraph::testkit::backends::{remove_sqlite_files, temp_db_path, PgSchema};
 use palgraph::testkit::fixtures::{build, say, thread, TestState, Upd};
 use palgraph::testkit::unscoped;
 use palgraph::{Checkpointer, NodeContext, NodeError, RunConfig, StateGraph, END, START};
+use serde_json::{json, Value};
 
 fn counter_graph(cp: Arc<dyn Checkpointer>) -> palgraph::CompiledGraph<TestState> {
     let mut g = StateGraph::<TestState>::new();
@@ -279,15 +282,15 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     let pool = bare_pool(&schema, 2).await;
     unscoped::migrate_postgres(&pool, 5).await.unwrap();
     let t = thread();
-    let g = counter_graph(Arc::new(PostgresCheckpointer::new(pool.clone())));
-    g.invoke(RunConfig::new(&t), say("one")).await.unwrap();
+    written_with_jsonb_records(&schema, &t, &["one"]).await;
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![3, 4, 5],
+            ran: vec![3, 4, 5, 6],
             adopted: vec![1, 2]
         }
     );
+    let g = counter_graph(Arc::new(PostgresCheckpointer::new(pool.clone())));
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied::default()
@@ -308,7 +311,7 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
     assert_eq!(
         MIGRATIONS.apply_postgres(&pool).await.unwrap(),
         Applied {
-            ran: vec![2, 3, 4, 5],
+            ran: vec![2, 3, 4, 5, 6],
             adopted: vec![1]
         }
     );
@@ -317,4 +320,139 @@ async fn a_postgres_database_from_before_scopes_upgrades_in_place() {
         .await
         .unwrap();
     assert_eq!(fences, 0);
+}
+
+/// Writes a conversation of `turns` on thread `t` into `into` (a schema migrated to version
+/// 5 or before) as palgraph stored it before migration 6, with each checkpoint's record in
+/// jsonb: written on a schema of today's, then copied over with the record cast to jsonb.
+/// Returns the history today's checkpointer lists of it there.
+async fn written_with_jsonb_records(into: &PgSchema, t: &str, turns: &[&str]) -> Vec<Value> {
+    let today = PgSchema::create().await;
+    let pool = today.pool(2).await;
+    let cp = Arc::new(PostgresCheckpointer::new(pool.clone()));
+    let g = counter_graph(cp.clone());
+    for turn in turns {
+        g.invoke(RunConfig::new(t), say(turn)).await.unwrap();
+    }
+    let (to, from) = (&into.name, &today.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        r#"INSERT INTO "{to}".checkpoints
+               (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan,
+                vals, hidden)
+           SELECT thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata::jsonb,
+                  versions::jsonb, plan::jsonb, vals, hidden
+           FROM "{from}".checkpoints;
+           INSERT INTO "{to}".checkpoint_writes SELECT * FROM "{from}".checkpoint_writes"#
+    )))
+    .execute(&pool)
+    .await
+    .unwrap();
+    history(cp.as_ref(), t, None).await
+}
+
+/// A thread's checkpoints, newest first, as JSON (the plan parsed: jsonb reorders its keys).
+async fn history(cp: &dyn Checkpointer, t: &str, filter: Option<Value>) -> Vec<Value> {
+    let options = ListOptions {
+        filter: filter.and_then(|f| f.as_object().cloned()),
+        ..Default::default()
+    };
+    cp.list(t, &options)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            let plan: Value = serde_json::from_str(r.plan.get()).unwrap();
+            json!([
+                r.checkpoint_id,
+                r.parent_id,
+                r.seq,
+                r.created_at_ms,
+                r.metadata,
+                r.versions,
+                plan
+            ])
+        })
+        .collect()
+}
+
+/// Migration 6 stores a checkpoint's record as text without rewriting the table: the rows
+/// written before keep their jsonb record, and every read takes whichever a row has. A
+/// thread written before goes on after it, its old and new checkpoints read, filtered,
+/// forked from, copied and pruned alike.
+#[tokio::test]
+async fn a_postgres_thread_written_before_text_records_reads_and_goes_on() {
+    let schema = PgSchema::create().await;
+    let pool = bare_pool(&schema, 4).await;
+    let before = Migrator {
+        scope: "engine",
+        postgres: &MIGRATIONS.postgres[..5],
+        sqlite: &[],
+    };
+    before.apply_postgres(&pool).await.unwrap();
+    let t = thread();
+    let old = written_with_jsonb_records(&schema, &t, &["one", "two"]).await;
+    assert_eq!(old.len(), 4, "two turns of two checkpoints");
+    assert_eq!(
+        MIGRATIONS.apply_postgres(&pool).await.unwrap(),
+        Applied {
+            ran: vec![6],
+            adopted: vec![]
+        }
+    );
+    let cp = Arc::new(PostgresCheckpointer::new(pool.clone()));
+    assert_eq!(
+        history(cp.as_ref(), &t, None).await,
+        old,
+        "the history reads as written"
+    );
+    let loops = json!({"source": "loop"});
+    assert_eq!(
+        history(cp.as_ref(), &t, Some(loops.clone())).await.len(),
+        2,
+        "the metadata filter reads the old rows"
+    );
+    let g = counter_graph(cp.clone());
+    assert_eq!(g.get_state(&t).await.unwrap().unwrap().values.counter, 2);
+
+    let out = g.invoke(RunConfig::new(&t), say("three")).await.unwrap();
+    assert_eq!(
+        out.state.counter, 3,
+        "the conversation goes on from its old head"
+    );
+    let now = history(cp.as_ref(), &t, None).await;
+    assert_eq!(now.len(), 6);
+    assert_eq!(now[2..], old[..], "the new checkpoints follow the old ones");
+    assert_eq!(history(cp.as_ref(), &t, Some(loops)).await.len(), 3);
+    let (old_rows, new_rows): (i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE metadata_jsonb IS NOT NULL AND metadata IS NULL),
+                count(*) FILTER (WHERE metadata IS NOT NULL AND metadata_jsonb IS NULL)
+         FROM checkpoints WHERE thread_id = $1",
+    )
+    .bind(&t)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!((old_rows, new_rows), (4, 2), "nothing was rewritten");
+
+    // An old checkpoint is read by id, with its values, and a copy of the thread holds both.
+    let first_turn = old[2][0].as_str().unwrap().to_string();
+    let at = g
+        .get_state_at(&t, Some(&first_turn))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(at.values.counter, 1);
+    let copy = thread();
+    cp.copy_thread(&t, &copy).await.unwrap();
+    assert_eq!(history(cp.as_ref(), &copy, None).await, now);
+    assert_eq!(g.get_state(&copy).await.unwrap().unwrap().values.counter, 3);
+
+    // Removing the first run's checkpoints finds them by the run id in their old metadata.
+    let first_run = old[3][4]["run_id"].as_str().unwrap().to_string();
+    let removed = cp.delete_for_runs(&t, &[first_run]).await.unwrap();
+    assert_eq!(removed.checkpoints, 2);
+    assert_eq!(g.get_state(&t).await.unwrap().unwrap().values.counter, 3);
+    cp.prune(&copy, PruneStrategy::KeepLatest).await.unwrap();
+    assert_eq!(history(cp.as_ref(), &copy, None).await.len(), 1);
+    assert_eq!(g.get_state(&copy).await.unwrap().unwrap().values.counter, 3);
 }

@@ -95,6 +95,16 @@ async fn postgres_undecodable_row_is_a_typed_error() {
         matches!(err, RunError::Checkpoint(CheckpointError::MissingVersion { ref field, .. }) if field == "messages"),
         "{err}"
     );
+    // The record is text, as on SQLite (migration 6): a broken one is a decode error too.
+    sqlx::query("UPDATE checkpoints SET plan = '{broken'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = g.get_state(&t).await.unwrap_err();
+    assert!(
+        matches!(err, RunError::Checkpoint(CheckpointError::Decode(_))),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

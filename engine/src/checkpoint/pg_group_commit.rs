@@ -54,7 +54,7 @@ macro_rules! single_insert {
         r#"
 INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb
 WHERE "#
     };
 }
@@ -227,8 +227,8 @@ macro_rules! batch_insert {
         r#"
 INSERT INTO checkpoints
     (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals)
-SELECT thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata::jsonb,
-       versions::jsonb, plan::jsonb, vals::jsonb
+SELECT thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan,
+       vals::jsonb
 FROM ok
 RETURNING thread_id, checkpoint_id
 "#
@@ -237,7 +237,8 @@ RETURNING thread_id, checkpoint_id
 
 /// [`put_statement`]'s insert for many rows at once; returns the rows inserted.
 ///
-/// The JSON columns come as text arrays, each value cast to `jsonb` once. They came as one
+/// The JSON columns come as text arrays: the record's columns are text, stored as they come,
+/// and each row's values are cast to `jsonb` once. They came as one
 /// JSON array of row objects (`jsonb_to_recordset`), which Postgres parsed whole, then
 /// printed every `jsonb` column back to text and parsed it again: about 3% of its CPU per
 /// chat turn of PalAssist (whose state after the answer is a 6.5 KB value).

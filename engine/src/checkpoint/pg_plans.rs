@@ -474,10 +474,10 @@ async fn the_batch_insert_planned_on_empty_tables_probes_indexes_as_they_grow() 
 }
 
 /// The batch insert takes its rows column by column: each JSON column arrives as text and
-/// is stored as the same `jsonb` (a `\u0000` escape, which `jsonb` cannot hold, made
-/// harmless as in a single put), a row whose guard fails is left out while the others go
-/// in, and a value big enough to be compressed is compressed with lz4 where this Postgres
-/// has it (migration 5).
+/// is stored as the same JSON (a `\u0000` escape, which `jsonb` cannot hold, made harmless
+/// as in a single put, so that the history filter can read metadata as `jsonb`), a row
+/// whose guard fails is left out while the others go in, and a value big enough to be
+/// compressed is compressed with lz4 where this Postgres has it (migration 5).
 #[tokio::test]
 async fn the_batch_insert_stores_each_rows_json_and_compresses_big_values_with_lz4() {
     use super::pg_group_commit::insert_many;
@@ -516,7 +516,7 @@ async fn the_batch_insert_stores_each_rows_json_and_compresses_big_values_with_l
         Value,
         Option<String>,
     ) = sqlx::query_as(
-        "SELECT metadata, versions, plan, vals, pg_column_compression(vals)
+        "SELECT metadata::jsonb, versions::jsonb, plan::jsonb, vals, pg_column_compression(vals)
              FROM checkpoints WHERE thread_id = 'batched'",
     )
     .fetch_one(&pool)

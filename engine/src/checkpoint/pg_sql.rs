@@ -62,16 +62,38 @@ SELECT 1 FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1 FOR KEY
 
 pub(super) const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = $1";
 
+/// A checkpoint row's record as text: rows written before migration 6 (`text_records`) hold
+/// it in the jsonb columns.
+macro_rules! record {
+    (metadata) => {
+        "COALESCE(metadata, metadata_jsonb::text)"
+    };
+    (versions) => {
+        "COALESCE(versions, versions_jsonb::text)"
+    };
+    (plan) => {
+        "COALESCE(plan, plan_jsonb::text)"
+    };
+}
+
 /// The checkpoint asked for ($2), or the head; hidden (pruned) rows are not checkpoints.
 macro_rules! the_checkpoint {
     () => {
-        r#"
-    SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan
+        concat!(
+            r#"
+    SELECT checkpoint_id, seq, parent_id, created_at_ms, "#,
+            record!(metadata),
+            " AS metadata, ",
+            record!(versions),
+            " AS versions, ",
+            record!(plan),
+            r#" AS plan
     FROM checkpoints
     WHERE thread_id = $1 AND NOT hidden
       AND checkpoint_id = COALESCE($2::text,
             (SELECT h.checkpoint_id FROM checkpoints h WHERE h.thread_id = $1 ORDER BY h.seq DESC LIMIT 1))
 "#
+        )
     };
 }
 
@@ -91,7 +113,7 @@ pub(super) const GET: &str = concat!(
     the_checkpoint!(),
     r#"), chain AS (
     SELECT v.key COLLATE "C" AS field, v.value COLLATE "C" AS version, x.blob, 0 AS depth
-    FROM c CROSS JOIN LATERAL jsonb_each_text(c.versions) v
+    FROM c CROSS JOIN LATERAL json_each_text(c.versions::json) v
     LEFT JOIN LATERAL (
         SELECT k.vals -> v.key AS blob FROM checkpoints k
         WHERE k.thread_id = $1 AND k.checkpoint_id = v.value COLLATE "C" LIMIT 1) x ON true
@@ -105,7 +127,7 @@ pub(super) const GET: &str = concat!(
     WHERE (ch.blob ->> 1)::boolean AND ch.blob ->> 0 IS NOT NULL
 )
 SELECT c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
-       c.metadata::text AS metadata, c.versions::text AS versions, c.plan::text AS plan,
+       c.metadata, c.versions, c.plan,
        COALESCE((SELECT json_agg(json_build_array(ch.field, ch.version, ch.depth, ch.blob))
                  FROM chain ch), '[]')::text AS blobs,"#,
     its_writes!(),
@@ -117,27 +139,38 @@ pub(super) const GET_WITHOUT_VALUES: &str = concat!(
     the_checkpoint!(),
     r#")
 SELECT c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
-       c.metadata::text AS metadata, c.versions::text AS versions, c.plan::text AS plan,"#,
+       c.metadata, c.versions, c.plan,"#,
     its_writes!(),
     "FROM c"
 );
 
-pub(super) const LIST: &str = r#"
-SELECT checkpoint_id, seq, parent_id, created_at_ms, metadata::text AS metadata,
-       versions::text AS versions, plan::text AS plan
+pub(super) const LIST: &str = concat!(
+    r#"
+SELECT checkpoint_id, seq, parent_id, created_at_ms, "#,
+    record!(metadata),
+    " AS metadata, ",
+    record!(versions),
+    " AS versions, ",
+    record!(plan),
+    r#" AS plan
 FROM checkpoints
 WHERE thread_id = $1 AND NOT hidden
   AND ($2::text IS NULL OR checkpoint_id < $2::text)
-  AND ($3::jsonb IS NULL OR metadata @> $3::jsonb)
+  AND ($3::jsonb IS NULL OR COALESCE(metadata_jsonb, metadata::jsonb) @> $3::jsonb)
 ORDER BY checkpoint_id DESC
 LIMIT $4
-"#;
+"#
+);
 
-pub(super) const LINKS: &str = r#"
-SELECT checkpoint_id, seq, created_at_ms, hidden, versions::text AS versions,
-       metadata ->> 'run_id' AS run_id,
+pub(super) const LINKS: &str = concat!(
+    r#"
+SELECT checkpoint_id, seq, created_at_ms, hidden, "#,
+    record!(versions),
+    r#" AS versions,
+       COALESCE(metadata_jsonb, metadata::jsonb) ->> 'run_id' AS run_id,
        COALESCE((SELECT jsonb_object_agg(e.key, e.value -> 0) FROM jsonb_each(vals) e), '{}')::text AS prevs
 FROM checkpoints
 WHERE thread_id = $1
 FOR UPDATE
-"#;
+"#
+);

@@ -557,9 +557,10 @@ impl Checkpointer for PostgresCheckpointer {
                 FROM checkpoint_writes WHERE thread_id = $1 OR (thread_id >= $3 AND thread_id < $4)
              )
              INSERT INTO checkpoints
-                 (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals, hidden)
+                 (thread_id, checkpoint_id, seq, parent_id, created_at_ms, metadata, versions, plan, vals,
+                  hidden, metadata_jsonb, versions_jsonb, plan_jsonb)
              SELECT $2 || substr(thread_id, length($1) + 1), checkpoint_id, seq, parent_id, created_at_ms,
-                    metadata, versions, plan, vals, hidden
+                    metadata, versions, plan, vals, hidden, metadata_jsonb, versions_jsonb, plan_jsonb
              FROM checkpoints WHERE thread_id = $1 OR (thread_id >= $3 AND thread_id < $4)",
         )
         .bind(from)

@@ -15,7 +15,7 @@ use migrate::{Migration, Migrator};
 
 /// The engine's tables (`engine/migrations/`): checkpoints and their pending writes (1),
 /// writer fences (2), cached node results (3), the long-term store's items (4); on Postgres,
-/// values compressed with lz4 (5).
+/// values compressed with lz4 (5), checkpoint records stored as text (6).
 pub const MIGRATIONS: Migrator = Migrator {
     scope: "engine",
     postgres: &[
@@ -45,6 +45,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             5,
             "lz4",
             include_str!("../../migrations/postgres/0005_lz4.sql"),
+        ),
+        Migration::new(
+            6,
+            "text_records",
+            include_str!("../../migrations/postgres/0006_text_records.sql"),
         ),
     ],
     sqlite: &[
