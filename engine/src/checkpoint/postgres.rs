@@ -41,8 +41,8 @@ pub struct PostgresCheckpointer {
     fences: FenceBatch,
     /// Connections for a resume's answers and for flushes (statements a run waits on).
     single: Arc<Reused<sqlx::Postgres>>,
-    /// Connections for checkpoint loads and head reads: no ping after each, and no JIT
-    /// whatever the pool's settings (see `crate::db::reuse`).
+    /// Connections for checkpoint loads and head reads: no ping after each, one generic
+    /// plan per statement, and no JIT whatever the pool's settings (see `crate::db::reuse`).
     pub(super) reads: Arc<Reused<sqlx::Postgres>>,
 }
 
@@ -61,7 +61,7 @@ impl PostgresCheckpointer {
             writes: WritesBatch::start(pool.clone()),
             fences: FenceBatch::start(pool.clone()),
             single: Arc::new(Reused::with_generic_plans(pool.clone(), SINGLE_CONNECTIONS)),
-            reads: Arc::new(Reused::without_jit(pool.clone(), READ_CONNECTIONS)),
+            reads: Arc::new(Reused::with_generic_plans(pool.clone(), READ_CONNECTIONS)),
             pool,
         }
     }
