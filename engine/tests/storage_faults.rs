@@ -86,21 +86,21 @@ async fn postgres_undecodable_row_is_a_typed_error() {
         .unwrap();
     let err = g.invoke(RunConfig::new(&t), say("two")).await.unwrap_err();
     assert!(matches!(err, RunError::State(_)), "{err}");
-    sqlx::query("UPDATE checkpoints SET vals = vals - 'messages'")
-        .execute(&pool)
-        .await
-        .unwrap();
-    let err = g.get_state(&t).await.unwrap_err();
+    // The thread's state read after `sql` changed its rows: an error.
+    let broken_by = |sql: &'static str| {
+        let (pool, g, t) = (&pool, &g, &t);
+        async move {
+            sqlx::query(sql).execute(pool).await.unwrap();
+            g.get_state(t).await.unwrap_err()
+        }
+    };
+    let err = broken_by("UPDATE checkpoints SET vals = vals - 'messages'").await;
     assert!(
         matches!(err, RunError::Checkpoint(CheckpointError::MissingVersion { ref field, .. }) if field == "messages"),
         "{err}"
     );
     // The record is text, as on SQLite (migration 6): a broken one is a decode error too.
-    sqlx::query("UPDATE checkpoints SET plan = '{broken'")
-        .execute(&pool)
-        .await
-        .unwrap();
-    let err = g.get_state(&t).await.unwrap_err();
+    let err = broken_by("UPDATE checkpoints SET plan = '{broken'").await;
     assert!(
         matches!(err, RunError::Checkpoint(CheckpointError::Decode(_))),
         "{err}"

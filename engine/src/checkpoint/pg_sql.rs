@@ -74,6 +74,16 @@ macro_rules! record {
     (plan) => {
         "COALESCE(plan, plan_jsonb::text)"
     };
+    (all) => {
+        concat!(
+            record!(metadata),
+            " AS metadata, ",
+            record!(versions),
+            " AS versions, ",
+            record!(plan),
+            " AS plan"
+        )
+    };
 }
 
 /// The checkpoint asked for ($2), or the head; hidden (pruned) rows are not checkpoints.
@@ -82,12 +92,8 @@ macro_rules! the_checkpoint {
         concat!(
             r#"
     SELECT checkpoint_id, seq, parent_id, created_at_ms, "#,
-            record!(metadata),
-            " AS metadata, ",
-            record!(versions),
-            " AS versions, ",
-            record!(plan),
-            r#" AS plan
+            record!(all),
+            r#"
     FROM checkpoints
     WHERE thread_id = $1 AND NOT hidden
       AND checkpoint_id = COALESCE($2::text,
@@ -147,12 +153,8 @@ SELECT c.checkpoint_id, c.seq, c.parent_id, c.created_at_ms,
 pub(super) const LIST: &str = concat!(
     r#"
 SELECT checkpoint_id, seq, parent_id, created_at_ms, "#,
-    record!(metadata),
-    " AS metadata, ",
-    record!(versions),
-    " AS versions, ",
-    record!(plan),
-    r#" AS plan
+    record!(all),
+    r#"
 FROM checkpoints
 WHERE thread_id = $1 AND NOT hidden
   AND ($2::text IS NULL OR checkpoint_id < $2::text)
