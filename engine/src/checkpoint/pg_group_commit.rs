@@ -238,10 +238,10 @@ RETURNING thread_id, checkpoint_id
 /// [`put_statement`]'s insert for many rows at once; returns the rows inserted.
 ///
 /// The JSON columns come as text arrays: the record's columns are text, stored as they come,
-/// and each row's values are cast to `jsonb` once. They came as one
-/// JSON array of row objects (`jsonb_to_recordset`), which Postgres parsed whole, then
-/// printed every `jsonb` column back to text and parsed it again: about 3% of its CPU per
-/// chat turn of PalAssist (whose state after the answer is a 6.5 KB value).
+/// and each row's values are cast to `jsonb` once. They came as one JSON array of row
+/// objects (`jsonb_to_recordset`), which Postgres parsed whole, then printed every `jsonb`
+/// column back to text and parsed it again: about 3% of its CPU per chat turn of PalAssist
+/// (whose state after the answer is a 6.5 KB value).
 ///
 /// A first checkpoint's check reads the thread's head with a `LIMIT 1` subquery, where
 /// [`put_statement`] says `NOT EXISTS`: per input row, `NOT EXISTS` may be planned as a hashed

@@ -63,10 +63,14 @@ SELECT 1 FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1 FOR KEY
 pub(super) const FENCE_EPOCH: &str = "SELECT epoch FROM checkpoint_fences WHERE key = $1";
 
 /// A checkpoint row's record as text: rows written before migration 6 (`text_records`) hold
-/// it in the jsonb columns.
+/// it in the jsonb columns. `metadata_jsonb` is its metadata as jsonb, for the statements
+/// that look into it.
 macro_rules! record {
     (metadata) => {
         "COALESCE(metadata, metadata_jsonb::text)"
+    };
+    (metadata_jsonb) => {
+        "COALESCE(metadata_jsonb, metadata::jsonb)"
     };
     (versions) => {
         "COALESCE(versions, versions_jsonb::text)"
@@ -158,7 +162,9 @@ SELECT checkpoint_id, seq, parent_id, created_at_ms, "#,
 FROM checkpoints
 WHERE thread_id = $1 AND NOT hidden
   AND ($2::text IS NULL OR checkpoint_id < $2::text)
-  AND ($3::jsonb IS NULL OR COALESCE(metadata_jsonb, metadata::jsonb) @> $3::jsonb)
+  AND ($3::jsonb IS NULL OR "#,
+    record!(metadata_jsonb),
+    r#" @> $3::jsonb)
 ORDER BY checkpoint_id DESC
 LIMIT $4
 "#
@@ -168,8 +174,9 @@ pub(super) const LINKS: &str = concat!(
     r#"
 SELECT checkpoint_id, seq, created_at_ms, hidden, "#,
     record!(versions),
-    r#" AS versions,
-       COALESCE(metadata_jsonb, metadata::jsonb) ->> 'run_id' AS run_id,
+    " AS versions, ",
+    record!(metadata_jsonb),
+    r#" ->> 'run_id' AS run_id,
        COALESCE((SELECT jsonb_object_agg(e.key, e.value -> 0) FROM jsonb_each(vals) e), '{}')::text AS prevs
 FROM checkpoints
 WHERE thread_id = $1
