@@ -92,6 +92,10 @@ async fn statuses_then_exactly_one_response(b: Backend) {
         .to_str()
         .unwrap()
         .starts_with("text/event-stream"));
+    // A thread the server makes is time-ordered (UUIDv7): its rows go to the end of the
+    // indexes that begin with the thread id.
+    let made = uuid::Uuid::parse_str(&thread_of(&sse)).unwrap();
+    assert_eq!(made.get_version_num(), 7, "{made}");
     let events = sse.all().await;
     let nodes: Vec<&str> = events
         .iter()

@@ -66,6 +66,14 @@ async fn wait_streaming(s: &TestServer, thread: &str, run: &str) {
 async fn streams_events_in_order(b: Backend) {
     let s = TestServer::start(b).await;
     let t = s.new_thread().await;
+    // `POST /threads` without an id makes a time-ordered one (UUIDv7), later ones sorting later.
+    assert_eq!(
+        uuid::Uuid::parse_str(&t).unwrap().get_version_num(),
+        7,
+        "{t}"
+    );
+    let later = s.new_thread().await;
+    assert!(later > t, "{later} sorts before {t}");
     let mut sse = stream_run(
         &s,
         &t,

@@ -50,7 +50,7 @@ pub async fn chat(
             (t.clone(), ThreadRule::CreateIfMissing)
         }
         // A thread id made here is new: nothing to look up, no prompt to abandon.
-        None => (uuid::Uuid::new_v4().to_string(), ThreadRule::New),
+        None => (crate::api::admission::new_thread_id(), ThreadRule::New),
     };
     let existing = match rule {
         ThreadRule::New => None,

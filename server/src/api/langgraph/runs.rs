@@ -310,7 +310,7 @@ async fn start_stateless(state: &AppState, user: &User, req: &CreateRun) -> ApiR
     }
     let mut req = req.clone();
     req.if_not_exists = Some("create".into());
-    let thread_id = uuid::Uuid::new_v4().to_string();
+    let thread_id = crate::api::admission::new_thread_id();
     let run = start(state, user, &thread_id, &req).await?;
     Ok((run, req.on_completion.as_deref() != Some("keep")))
 }

@@ -37,7 +37,7 @@ pub(crate) async fn create(
             check_uuid(&t, "thread")?;
             t
         }
-        None => uuid::Uuid::new_v4().to_string(),
+        None => crate::api::admission::new_thread_id(),
     };
     let mut metadata = req.metadata.unwrap_or_default();
     if let Some(g) = req.graph_id {
@@ -410,7 +410,7 @@ pub(crate) async fn copy(
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
 ) -> ApiResult<Json<ThreadOut>> {
     let t = own_thread(&state, &user, &id).await?;
-    let new_id = uuid::Uuid::new_v4().to_string();
+    let new_id = crate::api::admission::new_thread_id();
     if let Some(g) = thread_graph(&state, &t) {
         g.graph.checkpointer().copy_thread(&id, &new_id).await?;
     }
