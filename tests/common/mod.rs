@@ -458,10 +458,12 @@ pub fn python_venv(dir: &std::path::Path) -> PathBuf {
 }
 
 /// Runs an SDK flow script (its command ready but for stdio) against a server: it must
-/// exit successfully within 150 s and print its `checks passed` line. Its output is shown.
+/// exit successfully within 150 s and print its `checks passed` line. Its output is shown,
+/// also when it times out (then it is killed and the output shows the last step reached).
 pub async fn run_flow_script(mut cmd: Command, what: &str) {
+    use tokio::io::AsyncReadExt;
     let started = Instant::now();
-    let child = cmd
+    let mut child = cmd
         .env_remove("LANGGRAPH_API_KEY")
         .env_remove("LANGSMITH_API_KEY")
         .env_remove("LANGCHAIN_API_KEY")
@@ -471,17 +473,31 @@ pub async fn run_flow_script(mut cmd: Command, what: &str) {
         .kill_on_drop(true)
         .spawn()
         .unwrap_or_else(|e| panic!("could not run {what}: {e}"));
-    let out = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within 150 s"))
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let read_all = |pipe: Option<Box<dyn tokio::io::AsyncRead + Send + Unpin>>| {
+        tokio::spawn(async move {
+            let mut buf = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut buf).await;
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let stdout = read_all(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read_all(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = tokio::time::timeout(Duration::from_secs(150), child.wait()).await;
+    if status.is_err() {
+        let _ = child.kill().await;
+    }
+    let stdout = stdout.await.unwrap_or_default();
+    let stderr = stderr.await.unwrap_or_default();
     println!("{stdout}");
-    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("{stderr}");
+    let status = status
+        .unwrap_or_else(|_| panic!("{what} did not finish within 150 s (its output is above)"))
+        .unwrap();
     assert!(
-        out.status.success(),
-        "{what} failed ({}) after {:.1?}",
-        out.status,
+        status.success(),
+        "{what} failed ({status}) after {:.1?}",
         started.elapsed()
     );
     assert!(stdout.contains("checks passed"), "{what} ran to its end");

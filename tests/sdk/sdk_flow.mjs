@@ -44,6 +44,28 @@ async function expectStatus(status, promise, what) {
   assert.fail(`${what}: no error`);
 }
 
+// Waits for `cond()` (checked every 10 ms); fails with `what` after 30 s rather than hang.
+async function until(cond, what) {
+  for (let i = 0; i < 3000; i += 1) {
+    if (cond()) return;
+    await sleep(10);
+  }
+  assert.fail(`${what}: not within 30 s`);
+}
+
+// `promise`, or a failure naming `what` after 30 s rather than a hang.
+async function within(promise, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within 30 s`)), 30_000);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function waitStatus(threadId, runId, want) {
   for (let i = 0; i < 400; i += 1) {
     const run = await client.runs.get(threadId, runId);
@@ -187,7 +209,8 @@ async function agentChatUi() {
     const last = s5.manager.values?.messages?.at(-1);
     return last?.type === "ai" && last.content.startsWith("slow") && last.content.split(" ").length >= n;
   };
-  while (!wrote(3)) await sleep(10);
+  await until(() => wrote(3) || s5.error !== undefined, "three words streamed");
+  assert.equal(s5.error, undefined, `the slow run's stream: ${s5.error}`);
   await s5.manager.stop(s5.manager.values, {});
   await running;
   const runId = s5.runMeta.run_id;
@@ -198,7 +221,11 @@ async function agentChatUi() {
   ok((await client.runs.get(t2, runId)).status === "success", "the rejoined run finished");
   const s7 = streamSession();
   const slow = submit(s7, t2, "streaming", words("cancel me", 1000, 10));
-  while (!(s7.manager.values?.messages?.at(-1)?.content ?? "").startsWith("cancel me")) await sleep(10);
+  await until(
+    () => (s7.manager.values?.messages?.at(-1)?.content ?? "").startsWith("cancel me") || s7.error !== undefined,
+    "the run to cancel streamed",
+  );
+  assert.equal(s7.error, undefined, `the run to cancel's stream: ${s7.error}`);
   await client.runs.cancel(t2, s7.runMeta.run_id);
   await slow;
   await waitStatus(t2, s7.runMeta.run_id, "interrupted");
@@ -362,22 +389,27 @@ async function coreFlow() {
 // client.threads.stream(): the thread streaming protocol (POST /threads/{id}/commands and
 // /stream/events), as the JS ThreadStream drives it.
 async function threadStreamProtocol() {
-  const t = client.threads.stream({ assistantId: "streaming" });
-  const started = await t.run.start({ input: words("a b c", 3, 5) });
-  ok(typeof started.run_id === "string", "thread.run.start");
+  // `thread.messages` read from before the run starts: a subscription made after
+  // `run.start` may come when a short run has ended, and the SDK may then pause it on the
+  // run's end before its own stream replays the messages.
+  const tid = (await client.threads.create({})).thread_id;
+  const t = client.threads.stream(tid, { assistantId: "streaming" });
   const texts = [];
   const reading = (async () => {
     for await (const m of t.messages) texts.push(await m.text);
   })();
-  const out = await t.output;
+  const started = await t.run.start({ input: words("a b c", 3, 5) });
+  ok(typeof started.run_id === "string", "thread.run.start");
+  const out = await within(t.output, "thread.output");
   const last = out.messages.at(-1);
   ok((last.kwargs?.content ?? last.content) === "a b c", "thread.output is the final state");
+  await until(() => texts.length > 0, "thread.messages");
   await t.close();
-  await reading;
+  await within(reading, "thread.messages to end");
   ok(texts.length === 1 && texts[0] === "a b c", `thread.messages assembles the streamed answer (${JSON.stringify(texts)})`);
   const a = client.threads.stream({ assistantId: "approval" });
   await a.run.start({ input: { messages: [{ role: "user", content: "js protocol" }] } });
-  for (let i = 0; i < 400 && !a.interrupted; i += 1) await sleep(25);
+  await until(() => a.interrupted, "thread.interrupted");
   const intr = a.interrupts[0];
   ok(a.interrupted && intr.payload.question === "Publish this draft?", "thread.interrupted with the interrupt's payload");
   await a.respondInput({ namespace: [], interrupt_id: intr.interruptId, response: { approve: true } });
