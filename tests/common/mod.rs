@@ -457,11 +457,24 @@ pub fn python_venv(dir: &std::path::Path) -> PathBuf {
     python
 }
 
+/// A child's pipe read to its end in a task of its own, as text.
+fn read_to_string(
+    pipe: Option<impl tokio::io::AsyncRead + Send + Unpin + 'static>,
+) -> tokio::task::JoinHandle<String> {
+    use tokio::io::AsyncReadExt;
+    tokio::spawn(async move {
+        let mut buf = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut buf).await;
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
 /// Runs an SDK flow script (its command ready but for stdio) against a server: it must
 /// exit successfully within 150 s and print its `checks passed` line. Its output is shown,
 /// also when it times out (then it is killed and the output shows the last step reached).
 pub async fn run_flow_script(mut cmd: Command, what: &str) {
-    use tokio::io::AsyncReadExt;
     let started = Instant::now();
     let mut child = cmd
         .env_remove("LANGGRAPH_API_KEY")
@@ -473,17 +486,8 @@ pub async fn run_flow_script(mut cmd: Command, what: &str) {
         .kill_on_drop(true)
         .spawn()
         .unwrap_or_else(|e| panic!("could not run {what}: {e}"));
-    let read_all = |pipe: Option<Box<dyn tokio::io::AsyncRead + Send + Unpin>>| {
-        tokio::spawn(async move {
-            let mut buf = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut buf).await;
-            }
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let stdout = read_all(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = read_all(child.stderr.take().map(|p| Box::new(p) as _));
+    let stdout = read_to_string(child.stdout.take());
+    let stderr = read_to_string(child.stderr.take());
     let status = tokio::time::timeout(Duration::from_secs(150), child.wait()).await;
     if status.is_err() {
         let _ = child.kill().await;
