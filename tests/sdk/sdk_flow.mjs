@@ -407,6 +407,20 @@ async function threadStreamProtocol() {
   await t.close();
   await within(reading, "thread.messages to end");
   ok(texts.length === 1 && texts[0] === "a b c", `thread.messages assembles the streamed answer (${JSON.stringify(texts)})`);
+  // A subscription made after a short run ended re-opens the stream while the first one is
+  // still up: the server replays the run to it (the thread's latest run, started by a
+  // command and carried by a connected stream).
+  const late = client.threads.stream({ assistantId: "streaming" });
+  await late.run.start({ input: words("d e", 2, 5) });
+  await within(late.output, "thread.output of the late subscription's run");
+  const lateTexts = [];
+  const lateReading = (async () => {
+    for await (const m of late.messages) lateTexts.push(await m.text);
+  })();
+  await until(() => lateTexts.length > 0, "thread.messages subscribed after the run ended");
+  await late.close();
+  await within(lateReading, "the late thread.messages to end");
+  ok(lateTexts.length === 1 && lateTexts[0] === "d e", `thread.messages subscribed after the run ended replays it (${JSON.stringify(lateTexts)})`);
   const a = client.threads.stream({ assistantId: "approval" });
   await a.run.start({ input: { messages: [{ role: "user", content: "js protocol" }] } });
   await until(() => a.interrupted, "thread.interrupted");

@@ -10,12 +10,18 @@
 //! `seq` orders a thread's events across its runs: `thread_seq * 10^9 + event seq * 1000 +
 //! n` (the run's position on its thread, the engine event's position in the run, the index
 //! of the protocol event made from it), so `since` resumes after any event. Without
-//! `since` the stream starts with the runs that are active, then follows new ones; a run
-//! that already ended is replayed only when a command started it (in this process, in the
-//! last `RECENT_MS`) and no stream without `since` has carried it yet: the SDK opens its
-//! stream right after the `run.start` that made the thread, when a short run may already
-//! be over, while a client joining a thread that ran before must not take an earlier run's
-//! end for the end of the run it is about to start.
+//! `since` the stream starts with the runs that are active, then follows new ones. Of the
+//! runs that already ended, only the thread's latest is replayed, and only when a protocol
+//! command started it and either no stream without `since` has carried it yet or a stream
+//! that carried it is still connected (the rule of [`replay`]). The JS SDK opens its stream
+//! right after the `run.start` that made the thread, when a short run may already be over,
+//! and re-opens it (a wider filter, a new subscription such as `thread.messages`) while the
+//! old one is still up, each time expecting the run's history from the start; a Python SDK
+//! session on a thread that ran before opens its lifecycle watcher before its `run.start`,
+//! after the earlier session closed its streams, and must not take the earlier run's end
+//! for the end of the run it is about to start. (langgraph-api replays every run it still
+//! keeps, which trips the second case.) What was carried is known to this process only: a
+//! stream opened on another replica replays what is active and follows new runs.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -40,32 +46,32 @@ use crate::api::sse::sse_response;
 use crate::api::AppState;
 use crate::store::Run;
 
-/// Runs that ended this recently are replayed to a stream opened without `since`.
-const RECENT_MS: i64 = 5_000;
+mod replay;
+
 /// The safety-net re-check of an idle stream (new runs wake it).
 const THREAD_RECHECK: Duration = Duration::from_secs(30);
 const RUN_SPAN: u64 = 1_000_000_000;
 
-/// Runs a command started and no stream without `since` has carried yet: run id -> when.
-static FRESH: LazyLock<Mutex<HashMap<String, i64>>> = LazyLock::new(Default::default);
+/// Starts, not yet carried runs and carriers of protocol-started runs (see [`replay`]).
+static REPLAYS: LazyLock<Mutex<replay::Registry>> = LazyLock::new(Default::default);
 
 /// Notes a run a protocol command started (see the module docs).
 pub(crate) fn started_by_command(run_id: &str) {
-    let now = crate::store::now_ms();
-    if let Ok(mut f) = FRESH.lock() {
-        f.retain(|_, at| *at >= now - RECENT_MS);
-        f.insert(run_id.to_string(), now);
+    if let Ok(mut r) = REPLAYS.lock() {
+        r.started(run_id, crate::store::now_ms());
     }
 }
 
-/// Whether a run was started by a command lately and not carried yet; forgets it.
-fn take_fresh(run_id: &str) -> bool {
-    let now = crate::store::now_ms();
-    FRESH
+/// Whether a stream opened now without `since` replays this ended run.
+fn replays(run_id: &str) -> bool {
+    REPLAYS
         .lock()
-        .ok()
-        .and_then(|mut f| f.remove(run_id))
-        .is_some_and(|at| at >= now - RECENT_MS)
+        .is_ok_and(|r| r.replays(run_id, crate::store::now_ms()))
+}
+
+/// Marks a stream without `since` as carrying a run until the guard drops.
+fn carry(run_id: &str) -> replay::Carrier<'static> {
+    replay::Carrier::new(&REPLAYS, run_id)
 }
 
 /// The channels a client may ask for.
@@ -126,17 +132,32 @@ pub(crate) async fn stream_events(
         channels: req.channels.into_iter().collect(),
         root,
     };
+    // Decided before the response goes out: the JS SDK closes the stream this one replaces
+    // once this one is ready, and with it the carrier that lets this one replay the run.
+    let mut done: HashSet<String> = HashSet::new();
+    let mut carried = Vec::new();
+    let mut carrying: HashSet<String> = HashSet::new();
+    if req.since.is_none() {
+        let mut ended: Vec<Run> = (state.store.list_runs(&id, 50, 0).await)
+            .map_err(ApiError::from)?
+            .into_iter()
+            .filter(|r| r.status.is_final())
+            .collect();
+        ended.sort_by_key(|r| std::cmp::Reverse(r.thread_seq));
+        let mut ended = ended.into_iter().map(|r| r.run_id);
+        if let Some(latest) = ended.next() {
+            if replays(&latest) {
+                carried.push(carry(&latest));
+                carrying.insert(latest);
+            } else {
+                done.insert(latest);
+            }
+        }
+        done.extend(ended);
+    }
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<SseEvent, Infallible>>(64);
     let st = state.clone();
     tokio::spawn(async move {
-        let mut done: HashSet<String> = HashSet::new();
-        if req.since.is_none() {
-            for r in st.store.list_runs(&id, 50, 0).await.unwrap_or_default() {
-                if r.status.is_final() && !take_fresh(&r.run_id) {
-                    done.insert(r.run_id);
-                }
-            }
-        }
         let news = st.runs.threads.guard(&id);
         loop {
             if tx.is_closed() || st.shutdown.is_cancelled() {
@@ -159,8 +180,8 @@ pub(crate) async fn stream_events(
                 continue;
             };
             done.insert(run.run_id.clone());
-            if req.since.is_none() {
-                take_fresh(&run.run_id);
+            if req.since.is_none() && carrying.insert(run.run_id.clone()) {
+                carried.push(carry(&run.run_id));
             }
             if !follow(&st, &run, &filter, req.since, &tx).await {
                 break;
