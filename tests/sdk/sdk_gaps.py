@@ -256,6 +256,21 @@ async def thread_stream_protocol(client, http: httpx.AsyncClient) -> None:
         await t2.run.start(input={"messages": [{"role": "user", "content": "five six"}], "words": 2, "delay_ms": 0})
         out = await asyncio.wait_for(t2.output, 30)
         ok(out["messages"][-1]["content"] == "five six" and len(out["messages"]) == 4, "a second session on the thread waits for its own run")
+    # A stream opened after a short run ended, beside the watcher that carried it, replays
+    # the run from its start to its end (the JS SDK re-opens its stream this way).
+    async with client.threads.stream(assistant_id="streaming") as t3:
+        await t3.run.start(input={"messages": [{"role": "user", "content": "seven"}], "words": 1, "delay_ms": 0})
+        await asyncio.wait_for(t3.output, 30)
+
+        async def until_end():
+            seen = []
+            async for e in t3.events:
+                seen.append(e["method"])
+                if e["method"] == "lifecycle" and e["params"]["data"]["event"] in ("completed", "failed"):
+                    return seen, e["params"]["data"]["event"]
+
+        seen, end = await asyncio.wait_for(until_end(), 30)
+        ok(end == "completed" and seen[0] == "lifecycle" and "messages" in seen and "values" in seen, f"thread.events opened after the run ended replays it: {seen}")
     # The commands' answers and refusals, as the protocol words them.
     r = await http.post(f"/threads/{sid}/commands", json={"id": 7, "method": "state.get", "params": {"namespace": [], "keys": ["words"]}})
     ok(r.status_code == 200 and r.json()["type"] == "success" and r.json()["id"] == 7 and r.json()["result"]["values"] == {"words": 2}, f"state.get: {r.text}")
