@@ -10,9 +10,9 @@
 //! `seq` orders a thread's events across its runs: `thread_seq * 10^9 + event seq * 1000 +
 //! n` (the run's position on its thread, the engine event's position in the run, the index
 //! of the protocol event made from it), so `since` resumes after any event. Without
-//! `since` the stream starts with the runs that are active, then follows new ones. Of the
-//! runs that already ended, only the thread's latest is replayed, and only when a protocol
-//! command started it and either no stream without `since` has carried it yet or a stream
+//! `since` the stream starts with the runs that are active, then follows new ones. A run
+//! that already ended is replayed only when it is the thread's latest run, a protocol
+//! command started it, and either no stream without `since` has carried it yet or a stream
 //! that carried it is still connected (the rule of [`replay`]). The JS SDK opens its stream
 //! right after the `run.start` that made the thread, when a short run may already be over,
 //! and re-opens it (a wider filter, a new subscription such as `thread.messages`) while the
@@ -138,22 +138,21 @@ pub(crate) async fn stream_events(
     let mut carried = Vec::new();
     let mut carrying: HashSet<String> = HashSet::new();
     if req.since.is_none() {
-        let mut ended: Vec<Run> = (state.store.list_runs(&id, 50, 0).await)
-            .map_err(ApiError::from)?
-            .into_iter()
-            .filter(|r| r.status.is_final())
-            .collect();
-        ended.sort_by_key(|r| std::cmp::Reverse(r.thread_seq));
-        let mut ended = ended.into_iter().map(|r| r.run_id);
-        if let Some(latest) = ended.next() {
-            if replays(&latest) {
-                carried.push(carry(&latest));
-                carrying.insert(latest);
+        let mut runs = (state.store.list_runs(&id, 50, 0).await).map_err(ApiError::from)?;
+        runs.sort_by_key(|r| std::cmp::Reverse(r.thread_seq));
+        // Only the thread's latest run, if it ended: an ended run before an active one is
+        // never replayed.
+        for (i, r) in runs.into_iter().enumerate() {
+            if !r.status.is_final() {
+                continue;
+            }
+            if i == 0 && replays(&r.run_id) {
+                carried.push(carry(&r.run_id));
+                carrying.insert(r.run_id);
             } else {
-                done.insert(latest);
+                done.insert(r.run_id);
             }
         }
-        done.extend(ended);
     }
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<SseEvent, Infallible>>(64);
     let st = state.clone();
