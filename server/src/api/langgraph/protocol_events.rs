@@ -13,15 +13,16 @@
 //! `since` the stream starts with the runs that are active, then follows new ones. A run
 //! that already ended is replayed only when it is the thread's latest run, a protocol
 //! command started it, and either no stream without `since` has carried it yet or a stream
-//! that carried it is still connected (the rule of [`replay`]). The JS SDK opens its stream
-//! right after the `run.start` that made the thread, when a short run may already be over,
-//! and re-opens it (a wider filter, a new subscription such as `thread.messages`) while the
-//! old one is still up, each time expecting the run's history from the start; a Python SDK
-//! session on a thread that ran before opens its lifecycle watcher before its `run.start`,
-//! after the earlier session closed its streams, and must not take the earlier run's end
-//! for the end of the run it is about to start. (langgraph-api replays every run it still
-//! keeps, which trips the second case.) What was carried is known to this process only: a
-//! stream opened on another replica replays what is active and follows new runs.
+//! that carried it is still connected (the rule of the `replay` module). The JS SDK opens
+//! its stream right after the `run.start` that made the thread, when a short run may
+//! already be over, and re-opens it (a wider filter, a new subscription such as
+//! `thread.messages`) while the old one is still up, each time expecting the run's history
+//! from the start; a Python SDK session on a thread that ran before opens its lifecycle
+//! watcher before its `run.start`, after the earlier session closed its streams, and must
+//! not take the earlier run's end for the end of the run it is about to start.
+//! (langgraph-api replays every run it still keeps, which trips the second case.) What was
+//! carried is known to this process only: a stream opened on another replica replays what
+//! is active and follows new runs.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
