@@ -136,8 +136,9 @@ pub(crate) async fn stream_events(
     // Decided before the response goes out: the JS SDK closes the stream this one replaces
     // once this one is ready, and with it the carrier that lets this one replay the run.
     let mut done: HashSet<String> = HashSet::new();
-    let mut carried = Vec::new();
-    let mut carrying: HashSet<String> = HashSet::new();
+    // The run this stream carries: only the thread's latest run is ever replayed, so a
+    // stream that moves on to the next run lets go of the one before.
+    let mut carried: Option<replay::Carrier<'static>> = None;
     if req.since.is_none() {
         let mut runs = (state.store.list_runs(&id, 50, 0).await).map_err(ApiError::from)?;
         runs.sort_by_key(|r| std::cmp::Reverse(r.thread_seq));
@@ -148,8 +149,7 @@ pub(crate) async fn stream_events(
                 continue;
             }
             if i == 0 && replays(&r.run_id) {
-                carried.push(carry(&r.run_id));
-                carrying.insert(r.run_id);
+                carried = Some(carry(&r.run_id));
             } else {
                 done.insert(r.run_id);
             }
@@ -180,8 +180,9 @@ pub(crate) async fn stream_events(
                 continue;
             };
             done.insert(run.run_id.clone());
-            if req.since.is_none() && carrying.insert(run.run_id.clone()) {
-                carried.push(carry(&run.run_id));
+            let carrying = carried.as_ref().and_then(replay::Carrier::run);
+            if req.since.is_none() && carrying != Some(run.run_id.as_str()) {
+                carried = Some(carry(&run.run_id));
             }
             if !follow(&st, &run, &filter, req.since, &tx).await {
                 break;

@@ -89,6 +89,11 @@ impl<'a> Carrier<'a> {
             run_id: tracked.then(|| run_id.to_string()),
         }
     }
+
+    /// The run held (none for a run no command started).
+    pub(super) fn run(&self) -> Option<&str> {
+        self.run_id.as_deref()
+    }
 }
 
 impl Drop for Carrier<'_> {
@@ -128,6 +133,19 @@ mod tests {
         // Every carrier has gone: the next session's stream does not replay it, even at once.
         assert!(!reg.lock().unwrap().replays("a", 1));
         assert!(reg.lock().unwrap().runs.is_empty());
+    }
+
+    #[test]
+    fn a_stream_that_moves_on_lets_go_of_the_run_before() {
+        let reg = Mutex::new(Registry::default());
+        reg.lock().unwrap().started("a", 0);
+        let mut held = Carrier::new(&reg, "a");
+        assert_eq!(held.run(), Some("a"));
+        reg.lock().unwrap().started("b", 1);
+        held = Carrier::new(&reg, "b");
+        assert_eq!(held.run(), Some("b"));
+        assert!(!reg.lock().unwrap().replays("a", 10 * FRESH_MS));
+        assert!(reg.lock().unwrap().replays("b", 10 * FRESH_MS));
     }
 
     #[test]
