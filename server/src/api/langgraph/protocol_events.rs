@@ -53,7 +53,7 @@ mod replay;
 const THREAD_RECHECK: Duration = Duration::from_secs(30);
 const RUN_SPAN: u64 = 1_000_000_000;
 
-/// Starts, not yet carried runs and carriers of protocol-started runs (see [`replay`]).
+/// The runs protocol commands started that a stream may still replay (see [`replay`]).
 static REPLAYS: LazyLock<Mutex<replay::Registry>> = LazyLock::new(Default::default);
 
 /// Notes a run a protocol command started (see the module docs).
@@ -140,20 +140,19 @@ pub(crate) async fn stream_events(
     // stream that moves on to the next run lets go of the one before.
     let mut carried: Option<replay::Carrier<'static>> = None;
     if req.since.is_none() {
-        let mut runs = (state.store.list_runs(&id, 50, 0).await).map_err(ApiError::from)?;
-        runs.sort_by_key(|r| std::cmp::Reverse(r.thread_seq));
-        // Only the thread's latest run, if it ended: an ended run before an active one is
-        // never replayed.
-        for (i, r) in runs.into_iter().enumerate() {
-            if !r.status.is_final() {
-                continue;
-            }
-            if i == 0 && replays(&r.run_id) {
-                carried = Some(carry(&r.run_id));
+        // Newest first: only the thread's latest run, if it ended, may be replayed; an ended
+        // run before it never is.
+        let mut runs = (state.store.list_runs(&id, 50, 0).await)
+            .map_err(ApiError::from)?
+            .into_iter();
+        if let Some(latest) = runs.next().filter(|r| r.status.is_final()) {
+            if replays(&latest.run_id) {
+                carried = Some(carry(&latest.run_id));
             } else {
-                done.insert(r.run_id);
+                done.insert(latest.run_id);
             }
         }
+        done.extend(runs.filter(|r| r.status.is_final()).map(|r| r.run_id));
     }
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<SseEvent, Infallible>>(64);
     let st = state.clone();

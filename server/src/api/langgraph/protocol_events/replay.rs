@@ -25,6 +25,14 @@ struct Started {
     carriers: usize,
 }
 
+impl Started {
+    /// Whether a stream opened at `now` replays it: carried by a connected stream, or never
+    /// carried and started within the window.
+    fn replayable(&self, now: i64) -> bool {
+        self.carriers > 0 || (!self.carried && self.at >= now - FRESH_MS)
+    }
+}
+
 /// The runs protocol commands started that a stream may still replay.
 #[derive(Debug, Default)]
 pub(super) struct Registry {
@@ -34,8 +42,7 @@ pub(super) struct Registry {
 impl Registry {
     /// Notes a run a command started now; forgets runs no stream will replay any more.
     pub(super) fn started(&mut self, run_id: &str, now: i64) {
-        self.runs
-            .retain(|_, s| s.carriers > 0 || (!s.carried && s.at >= now - FRESH_MS));
+        self.runs.retain(|_, s| s.replayable(now));
         self.runs.insert(
             run_id.to_string(),
             Started {
@@ -48,9 +55,7 @@ impl Registry {
 
     /// Whether a stream opened now without `since` replays this ended run.
     pub(super) fn replays(&self, run_id: &str, now: i64) -> bool {
-        self.runs
-            .get(run_id)
-            .is_some_and(|s| s.carriers > 0 || (!s.carried && s.at >= now - FRESH_MS))
+        self.runs.get(run_id).is_some_and(|s| s.replayable(now))
     }
 
     /// A stream without `since` carries the run; true when the run is one we track.
