@@ -62,6 +62,13 @@ async fn python_sdk_send(b: Backend) {
 }
 both_backends!(python_sdk_send_, python_sdk_send);
 
+/// `client.threads.create(ttl=...)` and `update(..., ttl=...)`: expired threads deleted or
+/// pruned to their latest checkpoint by a sweep every second (tests/sdk/sdk_ttl.py).
+async fn python_sdk_ttl(b: Backend) {
+    run_script_with(b, "sdk_ttl.py", &[("PALGRAPH_THREAD_TTL_SWEEP_SECS", "1")]).await;
+}
+both_backends!(python_sdk_ttl_, python_sdk_ttl);
+
 /// `client.store.*` as two users: put, get, search (prefix, filter, text query, pages),
 /// list_namespaces, delete; neither sees the other's items (tests/sdk/sdk_store.py).
 async fn python_sdk_store(b: Backend) {

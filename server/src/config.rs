@@ -70,6 +70,11 @@ pub struct ServeConfig {
     /// a replay gets only the run's outcome. 0 keeps them until the thread is deleted.
     #[arg(long, env = "PALGRAPH_EVENT_RETENTION_SECS", default_value_t = 3600)]
     pub event_retention_secs: u64,
+    /// Seconds between a replica's sweeps of threads whose time to live (the `ttl` of
+    /// `POST /threads` and `PATCH /threads/{id}`) has run out.
+    #[arg(long, env = "PALGRAPH_THREAD_TTL_SWEEP_SECS", default_value_t = 300,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub thread_ttl_sweep_secs: u64,
     /// Claims of one run before it fails (a run that takes its process down every time).
     #[arg(long, env = "PALGRAPH_MAX_ATTEMPTS", default_value_t = 20)]
     pub max_attempts: i64,

@@ -262,6 +262,10 @@ impl ServerBuilder {
             metrics,
         });
         crate::crons::scheduler::spawn(state.clone(), cfg.cron_settings());
+        crate::api::langgraph::thread_ttl::spawn_sweeper(
+            state.clone(),
+            Duration::from_secs(cfg.thread_ttl_sweep_secs),
+        );
         let routes: Vec<ApiRouter<AppState>> =
             self.extensions.iter().map(|e| e.routes(&ctx)).collect();
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, cfg.port)).await?;

@@ -5,7 +5,8 @@
 //! new thread written once with its first run), and run events stored compressed (7: see
 //! `packed`; on Postgres also autovacuum settings for runs and threads, and a leaner
 //! function that ends runs), on Postgres runs checked where they are created (8) and every
-//! batch's threads locked in the bytes' order of their ids (9). [`crate::Database::open`]
+//! batch's threads locked in the bytes' order of their ids (9), and threads' time to live (10).
+//! [`crate::Database::open`]
 //! applies them after the engine's.
 
 use palgraph::db::migrate::{Migration, Migrator};
@@ -61,6 +62,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "byte_order_locks",
             include_str!("../../migrations/postgres/0009_byte_order_locks.sql"),
         ),
+        Migration::new(
+            10,
+            "thread_ttl",
+            include_str!("../../migrations/postgres/0010_thread_ttl.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -94,6 +100,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             7,
             "packed_events",
             include_str!("../../migrations/sqlite/0007_packed_events.sql"),
+        ),
+        Migration::new(
+            10,
+            "thread_ttl",
+            include_str!("../../migrations/sqlite/0010_thread_ttl.sql"),
         ),
     ],
 };
@@ -132,7 +143,7 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                ran: vec![3, 4, 6, 7],
+                ran: vec![3, 4, 6, 7, 10],
                 adopted: vec![1, 2]
             },
             "unscoped 3 and 5 are the server's 1 and 2"
@@ -166,7 +177,7 @@ mod tests {
         let applied = MIGRATIONS.apply_sqlite(&pool).await.unwrap();
         assert_eq!(
             applied.ran,
-            [1, 2, 3, 4, 6, 7],
+            [1, 2, 3, 4, 6, 7, 10],
             "a fresh database runs them all"
         );
         pool.close().await;

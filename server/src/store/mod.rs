@@ -18,6 +18,8 @@ pub(crate) mod sql;
 pub(crate) mod sqlite;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod ttl_tests;
 
 pub use migrations::MIGRATIONS;
 pub use packed::stored_event;
@@ -129,6 +131,9 @@ macro_rules! stored_as_text {
         }
     };
 }
+
+mod ttl;
+pub use ttl::{ThreadTtl, TtlStrategy};
 
 /// Run states as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -446,6 +451,33 @@ pub trait Store: Send + Sync {
     ) -> Result<Option<Thread>, StoreError>;
     /// Deletes a thread with its runs and events (not its checkpoints).
     async fn delete_thread(&self, owner: &str, thread_id: &str) -> Result<bool, StoreError>;
+    /// Sets a thread's time to live (`None` clears it); false when the owner has no such
+    /// thread.
+    async fn set_thread_ttl(
+        &self,
+        owner: &str,
+        thread_id: &str,
+        ttl: Option<ThreadTtl>,
+    ) -> Result<bool, StoreError>;
+    /// Up to `limit` threads with this strategy whose time to live ran out by `now_ms` and
+    /// that have no active run (and, for `keep_latest`, changed since their last sweep),
+    /// the longest expired first: an index range, whatever the number of threads.
+    async fn expired_threads(
+        &self,
+        strategy: TtlStrategy,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Thread>, StoreError>;
+    /// Takes an expired thread for its sweep if it is still expired and idle at `now_ms`
+    /// (a run started or a change made since it was listed keeps it): `delete` deletes its
+    /// row, runs and events (its checkpoints and crons are the caller's), `keep_latest`
+    /// records the sweep. False when it is no longer due.
+    async fn take_expired_thread(
+        &self,
+        thread_id: &str,
+        strategy: TtlStrategy,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
 
     /// Creates a run under the thread's lock, applying the multitask strategy and the
     /// idempotency key atomically; it is given the thread's next `thread_seq`. A pending run

@@ -20,7 +20,8 @@ use super::rows::{json, Claimed, StoredJson};
 use super::run_batches::{Created, RunBatches};
 use super::{
     merge_metadata, now_ms, CancelAction, Claim, CreatedRun, EventRow, Finish, IfExists, NewRun,
-    Notification, Renewed, Run, RunState, Store, StoreError, Thread, ThreadQuery,
+    Notification, Renewed, Run, RunState, Store, StoreError, Thread, ThreadQuery, ThreadTtl,
+    TtlStrategy,
 };
 
 /// Connections of [`SqlStore::hot`]: a thread read or insert takes tens of microseconds,
@@ -84,6 +85,7 @@ fn announce<DB: Dialect>(channel: &str, payload: &str) -> String {
 }
 
 mod create;
+pub(super) mod ttl;
 
 #[async_trait]
 impl<DB> Store for SqlStore<DB>
@@ -242,18 +244,36 @@ where
             tx.rollback().await?;
             return Ok(false);
         }
-        for delete in [
-            // By the runs' keys: `thread_id` has no index on the events.
-            "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE thread_id = $1)",
-            "DELETE FROM runs WHERE thread_id = $1",
-        ] {
-            sqlx::query(delete)
-                .bind(thread_id)
-                .execute(&mut *tx)
-                .await?;
-        }
+        Self::delete_runs_of(&mut tx, thread_id).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    async fn set_thread_ttl(
+        &self,
+        owner: &str,
+        thread_id: &str,
+        ttl: Option<ThreadTtl>,
+    ) -> Result<bool, StoreError> {
+        self.set_ttl(owner, thread_id, ttl, now_ms()).await
+    }
+
+    async fn expired_threads(
+        &self,
+        strategy: TtlStrategy,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Thread>, StoreError> {
+        self.due(strategy, now_ms, limit).await
+    }
+
+    async fn take_expired_thread(
+        &self,
+        thread_id: &str,
+        strategy: TtlStrategy,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.take_due(thread_id, strategy, now_ms).await
     }
 
     async fn create_run(&self, new: &NewRun) -> Result<CreatedRun, StoreError> {

@@ -2,7 +2,8 @@
 //! and the JS `useStream` hook) call it, one module per resource:
 //!
 //! - [`assistants`]: `/info`, `/assistants` (one per graph), graph drawings, schemas;
-//! - [`threads`]: `/threads` create, search, count, get, patch, delete, prune, copy;
+//! - [`threads`]: `/threads` create, search, count, get, patch, delete, prune, copy; its
+//!   `thread_ttl` module applies threads' time to live;
 //! - [`state`]: a thread's state, history and `update_state`;
 //! - [`runs`]: runs (background, streamed, awaited; on a thread or stateless), joins,
 //!   cancels; [`stream`] streams and awaits them, [`translate`] turns engine events into
@@ -25,6 +26,7 @@ pub mod store_items;
 pub mod stream;
 pub mod thread_runs;
 pub mod thread_stream;
+pub(crate) mod thread_ttl;
 pub mod threads;
 pub mod translate;
 mod unsupported;

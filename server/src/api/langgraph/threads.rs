@@ -43,7 +43,8 @@ pub(crate) async fn create(
     if let Some(g) = req.graph_id {
         metadata.insert("graph_id".into(), g.into());
     }
-    let _ = req.ttl;
+    // Checked first: a refused request leaves no thread behind.
+    let ttl = super::thread_ttl::parse(req.ttl.as_ref())?;
     let steps = req.supersteps.unwrap_or_default();
     let graph = match metadata.get("graph_id").and_then(Value::as_str) {
         Some(g) => Some(assistant(&state, g)?),
@@ -131,6 +132,16 @@ pub(crate) async fn create(
             }
         }
     }
+    let t = match ttl {
+        Some(ttl) => {
+            state
+                .store
+                .set_thread_ttl(&user.id, &thread_id, Some(ttl))
+                .await?;
+            own_thread(&state, &user, &thread_id).await?
+        }
+        None => t,
+    };
     Ok(Json(thread_out(&state, &t).await?))
 }
 
@@ -306,14 +317,14 @@ pub(crate) async fn get(
     Ok(Json(thread_out(&state, &t).await?))
 }
 
-/// `PATCH /threads/{id}`: merges metadata.
+/// `PATCH /threads/{id}`: merges metadata; a `ttl` replaces the thread's time to live.
 pub(crate) async fn patch(
     State(state): State<AppState>,
     user: User,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     OptionalJson(p): OptionalJson<PatchThread>,
 ) -> ApiResult<Json<ThreadOut>> {
-    let _ = p.ttl;
+    let ttl = super::thread_ttl::parse(p.ttl.as_ref())?;
     if let Some(g) = p.metadata.get("graph_id") {
         let t = own_thread(&state, &user, &id).await?;
         if t.metadata.get("graph_id").is_some_and(|old| old != g) {
@@ -327,6 +338,13 @@ pub(crate) async fn patch(
         .patch_thread(&user.id, &id, &Value::Object(p.metadata))
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("thread `{id}`")))?;
+    let t = match ttl {
+        Some(ttl) => {
+            state.store.set_thread_ttl(&user.id, &id, Some(ttl)).await?;
+            own_thread(&state, &user, &id).await?
+        }
+        None => t,
+    };
     Ok(Json(thread_out(&state, &t).await?))
 }
 

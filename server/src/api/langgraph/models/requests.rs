@@ -75,7 +75,8 @@ pub struct CreateThread {
     pub graph_id: Option<String>,
     /// Updates to apply at once.
     pub supersteps: Option<Vec<Superstep>>,
-    /// Accepted, not applied.
+    /// Its time to live: minutes after its last change, or `{"strategy": "delete" |
+    /// "keep_latest", "ttl": minutes}` (see `thread_ttl`).
     pub ttl: Option<Value>,
 }
 
@@ -111,7 +112,8 @@ pub struct SearchThreads {
 pub struct PatchThread {
     /// Entries merged into the thread's metadata.
     pub metadata: Map<String, Value>,
-    /// Accepted, not applied.
+    /// Its time to live: minutes after its last change, or `{"strategy": "delete" |
+    /// "keep_latest", "ttl": minutes}` (see `thread_ttl`).
     pub ttl: Option<Value>,
 }
 
