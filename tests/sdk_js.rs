@@ -94,6 +94,17 @@ async fn js_sdk_store(b: Backend) {
 }
 both_backends!(js_sdk_store_, js_sdk_store);
 
+/// `threads.create({ ttl })` and `threads.update(id, { ttl })` through the JS SDK: expired
+/// threads deleted or pruned by a sweep every second (tests/sdk/sdk_ttl.mjs).
+async fn js_sdk_ttl(b: Backend) {
+    tokio::task::spawn_blocking(node_modules).await.unwrap();
+    let s = TestServer::start_with(b, &[("PALGRAPH_THREAD_TTL_SWEEP_SECS", "1")]).await;
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg("sdk_ttl.mjs").arg(&s.base).current_dir(sdk_dir());
+    common::run_flow_script(cmd, "the JS SDK ttl flow (tests/sdk/sdk_ttl.mjs)").await;
+}
+both_backends!(js_sdk_ttl_, js_sdk_ttl);
+
 /// agent-chat-ui end to end with the real React hook `useStream` of
 /// `@langchain/langgraph-sdk/react`, rendered in Node (jsdom + react-dom via
 /// @testing-library/react's renderHook), called as agent-chat-ui calls it
