@@ -8,14 +8,9 @@
 
 import assert from "node:assert/strict";
 import { Client } from "@langchain/langgraph-sdk";
+import { ok, passed } from "./checks.mjs";
 
 const URL = process.argv[2];
-let checks = 0;
-function ok(cond, what) {
-  assert.ok(cond, what);
-  checks += 1;
-  console.log(`ok ${checks} - ${what}`);
-}
 async function status(call) {
   try {
     await call;
@@ -77,4 +72,4 @@ ok((await status(bob.crons.update(daily.cron_id, { enabled: true }))) === 404, "
 await ada.crons.delete(every.cron_id);
 await ada.crons.delete(daily.cron_id);
 ok((await ada.crons.count()) === 0, "delete");
-console.log(`all ${checks} checks passed`);
+console.log(`all ${passed()} checks passed`);

@@ -11,16 +11,11 @@ import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 import { Client } from "@langchain/langgraph-sdk";
 import { MessageTupleManager, StreamManager, extractInterrupts } from "@langchain/langgraph-sdk/ui";
+import { ok, passed } from "./checks.mjs";
 
 const URL = process.argv[2];
 // An origin the server allows (PALGRAPH_CORS_ORIGINS), to check what a browser needs.
 const ORIGIN = process.argv[3];
-let checks = 0;
-function ok(cond, what) {
-  assert.ok(cond, what);
-  checks += 1;
-  console.log(`ok ${checks} - ${what}`);
-}
 
 const client = new Client({ apiUrl: URL, apiKey: null });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -443,4 +438,4 @@ for (const step of [agentChatUi, coreFlow, threadStreamProtocol]) {
   await step();
   console.log(`# ${step.name}: ${((Date.now() - t0) / 1000).toFixed(2)}s`);
 }
-console.log(`# ${checks} checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s against ${URL}`);
+console.log(`# ${passed()} checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s against ${URL}`);

@@ -6,14 +6,9 @@
 
 import assert from "node:assert/strict";
 import { Client } from "@langchain/langgraph-sdk";
+import { ok, passed } from "./checks.mjs";
 
 const URL = process.argv[2];
-let checks = 0;
-function ok(cond, what) {
-  assert.ok(cond, what);
-  checks += 1;
-  console.log(`ok ${checks} - ${what}`);
-}
 const keys = (found) => found.items.map((i) => i.key);
 
 const ada = new Client({ apiUrl: URL, apiKey: "key-ada-0123456789abcdef" }).store;
@@ -59,4 +54,4 @@ try {
 } catch (e) {
   ok(e.status === 422, `an empty namespace label is 422 (${e.status})`);
 }
-console.log(`all ${checks} checks passed`);
+console.log(`all ${passed()} checks passed`);

@@ -8,14 +8,9 @@
 
 import assert from "node:assert/strict";
 import { Client } from "@langchain/langgraph-sdk";
+import { ok, passed } from "./checks.mjs";
 
 const URL = process.argv[2];
-let checks = 0;
-function ok(cond, what) {
-  assert.ok(cond, what);
-  checks += 1;
-  console.log(`ok ${checks} - ${what}`);
-}
 // 1.2 s after the thread's last change.
 const SHORT = 0.02;
 const human = (text) => ({ messages: [{ type: "human", content: text }] });
@@ -60,4 +55,4 @@ ok(true, "keep_latest keeps the thread's state");
 ok((await client.threads.get(kept.thread_id)).thread_id === kept.thread_id, "a thread without a ttl stays");
 await assert.rejects(client.threads.create({ ttl: -1 }), (e) => e.status === 422);
 ok(true, "a negative ttl is a 422");
-console.log(`all ${checks} checks passed`);
+console.log(`all ${passed()} checks passed`);

@@ -13,6 +13,7 @@
 
 import assert from "node:assert/strict";
 import { JSDOM } from "jsdom";
+import { ok, passed } from "./checks.mjs";
 
 // A browser page for React and for useStream's reconnectOnMount (window.sessionStorage).
 // Node's own fetch, AbortController and timers stay: the SDK uses them as in a browser.
@@ -30,12 +31,6 @@ const { Client } = await import("@langchain/langgraph-sdk");
 globalThis.IS_REACT_ACT_ENVIRONMENT = false;
 
 const URL = process.argv[2];
-let checks = 0;
-function ok(cond, what) {
-  assert.ok(cond, what);
-  checks += 1;
-  console.log(`ok ${checks} - ${what}`);
-}
 
 const client = new Client({ apiUrl: URL, apiKey: null });
 const unique = (xs) => [...new Set(xs)];
@@ -397,8 +392,8 @@ await flow("answer an interrupt", answerInterrupt);
 first?.unload();
 cleanup();
 if (failed.length > 0) {
-  console.log(`# ${checks} checks ok; FAILED flows: ${failed.join(", ")}`);
+  console.log(`# ${passed()} checks ok; FAILED flows: ${failed.join(", ")}`);
   process.exit(1);
 }
-console.log(`# ${checks} checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s against ${URL}`);
+console.log(`# ${passed()} checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s against ${URL}`);
 process.exit(0);

@@ -442,23 +442,25 @@ pub trait Store: Send + Sync {
     /// The owner's threads, newest update first.
     async fn search_threads(&self, owner: &str, q: &ThreadQuery)
         -> Result<Vec<Thread>, StoreError>;
-    /// Merges `patch` into a thread's metadata.
+    /// Merges `patch` into a thread's metadata and, when `ttl` is given, replaces its time
+    /// to live, in one transaction.
     async fn patch_thread(
         &self,
         owner: &str,
         thread_id: &str,
         patch: &Value,
+        ttl: Option<ThreadTtl>,
     ) -> Result<Option<Thread>, StoreError>;
     /// Deletes a thread with its runs and events (not its checkpoints).
     async fn delete_thread(&self, owner: &str, thread_id: &str) -> Result<bool, StoreError>;
-    /// Sets a thread's time to live (`None` clears it); false when the owner has no such
-    /// thread.
+    /// Sets a thread's time to live (`None` clears it); the thread as it is now, or `None`
+    /// when the owner has no such thread.
     async fn set_thread_ttl(
         &self,
         owner: &str,
         thread_id: &str,
         ttl: Option<ThreadTtl>,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Option<Thread>, StoreError>;
     /// Up to `limit` threads with this strategy whose time to live ran out by `now_ms` and
     /// that have no active run (and, for `keep_latest`, changed since their last sweep),
     /// the longest expired first: an index range, whatever the number of threads.

@@ -84,6 +84,30 @@ fn announce<DB: Dialect>(channel: &str, payload: &str) -> String {
     DB::notify(channel, payload).unwrap_or_else(|| "NULL".into())
 }
 
+/// A thread's runs and their events, in the transaction that deleted the thread.
+async fn delete_runs_of<DB: Dialect>(
+    conn: &mut DB::Connection,
+    thread_id: &str,
+) -> Result<(), StoreError>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    str: Type<DB>,
+    for<'a> &'a str: Encode<'a, DB>,
+{
+    for delete in [
+        // By the runs' keys: `thread_id` has no index on the events.
+        "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE thread_id = $1)",
+        "DELETE FROM runs WHERE thread_id = $1",
+    ] {
+        sqlx::query(delete)
+            .bind(thread_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
 mod create;
 pub(super) mod ttl;
 
@@ -199,6 +223,7 @@ where
         owner: &str,
         thread_id: &str,
         patch: &Value,
+        ttl: Option<ThreadTtl>,
     ) -> Result<Option<Thread>, StoreError> {
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         let thread: Option<Thread> = sqlx::query_as(AssertSqlSafe(format!(
@@ -217,13 +242,21 @@ where
             tx.rollback().await?;
             return Ok(None);
         };
+        // The time to live is kept unless one is given (`$5`, its strategy, not NULL).
+        let (ttl_ms, strategy) = ttl::binds(ttl);
         let thread: Thread = sqlx::query_as(concat!(
-            "UPDATE threads SET metadata = $2, updated_at_ms = $3 WHERE thread_id = $1 RETURNING ",
+            "UPDATE threads SET metadata = $2, updated_at_ms = $3,
+                 ttl_ms = CASE WHEN $5 IS NULL THEN ttl_ms ELSE $4 END,
+                 ttl_strategy = COALESCE($5, ttl_strategy),
+                 ttl_swept_at_ms = CASE WHEN $5 IS NULL THEN ttl_swept_at_ms END
+             WHERE thread_id = $1 RETURNING ",
             thread_columns!()
         ))
         .bind(thread_id)
         .bind(json::<DB>(&merge_metadata(&thread.metadata, patch)))
         .bind(now_ms())
+        .bind(ttl_ms)
+        .bind(strategy)
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -244,7 +277,7 @@ where
             tx.rollback().await?;
             return Ok(false);
         }
-        Self::delete_runs_of(&mut tx, thread_id).await?;
+        delete_runs_of::<DB>(&mut tx, thread_id).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -254,7 +287,7 @@ where
         owner: &str,
         thread_id: &str,
         ttl: Option<ThreadTtl>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<Thread>, StoreError> {
         self.set_ttl(owner, thread_id, ttl, now_ms()).await
     }
 

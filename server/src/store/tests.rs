@@ -231,14 +231,14 @@ async fn exercise(store: &dyn Store) {
     assert_eq!(found(json!({}), Some(&["t1", "nope"])).await, ["t1"]);
     assert!(found(json!({}), Some(&[])).await.is_empty());
     let patched = store
-        .patch_thread("u", "t1", &json!({"k": {"deep": 1}, "n": 2}))
+        .patch_thread("u", "t1", &json!({"k": {"deep": 1}, "n": 2}), None)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(patched.metadata, json!({"k": {"deep": 1}, "n": 2}));
     assert_eq!(found(json!({"k": {"deep": 1}}), None).await, ["t1"]);
     assert!(store
-        .patch_thread("other", "t1", &json!({}))
+        .patch_thread("other", "t1", &json!({}), None)
         .await
         .unwrap()
         .is_none());

@@ -50,25 +50,34 @@ async fn a_thread_is_due_once_it_has_been_left_alone(store: &dyn Store) {
     assert!(store
         .set_thread_ttl("u", "a", ttl(DELETE, 60_000))
         .await
-        .unwrap());
+        .unwrap()
+        .is_some());
     assert!(store
         .set_thread_ttl("u", "b", ttl(DELETE, 1_000))
         .await
-        .unwrap());
+        .unwrap()
+        .is_some());
     assert!(store
         .set_thread_ttl("u", "t1", ttl(DELETE, 1_000))
         .await
-        .unwrap());
-    assert!(store.set_thread_ttl("u", "k", ttl(KEEP, 20)).await.unwrap());
+        .unwrap()
+        .is_some());
+    assert!(store
+        .set_thread_ttl("u", "k", ttl(KEEP, 20))
+        .await
+        .unwrap()
+        .is_some());
     // Another user's thread, or none: nothing set.
-    assert!(!store
+    assert!(store
         .set_thread_ttl("other", "none", ttl(DELETE, 1))
         .await
-        .unwrap());
-    assert!(!store
+        .unwrap()
+        .is_none());
+    assert!(store
         .set_thread_ttl("u", "missing", ttl(DELETE, 1))
         .await
-        .unwrap());
+        .unwrap()
+        .is_none());
     // A thread with a run is busy: never due, whatever its time.
     store
         .create_run(&new_run("r1", MultitaskStrategy::Reject, None))
@@ -86,7 +95,7 @@ async fn a_thread_is_due_once_it_has_been_left_alone(store: &dyn Store) {
     // Changed since it was listed: not taken, and no longer due at that time.
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     store
-        .patch_thread("u", "a", &json!({"x": 1}))
+        .patch_thread("u", "a", &json!({"x": 1}), None)
         .await
         .unwrap();
     assert!(!store
@@ -136,7 +145,7 @@ async fn a_thread_is_due_once_it_has_been_left_alone(store: &dyn Store) {
         .unwrap());
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     store
-        .patch_thread("u", "k", &json!({"y": 2}))
+        .patch_thread("u", "k", &json!({"y": 2}), None)
         .await
         .unwrap();
     let k2 = updated_at(store, "k").await;
@@ -144,7 +153,11 @@ async fn a_thread_is_due_once_it_has_been_left_alone(store: &dyn Store) {
     assert_eq!(due(store, KEEP, k2 + 20).await, ["k"]);
 
     // Cleared: never due.
-    assert!(store.set_thread_ttl("u", "k", None).await.unwrap());
+    assert!(store
+        .set_thread_ttl("u", "k", None)
+        .await
+        .unwrap()
+        .is_some());
     assert!(due(store, KEEP, i64::MAX / 2).await.is_empty());
     assert!(due(store, DELETE, i64::MAX / 2)
         .await
@@ -168,6 +181,13 @@ async fn ttl_on_postgres() {
     pool.close().await;
 }
 
+/// Gives the first 50 of the generated threads a time to live of a second.
+const FIFTY_GET_A_TTL: &str =
+    "UPDATE threads SET ttl_ms = 1000, ttl_strategy = 'delete' WHERE created_at_ms <= 50";
+
+/// A time by which all 50 are due.
+const NOW: i64 = 1_000_000;
+
 /// Every node of a Postgres plan (depth first).
 fn nodes(plan: &Value, out: &mut Vec<Value>) {
     out.push(plan.clone());
@@ -189,19 +209,14 @@ async fn the_due_query_reads_the_expiry_index_on_a_big_table_postgres() {
     .execute(&pool)
     .await
     .unwrap();
-    sqlx::query(
-        "UPDATE threads SET ttl_ms = 1000, ttl_strategy = 'delete' WHERE created_at_ms <= 50",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
+    sqlx::query(FIFTY_GET_A_TTL).execute(&pool).await.unwrap();
     sqlx::query("ANALYZE threads").execute(&pool).await.unwrap();
     let plan: Value = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
         "EXPLAIN (FORMAT JSON) {}",
         due_query()
     )))
-    .bind(1_000_000_i64)
-    .bind("delete")
+    .bind(NOW)
+    .bind(DELETE.as_str())
     .bind(100_i64)
     .fetch_one(&pool)
     .await
@@ -216,16 +231,8 @@ async fn the_due_query_reads_the_expiry_index_on_a_big_table_postgres() {
         !all.iter().any(|n| n["Node Type"] == "Seq Scan"),
         "a sequential scan: {plan}"
     );
-    let found: Vec<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT thread_id FROM ({}) AS due",
-        due_query()
-    )))
-    .bind(1_000_000_i64)
-    .bind("delete")
-    .bind(100_i64)
-    .fetch_all(&pool)
-    .await
-    .unwrap();
+    let store = SqlStore::new(pool.clone());
+    let found = store.expired_threads(DELETE, NOW, 100).await.unwrap();
     assert_eq!(found.len(), 50);
     pool.close().await;
 }
@@ -241,19 +248,14 @@ async fn the_due_query_reads_the_expiry_index_on_a_big_table_sqlite() {
     .execute(&pool)
     .await
     .unwrap();
-    sqlx::query(
-        "UPDATE threads SET ttl_ms = 1000, ttl_strategy = 'delete' WHERE created_at_ms <= 50",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
+    sqlx::query(FIFTY_GET_A_TTL).execute(&pool).await.unwrap();
     sqlx::query("ANALYZE").execute(&pool).await.unwrap();
     let lines: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "EXPLAIN QUERY PLAN {}",
         due_query()
     )))
-    .bind(1_000_000_i64)
-    .bind("delete")
+    .bind(NOW)
+    .bind(DELETE.as_str())
     .bind(100_i64)
     .fetch_all(&pool)
     .await

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::common::thread_graph;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::AppState;
-use crate::store::{now_ms, StoreError, ThreadTtl, TtlStrategy};
+use crate::store::{now_ms, StoreError, Thread, ThreadTtl, TtlStrategy};
 
 /// Threads one look of the sweep lists.
 const THREADS_PER_LOOK: i64 = 100;
@@ -110,41 +110,13 @@ pub(crate) async fn sweep(state: &AppState) -> Result<usize, StoreError> {
                 .expired_threads(strategy, now, THREADS_PER_LOOK)
                 .await?;
             for t in &due {
-                if !state
+                if state
                     .store
                     .take_expired_thread(&t.thread_id, strategy, now)
                     .await?
                 {
-                    continue;
-                }
-                swept += 1;
-                let graph = thread_graph(state, t);
-                let outcome = match strategy {
-                    TtlStrategy::Delete => {
-                        if let Err(e) = state.crons.delete_for_thread(&t.owner, &t.thread_id).await
-                        {
-                            tracing::warn!(thread_id = %t.thread_id, error = %e, "could not delete an expired thread's crons");
-                        }
-                        match graph {
-                            Some(g) => g.graph.checkpointer().delete_thread(&t.thread_id).await,
-                            None => Ok(()),
-                        }
-                    }
-                    TtlStrategy::KeepLatest => match graph {
-                        Some(g) => g
-                            .graph
-                            .checkpointer()
-                            .prune(&t.thread_id, PruneStrategy::KeepLatest)
-                            .await
-                            .map(|_| ()),
-                        None => Ok(()),
-                    },
-                };
-                if let Some(g) = graph {
-                    g.graph.forget(&t.thread_id);
-                }
-                if let Err(e) = outcome {
-                    tracing::warn!(thread_id = %t.thread_id, error = %e, "could not remove an expired thread's checkpoints");
+                    sweep_one(state, t, strategy).await;
+                    swept += 1;
                 }
             }
             if (due.len() as i64) < THREADS_PER_LOOK {
@@ -154,6 +126,32 @@ pub(crate) async fn sweep(state: &AppState) -> Result<usize, StoreError> {
         }
     }
     Ok(swept)
+}
+
+/// What is left of a thread's sweep once the store has taken it: for `delete` its crons and
+/// checkpoints, for `keep_latest` the checkpoints before its latest. A failure is logged
+/// (the thread is no longer due either way).
+async fn sweep_one(state: &AppState, t: &Thread, strategy: TtlStrategy) {
+    if strategy == TtlStrategy::Delete {
+        if let Err(e) = state.crons.delete_for_thread(&t.owner, &t.thread_id).await {
+            tracing::warn!(thread_id = %t.thread_id, error = %e, "could not delete an expired thread's crons");
+        }
+    }
+    let Some(g) = thread_graph(state, t) else {
+        return;
+    };
+    let checkpoints = g.graph.checkpointer();
+    let outcome = match strategy {
+        TtlStrategy::Delete => checkpoints.delete_thread(&t.thread_id).await,
+        TtlStrategy::KeepLatest => checkpoints
+            .prune(&t.thread_id, PruneStrategy::KeepLatest)
+            .await
+            .map(|_| ()),
+    };
+    g.graph.forget(&t.thread_id);
+    if let Err(e) = outcome {
+        tracing::warn!(thread_id = %t.thread_id, error = %e, "could not remove an expired thread's checkpoints");
+    }
 }
 
 #[cfg(test)]

@@ -133,13 +133,11 @@ pub(crate) async fn create(
         }
     }
     let t = match ttl {
-        Some(ttl) => {
-            state
-                .store
-                .set_thread_ttl(&user.id, &thread_id, Some(ttl))
-                .await?;
-            own_thread(&state, &user, &thread_id).await?
-        }
+        Some(ttl) => state
+            .store
+            .set_thread_ttl(&user.id, &thread_id, Some(ttl))
+            .await?
+            .ok_or_else(|| ApiError::NotFound(format!("thread `{thread_id}`")))?,
         None => t,
     };
     Ok(Json(thread_out(&state, &t).await?))
@@ -335,16 +333,9 @@ pub(crate) async fn patch(
     }
     let t = state
         .store
-        .patch_thread(&user.id, &id, &Value::Object(p.metadata))
+        .patch_thread(&user.id, &id, &Value::Object(p.metadata), ttl)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("thread `{id}`")))?;
-    let t = match ttl {
-        Some(ttl) => {
-            state.store.set_thread_ttl(&user.id, &id, Some(ttl)).await?;
-            own_thread(&state, &user, &id).await?
-        }
-        None => t,
-    };
     Ok(Json(thread_out(&state, &t).await?))
 }
 

@@ -17,6 +17,15 @@ const DUE: &str = "ttl_ms IS NOT NULL AND updated_at_ms + ttl_ms <= $1 AND ttl_s
      AND status <> 'busy'
      AND (ttl_swept_at_ms IS NULL OR ttl_swept_at_ms < updated_at_ms)";
 
+/// A time to live as two binds, the milliseconds and the strategy: no strategy (NULL) for
+/// none, so that no optional number is bound.
+pub(super) fn binds(ttl: Option<ThreadTtl>) -> (i64, Option<&'static str>) {
+    match ttl {
+        Some(t) => (t.ttl_ms, Some(t.strategy.as_str())),
+        None => (0, None),
+    }
+}
+
 /// The threads due for a sweep (`$1`: now, `$2`: the strategy, `$3`: how many), the longest
 /// expired first.
 pub(in crate::store) fn due_query() -> String {
@@ -57,26 +66,22 @@ where
         thread_id: &str,
         ttl: Option<ThreadTtl>,
         now_ms: i64,
-    ) -> Result<bool, StoreError> {
-        // Cleared with NULLs written in the statement: no optional numbers to bind.
-        let (ttl_ms, strategy) = match ttl {
-            Some(t) => (t.ttl_ms, Some(t.strategy.as_str())),
-            None => (0, None),
-        };
-        let done = sqlx::query(
+    ) -> Result<Option<Thread>, StoreError> {
+        let (ttl_ms, strategy) = binds(ttl);
+        Ok(sqlx::query_as(concat!(
             "UPDATE threads SET
                  ttl_ms = CASE WHEN $4 IS NULL THEN NULL ELSE $3 END,
                  ttl_strategy = $4, ttl_swept_at_ms = NULL, updated_at_ms = $5
-             WHERE thread_id = $1 AND owner = $2",
-        )
+             WHERE thread_id = $1 AND owner = $2 RETURNING ",
+            thread_columns!()
+        ))
         .bind(thread_id)
         .bind(owner)
         .bind(ttl_ms)
         .bind(strategy)
         .bind(now_ms)
-        .execute(&self.pool)
-        .await?;
-        Ok(DB::rows_affected(&done) > 0)
+        .fetch_optional(&self.pool)
+        .await?)
     }
 
     /// The threads due for a sweep, the longest expired first.
@@ -127,26 +132,8 @@ where
             tx.rollback().await?;
             return Ok(false);
         }
-        Self::delete_runs_of(&mut tx, thread_id).await?;
+        super::delete_runs_of::<DB>(&mut tx, thread_id).await?;
         tx.commit().await?;
         Ok(true)
-    }
-
-    /// A thread's runs and their events, in the transaction that deleted the thread.
-    pub(super) async fn delete_runs_of(
-        conn: &mut DB::Connection,
-        thread_id: &str,
-    ) -> Result<(), StoreError> {
-        for delete in [
-            // By the runs' keys: `thread_id` has no index on the events.
-            "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE thread_id = $1)",
-            "DELETE FROM runs WHERE thread_id = $1",
-        ] {
-            sqlx::query(delete)
-                .bind(thread_id)
-                .execute(&mut *conn)
-                .await?;
-        }
-        Ok(())
     }
 }
