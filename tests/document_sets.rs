@@ -445,3 +445,70 @@ both_backends!(
     tagged_and_mentioned_sets_put_every_document_in_scope_,
     tagged_and_mentioned_sets_put_every_document_in_scope
 );
+
+/// Two replicas on one Postgres: each keeps a user's library between turns and hears of a
+/// change made through the other (`palgraph_documents`), so a document added or deleted on
+/// one is in, or out of, the very next turn on the other, turn after turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_changed_on_one_replica_shows_in_the_next_turn_on_the_other() {
+    let a = TestServer::start_with(Backend::Postgres, KEYS).await;
+    let b = a.replica(&[]).await;
+    let (on_a, on_b) = (
+        As {
+            s: &a,
+            key: "key-a",
+        },
+        As {
+            s: &b,
+            key: "key-a",
+        },
+    );
+    let turn = |id: &str| {
+        json!({
+            "message": "Summarize this",
+            "action": "summarize",
+            "tagged_doc_ids": [id],
+        })
+    };
+    let kept = on_a
+        .document("Data Retention Policy", "Records are kept for five years.")
+        .await;
+    // Both replicas read alice's library and keep it (a replica keeps nothing before it
+    // listens, which it starts to at its first read).
+    for r in [&on_a, &on_b, &on_a, &on_b] {
+        assert_eq!(resolved(&r.chat(turn(&kept)).await).0, [kept.as_str()]);
+    }
+    for round in 0..5 {
+        let (writer, reader) = if round % 2 == 0 {
+            (&on_a, &on_b)
+        } else {
+            (&on_b, &on_a)
+        };
+        let title = format!("Capital Requirements Regulation {round}");
+        let added = writer
+            .document(&title, "Banks must hold a leverage ratio of 3 percent.")
+            .await;
+        let (found, text) = resolved(&reader.chat(turn(&added)).await);
+        assert_eq!(
+            found,
+            [added.as_str()],
+            "round {round}: added elsewhere: {text}"
+        );
+        // Named by its title, not tagged: found in the library the reader keeps.
+        let named = json!({"message": format!("Summarize the {title}"), "action": "summarize"});
+        let (found, text) = resolved(&reader.chat(named).await);
+        assert_eq!(found, [added.as_str()], "round {round}: named: {text}");
+        assert_eq!(writer.delete(&format!("/documents/{added}")).await.0, 204);
+        // Gone: nothing is found, and PalAssist asks which document was meant.
+        let events = reader.chat(turn(&added)).await;
+        let found = events
+            .iter()
+            .find(|e| e.data["type"] == "status" && e.data["node"] == "doc_resolver")
+            .map(|e| e.data["docs_found"].clone());
+        assert_eq!(found, Some(json!([])), "round {round}: deleted elsewhere");
+        let last = &events.last().unwrap().data;
+        assert_eq!(last["type"], "interrupt", "round {round}: {last}");
+        // The unchanged document is still found on both.
+        assert_eq!(resolved(&writer.chat(turn(&kept)).await).0, [kept.as_str()]);
+    }
+}

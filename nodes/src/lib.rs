@@ -52,6 +52,7 @@ pub mod embeddings;
 mod extractive;
 pub mod format_response;
 pub mod intent_resolver;
+pub mod kept_libraries;
 pub mod llm;
 pub mod memory;
 mod passages;

@@ -10,12 +10,17 @@
 //! the next turn on. Snapshots are kept for the runs of the last [`KEEP`] and at most
 //! [`MAX_RUNS`] runs; a library larger than [`MAX_CACHED_BYTES`] is not kept (read again
 //! when needed).
+//!
+//! Where the store can tell that a user's documents did not change since an earlier turn
+//! read them ([`DocumentStore::library_changes`]), a turn takes that earlier read as its
+//! snapshot instead of reading the library again ([`crate::kept_libraries`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::documents::{Document, DocumentError, DocumentStore, Library};
+use crate::documents::{Document, DocumentError, DocumentStore, Library, LibraryStamp};
+use crate::kept_libraries::{KeptLibraries, Read};
 use crate::state::DocRef;
 
 /// How long a run's snapshot is kept after it was read.
@@ -38,6 +43,8 @@ struct Snapshot {
 #[derive(Default)]
 pub(crate) struct RunLibraries {
     runs: Mutex<VecDeque<Snapshot>>,
+    /// Libraries kept between turns, for stores that can tell when they change.
+    kept: KeptLibraries,
 }
 
 impl RunLibraries {
@@ -55,6 +62,15 @@ impl RunLibraries {
         if let Some(d) = self.find(run_id, owner, |s| s.documents.clone()) {
             return Ok(Arc::new(d.iter().map(Document::doc_ref).collect()));
         }
+        let stamp = stamp(store, owner);
+        if let Some(read) = stamp.and_then(|s| self.kept.get(owner, s)) {
+            let titles = read.titles.clone();
+            self.keep(run_id, owner, |s| {
+                s.titles = Some(read.titles);
+                s.documents = read.documents;
+            });
+            return Ok(titles);
+        }
         // One read: the documents too when the library is small enough to keep, so the
         // nodes that need them later read nothing, and see the same snapshot.
         let (titles, documents) = match store.library(owner, MAX_CACHED_BYTES).await? {
@@ -67,7 +83,11 @@ impl RunLibraries {
         };
         self.keep(run_id, owner, |s| {
             s.titles = Some(titles.clone());
-            s.documents = documents;
+            s.documents = documents.clone();
+        });
+        self.keep_between_turns(store, owner, stamp, || Read {
+            titles: titles.clone(),
+            documents,
         });
         Ok(titles)
     }
@@ -82,11 +102,44 @@ impl RunLibraries {
         if let Some(d) = self.find(run_id, owner, |s| s.documents.clone()) {
             return Ok(d);
         }
+        let stamp = stamp(store, owner);
+        let kept = stamp.and_then(|s| self.kept.get(owner, s));
+        if let Some(Read {
+            titles,
+            documents: Some(documents),
+        }) = kept
+        {
+            self.keep(run_id, owner, |s| {
+                s.titles.get_or_insert(titles);
+                s.documents = Some(documents.clone());
+            });
+            return Ok(documents);
+        }
         let documents = Arc::new(store.list(owner).await?);
         if bytes(&documents) <= MAX_CACHED_BYTES {
             self.keep(run_id, owner, |s| s.documents = Some(documents.clone()));
+            self.keep_between_turns(store, owner, stamp, || Read {
+                titles: Arc::new(documents.iter().map(Document::doc_ref).collect()),
+                documents: Some(documents.clone()),
+            });
         }
         Ok(documents)
+    }
+
+    /// Keeps a library read at `stamp` for later turns, if the owner's stamp is still
+    /// `stamp` (nothing changed while it was read).
+    fn keep_between_turns(
+        &self,
+        store: &dyn DocumentStore,
+        owner: &str,
+        stamp: Option<LibraryStamp>,
+        read: impl FnOnce() -> Read,
+    ) {
+        if let (Some(before), Some(changes)) = (stamp, store.library_changes()) {
+            if changes.stamp(owner) == Some(before) {
+                self.kept.put(owner, before, read());
+            }
+        }
     }
 
     fn find<T>(
@@ -132,6 +185,11 @@ impl RunLibraries {
         set(&mut s);
         runs.push_back(s);
     }
+}
+
+/// The owner's stamp in the store, taken before a read ([`KeptLibraries`]).
+fn stamp(store: &dyn DocumentStore, owner: &str) -> Option<LibraryStamp> {
+    store.library_changes()?.stamp(owner)
 }
 
 /// The size a snapshot's documents count for against [`MAX_CACHED_BYTES`].
@@ -219,5 +277,69 @@ mod tests {
         assert_eq!(libs.titles(&store, "r0", "ann").await.unwrap().len(), 2);
         let newest = format!("r{}", MAX_RUNS + 9);
         assert_eq!(libs.titles(&store, &newest, "ann").await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_turn_whose_library_did_not_change_uses_the_last_read() {
+        let store = ann_with_policy_a().await;
+        let libs = RunLibraries::default();
+        let first = libs.titles(&store, "r1", "ann").await.unwrap();
+        let docs = libs.documents(&store, "r1", "ann").await.unwrap();
+        // Later turns: the same read, titles and documents alike.
+        let second = libs.titles(&store, "r2", "ann").await.unwrap();
+        assert!(Arc::ptr_eq(&first, &second), "not read again");
+        let docs2 = libs.documents(&store, "r3", "ann").await.unwrap();
+        assert!(Arc::ptr_eq(&docs, &docs2), "not read again");
+        // A change: the next turn reads, and sees it.
+        store.create("ann", "Policy B", "Keep more.").await.unwrap();
+        let third = libs.titles(&store, "r4", "ann").await.unwrap();
+        assert!(!Arc::ptr_eq(&first, &third));
+        assert_eq!(third.len(), 2);
+        // A turn that read before the change keeps its snapshot.
+        assert_eq!(libs.titles(&store, "r2", "ann").await.unwrap().len(), 1);
+        // A deletion shows from the next turn on too.
+        let b = third
+            .iter()
+            .find(|d| d.title == "Policy B")
+            .unwrap()
+            .id
+            .clone();
+        assert!(store.delete("ann", &b).await.unwrap());
+        assert_eq!(libs.titles(&store, "r5", "ann").await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_library_that_changed_while_it_was_read_is_not_kept() {
+        let store = ann_with_policy_a().await;
+        let libs = RunLibraries::default();
+        let changes = store.library_changes().unwrap();
+        let before = changes.stamp("ann");
+        let read = || Read {
+            titles: Arc::new(Vec::new()),
+            documents: None,
+        };
+        changes.changed("ann");
+        libs.keep_between_turns(&store, "ann", before, read);
+        assert_eq!(libs.kept.len(), 0, "read across a change");
+        libs.keep_between_turns(&store, "ann", changes.stamp("ann"), read);
+        assert_eq!(libs.kept.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_store_that_cannot_tell_is_read_every_turn() {
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
+        let store = crate::documents::SqliteDocumentStore::open(pool)
+            .await
+            .unwrap();
+        store
+            .create("ann", "Policy A", "Keep records.")
+            .await
+            .unwrap();
+        assert!(store.library_changes().is_none());
+        let libs = RunLibraries::default();
+        let first = libs.titles(&store, "r1", "ann").await.unwrap();
+        let second = libs.titles(&store, "r2", "ann").await.unwrap();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(libs.kept.len(), 0);
     }
 }

@@ -281,17 +281,40 @@ async fn delete(
 pub const UPLOAD_LIMIT: usize = palgraph_nodes::documents::MAX_CONTENT_BYTES + 64 * 1024;
 
 /// The document store on the server's database (its tables made by [`Documents`]' start).
+/// On Postgres it keeps each user's library between chat turns, told of every change by
+/// the database ([`PostgresDocumentStore::with_change_feed`]): a turn whose user's documents
+/// did not change since the last one reads nothing.
 pub fn store_on(db: &Database) -> Arc<dyn DocumentStore> {
     match db {
         Database::Sqlite(p) => Arc::new(SqliteDocumentStore::new(p.clone())),
-        Database::Postgres(p) => Arc::new(PostgresDocumentStore::new(p.clone())),
+        Database::Postgres(p) => Arc::new(PostgresDocumentStore::new(p.clone()).with_change_feed()),
         _ => Arc::new(palgraph_nodes::documents::MemoryDocumentStore::new()),
     }
 }
 
-/// PalAssist's documents as a server extension (on the server's database).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Documents;
+/// PalAssist's documents as a server extension (on the server's database). Its routes, the
+/// samples it seeds and the graph ([`Documents::store`]) share one store, so a change made
+/// through the routes moves the library the graph keeps between turns before the route
+/// answers.
+#[derive(Clone, Default)]
+pub struct Documents {
+    store: Arc<std::sync::OnceLock<Arc<dyn DocumentStore>>>,
+}
+
+impl Documents {
+    /// The store on `db`, made on first use ([`store_on`]) and shared from then on.
+    pub fn store(&self, db: &Database) -> Arc<dyn DocumentStore> {
+        self.store.get_or_init(|| store_on(db)).clone()
+    }
+}
+
+impl std::fmt::Debug for Documents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Documents")
+            .field("store_made", &self.store.get().is_some())
+            .finish()
+    }
+}
 
 #[async_trait]
 impl palgraph_server::Extension for Documents {
@@ -310,7 +333,7 @@ impl palgraph_server::Extension for Documents {
             _ => {}
         }
         if let Some(user) = ctx.local_user {
-            let added = seed_samples(store_on(&ctx.database).as_ref(), user).await?;
+            let added = seed_samples(self.store(&ctx.database).as_ref(), user).await?;
             if added > 0 {
                 tracing::info!(
                     documents = added,
@@ -322,7 +345,7 @@ impl palgraph_server::Extension for Documents {
     }
 
     fn routes(&self, ctx: &ServeContext) -> ApiRouter<AppState> {
-        let store = store_on(&ctx.database);
+        let store = self.store(&ctx.database);
         ApiRouter::new()
             .api_route(
                 "/documents",

@@ -132,10 +132,11 @@ pub const DESCRIPTION: &str =
 /// `llm` over the documents on the server's database; its chat adapter (the default chat
 /// graph); its document routes and, for the local user, the sample documents.
 pub fn register(builder: ServerBuilder, llm: Arc<dyn Llm>) -> ServerBuilder {
+    let docs = documents::Documents::default();
     builder
-        .extension(documents::Documents)
+        .extension(docs.clone())
         .graph(NAME, move |ctx| {
-            let deps = PalAssistDeps::new(llm, documents::store_on(&ctx.database));
+            let deps = PalAssistDeps::new(llm, docs.store(&ctx.database));
             let graph = graph(deps)?.with_checkpointer(ctx.checkpointer.clone());
             let state = schemars::schema_for!(AgentState).to_value();
             let mut input = state.clone();

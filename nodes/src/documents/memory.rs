@@ -9,7 +9,7 @@ use super::sets::{
 };
 use super::{
     new_document, now_ms, Document, DocumentError, DocumentSet, DocumentSetStore, DocumentStore,
-    Library, Removal, MAX_SETS, MAX_SET_DOCUMENTS,
+    Library, LibraryChanges, Removal, MAX_SETS, MAX_SET_DOCUMENTS,
 };
 use crate::state::DocRef;
 
@@ -71,9 +71,21 @@ impl Inner {
 }
 
 /// Documents in a process's memory (lost when it exits).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemoryDocumentStore {
     inner: Mutex<Inner>,
+    /// Moved by every write: a library read from this store is kept between turns until
+    /// its owner's documents change.
+    changes: LibraryChanges,
+}
+
+impl Default for MemoryDocumentStore {
+    fn default() -> Self {
+        MemoryDocumentStore {
+            inner: Mutex::default(),
+            changes: LibraryChanges::live(),
+        }
+    }
 }
 
 impl MemoryDocumentStore {
@@ -97,6 +109,7 @@ impl DocumentStore for MemoryDocumentStore {
     ) -> Result<Document, DocumentError> {
         let doc = new_document(owner, title, content)?;
         self.inner().docs.push(doc.clone());
+        self.changes.changed(owner);
         Ok(doc)
     }
 
@@ -151,7 +164,15 @@ impl DocumentStore for MemoryDocumentStore {
                 s.document_ids.retain(|d| d != id);
             }
         }
+        drop(inner);
+        if deleted {
+            self.changes.changed(owner);
+        }
         Ok(deleted)
+    }
+
+    fn library_changes(&self) -> Option<&LibraryChanges> {
+        Some(&self.changes)
     }
 }
 

@@ -10,6 +10,7 @@
 //! of [`DocumentStore`]): named folders of a user's documents, which a chat request tags
 //! (`tagged_set_ids`, or a set mention) to put every document of the set in scope.
 
+pub mod changes;
 mod memory;
 pub mod samples;
 mod sets;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::state::DocRef;
 
+pub use changes::{LibraryChanges, LibraryStamp};
 pub use memory::MemoryDocumentStore;
 pub use samples::seed_samples;
 pub use sets::{
@@ -53,6 +55,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             3,
             "documents_lz4",
             include_str!("../../migrations/postgres/0003_lz4.sql"),
+        ),
+        Migration::new(
+            4,
+            "document_changes",
+            include_str!("../../migrations/postgres/0004_document_changes.sql"),
         ),
     ],
     sqlite: &[
@@ -192,6 +199,13 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// # Errors
     /// A storage error.
     async fn delete(&self, owner: &str, id: &str) -> Result<bool, DocumentError>;
+
+    /// The counters that tell whether an owner's library read from this store may have
+    /// changed since (see [`changes`]), so that it can be kept between turns; `None` when
+    /// the store cannot tell, and every turn reads its library.
+    fn library_changes(&self) -> Option<&LibraryChanges> {
+        None
+    }
 }
 
 /// Checks a new document and gives it an id and a creation time.

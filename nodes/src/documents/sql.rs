@@ -13,8 +13,9 @@ use sqlx::{
     Row, Type,
 };
 
+use super::changes::Feed;
 use super::sets::is_id;
-use super::{new_document, Document, DocumentError, DocumentStore, Library};
+use super::{new_document, Document, DocumentError, DocumentStore, Library, LibraryChanges};
 use crate::analysis::kept_text;
 use crate::state::DocRef;
 
@@ -26,6 +27,9 @@ pub struct SqlDocumentStore<DB: Database> {
     /// A few connections for the library read every PalAssist turn makes, reused without
     /// sqlx's ping on every return to the pool.
     hot: std::sync::Arc<Reused<DB>>,
+    /// What tells whether a library read before changed since (see
+    /// [`SqlDocumentStore::with_change_feed`]); `None`: every turn reads its library.
+    feed: Option<std::sync::Arc<Feed>>,
 }
 
 /// Connections of [`SqlDocumentStore::hot`].
@@ -43,6 +47,14 @@ impl<DB: Database> SqlDocumentStore<DB> {
         SqlDocumentStore {
             hot: std::sync::Arc::new(Reused::new(pool.clone(), HOT_CONNECTIONS)),
             pool,
+            feed: None,
+        }
+    }
+
+    /// Moves the owner's stamp after a write that committed (the feed hears of it too, later).
+    fn changed(&self, owner: &str) {
+        if let Some(feed) = &self.feed {
+            feed.counters().changed(owner);
         }
     }
 }
@@ -67,6 +79,23 @@ impl SqlDocumentStore<sqlx::Postgres> {
         super::MIGRATIONS.apply_postgres(&pool).await?;
         Ok(Self::new(pool))
     }
+
+    /// Tells whether a user's library changed since it was read ([`LibraryChanges`]), so a
+    /// chat turn can use the library an earlier turn read instead of reading it again: the
+    /// store listens on `palgraph_documents` (a trigger announces every change to the
+    /// `documents` table, migration 4), on one connection of the pool held from the first
+    /// library read on. A change made through this store shows at once; one made elsewhere
+    /// (another replica, another client) from the moment its notification arrives, which
+    /// Postgres sends as the change commits. While that connection is down every turn reads
+    /// its library.
+    #[must_use]
+    pub fn with_change_feed(mut self) -> Self {
+        let pool = self.pool.clone();
+        self.feed = Some(std::sync::Arc::new(Feed::new(move |changes| {
+            super::changes::watch_postgres(pool.clone(), changes);
+        })));
+        self
+    }
 }
 
 impl<DB: Database> Clone for SqlDocumentStore<DB> {
@@ -74,6 +103,7 @@ impl<DB: Database> Clone for SqlDocumentStore<DB> {
         SqlDocumentStore {
             pool: self.pool.clone(),
             hot: self.hot.clone(),
+            feed: self.feed.clone(),
         }
     }
 }
@@ -159,6 +189,7 @@ where
             .push_bind(doc.created_at_ms);
         q.push(")");
         q.build().execute(&self.pool).await?;
+        self.changed(owner);
         Ok(doc)
     }
 
@@ -286,6 +317,11 @@ where
         q.push_bind(id);
         q.build().execute(&mut *tx).await?;
         tx.commit().await?;
+        self.changed(owner);
         Ok(true)
+    }
+
+    fn library_changes(&self) -> Option<&LibraryChanges> {
+        self.feed.as_ref()?.changes()
     }
 }
