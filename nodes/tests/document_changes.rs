@@ -68,24 +68,24 @@ async fn changes_made_elsewhere_move_the_owners_stamp_when_they_commit() {
     eprintln!("another replica's insert heard in {took:?}");
 
     // Plain SQL, not through any store: the trigger announces it all the same.
-    sqlx::query("UPDATE documents SET title = 'Renamed' WHERE id = $1")
-        .bind(&doc.id)
-        .execute(&b_pool)
-        .await
-        .unwrap();
-    let (after_update, _) = until(&replica_a, "ann", "an update by SQL is heard", |s| {
-        s.is_some_and(|s| Some(s) != after_create)
-    })
-    .await;
-    sqlx::query("DELETE FROM documents WHERE id = $1")
-        .bind(&doc.id)
-        .execute(&b_pool)
-        .await
-        .unwrap();
-    let (_, _) = until(&replica_a, "ann", "a delete by SQL is heard", |s| {
-        s.is_some_and(|s| Some(s) != after_update)
-    })
-    .await;
+    let mut last = after_create;
+    for (sql, what) in [
+        (
+            "UPDATE documents SET title = 'Renamed' WHERE id = $1",
+            "an update by SQL is heard",
+        ),
+        (
+            "DELETE FROM documents WHERE id = $1",
+            "a delete by SQL is heard",
+        ),
+    ] {
+        sqlx::query(sql)
+            .bind(&doc.id)
+            .execute(&b_pool)
+            .await
+            .unwrap();
+        (last, _) = until(&replica_a, "ann", what, |s| s.is_some() && s != last).await;
+    }
 
     // TRUNCATE names no owner: every stamp moves.
     let zed = replica_a

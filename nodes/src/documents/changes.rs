@@ -80,15 +80,12 @@ impl LibraryChanges {
     /// The owner's stamp now; `None` while the store does not hear every change (nothing
     /// read then may be kept).
     pub fn stamp(&self, owner: &str) -> Option<LibraryStamp> {
-        if !self.live.load(Ordering::SeqCst) {
-            return None;
-        }
         let epoch = self.epoch.load(Ordering::SeqCst);
+        let live = self.live.load(Ordering::SeqCst);
         let count = self.buckets[self.bucket(owner)].load(Ordering::SeqCst);
-        // Read the flag again: a stamp taken across a loss of the feed must not match one
-        // taken after it came back (the epoch moved in between, so the two differ anyway).
-        self.live
-            .load(Ordering::SeqCst)
+        // The epoch moves before the store starts or stops hearing changes: a stamp taken
+        // across such a moment is no stamp (it could match one taken before a loss).
+        (live && self.epoch.load(Ordering::SeqCst) == epoch)
             .then_some(LibraryStamp { epoch, count })
     }
 
@@ -107,7 +104,6 @@ impl LibraryChanges {
     pub fn listening(&self, live: bool) {
         self.epoch.fetch_add(1, Ordering::SeqCst);
         self.live.store(live, Ordering::SeqCst);
-        self.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
     fn bucket(&self, owner: &str) -> usize {
