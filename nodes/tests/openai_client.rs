@@ -1,7 +1,8 @@
 //! The async-openai client against an OpenAI-compatible server speaking the real wire
 //! format: structured outputs with the schemars schema, streamed answers with usage,
 //! retries on 429, 5xx and timeouts, no retry on 400, silence inside a stream, a stream cut
-//! before the model finished (a retryable failure, never a short answer), cost per model,
+//! before the model finished (a retryable failure, never a short answer), a stream with no
+//! `finish_reason` that ends with its usage, an error streamed by the server, cost per model,
 //! and the whole `inquire` node streaming through it (and retrying a cut stream).
 
 #![allow(clippy::unwrap_used)]
@@ -400,6 +401,51 @@ async fn a_stream_cut_before_the_model_finished_ends_with_a_truncated_error() {
             1,
             "a stream that started is not retried by the client"
         );
+    }
+}
+
+#[tokio::test]
+async fn a_stream_without_finish_reason_that_ends_with_usage_and_done_is_a_whole_answer() {
+    let server = FakeOpenAi::start(vec![Fake::StreamWithoutFinishReason {
+        deltas: vec!["Records are ".into(), "kept 5 years [1].".into()],
+    }])
+    .await;
+    let stream = client(&server, 1).answer(&answer_request()).await.unwrap();
+    let items: Vec<Result<AnswerChunk, LlmError>> = stream.collect().await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let text: String = items
+        .iter()
+        .filter_map(|c| match c {
+            Ok(AnswerChunk::Text(t)) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Records are kept 5 years [1].");
+    assert!(
+        matches!(items.last(), Some(Ok(AnswerChunk::Usage(u))) if u.completion_tokens == 5),
+        "the usage closes the answer: {items:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_error_the_server_streams_is_reported_with_its_own_message() {
+    for (kind, transient) in [("server_error", true), ("invalid_request_error", false)] {
+        let server = FakeOpenAi::start(vec![Fake::StreamError {
+            deltas: vec!["Records are ".into()],
+            error: json!({"message": "The model is overloaded, try again", "type": kind, "param": null, "code": null}),
+        }])
+        .await;
+        let stream = client(&server, 1).answer(&answer_request()).await.unwrap();
+        let items: Vec<Result<AnswerChunk, LlmError>> = stream.collect().await;
+        let err = items.last().unwrap().as_ref().unwrap_err();
+        let shown = err.to_string();
+        assert!(
+            shown.contains("The model is overloaded, try again") && shown.contains(kind),
+            "{shown}"
+        );
+        assert!(!shown.contains("missing field"), "{shown}");
+        assert!(matches!(err, LlmError::Upstream { .. }), "{err:?}");
+        assert_eq!(err.is_transient(), transient, "{kind}");
     }
 }
 

@@ -295,12 +295,21 @@ pub enum LlmError {
     /// The service could not be reached, or the connection broke.
     #[error("cannot reach the LLM service: {0}")]
     Transport(String),
-    /// A streamed answer ended before the model finished (no `finish_reason`, no
-    /// `data: [DONE]`): the connection broke mid-answer. The text so far is incomplete.
-    #[error("the LLM's answer stream ended before the model finished, after {chars} characters (no finish_reason, no [DONE]): the connection broke mid-answer")]
+    /// A streamed answer ended before the model finished (no `finish_reason`, no usage
+    /// chunk): the connection broke mid-answer. The text so far is incomplete.
+    #[error("the LLM's answer stream ended before the model finished, after {chars} characters (no finish_reason and no final usage chunk): the connection broke mid-answer")]
     Truncated {
         /// How many characters of text arrived.
         chars: usize,
+    },
+    /// The service sent an error inside a stream that had started (`data: {"error":
+    /// {...}}`).
+    #[error("the LLM service failed mid-answer: {message}{}", kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default())]
+    Upstream {
+        /// The service's message.
+        message: String,
+        /// The error's `type` (or `code`), when it gave one.
+        kind: Option<String>,
     },
     /// The answer did not fit the expected structure.
     #[error("the LLM's answer does not fit the expected format: {0}")]
@@ -320,6 +329,13 @@ impl LlmError {
             | LlmError::Transport(_)
             | LlmError::Truncated { .. } => true,
             LlmError::Api { status, .. } => *status >= 500,
+            LlmError::Upstream { kind, .. } => kind.as_deref().is_some_and(|k| {
+                matches!(
+                    k,
+                    "server_error" | "overloaded_error" | "rate_limit_exceeded" | "timeout"
+                ) || k.contains("overloaded")
+                    || k.contains("unavailable")
+            }),
             LlmError::BadOutput(_) | LlmError::Config(_) => false,
         }
     }

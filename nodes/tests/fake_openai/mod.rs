@@ -2,7 +2,8 @@
 //! format: `POST /v1/chat/completions` answers, in the order scripted, with a
 //! `chat.completion` JSON body, a `text/event-stream` of `chat.completion.chunk`s ending in
 //! a usage chunk and `data: [DONE]`, a stream cut before the model finished (no
-//! `finish_reason`, no `[DONE]`: the body ends, or the connection breaks), an error status
+//! `finish_reason`, no `[DONE]`: the body ends, or the connection breaks), a stream whose
+//! server sends no `finish_reason` at all, an error event inside a stream, an error status
 //! with OpenAI's error body (429, 500, 400), or silence. It records every request (headers and JSON body). It binds
 //! 127.0.0.1:0. Instead of a script, a responder may compute each answer from the request
 //! (a stand-in model that answers any number of calls).
@@ -43,6 +44,12 @@ pub enum Reply {
     /// finished: no finish_reason, no usage, no `data: [DONE]`. The body ends cleanly, or,
     /// with `abort`, the connection breaks mid-body.
     Truncated { deltas: Vec<String>, abort: bool },
+    /// A stream of content deltas, then the usage chunk and `data: [DONE]` with no
+    /// `finish_reason` anywhere (as some OpenAI-compatible servers send).
+    StreamWithoutFinishReason { deltas: Vec<String> },
+    /// A stream of content deltas, then an error event (`data: {"error": {...}}`, as the
+    /// upstream sends when it fails mid-answer), and the body ends.
+    StreamError { deltas: Vec<String>, error: Value },
     /// An error status with OpenAI's error body.
     Error { status: u16, message: String },
     /// No answer for this long.
@@ -243,6 +250,23 @@ async fn completions(
             )
                 .into_response()
         }
+        Some(Reply::StreamWithoutFinishReason { deltas }) => {
+            let mut events = opening(&model, &deltas);
+            events.push(chunk(
+                &model,
+                Value::Null,
+                Value::Null,
+                json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}),
+                false,
+            ));
+            events.push("data: [DONE]\n\n".to_string());
+            event_stream(events)
+        }
+        Some(Reply::StreamError { deltas, error }) => {
+            let mut events = opening(&model, &deltas);
+            events.push(format!("data: {}\n\n", json!({ "error": error })));
+            event_stream(events)
+        }
         Some(Reply::Truncated { deltas, abort }) => {
             let mut events = vec![chunk(
                 &model,
@@ -327,4 +351,39 @@ async fn completions(
                 .unwrap()
         }
     }
+}
+
+/// The first chunk of a streamed answer (the role) and one chunk per delta.
+fn opening(model: &str, deltas: &[String]) -> Vec<String> {
+    let mut events = vec![chunk(
+        model,
+        json!({"role": "assistant", "content": "", "refusal": null}),
+        Value::Null,
+        Value::Null,
+        true,
+    )];
+    for d in deltas {
+        events.push(chunk(
+            model,
+            json!({"content": d}),
+            Value::Null,
+            Value::Null,
+            true,
+        ));
+    }
+    events
+}
+
+/// A `text/event-stream` response of `events`, each written on its own.
+fn event_stream(events: Vec<String>) -> Response {
+    let body = stream::iter(events).then(|e| async move {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        Ok::<_, Infallible>(Bytes::from(e))
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap()
 }
