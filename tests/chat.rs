@@ -252,6 +252,93 @@ both_backends!(
     action_choice_pick_audit_then_text_input_through_resume
 );
 
+async fn a_resume_that_does_not_fit_the_prompt_is_422_and_the_prompt_stays(b: Backend) {
+    let s = TestServer::start(b).await;
+    let mut sse = chat(&s, json!({"message": "Summarize and audit this"})).await;
+    let t = thread_of(&sse);
+    let events = sse.all().await;
+    let prompt = terminal(&events).data.clone();
+    assert_eq!(prompt["interrupt_type"], "action_choice");
+    let before = history(&s, &t).await;
+    for (kind, value) in [
+        ("doc_choice", json!("all")),
+        ("text_input", json!("audit")),
+        ("action_choice", json!("banana")),
+        ("action_choice", json!(["audit"])),
+        ("action_choice", Value::Null),
+    ] {
+        let r = s
+            .client
+            .post(s.url("/chat/resume"))
+            .json(&json!({"thread_id": t, "resume_value": {"type": kind, "value": value}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422, "{kind} {value}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["code"], "invalid", "{body}");
+        assert!(
+            body["detail"].as_str().is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+        assert_eq!(
+            history(&s, &t).await,
+            before,
+            "{kind} {value} changed nothing"
+        );
+    }
+    // A fitting answer is taken.
+    let events = resume(&s, &t, "action_choice", json!("summarize")).await;
+    assert_ne!(terminal(&events).data["type"], "error");
+}
+both_backends!(
+    a_resume_that_does_not_fit_the_prompt_is_422_and_the_prompt_stays_,
+    a_resume_that_does_not_fit_the_prompt_is_422_and_the_prompt_stays
+);
+
+async fn cancel_at_an_action_choice_stops_the_turn_with_no_answer(b: Backend) {
+    let s = TestServer::start(b).await;
+    let mut sse = chat(&s, json!({"message": "Summarize and audit this"})).await;
+    let t = thread_of(&sse);
+    let events = sse.all().await;
+    assert_eq!(terminal(&events).data["interrupt_type"], "action_choice");
+    let events = resume(&s, &t, "cancel", Value::Null).await;
+    let end = terminal(&events);
+    assert_eq!(end.data["type"], "response", "{:?}", end.data);
+    assert_eq!(end.data["cancelled"], true);
+    let nodes: Vec<&str> = events
+        .iter()
+        .filter(|e| e.data["type"] == "status")
+        .filter_map(|e| e.data["node"].as_str())
+        .collect();
+    assert!(
+        nodes.iter().all(|n| ![
+            "doc_resolver",
+            "validate_inputs",
+            "inquire",
+            "summarize",
+            "audit",
+            "compare"
+        ]
+        .contains(n)),
+        "nothing else runs: {nodes:?}"
+    );
+    let h = history(&s, &t).await;
+    assert!(h["pending_interrupt"].is_null());
+    let messages = h["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .all(|m| m["metadata"]["kind"] == "palassist_prompt"),
+        "no answer is stored: {messages:?}"
+    );
+}
+both_backends!(
+    cancel_at_an_action_choice_stops_the_turn_with_no_answer_,
+    cancel_at_an_action_choice_stops_the_turn_with_no_answer
+);
+
 async fn cancel_at_a_prompt_ends_cleanly_and_next_message_starts_fresh(b: Backend) {
     let s = TestServer::start(b).await;
     let mut sse = chat(

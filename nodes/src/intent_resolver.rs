@@ -6,7 +6,7 @@
 //!    conversation has history, a second pass sees the last 5 messages.
 //! 3. Several actions asked: an `action_choice` prompt with those actions. Still unsure: an
 //!    `action_choice` prompt with the top two actions ([`top_two`]). Its answer is an
-//!    action name; a cancel (null) falls back to inquire.
+//!    action name; a cancel (null) ends the turn: nothing else runs, no answer is stored.
 //!
 //! In PalAssist's graph a request with an explicit action does not come here at all (the
 //! graph routes it from START to `doc_resolver`); the short-cut of step 1 serves this node
@@ -23,7 +23,7 @@ use crate::conversation::{recent_lines, request_text};
 use crate::deps::{user_id, PalAssistDeps};
 use crate::durable::llm_call;
 use crate::llm::{IntentDecision, IntentRequest, Reply, Usage};
-use crate::prompt::{Asker, Prompt};
+use crate::prompt::{Asker, Prompt, CANCELLED_RESPONSE};
 use crate::state::{Action, AgentState, AgentStateUpdate};
 use crate::temporal::{asks_about_present, current_year};
 use crate::validate_inputs::instruction;
@@ -152,7 +152,12 @@ pub async fn intent_resolver(
                     ));
                 }
             },
-            None => action = Action::Inquire,
+            None => {
+                return Ok(AgentStateUpdate::default()
+                    .cancelled_turn(CANCELLED_RESPONSE)
+                    .with_usage(&usage)
+                    .with_messages(asker.into_records()))
+            }
         }
     }
     Ok(AgentStateUpdate::default()

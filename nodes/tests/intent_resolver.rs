@@ -206,17 +206,19 @@ async fn several_actions_ask_among_them_and_the_resume_repeats_no_call() {
 }
 
 #[tokio::test]
-async fn a_cancelled_choice_falls_back_to_inquire() {
+async fn a_cancelled_choice_ends_the_turn_without_an_action() {
     let kit = kit().await;
     let g = graph(&kit);
     run(&g, "t", said("Summarize and compare the policies")).await;
     let out = resume(&g, "t", Value::Null).await;
-    assert_eq!(out.state.action, Some(Action::Inquire));
-    assert!(!out.state.cancelled, "the turn goes on");
+    assert!(out.state.cancelled, "the turn stops");
+    assert_eq!(out.state.action, None, "no action was chosen");
+    let last = out.state.messages.last().unwrap();
     assert_eq!(
-        out.state.messages.last().unwrap().metadata["answer"],
-        Value::Null
+        last.metadata["kind"], "palassist_prompt",
+        "no answer is stored"
     );
+    assert_eq!(last.metadata["answer"], Value::Null);
 }
 
 #[tokio::test]

@@ -3,10 +3,10 @@
 //!
 //! ```text
 //! START -+-> intent_resolver -+-> doc_resolver -+-> validate_inputs -+-> summarize -+
-//!        |                    |                 |                    +-> inquire   -+
+//!        |          |         |                 |                    +-> inquire   -+
 //!        +---(explicit action)+                 |                    +-> compare   -+-> format_response -> END
-//!                                               |                    +-> audit     -+
-//!                                               +--------(cancelled)-+--------------+
+//!                   |                           |                    +-> audit     -+
+//!                   +------------------(cancelled at a prompt)-------+--------------+
 //! ```
 //!
 //! A request with an explicit `action` goes from START straight to `doc_resolver`: no
@@ -60,7 +60,7 @@ fn entry(s: &AgentState) -> &'static str {
     }
 }
 
-/// Where `doc_resolver` and `validate_inputs` go next: on to the action, or straight to
+/// Where `intent_resolver` and `doc_resolver` go next: on, or straight to
 /// `format_response` when the user cancelled a prompt.
 fn after_resolution(next: &'static str) -> impl Fn(&AgentState) -> &'static str {
     move |s: &AgentState| if s.cancelled { "format_response" } else { next }
@@ -107,7 +107,11 @@ pub fn graph(deps: PalAssistDeps) -> Result<CompiledGraph<AgentState>, GraphErro
 
     g.add_conditional_edges(START, entry, ["intent_resolver", "doc_resolver", "memory"]);
     g.add_edge("memory", END);
-    g.add_edge("intent_resolver", "doc_resolver");
+    g.add_conditional_edges(
+        "intent_resolver",
+        after_resolution("doc_resolver"),
+        ["doc_resolver", "format_response"],
+    );
     g.add_conditional_edges(
         "doc_resolver",
         after_resolution("validate_inputs"),

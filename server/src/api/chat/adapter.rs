@@ -43,6 +43,13 @@ pub trait ChatAdapter: Send + Sync + 'static {
         }
     }
 
+    /// Whether `resume` answers the prompt that waits (`pending`): an `Err` is a 422 with
+    /// that message, and the prompt stays pending. By default the chat contract's rule
+    /// ([`check_prompt_answer`]).
+    fn check_resume(&self, resume: &ResumeValue, pending: &InterruptInfo) -> Result<(), String> {
+        check_prompt_answer(resume, &pending.value)
+    }
+
     /// The `response` event of a completed run, from its final state.
     fn response(&self, values: &Value) -> Value;
 
@@ -97,6 +104,49 @@ pub trait ChatAdapter: Send + Sync + 'static {
     /// keeps nothing, so the thread reads as it did before the turn.
     fn failed_turn(&self, failed: &Value, base: &Value, answer: &PartialAnswer) -> Option<Value> {
         messages_failed_turn(failed, base, answer)
+    }
+}
+
+/// The chat contract's rule for answering a prompt whose payload is `prompt`: `cancel`
+/// answers any prompt; otherwise `type` must be the prompt's `interrupt_type`, a
+/// `text_input` is answered with a string (or null), and a prompt with options with one of
+/// their `id`s. A payload that is not a contract prompt (no `interrupt_type`) takes any
+/// answer.
+pub fn check_prompt_answer(resume: &ResumeValue, prompt: &Value) -> Result<(), String> {
+    if resume.kind == "cancel" {
+        return Ok(());
+    }
+    let Some(kind) = prompt.get("interrupt_type").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    if resume.kind != kind {
+        return Err(format!(
+            "the pending prompt is a `{kind}`: answer it with `type: \"{kind}\"` (or `type: \"cancel\"`), not `{}`",
+            resume.kind
+        ));
+    }
+    let ids: Vec<&str> = prompt
+        .get("options")
+        .and_then(Value::as_array)
+        .map(|o| {
+            o.iter()
+                .filter_map(|o| o.get("id").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    match &resume.value {
+        Value::String(v) if ids.is_empty() || ids.contains(&v.as_str()) => Ok(()),
+        Value::Null if ids.is_empty() => Ok(()),
+        other if ids.is_empty() => Err(format!(
+            "a `{kind}` prompt is answered with a string, not {other}"
+        )),
+        other => Err(format!(
+            "{other} is not an option of the pending `{kind}` prompt: answer with one of {}",
+            ids.iter()
+                .map(|i| format!("\"{i}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }
 

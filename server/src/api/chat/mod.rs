@@ -25,7 +25,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use adapter::{
-    messages_failed_turn, messages_history, ChatAdapter, MessagesChat, PartialAnswer, TurnRequest,
+    check_prompt_answer, messages_failed_turn, messages_history, ChatAdapter, MessagesChat,
+    PartialAnswer, TurnRequest,
 };
 pub use cancel::cancel_thread;
 pub use history::history;

@@ -158,6 +158,18 @@ pub async fn resume(
     check_uuid(&req.thread_id, "thread")?;
     let thread = own_thread(&state, &user, &req.thread_id).await?;
     let (entry, adapter) = thread_chat(&state, &thread)?;
+    // An answer that does not fit the prompt that waits is refused before any run starts:
+    // the prompt stays pending. (With no prompt waiting, admission refuses the resume.)
+    if let Some(pending) = entry
+        .graph
+        .pending_interrupts(&req.thread_id)
+        .await?
+        .first()
+    {
+        adapter
+            .check_resume(&req.resume_value, pending)
+            .map_err(ApiError::Invalid)?;
+    }
     let value: Value = adapter.resume_value(&req.resume_value);
     let created = admit(
         &state,
