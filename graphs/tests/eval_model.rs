@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake_openai::{FakeOpenAi, Reply};
-use palgraph_graphs::eval::{self, EvalSet};
+use palgraph_graphs::eval::{self, EvalSet, Part};
 use palgraph_nodes::llm::{OpenAiConfig, OpenAiLlm, RetrySettings, TaskModels};
 use serde_json::{json, Value};
 
@@ -93,7 +93,7 @@ async fn the_eval_set_runs_against_an_openai_compatible_model_with_valid_citatio
             max_backoff: Duration::from_millis(5),
         })
         .with_timeouts(Duration::from_secs(10), Duration::from_secs(10));
-    let set = EvalSet::shipped().unwrap();
+    let set = EvalSet::shipped(Part::Dev).unwrap();
     let report = eval::run(&set, Arc::new(OpenAiLlm::new(config).unwrap()))
         .await
         .unwrap();

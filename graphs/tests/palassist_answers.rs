@@ -14,7 +14,7 @@ use palgraph_nodes::{seed_samples, AnswerKind, DocumentStore, MemoryDocumentStor
 use serde_json::json;
 
 const USER: &str = "alice";
-const VENDOR: &str = include_str!("../eval/fixtures/vendor.md");
+const VENDOR: &str = include_str!("../eval/library/dev/fixtures/vendor.md");
 
 /// The graph over the samples and the vendor standard uploaded as `vendor.md` under the
 /// old rule (title = file name, the `#` heading left in the body); the vendor doc's id.

@@ -1,11 +1,15 @@
-//! The evaluation set's format (`graphs/eval/cases.json`): documents to upload besides the
-//! samples, and cases. A case is one conversation (one thread): turns the user sends, the
-//! answers to any prompt PalAssist raises, and what the answer of a turn must and must not
-//! say.
+//! The evaluation sets' format. A set is a folder of case files (`*.json`, read in name
+//! order); each file holds cases and names the library its cases run against, a folder of
+//! documents (every `.md` and `.txt` under it, uploaded the way the server uploads a file
+//! and titled the same way) that the user has besides the sample documents. The shipped
+//! sets, `graphs/eval/dev` and `graphs/eval/heldout`, share `graphs/eval/library`. A case
+//! is one conversation (one thread): turns the user sends, the answers to any prompt
+//! PalAssist raises, and what the answer of a turn must and must not say.
 //!
 //! ```json
 //! {
-//!   "fixtures": ["fixtures/vendor.md"],
+//!   "about": "what these cases are",
+//!   "library": "../library",
 //!   "cases": [{
 //!     "id": "inquire-emails-plural",
 //!     "category": "inquire",
@@ -19,7 +23,9 @@
 //!         "must_not": ["found no document"],
 //!         "cites": ["Data Retention Policy 2024"],
 //!         "not_cites": [],
-//!         "asks": null
+//!         "asks": "none",
+//!         "stops": false,
+//!         "verdicts": [{"about": "3 years", "verdict": "breaks"}]
 //!       }
 //!     }]
 //!   }]
@@ -28,7 +34,11 @@
 //!
 //! Facts and claims are matched case-insensitively, whitespace folded; a fact given as a
 //! list is met by any one of its spellings. Documents (`mention`, `choose`, `cites`) are
-//! named by a prefix of their title.
+//! named by a prefix of their title, or as `file:<path>` (the path of its file under the
+//! library folder) where two documents share a title. `asks` is the first prompt the turn
+//! must raise, or `none`. `verdicts` are an audit's findings: each finding is a line of the
+//! answer that starts with its verdict (`**Breaks**`, `**Meets**`, `**Not verifiable**`),
+//! and the finding line that contains `about` must carry the verdict given.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,51 +47,116 @@ use serde::{Deserialize, Serialize};
 
 use super::EvalError;
 
-/// The evaluation set.
+/// One case file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+struct CaseFile {
+    #[serde(default)]
+    about: String,
+    /// The library folder, relative to the file (none: the samples alone).
+    #[serde(default)]
+    library: Option<String>,
+    cases: Vec<Case>,
+}
+
+/// An evaluation set: its cases and the library they run against.
+#[derive(Clone, Debug)]
 pub struct EvalSet {
-    /// What the set is, for people reading the file.
-    #[serde(default)]
-    pub about: String,
-    /// Files uploaded for the user besides the sample documents, relative to the set's
-    /// folder; each is titled the way an upload is
-    /// ([`title_and_body`](palgraph_nodes::documents::title_and_body)).
-    #[serde(default)]
-    pub fixtures: Vec<String>,
-    /// The cases.
+    /// The set's name (its folder's).
+    pub name: String,
+    /// What its files say they are.
+    pub about: Vec<String>,
+    /// The folders of documents the user has besides the samples.
+    pub libraries: Vec<PathBuf>,
+    /// The cases, file by file.
     pub cases: Vec<Case>,
-    /// The folder the set was read from (fixtures are relative to it).
-    #[serde(skip)]
-    pub dir: PathBuf,
+}
+
+/// The sets shipped with this crate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The development set: the cases the offline model is developed against.
+    Dev,
+    /// The held-out set: written before the model was developed against it, and never
+    /// tuned on; its score is what a library nobody has seen gets.
+    HeldOut,
+}
+
+impl Part {
+    /// Both, in report order.
+    pub const ALL: [Part; 2] = [Part::Dev, Part::HeldOut];
+
+    /// Its folder's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Dev => "dev",
+            Part::HeldOut => "heldout",
+        }
+    }
 }
 
 impl EvalSet {
-    /// The set in `dir/cases.json`.
+    /// The set in folder `dir`: every `*.json` file in it, in name order.
     ///
     /// # Errors
     /// [`EvalError::Read`] or [`EvalError::Parse`].
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, EvalError> {
         let dir = dir.as_ref();
-        let path = dir.join("cases.json");
-        let text = std::fs::read_to_string(&path).map_err(|source| EvalError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let mut set: EvalSet =
-            serde_json::from_str(&text).map_err(|source| EvalError::Parse { path, source })?;
-        set.dir = dir.to_path_buf();
+        let read_dir = |path: &Path| {
+            std::fs::read_dir(path).map_err(|source| EvalError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let mut files: Vec<PathBuf> = read_dir(dir)?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut set = EvalSet {
+            name,
+            about: Vec::new(),
+            libraries: Vec::new(),
+            cases: Vec::new(),
+        };
+        for path in files {
+            let text = std::fs::read_to_string(&path).map_err(|source| EvalError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let file: CaseFile =
+                serde_json::from_str(&text).map_err(|source| EvalError::Parse {
+                    path: path.clone(),
+                    source,
+                })?;
+            if let Some(library) = file.library {
+                let library = dir.join(library);
+                let library = library.canonicalize().unwrap_or(library);
+                if !set.libraries.contains(&library) {
+                    set.libraries.push(library);
+                }
+            }
+            if !file.about.is_empty() {
+                set.about.push(file.about);
+            }
+            set.cases.extend(file.cases);
+        }
         Ok(set)
     }
 
-    /// The set shipped with this crate (`graphs/eval/`).
+    /// A set shipped with this crate (`graphs/eval/dev`, `graphs/eval/heldout`).
     ///
     /// # Errors
     /// As [`EvalSet::load`].
-    pub fn shipped() -> Result<Self, EvalError> {
-        Self::load(Self::shipped_dir())
+    pub fn shipped(part: Part) -> Result<Self, EvalError> {
+        Self::load(Self::shipped_dir().join(part.as_str()))
     }
 
-    /// Where the shipped set lives.
+    /// Where the shipped sets live.
     pub fn shipped_dir() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("eval")
     }
@@ -91,8 +166,14 @@ impl EvalSet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
-    /// Questions (plurals, synonyms, units, versions, the user's library).
+    /// Questions (plurals, synonyms, units, roles, the user's library, questions nothing
+    /// answers).
     Inquire,
+    /// Versions: one named, "current" / "old", and none named where versions differ.
+    Versions,
+    /// Documents named by description, noun phrases that name no document, real
+    /// ambiguities.
+    Resolution,
     /// Summaries.
     Summarize,
     /// Comparisons (what changed, what is new, superseded versions).
@@ -101,26 +182,34 @@ pub enum Category {
     Audit,
     /// Follow-ups that lean on the conversation ("it", "the newer one").
     Conversation,
+    /// What to do: an audit asked without the word, several actions, a cancelled prompt.
+    Intent,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 5] = [
+    pub const ALL: [Category; 8] = [
         Category::Inquire,
+        Category::Versions,
+        Category::Resolution,
         Category::Summarize,
         Category::Compare,
         Category::Audit,
         Category::Conversation,
+        Category::Intent,
     ];
 
     /// Its name in the set and the report.
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Inquire => "inquire",
+            Category::Versions => "versions",
+            Category::Resolution => "resolution",
             Category::Summarize => "summarize",
             Category::Compare => "compare",
             Category::Audit => "audit",
             Category::Conversation => "conversation",
+            Category::Intent => "intent",
         }
     }
 }
@@ -179,9 +268,47 @@ pub struct Expect {
     #[serde(default)]
     pub not_cites: Vec<String>,
     /// The prompt PalAssist should raise first (`doc_choice`, `text_input`,
-    /// `action_choice`).
+    /// `action_choice`), or `none` when it must answer without asking.
     #[serde(default)]
     pub asks: Option<String>,
+    /// The turn must end without an answer (a prompt was cancelled).
+    #[serde(default)]
+    pub stops: bool,
+    /// An audit's findings.
+    #[serde(default)]
+    pub verdicts: Vec<ExpectedVerdict>,
+}
+
+/// A finding an audit must make: the finding line containing `about` has `verdict`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExpectedVerdict {
+    /// Text the finding's line contains (the rule's figure or role, as written).
+    pub about: String,
+    /// What the finding says.
+    pub verdict: Verdict,
+}
+
+/// What an audit finding says of a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The practice states what the rule asks (compatible values).
+    Meets,
+    /// The practice contradicts the rule.
+    Breaks,
+    /// The practice says nothing checkable about a rule it touches.
+    NotVerifiable,
+}
+
+impl Verdict {
+    /// How an answer writes it, at the start of a finding's line.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Meets => "Meets",
+            Verdict::Breaks => "Breaks",
+            Verdict::NotVerifiable => "Not verifiable",
+        }
+    }
 }
 
 /// A fact: one text, or several spellings of which one must appear.

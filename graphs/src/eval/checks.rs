@@ -1,5 +1,6 @@
 //! Scoring one answer: the case's own expectations (facts, forbidden claims, cited and
-//! uncited documents, the prompt raised), and three checks every answer gets:
+//! uncited documents, the prompt raised or none, a stop, an audit's verdicts), and three
+//! checks every answer gets:
 //!
 //! - `quotes verbatim`: every quoted span of three words or more (`"..."`, `“...”`; an
 //!   ellipsis `…` splits a quote into parts) appears word for word in the user's messages
@@ -9,8 +10,8 @@
 
 use palgraph_nodes::Document;
 
-use super::cases::Expect;
-use super::runner::{TurnEnd, TurnResult};
+use super::cases::{Expect, ExpectedVerdict, Verdict};
+use super::runner::{Runner, TurnEnd, TurnResult};
 
 /// A quote shorter than this many words is not checked (a term, a label).
 const QUOTE_MIN_WORDS: usize = 3;
@@ -39,29 +40,42 @@ fn fold(s: &str) -> String {
         .to_lowercase()
 }
 
-/// The checks of one answered turn. `said` is every message of the case so far, `library`
-/// every document the user has.
+/// The checks of one answered turn. `said` is every message of the case so far; `runner`
+/// knows the documents the user has.
 pub fn score_turn(
     expect: &Expect,
     turn: &TurnResult,
     said: &[String],
-    library: &[Document],
+    runner: &Runner,
 ) -> Vec<Check> {
     let answer = fold(&turn.response);
     let mut out = Vec::new();
     if let TurnEnd::Failed(e) = &turn.end {
         out.push(check(format!("the run completes ({e})"), false));
+    } else if expect.stops {
+        out.push(check(
+            "the turn stops without an answer",
+            turn.end == TurnEnd::Stopped,
+        ));
     } else {
         out.push(check(
             "the turn ends with an answer",
             turn.end == TurnEnd::Answered,
         ));
     }
-    if let Some(kind) = &expect.asks {
-        out.push(check(
+    match expect.asks.as_deref() {
+        Some("none") => out.push(check(
+            format!(
+                "asks nothing (asked {})",
+                turn.asked.as_deref().unwrap_or("nothing")
+            ),
+            turn.asked.is_none(),
+        )),
+        Some(kind) => out.push(check(
             format!("asks {kind}"),
-            turn.asked.as_deref() == Some(kind.as_str()),
-        ));
+            turn.asked.as_deref() == Some(kind),
+        )),
+        None => {}
     }
     for fact in &expect.must {
         let met = fact.spellings().iter().any(|s| answer.contains(&fold(s)));
@@ -73,11 +87,10 @@ pub fn score_turn(
             !answer.contains(&fold(claim)),
         ));
     }
-    let cited = |prefix: &str| {
-        let prefix = prefix.to_lowercase();
+    let cited = |name: &str| {
         turn.citations
             .iter()
-            .any(|c| c.title.to_lowercase().starts_with(&prefix))
+            .any(|c| runner.names(name, &c.doc_id, &c.title))
     };
     for d in &expect.cites {
         out.push(check(format!("cites {d}"), cited(d)));
@@ -85,8 +98,12 @@ pub fn score_turn(
     for d in &expect.not_cites {
         out.push(check(format!("does not cite {d}"), !cited(d)));
     }
+    let findings = findings(&turn.response);
+    for v in &expect.verdicts {
+        out.push(verdict_check(v, &findings));
+    }
     if turn.end == TurnEnd::Answered {
-        let bad = unverified_quotes(&turn.response, said, library);
+        let bad = unverified_quotes(&turn.response, said, runner.library());
         let name = if bad.is_empty() {
             "quotes verbatim".to_string()
         } else {
@@ -105,6 +122,63 @@ pub fn score_turn(
     }
     out.push(check("says how it was made", turn.answered_by.is_some()));
     out
+}
+
+/// The name of a verdict check that failed because the finding says "meets" where the
+/// rule is broken or cannot be verified: a false "consistent", the worst an audit can say.
+pub const FALSE_MEETS: &str = "false meets";
+
+/// The findings of an audit answer: each line that starts (after a list marker) with a
+/// verdict in bold, folded, with its verdict.
+pub fn findings(answer: &str) -> Vec<(Verdict, String)> {
+    answer
+        .lines()
+        .filter_map(|line| {
+            let folded = fold(line);
+            let bare = folded
+                .strip_prefix("- ")
+                .or_else(|| folded.strip_prefix("* "))
+                .unwrap_or(&folded);
+            [Verdict::Breaks, Verdict::Meets, Verdict::NotVerifiable]
+                .into_iter()
+                .find(|v| bare.starts_with(&format!("**{}**", v.label().to_lowercase())))
+                .map(|v| (v, folded.clone()))
+        })
+        .collect()
+}
+
+/// Whether the finding that mentions `expected.about` has its verdict; a finding saying
+/// "meets" of a rule that is broken or cannot be verified fails as [`FALSE_MEETS`].
+fn verdict_check(expected: &ExpectedVerdict, findings: &[(Verdict, String)]) -> Check {
+    let about = fold(&expected.about);
+    let said: Vec<Verdict> = findings
+        .iter()
+        .filter(|(_, line)| line.contains(&about))
+        .map(|(v, _)| *v)
+        .collect();
+    let wanted = expected.verdict;
+    if wanted != Verdict::Meets && said.contains(&Verdict::Meets) {
+        return check(
+            format!(
+                "{FALSE_MEETS}: \"{}\" should be {}",
+                expected.about,
+                wanted.label()
+            ),
+            false,
+        );
+    }
+    let found = if said.is_empty() {
+        "no finding mentions it".to_string()
+    } else {
+        said.iter()
+            .map(|v| v.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    check(
+        format!("finds \"{}\" {} ({found})", expected.about, wanted.label()),
+        said.contains(&wanted),
+    )
 }
 
 /// The quoted parts of `answer` (three words or more) found neither in what the user said
@@ -196,6 +270,25 @@ mod tests {
         assert!(unverified_quotes(short, &said, &library).is_empty());
         let cut = "“Critical vendors must be reassessed…” [1]";
         assert!(unverified_quotes(cut, &said, &library).is_empty());
+    }
+
+    #[test]
+    fn findings_are_lines_that_start_with_a_verdict() {
+        let answer = "Checked 2 statements.\n\n- **Breaks** §4.2: \"within 5 business days\"\n* **Meets** §3.1 EUR 150\n**Not verifiable** the approver\nThe **Meets** here is prose.";
+        let f = findings(answer);
+        let verdicts: Vec<Verdict> = f.iter().map(|(v, _)| *v).collect();
+        assert_eq!(
+            verdicts,
+            [Verdict::Breaks, Verdict::Meets, Verdict::NotVerifiable]
+        );
+        let expect = |about: &str, verdict| ExpectedVerdict {
+            about: about.into(),
+            verdict,
+        };
+        assert!(verdict_check(&expect("5 Business Days", Verdict::Breaks), &f).passed);
+        let false_meets = verdict_check(&expect("EUR 150", Verdict::Breaks), &f);
+        assert!(!false_meets.passed && false_meets.name.starts_with(FALSE_MEETS));
+        assert!(!verdict_check(&expect("absent", Verdict::Meets), &f).passed);
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! PalAssist's evaluation: a set of questions over the sample documents and two uploaded
-//! fixtures ([`EvalSet`], `graphs/eval/cases.json`), run through the real graph with any
-//! [`Llm`] (the offline model, or an OpenAI-compatible one) and scored per category
-//! ([`Report`]).
+//! PalAssist's evaluation: sets of conversations over a library of documents ([`EvalSet`]),
+//! run through the real graph with any [`Llm`] (the offline model, or an OpenAI-compatible
+//! one) and scored per category ([`Report`]). Two sets are shipped ([`Part`]): the
+//! development set (`graphs/eval/dev`) and the held-out set (`graphs/eval/heldout`), over
+//! one library (`graphs/eval/library`, with the samples: more than 60 documents, families
+//! in several versions and look-alike titles); see `graphs/eval/README.md`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), palgraph_graphs::eval::EvalError> {
@@ -9,7 +11,7 @@
 //! use palgraph_graphs::eval::{self, EvalSet};
 //! use palgraph_nodes::llm::OfflineLlm;
 //!
-//! let set = EvalSet::shipped()?;
+//! let set = EvalSet::shipped(eval::Part::Dev)?;
 //! let report = eval::run(&set, Arc::new(OfflineLlm::new())).await?;
 //! println!("{}", report.table());
 //! # Ok(()) }
@@ -28,8 +30,8 @@ use std::sync::Arc;
 
 use palgraph_nodes::{DocumentError, Llm};
 
-pub use cases::{Case, Category, EvalSet, Expect, Fact, Turn};
-pub use checks::{markers_in, score_turn, unverified_quotes, Check};
+pub use cases::{Case, Category, EvalSet, Expect, ExpectedVerdict, Fact, Part, Turn, Verdict};
+pub use checks::{findings, markers_in, score_turn, unverified_quotes, Check, FALSE_MEETS};
 pub use report::{CaseReport, CategoryScore, CheckReport, Report};
 pub use runner::{Runner, TurnEnd, TurnResult, USER};
 
@@ -94,7 +96,7 @@ pub async fn run_matching(
         for (turn, result) in case.turns.iter().zip(&turns) {
             said.push(result.message.clone());
             if let Some(expect) = &turn.expect {
-                checks.extend(score_turn(expect, result, &said, runner.library()));
+                checks.extend(score_turn(expect, result, &said, &runner));
                 answers.push(result.response.clone());
                 answered_by.push(result.answered_by.clone().unwrap_or_default());
             }
@@ -107,5 +109,9 @@ pub async fn run_matching(
             answered_by,
         });
     }
-    Ok(Report { model, cases })
+    Ok(Report {
+        set: set.name.clone(),
+        model,
+        cases,
+    })
 }

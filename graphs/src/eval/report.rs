@@ -72,6 +72,8 @@ pub struct CategoryScore {
 /// A whole run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The set's name.
+    pub set: String,
     /// What answered (`Llm::describe`).
     pub model: String,
     /// Every case, in the set's order.
@@ -97,6 +99,21 @@ impl Report {
         })
     }
 
+    /// How many audit findings said "meets" of a rule the practice breaks or leaves
+    /// unverifiable (a false "consistent").
+    pub fn false_meets(&self) -> usize {
+        self.cases
+            .iter()
+            .flat_map(|c| &c.checks)
+            .filter(|k| !k.passed && k.name.starts_with(super::FALSE_MEETS))
+            .count()
+    }
+
+    /// How many cases passed every check.
+    pub fn passed(&self) -> usize {
+        self.cases.iter().filter(|c| c.passed()).count()
+    }
+
     /// The mean score over every case.
     pub fn overall(&self) -> f64 {
         if self.cases.is_empty() {
@@ -108,8 +125,8 @@ impl Report {
     /// The per-category table, as printed by `palassist-eval`.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "PalAssist evaluation, answered by {}\n\n{:<14}{:>7}{:>9}{:>8}\n",
-            self.model, "category", "cases", "passed", "score"
+            "PalAssist evaluation, set {}, answered by {}\n\n{:<14}{:>7}{:>9}{:>8}\n",
+            self.set, self.model, "category", "cases", "passed", "score"
         );
         for c in Category::ALL.iter().filter_map(|c| self.category(*c)) {
             let _ = writeln!(
@@ -121,15 +138,15 @@ impl Report {
                 c.score
             );
         }
-        let passed = self.cases.iter().filter(|c| c.passed()).count();
         let _ = writeln!(
             out,
             "{:<14}{:>7}{:>9}{:>8.3}",
             "overall",
             self.cases.len(),
-            passed,
+            self.passed(),
             self.overall()
         );
+        let _ = writeln!(out, "false \"meets\" in audits: {}", self.false_meets());
         out
     }
 

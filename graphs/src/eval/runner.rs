@@ -1,8 +1,9 @@
 //! Runs the cases through the real PalAssist graph, in process: an in-memory document store
-//! seeded with the samples and the set's fixtures (uploaded the way the server uploads a
-//! file), the in-memory checkpointer, one thread per case, prompts answered from the
-//! case's `choose` list.
+//! seeded with the samples and the set's library (every `.md` and `.txt` file under its
+//! folders, uploaded the way the server uploads a file), the in-memory checkpointer, one
+//! thread per case, prompts answered from the case's `choose` list.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use palgraph::{CompiledGraph, MemoryCheckpointer, Resume, RunConfig, RunInput, RunOutcome};
@@ -57,6 +58,30 @@ pub struct TurnResult {
 pub struct Runner {
     graph: CompiledGraph<AgentState>,
     library: Vec<Document>,
+    /// The library's files (path under their folder, with `/`) and their documents' ids.
+    files: Vec<(String, String)>,
+}
+
+/// Every `.md` and `.txt` file under `dir`, in path order.
+fn library_files(dir: &Path) -> Result<Vec<PathBuf>, EvalError> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|source| EvalError::Read {
+            path: d.clone(),
+            source,
+        })?;
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "md" || e == "txt") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 impl Runner {
@@ -67,17 +92,35 @@ impl Runner {
     pub async fn new(set: &EvalSet, llm: Arc<dyn Llm>) -> Result<Self, EvalError> {
         let docs = Arc::new(MemoryDocumentStore::new());
         seed_samples(docs.as_ref(), USER).await?;
-        for file in &set.fixtures {
-            let path = set.dir.join(file);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|source| EvalError::Read { path, source })?;
-            let (title, body) = title_and_body(file, &text);
-            docs.create(USER, &title, &body).await?;
+        let mut files = Vec::new();
+        for dir in &set.libraries {
+            for path in library_files(dir)? {
+                let text = std::fs::read_to_string(&path).map_err(|source| EvalError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let (title, body) = title_and_body(&name, &text);
+                let doc = docs.create(USER, &title, &body).await?;
+                let relative = path.strip_prefix(dir).unwrap_or(&path);
+                let relative: Vec<String> = relative
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                files.push((relative.join("/"), doc.id));
+            }
         }
         let library = docs.list(USER).await?;
         let graph = palassist::graph(PalAssistDeps::new(llm, docs))?
             .with_checkpointer(Arc::new(MemoryCheckpointer::new()));
-        Ok(Runner { graph, library })
+        Ok(Runner {
+            graph,
+            library,
+            files,
+        })
     }
 
     /// The documents the cases run against.
@@ -85,12 +128,26 @@ impl Runner {
         &self.library
     }
 
-    /// The document whose title starts with `prefix` (case-insensitively).
-    pub fn document(&self, prefix: &str) -> Option<&Document> {
-        let prefix = prefix.to_lowercase();
+    /// The document a case names: `file:<path>` (its file under the library folder), or
+    /// the first whose title starts with the name (case-insensitively).
+    pub fn document(&self, name: &str) -> Option<&Document> {
+        if let Some(path) = name.strip_prefix("file:") {
+            let (_, id) = self.files.iter().find(|(p, _)| p == path.trim())?;
+            return self.library.iter().find(|d| &d.id == id);
+        }
+        let prefix = name.to_lowercase();
         self.library
             .iter()
             .find(|d| d.title.to_lowercase().starts_with(&prefix))
+    }
+
+    /// Whether document `id` is the one a case names as `name` (see [`Runner::document`]:
+    /// for a title prefix, any document whose title starts with it).
+    pub fn names(&self, name: &str, id: &str, title: &str) -> bool {
+        if name.starts_with("file:") {
+            return self.document(name).is_some_and(|d| d.id == id);
+        }
+        title.to_lowercase().starts_with(&name.to_lowercase())
     }
 
     /// Runs a case on a thread of its own; one result per turn.
