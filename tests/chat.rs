@@ -160,7 +160,7 @@ async fn doc_choice_then_resume_answers_and_history_shows_the_prompt(b: Backend)
     let s = TestServer::start(b).await;
     let mut sse = chat(
         &s,
-        json!({"message": "Summarize the data retention policy"}),
+        json!({"message": "Summarize the policy"}),
     )
     .await;
     let t = thread_of(&sse);
@@ -383,7 +383,7 @@ async fn new_message_at_a_prompt_abandons_it(b: Backend) {
     let s = TestServer::start(b).await;
     let mut sse = chat(
         &s,
-        json!({"message": "Summarize the data retention policy"}),
+        json!({"message": "Summarize the policy"}),
     )
     .await;
     let t = thread_of(&sse);

@@ -243,7 +243,7 @@ async fn prompt_options_are_id_and_label_and_ids_resume(b: Backend) {
     for pick_all in [false, true] {
         let mut sse = chat(
             &s,
-            json!({"message": "Summarize the data retention policy"}),
+            json!({"message": "Summarize the policy"}),
         )
         .await;
         let t = header(&sse, "x-thread-id");
@@ -437,7 +437,7 @@ async fn one_status_per_node_and_no_web_query_without_web_search(b: Backend) {
     // A turn that stops at a prompt, then its resume: one status per node in each.
     let mut sse = chat(
         &s,
-        json!({"message": "Summarize the data retention policy"}),
+        json!({"message": "Summarize the policy"}),
     )
     .await;
     let t = header(&sse, "x-thread-id");

@@ -143,7 +143,7 @@ async fn a_run_is_watched_resumed_and_cancelled_through_another_replica() {
         .sse(
             a.client
                 .post(a.url("/chat"))
-                .json(&json!({"message": "Summarize the data retention policy"})),
+                .json(&json!({"message": "Summarize the policy"})),
         )
         .await;
     let t = sse

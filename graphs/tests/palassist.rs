@@ -117,10 +117,10 @@ async fn a_question_naming_no_document_is_answered_from_the_matching_one() {
     let (crr, _) = h.doc("Capital Requirements").await;
     let out = h.say("t", "What are the capital requirements?").await;
     assert_answered(&out, Action::Inquire);
-    assert_eq!(out.state.resolved_doc_ids, [crr]);
+    assert_eq!(out.state.resolved_doc_ids, std::slice::from_ref(&crr));
     assert_eq!(out.state.inference_source, Some(InferenceSource::Retrieval));
     assert!(
-        out.state.response.contains("capital ratio"),
+        out.state.response.contains('%') && out.state.citations.iter().all(|c| c.doc_id == crr),
         "{}",
         out.state.response
     );

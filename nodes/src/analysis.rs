@@ -1,82 +1,101 @@
-//! Each document analysed once, not at every turn: its passages with their terms, and the
-//! sentences in which it says it replaces another document.
+//! Each document analysed once, not at every turn: its model ([`DocModel`]: header,
+//! outline, sentences read as rules), its clauses as passages, and the terms retrieval
+//! matches (each sentence's, each clause's with its section heading, the title's).
 //!
 //! A chat turn ranks the user's whole library against the request (the document resolver,
-//! the validation of inputs, the question answerer), and cutting documents into passages and
-//! stemming their words was most of PalAssist's own CPU per turn. The analysis depends only
-//! on the document's id, title and text, so a process-wide memo keeps it for every turn and
-//! every user: an entry is used only while the document it was made from is byte for byte
-//! the one asked about, and a full memo forgets its least recently used documents. The
-//! texts it keeps also spare a store reading them again ([`kept_text`]).
+//! the validation of inputs, the question answerer), and reading documents was most of
+//! PalAssist's own CPU per turn. The analysis depends only on the document's id, title and
+//! text, so a process-wide memo keeps it for every turn and every user: an entry is used
+//! only while the document it was made from is byte for byte the one asked about, and a
+//! full memo forgets its least recently used documents. The texts it keeps also spare a
+//! store reading them again ([`kept_text`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex};
 
+use crate::docmodel::DocModel;
 use crate::documents::Document;
-use crate::passages::{self, Passage};
-use crate::text::sentences;
+use crate::passages::Passage;
+use crate::text::terms;
 
 /// The document text the memo keeps at most (the analyses come on top, a few times this).
 const MAX_BYTES: usize = 32 << 20;
 /// The documents the memo keeps at most.
 const MAX_DOCUMENTS: usize = 4096;
 
-/// Words that say a document replaces another (lower case, each ending its phrase).
-const REPLACES: [&str; 6] = [
-    "replaces ",
-    "supersedes ",
-    "replace ",
-    "supersede ",
-    "in place of ",
-    "repeals ",
-];
-
-/// What a document says, ready to rank.
+/// What a document says, ready to rank and to answer from.
 pub(crate) struct Analysis {
-    /// Its passages in document order, unnumbered and unscored.
+    /// The document model.
+    pub(crate) model: DocModel,
+    /// Its clauses as passages, in document order, unnumbered and unscored.
     pub(crate) passages: Vec<Passage>,
-    /// Each passage's terms, heading included ([`passages::passage_terms`]).
-    pub(crate) terms: Vec<HashSet<String>>,
-    /// Each passage's terms in reading order, heading first, for phrase matching.
-    pub(crate) sequences: Vec<Vec<String>>,
-    /// Its sentences that say it replaces something: the sentence verbatim, and what follows
-    /// the word that says so (the name of the document replaced).
-    pub(crate) replaces: Vec<(String, String)>,
+    /// Each sentence's terms (aligned with `model.sentences`).
+    pub(crate) sentence_terms: Vec<HashSet<String>>,
+    /// Each clause's terms, its section heading's included (aligned with `passages`).
+    pub(crate) clause_terms: Vec<HashSet<String>>,
+    /// The title's terms.
+    pub(crate) title_terms: HashSet<String>,
 }
 
 impl Analysis {
     fn of(doc: &Document) -> Analysis {
-        let passages = passages::split(doc);
-        let terms = passages.iter().map(passages::passage_terms).collect();
-        let sequences = passages.iter().map(passages::passage_sequence).collect();
-        let replaces = sentences(&doc.content)
-            .into_iter()
-            .filter_map(|s| {
-                let after = replaced_name(&s)?.to_string();
-                Some((s, after))
+        let model = DocModel::read(&doc.title, &doc.content);
+        let mut defined = crate::docmodel::acronyms(&doc.title);
+        defined.extend(crate::docmodel::acronyms(&doc.content));
+        let passages: Vec<Passage> = model
+            .outline
+            .clauses
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Passage {
+                number: 0,
+                doc_id: doc.id.clone(),
+                title: doc.title.clone(),
+                heading: model.outline.place(i),
+                clause: c.number.clone(),
+                text: c.text.clone(),
+                lead: c.lead.clone(),
+                score: 0.0,
             })
             .collect();
+        let clause_terms = model
+            .outline
+            .clauses
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut t: HashSet<String> = terms(&crate::docmodel::outline::meaning(
+                    &c.text,
+                    c.lead.as_deref(),
+                ))
+                .into_iter()
+                .collect();
+                if let Some(h) = model.outline.heading(i) {
+                    t.extend(terms(h));
+                }
+                crate::docmodel::expand(&mut t, &defined);
+                t
+            })
+            .collect();
+        let sentence_terms = model
+            .sentences
+            .iter()
+            .map(|s| {
+                let mut t: HashSet<String> = s.terms.iter().cloned().collect();
+                crate::docmodel::expand(&mut t, &defined);
+                t
+            })
+            .collect();
+        let mut title_terms: HashSet<String> = terms(&doc.title).into_iter().collect();
+        crate::docmodel::expand(&mut title_terms, &defined);
         Analysis {
+            title_terms,
             passages,
-            terms,
-            sequences,
-            replaces,
+            sentence_terms,
+            clause_terms,
+            model,
         }
     }
-}
-
-/// What follows the first word of [`REPLACES`] (in that order) that `sentence` holds, any
-/// case. The words are ASCII, so a match starts and ends on character boundaries whatever
-/// the rest of the sentence is.
-fn replaced_name(sentence: &str) -> Option<&str> {
-    let bytes = sentence.as_bytes();
-    REPLACES.iter().find_map(|w| {
-        let w = w.as_bytes();
-        let at = bytes
-            .windows(w.len())
-            .position(|window| window.eq_ignore_ascii_case(w))?;
-        sentence.get(at + w.len()..)
-    })
 }
 
 /// The analysis of `doc`, from the memo when it holds this very document.
@@ -194,19 +213,18 @@ mod tests {
     use crate::text;
 
     #[test]
-    fn the_analysis_is_the_passages_and_their_terms() {
+    fn the_analysis_is_the_model_its_clauses_and_their_terms() {
         let d = doc(
             "analysis-a",
             "Policy",
-            "## Retention\n\nRecords are kept seven years.\n\n- Backups expire.",
+            "## 2. Retention\n\n2.1 Records are kept seven years.\n\n- Backups expire.",
         );
         let a = analysis(&d);
-        assert_eq!(a.passages, passages::split(&d));
-        let expected: Vec<HashSet<String>> =
-            a.passages.iter().map(passages::passage_terms).collect();
-        assert_eq!(a.terms, expected);
-        assert_eq!(a.sequences[0][0], text::terms("Retention")[0]);
-        assert!(a.replaces.is_empty());
+        assert_eq!(a.passages.len(), 2);
+        assert_eq!(a.passages[0].heading.as_deref(), Some("§2.1 Retention"));
+        assert_eq!(a.passages[0].clause.as_deref(), Some("2.1"));
+        assert!(a.clause_terms[0].contains(&text::terms("Retention")[0]));
+        assert_eq!(a.sentence_terms.len(), a.model.sentences.len());
     }
 
     #[test]
@@ -229,33 +247,9 @@ mod tests {
         );
         let changed = analysis(&doc("analysis-b", "T", "New text about retention."));
         assert!(!Arc::ptr_eq(&first, &changed));
-        assert!(changed.terms[0].contains(&text::terms("retention")[0]));
+        assert!(changed.clause_terms[0].contains(&text::terms("retention")[0]));
         let retitled = analysis(&doc("analysis-b", "U", "New text about retention."));
         assert_eq!(retitled.passages[0].title, "U");
-    }
-
-    #[test]
-    fn replacing_sentences_are_found_in_any_case_and_any_script() {
-        assert_eq!(
-            replaced_name("This Standard SUPERSEDES the Vendor Policy."),
-            Some("the Vendor Policy.")
-        );
-        // Lower-casing "İ" lengthens it: an offset found in the lower-cased sentence would
-        // cut "é" in half here.
-        assert_eq!(replaced_name("İ replaces é."), Some("é."));
-        assert_eq!(replaced_name("Nothing to see."), None);
-        let a = analysis(&doc(
-            "analysis-c",
-            "New",
-            "Approved in 2024. Replaces the Old Policy.\n\nMore.",
-        ));
-        assert_eq!(
-            a.replaces,
-            [(
-                "Replaces the Old Policy.".to_string(),
-                "the Old Policy.".to_string()
-            )]
-        );
     }
 
     #[test]

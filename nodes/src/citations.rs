@@ -90,17 +90,14 @@ pub(crate) fn strip_unknown_markers(answer: &str, passages: &[Passage]) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::documents::Document;
-    use crate::passages::{number, split};
+    use crate::analysis::analysis;
+    use crate::documents::test_doc;
+    use crate::passages::number;
 
     fn passages() -> Vec<Passage> {
-        let mut p = split(&Document {
-            id: "d".into(),
-            owner: "u".into(),
-            title: "T".into(),
-            content: "One.\n\nTwo.\n\nThree.".into(),
-            created_at_ms: 0,
-        });
+        let mut p = analysis(&test_doc("citations-d", "T", "One.\n\nTwo.\n\nThree."))
+            .passages
+            .clone();
         number(&mut p);
         p
     }

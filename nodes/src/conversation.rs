@@ -62,3 +62,41 @@ pub(crate) fn recent_lines(state: &AgentState, n: usize) -> Vec<ChatLine> {
     lines.reverse();
     lines
 }
+
+/// The index of the current message (the last human message).
+fn current(state: &AgentState) -> usize {
+    state
+        .messages
+        .iter()
+        .rposition(|m| m.kind == MessageKind::Human)
+        .unwrap_or(state.messages.len())
+}
+
+/// The user's message before the current one, if any.
+pub(crate) fn previous_request(state: &AgentState) -> Option<String> {
+    state.messages[..current(state)]
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageKind::Human)
+        .map(|m| m.content.clone())
+}
+
+/// The documents the answer before the current message worked on (its `doc_ids`), if any.
+pub(crate) fn previous_answer_docs(state: &AgentState) -> Vec<String> {
+    state.messages[..current(state)]
+        .iter()
+        .rev()
+        .filter(|m| m.kind == MessageKind::Ai && !is_prompt_record(m))
+        .find_map(|m| {
+            m.metadata
+                .get("doc_ids")
+                .and_then(|v| v.as_array())
+                .cloned()
+        })
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -2,23 +2,32 @@
 //!
 //! 1. **Mentions.** The TipTap JSON's mention nodes (nested ones too) and the tagged ids
 //!    name documents outright; a tagged or mentioned document set names every document it
-//!    holds (an unknown, someone else's or an empty set adds a notice). When the rest of the message names nothing else (a *pure
-//!    mention* message), that is the answer, with no LLM call.
+//!    holds (an unknown, someone else's or an empty set adds a notice). When the rest of the
+//!    message names nothing else (a *pure mention* message), that is the answer, with no
+//!    LLM call.
 //! 2. **Registry.** Otherwise one LLM call gets the message and the conversation's registry
 //!    of discussed documents; it returns the registry documents the message refers to
-//!    ("that regulation", "it") and the names of any others. When a registry title
-//!    appears in the message the call is the cheap one; otherwise it also sees the last 5
-//!    messages, to tell what a pronoun means.
-//! 3. **Similarity.** Those names, and titles written out in the message, are matched
-//!    against all the user's documents with strsim (>= 0.85).
+//!    ("that regulation", "it", "the newer one") and the names of any others. When a
+//!    registry title appears in the message the call is the cheap one; otherwise it also
+//!    sees the last 5 messages, to tell what a pronoun means.
+//! 3. **Names.** Those names, and titles written out in the message, are matched against
+//!    all the user's documents with strsim (>= 0.85), their version words left out
+//!    ([`names`]). The versions of one document are one answer: the request gets the
+//!    version it names ("v1.3", "the 2022 edition"), the one before the version in force
+//!    ("the old policy"), else the one in force. A name that fits documents of several
+//!    families equally is ambiguous; a name that fits nothing is not taken for a document
+//!    when the request can be answered from the library's content.
+//! 4. **Follow-ups.** A short message that names nothing ("and for New York?", "was that
+//!    different before?") is about the documents of the answer before it.
+//! 5. **Retrieval.** When the request names nothing, questions and audits go to the
+//!    documents whose sentences answer best, among the versions in force ([`retrieve`]).
 //!
-//! Then: a name that fits several documents equally, or a registry guess of medium
-//! confidence (0.5 to 0.8), raises a `doc_choice` prompt (the candidates and "all"); a
-//! name that fits nothing, with nothing else found, raises a `text_input` prompt. A prompt
-//! is answered with a candidate's id, "all", or typed text (matched again by title); a
-//! cancel (null) ends the turn politely with no action. When the request names nothing at
-//! all, inquire and audit fall back to retrieval: the user's documents whose content best
-//! matches the request.
+//! Then: an ambiguous name, two documents of different families that answer equally, or a
+//! registry guess of medium confidence (0.5 to 0.8), raise a `doc_choice` prompt (the
+//! candidates and "all"); a summary or a comparison whose named document fits nothing
+//! raises a `text_input` prompt. A prompt is answered with a candidate's id, "all", or
+//! typed text (matched again by title); a cancel (null) ends the turn politely with no
+//! action.
 //!
 //! Sets `resolved_doc_ids`, `inference_source`, `inference_confidence`, `unresolved_names`
 //! and `suggested_doc_ids`. The node reports its status line itself, once, when it is done
@@ -31,23 +40,23 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 use serde_json::json;
 
-use crate::conversation::{mentions, recent_lines, request_text};
+use crate::conversation::{
+    mentions, previous_answer_docs, previous_request, recent_lines, request_text,
+};
 use crate::deps::{user_id, PalAssistDeps};
-use crate::documents::Document;
 use crate::durable::{library, llm_call};
 use crate::llm::{DocRequest, DocResolution, Reply, Usage};
-use crate::passages::rank_documents;
 use crate::prompt::{Asker, Prompt, ALL, CANCELLED_RESPONSE};
+use crate::question::{self, versions_asked};
 use crate::references::{self, Reference};
 use crate::state::{Action, AgentState, AgentStateUpdate, DocRef, InferenceSource};
-use crate::text::{asks_for_library, terms, topic_terms};
+use crate::text::{asks_for_library, tokens};
 use crate::tiptap::MentionKind;
 use crate::title_match::{
-    match_answer, match_name, name_score, title_has_word, titles_in_text, Scored, TextWords,
-    SIMILARITY,
+    match_answer, name_score, title_has_word, titles_in_text, Scored, TextWords, SIMILARITY,
 };
 use crate::validate_inputs::instruction;
-use crate::versions::replacements;
+use crate::versions::versions;
 
 /// The node's status line.
 pub const STATUS: &str = "Finding documents...";
@@ -56,22 +65,51 @@ pub const STATUS: &str = "Finding documents...";
 pub const RESOLVED: f64 = 0.8;
 /// A registry guess at least this sure (and below [`RESOLVED`]) is asked about.
 pub const ASK: f64 = 0.5;
-/// Retrieval keeps documents whose best passage covers at least this share of the request.
-const RETRIEVAL_MIN: f64 = 0.3;
-/// At most this many documents come from retrieval.
-const RETRIEVAL_MAX: usize = 3;
 /// How many prompts one turn's resolution may ask.
 const MAX_PROMPTS: usize = 4;
 /// How many earlier messages the LLM sees when no registry title is named.
 const HISTORY: usize = 5;
 
+mod names;
+mod retrieve;
 mod sets;
+
+/// A follow-up that names no document has at most this many words.
+const FOLLOW_UP_WORDS: usize = 10;
 
 /// Several documents one reference could mean.
 struct Ambiguity {
-    /// What the message said.
-    name: String,
+    /// The question the prompt asks.
+    question: String,
     candidates: Vec<DocRef>,
+}
+
+impl Ambiguity {
+    /// Several documents a name fits.
+    fn named(name: &str, candidates: Vec<DocRef>) -> Self {
+        Ambiguity {
+            question: format!(
+                "\"{name}\" could be several of your documents. Which one do you mean?"
+            ),
+            candidates,
+        }
+    }
+
+    /// Several documents of the conversation a reference could mean.
+    fn discussed(candidates: Vec<DocRef>) -> Self {
+        Ambiguity {
+            question: "Which of these documents do you mean?".to_string(),
+            candidates,
+        }
+    }
+
+    /// Several documents that answer a request equally well.
+    fn answering(candidates: Vec<DocRef>) -> Self {
+        Ambiguity {
+            question: "Several of your documents answer this. Which one do you mean?".to_string(),
+            candidates,
+        }
+    }
 }
 
 /// What the node has found so far.
@@ -214,6 +252,9 @@ pub async fn doc_resolver(
         text.clone()
     };
     let refs = references::find(&named_in);
+    let asks = versions_asked(&named_in);
+    let documents = deps.documents(&ctx, &owner).await?;
+    let versions = versions(&documents);
 
     let mut ambiguous: VecDeque<Ambiguity> = VecDeque::new();
     let mut unknown: Vec<String> = Vec::new();
@@ -246,42 +287,198 @@ pub async fn doc_resolver(
         )
         .await?;
         usage.add(&reply.usage);
-        let guess: Vec<DocRef> = registry
+        // The registry documents it refers to, in the version the request asks for ("the
+        // newer one", "the 2024 edition").
+        let mut guess: Vec<DocRef> = Vec::new();
+        // Only a standing word moves a pronoun to another version ("the newer one"); a
+        // version the message names belongs to the title it writes out.
+        let standing: Vec<question::VersionAsk> = asks
             .iter()
-            .filter(|d| reply.value.doc_ids.contains(&d.id))
+            .filter(|a| {
+                matches!(
+                    a,
+                    question::VersionAsk::Current | question::VersionAsk::Previous
+                )
+            })
             .cloned()
             .collect();
+        for d in registry
+            .iter()
+            .filter(|d| reply.value.doc_ids.contains(&d.id))
+        {
+            let picked = if standing.is_empty() {
+                vec![d.clone()]
+            } else {
+                names::editions(&d.id, &versions, &standing, false)
+            };
+            for p in picked {
+                if !guess.iter().any(|g| g.id == p.id) {
+                    guess.push(p);
+                }
+            }
+        }
         if !guess.is_empty() {
             if reply.value.confidence >= RESOLVED {
                 for d in &guess {
                     found.add(d, reply.value.confidence, InferenceSource::Registry);
                 }
             } else if reply.value.confidence >= ASK {
-                ambiguous.push_back(Ambiguity {
-                    name: String::new(),
-                    candidates: guess,
-                });
+                ambiguous.push_back(Ambiguity::discussed(guess));
             }
         }
 
-        // Stage 3: names and written-out titles against all the user's documents.
-        for s in titles_in_text(&named_in, &library) {
-            found.add(&s.doc, s.score, InferenceSource::Fuzzy);
+        // Stage 3: titles written out, and names, against all the user's documents, a
+        // family at a time.
+        let written = titles_in_text(&named_in, &library);
+        let mut by_family: Vec<Vec<Scored>> = Vec::new();
+        for w in written {
+            match by_family
+                .iter_mut()
+                .find(|g| versions.same_family(&g[0].doc.id, &w.doc.id))
+            {
+                Some(g) => g.push(w),
+                None => by_family.push(vec![w]),
+            }
         }
+        for group in by_family {
+            let several = group.len() > 1;
+            if let names::Fit::Found(docs) = names::fit(&group, &versions, &asks, several) {
+                for (d, score) in docs {
+                    found.add(&d, score, InferenceSource::Fuzzy);
+                }
+            }
+        }
+        let needs_documents = matches!(action, Action::Summarize | Action::Compare);
         for name in reply.value.unresolved_names {
-            let matches: Vec<Scored> = match_name(&name, &library);
-            match matches.as_slice() {
-                [] => unknown.push(name),
-                [one] => found.add(&one.doc, one.score, InferenceSource::Fuzzy),
-                many if names_several(&name) => {
-                    for s in many {
-                        found.add(&s.doc, s.score, InferenceSource::Fuzzy);
+            let several = names_several(&name);
+            match names::resolve(&name, &library, &versions, &asks, several) {
+                names::Fit::Found(docs) => {
+                    for (d, score) in docs {
+                        found.add(&d, score, InferenceSource::Fuzzy);
                     }
                 }
-                many => ambiguous.push_back(Ambiguity {
-                    name,
-                    candidates: many.iter().map(|s| s.doc.clone()).collect(),
-                }),
+                names::Fit::Ambiguous(candidates) => {
+                    ambiguous.push_back(Ambiguity::named(&name, candidates))
+                }
+                names::Fit::Unknown if needs_documents || is_quoted(&named_in, &name) => {
+                    unknown.push(name)
+                }
+                // A question or an audit is answered from the library's content: a name
+                // that fits no title is not taken for a document.
+                names::Fit::Unknown => unresolved.push(name),
+            }
+        }
+    }
+
+    // A kind with no name ("the policy", "that procedure") that no discussed document
+    // fits: the user's documents of that kind, a family at a time; several of them are
+    // narrowed by what the request asks, or asked about.
+    if !pure_mention {
+        for r in &refs {
+            let Reference::Kind { noun, plural } = r else {
+                continue;
+            };
+            if found.docs.iter().any(|d| title_has_word(&d.title, noun)) {
+                continue;
+            }
+            let matches: Vec<Scored> = library
+                .iter()
+                .filter(|d| title_has_word(&d.title, noun))
+                .map(|d| Scored {
+                    doc: d.clone(),
+                    score: SIMILARITY,
+                })
+                .collect();
+            match names::fit(&matches, &versions, &asks, *plural) {
+                names::Fit::Found(docs) => {
+                    for (d, score) in docs {
+                        found.add(&d, score, InferenceSource::Fuzzy);
+                    }
+                }
+                names::Fit::Ambiguous(candidates) => {
+                    let q = question::read(&text);
+                    let narrowed = if matches!(action, Action::Inquire | Action::Audit)
+                        && !q.topic.is_empty()
+                    {
+                        let docs: Vec<crate::documents::Document> = documents
+                            .iter()
+                            .filter(|d| candidates.iter().any(|c| c.id == d.id))
+                            .cloned()
+                            .collect();
+                        match retrieve::retrieve(&docs, &versions, &q, &asks) {
+                            retrieve::Retrieved::Docs(docs) => docs,
+                            _ => Vec::new(),
+                        }
+                    } else {
+                        Vec::new()
+                    };
+                    if narrowed.is_empty() {
+                        ambiguous.push_back(Ambiguity::named(&format!("the {noun}"), candidates));
+                    }
+                    for (d, score) in narrowed {
+                        found.add(&d, score, InferenceSource::Retrieval);
+                    }
+                }
+                names::Fit::Unknown => {}
+            }
+        }
+    }
+
+    // Stage 4: a short follow-up that names nothing is about the answer before it.
+    let follow_up = tokens(&text).len() <= FOLLOW_UP_WORDS;
+    if found.docs.is_empty()
+        && ambiguous.is_empty()
+        && unknown.is_empty()
+        && follow_up
+        && !asks_for_library(&text)
+    {
+        let before = previous_answer_docs(&state);
+        let q = question::read(&text);
+        if !before.is_empty() && (q.topic.len() <= 2 || !asks.is_empty()) {
+            for id in before {
+                let Some(d) = library.iter().find(|d| d.id == id) else {
+                    continue;
+                };
+                let picked = if asks.is_empty() {
+                    vec![d.clone()]
+                } else {
+                    names::editions(&d.id, &versions, &asks, false)
+                };
+                for p in picked {
+                    found.add(&p, 0.85, InferenceSource::Registry);
+                }
+            }
+        }
+    }
+
+    // Stage 5: nothing named at all: retrieval, for the actions that answer from the
+    // library's content; a question about the library itself is about every document.
+    if found.docs.is_empty() && ambiguous.is_empty() && unknown.is_empty() {
+        if action == Action::Inquire && asks_for_library(&text) {
+            for d in &library {
+                found.add(d, 1.0, InferenceSource::Retrieval);
+            }
+        } else if matches!(action, Action::Inquire | Action::Audit) {
+            let q = question::read_in_context(
+                &text,
+                previous_request(&state).as_deref(),
+                &Default::default(),
+            );
+            match retrieve::retrieve(&documents, &versions, &q, &asks) {
+                retrieve::Retrieved::Docs(docs) => {
+                    for (d, score) in docs {
+                        found.add(&d, score, InferenceSource::Retrieval);
+                    }
+                }
+                retrieve::Retrieved::Ambiguous(candidates) if action == Action::Inquire => {
+                    ambiguous.push_back(Ambiguity::answering(candidates));
+                }
+                retrieve::Retrieved::Ambiguous(candidates) => {
+                    for d in candidates {
+                        found.add(&d, retrieve::RETRIEVAL_MIN, InferenceSource::Retrieval);
+                    }
+                }
+                retrieve::Retrieved::Nothing => {}
             }
         }
     }
@@ -297,15 +494,10 @@ pub async fn doc_resolver(
                 continue;
             }
             found.suggest(&group.candidates);
-            let message = if group.name.is_empty() {
-                "Which of these documents do you mean?".to_string()
-            } else {
-                format!(
-                    "\"{}\" could be several of your documents. Which one do you mean?",
-                    group.name
-                )
-            };
-            match asker.ask(&Prompt::doc_choice(message, &group.candidates))? {
+            match asker.ask(&Prompt::doc_choice(
+                group.question.clone(),
+                &group.candidates,
+            ))? {
                 None => return Ok(cancelled(&ctx, &found, usage, asker)),
                 Some(answer) if answer.eq_ignore_ascii_case(ALL) => {
                     for d in &group.candidates {
@@ -314,7 +506,14 @@ pub async fn doc_resolver(
                 }
                 Some(answer) => match group.candidates.iter().find(|d| d.id == answer) {
                     Some(d) => found.add(d, 1.0, InferenceSource::UserChoice),
-                    None => read_typed(&answer, &library, &mut found, &mut ambiguous, &mut unknown),
+                    None => read_typed(
+                        &answer,
+                        &library,
+                        &versions,
+                        &mut found,
+                        &mut ambiguous,
+                        &mut unknown,
+                    ),
                 },
             }
             continue;
@@ -339,7 +538,14 @@ pub async fn doc_resolver(
                     None => return Ok(cancelled(&ctx, &found, usage, asker)),
                     Some(answer) => {
                         unknown.clear();
-                        read_typed(&answer, &library, &mut found, &mut ambiguous, &mut unknown);
+                        read_typed(
+                            &answer,
+                            &library,
+                            &versions,
+                            &mut found,
+                            &mut ambiguous,
+                            &mut unknown,
+                        );
                     }
                 }
                 continue;
@@ -365,19 +571,6 @@ pub async fn doc_resolver(
             .unresolved_names(unresolved));
     }
 
-    // Nothing named at all: retrieval, for the actions that work from a request's content;
-    // a question about the library itself is about every document.
-    if found.docs.is_empty() && matches!(action, Action::Inquire | Action::Audit) {
-        if action == Action::Inquire && asks_for_library(&text) {
-            for d in &library {
-                found.add(d, 1.0, InferenceSource::Retrieval);
-            }
-        } else {
-            let docs = deps.documents(&ctx, &owner).await?;
-            retrieve(&docs, &text, &mut found);
-        }
-    }
-
     report(&ctx, &found.docs);
     Ok(AgentStateUpdate::default()
         .resolved_doc_ids(found.docs.iter().map(|d| d.id.clone()).collect())
@@ -390,26 +583,9 @@ pub async fn doc_resolver(
         .with_messages(asker.into_records()))
 }
 
-/// The documents whose content best matches `text`; a newer version of a document found
-/// (one that says it replaces it) comes with it, first.
-fn retrieve(docs: &[Document], text: &str, found: &mut Found) {
-    let mut query = topic_terms(text);
-    if query.is_empty() {
-        query = terms(text);
-    }
-    let ranked = rank_documents(docs, &query);
-    let best = ranked.first().map(|r| r.1).unwrap_or(0.0);
-    let versions = replacements(docs);
-    for (doc, score) in ranked
-        .iter()
-        .filter(|(_, s)| *s >= RETRIEVAL_MIN && *s >= best * 0.5)
-        .take(RETRIEVAL_MAX)
-    {
-        if let Some(r) = versions.iter().find(|r| r.older.id == doc.id) {
-            found.add(&r.newer, *score, InferenceSource::Retrieval);
-        }
-        found.add(doc, *score, InferenceSource::Retrieval);
-    }
+/// Whether `name` is quoted in `text` (a title the user insists on).
+fn is_quoted(text: &str, name: &str) -> bool {
+    text.contains(&format!("\"{name}\"")) || text.contains(&format!("“{name}”"))
 }
 
 /// Reads a typed answer to a document prompt: one match is taken, several are asked
@@ -417,6 +593,7 @@ fn retrieve(docs: &[Document], text: &str, found: &mut Found) {
 fn read_typed(
     answer: &str,
     library: &[DocRef],
+    versions: &crate::versions::Versions,
     found: &mut Found,
     ambiguous: &mut VecDeque<Ambiguity>,
     unknown: &mut Vec<String>,
@@ -425,13 +602,18 @@ fn read_typed(
     if groups.is_empty() {
         unknown.push(answer.to_string());
     }
+    let asks = versions_asked(answer);
     for group in groups {
-        match group.as_slice() {
-            [one] => found.add(&one.doc, 1.0, InferenceSource::UserChoice),
-            many => ambiguous.push_front(Ambiguity {
-                name: answer.to_string(),
-                candidates: many.iter().map(|s| s.doc.clone()).collect(),
-            }),
+        match names::fit(&group, versions, &asks, false) {
+            names::Fit::Found(docs) => {
+                for (d, _) in docs {
+                    found.add(&d, 1.0, InferenceSource::UserChoice);
+                }
+            }
+            names::Fit::Ambiguous(candidates) => {
+                ambiguous.push_front(Ambiguity::named(answer, candidates))
+            }
+            names::Fit::Unknown => unknown.push(answer.to_string()),
         }
     }
 }

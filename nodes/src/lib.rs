@@ -46,6 +46,7 @@ pub mod confidence;
 mod conversation;
 pub mod deps;
 pub mod doc_resolver;
+mod docmodel;
 pub mod documents;
 mod durable;
 pub mod embeddings;
@@ -57,7 +58,9 @@ pub mod llm;
 pub mod memory;
 mod passages;
 pub mod prompt;
+mod question;
 mod references;
+mod retrieval;
 pub mod run_library;
 pub mod state;
 pub mod temporal;
@@ -81,4 +84,4 @@ pub use state::{
     turn_input, Action, AgentState, AgentStateUpdate, AnswerKind, AnsweredBy, ChatTurn, Citation,
     DocRef, InferenceSource,
 };
-pub use versions::Replacement;
+pub use versions::{Edition, Replacement};

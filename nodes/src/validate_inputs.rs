@@ -26,7 +26,6 @@ use crate::conversation::request_text;
 use crate::deps::{user_id, PalAssistDeps};
 use crate::durable::library;
 use crate::llm::requested_actions;
-use crate::passages::rank_documents;
 use crate::prompt::{Asker, Prompt, CANCELLED_RESPONSE};
 use crate::state::{Action, AgentState, AgentStateUpdate, DocRef};
 use crate::temporal::{asks_about_present, current_year};
@@ -36,7 +35,9 @@ use crate::title_match::match_answer;
 /// How many prompts this node may ask in one turn.
 const MAX_PROMPTS: usize = 3;
 /// An audit against documents found by content uses at most this many.
-const AUDIT_DOCS: usize = 3;
+const AUDIT_DOCS: usize = 2;
+/// ... those within this share of the best.
+const AUDIT_NEAR_BEST: f64 = 0.75;
 
 /// The note added to a comparison asked with web search on.
 pub const COMPARE_DROPS_WEB: &str =
@@ -160,6 +161,18 @@ pub async fn validate_inputs(
         web = false;
         notices.push(COMPARE_DROPS_WEB.to_string());
     }
+    // "What changed in the X policy?": a comparison of one document with its other version.
+    if action == Action::Compare && docs.len() == 1 {
+        let all = deps.documents(&ctx, &owner).await?;
+        let versions = crate::versions::versions(&all);
+        let one = docs[0].clone();
+        if let Some(older) = versions.previous(&one.id) {
+            docs.insert(0, older);
+        } else if let Some(newer) = versions.edition(&one.id).and_then(|e| e.superseded_by) {
+            docs.push(newer);
+        }
+    }
+
     while docs.len() < needed {
         if asker.asked() >= MAX_PROMPTS {
             return Ok(AgentStateUpdate::default()
@@ -218,16 +231,32 @@ pub async fn validate_inputs(
             }
         }
         if docs.is_empty() {
+            // Nothing named: the versions in force whose rules the text speaks to most.
             let all = deps.documents(&ctx, &owner).await?;
-            let query = audited.as_deref().map(terms).unwrap_or_default();
-            let ranked = rank_documents(&all, &query);
+            let versions = crate::versions::versions(&all);
+            let current: Vec<crate::documents::Document> = all
+                .iter()
+                .filter(|d| !versions.is_superseded(&d.id))
+                .cloned()
+                .collect();
+            let q = crate::question::Question {
+                topic: audited.as_deref().map(terms).unwrap_or_default(),
+                ..Default::default()
+            };
+            let ranked = crate::retrieval::rank_documents(&current, &q);
+            let best = ranked.first().map_or(0.0, |r| r.1);
             docs = if ranked.is_empty() {
-                all.iter().take(AUDIT_DOCS).map(|d| d.doc_ref()).collect()
+                current
+                    .iter()
+                    .take(AUDIT_DOCS)
+                    .map(|d| d.doc_ref())
+                    .collect()
             } else {
                 ranked
                     .into_iter()
+                    .filter(|(_, s)| *s >= best * AUDIT_NEAR_BEST)
                     .take(AUDIT_DOCS)
-                    .map(|(d, _)| d)
+                    .map(|(i, _)| current[i].doc_ref())
                     .collect()
             };
         }

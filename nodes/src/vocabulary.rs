@@ -1,8 +1,11 @@
-//! Words as retrieval compares them: a word is first mapped to the common word of its
-//! group of synonyms (a small compliance thesaurus: "kept" and "stored" mean "retain",
-//! "phone" means "telephone", "client" means "customer", ...), then reduced to its stem by
-//! the Snowball English stemmer (`rust-stemmers`), so plurals and inflections meet:
-//! "emails" and "email", "reported" and "report", "deletion" and "deleted".
+//! Words as retrieval compares them: an irregular verb form is first taken back to its
+//! verb ("told" to "tell", "flew" to "fly", "kept" to "keep": the stemmer only knows
+//! regular endings), then mapped to the common word of its group of synonyms (a small
+//! compliance thesaurus: "kept" and "stored" mean "retain", "phone" means "telephone",
+//! "client" means "customer", "boss" means "manager", "sign-off" means "approval", ...),
+//! then reduced to its stem by the Snowball English stemmer (`rust-stemmers`), so plurals
+//! and inflections meet: "emails" and "email", "reported" and "report", "deletion" and
+//! "deleted".
 
 // Hashed with foldhash (seeded per process): see `crate::text::is_stopword`.
 use foldhash::{HashMap, HashMapExt as _};
@@ -71,6 +74,13 @@ const SYNONYMS: &[&[&str]] = &[
         "inform",
         "informs",
         "informed",
+        "tell",
+        "tells",
+        "telling",
+        "declare",
+        "declares",
+        "declared",
+        "declaring",
     ],
     // A minister or a politician is a politically exposed person by definition.
     &[
@@ -104,7 +114,133 @@ const SYNONYMS: &[&[&str]] = &[
         "reassessed",
         "reassessment",
     ],
+    &[
+        "manager",
+        "managers",
+        "boss",
+        "bosses",
+        "supervisor",
+        "supervisors",
+    ],
+    &["gift", "gifts", "present", "presents"],
+    &["hospitality", "entertainment", "entertaining"],
+    &[
+        "breach",
+        "breaches",
+        "breached",
+        "violation",
+        "violations",
+        "infringement",
+    ],
+    &[
+        "fee",
+        "fees",
+        "charge",
+        "charges",
+        "commission",
+        "commissions",
+    ],
+    &["advance", "ahead", "beforehand"],
+    &["fly", "flies", "flying", "flight", "flights"],
+    &[
+        "leave",
+        "leaves",
+        "leaving",
+        "departure",
+        "depart",
+        "departs",
+        "departing",
+    ],
+    &[
+        "start",
+        "starts",
+        "started",
+        "begin",
+        "begins",
+        "beginning",
+        "commence",
+        "commencement",
+    ],
+    &[
+        "terminate",
+        "terminated",
+        "termination",
+        "expiry",
+        "expire",
+        "expired",
+    ],
+    &[
+        "buy",
+        "buys",
+        "buying",
+        "purchase",
+        "purchases",
+        "purchased",
+        "purchasing",
+    ],
+    &["complaint", "complaints", "grievance", "grievances"],
+    &["shareholding", "shareholdings", "stake", "stakes"],
+    &[
+        "trade", "trades", "traded", "trading", "deal", "deals", "dealing",
+    ],
 ];
+
+/// Irregular verb forms and the verb they belong to (the stemmer reads only regular
+/// endings: "told" would not meet "tell").
+const IRREGULAR: &[(&str, &str)] = &[
+    ("told", "tell"),
+    ("flew", "fly"),
+    ("flown", "fly"),
+    ("kept", "keep"),
+    ("sent", "send"),
+    ("paid", "pay"),
+    ("bought", "buy"),
+    ("made", "make"),
+    ("took", "take"),
+    ("taken", "take"),
+    ("gave", "give"),
+    ("given", "give"),
+    ("held", "hold"),
+    ("met", "meet"),
+    ("left", "leave"),
+    ("sold", "sell"),
+    ("spent", "spend"),
+    ("wrote", "write"),
+    ("written", "write"),
+    ("chose", "choose"),
+    ("chosen", "choose"),
+    ("began", "begin"),
+    ("begun", "begin"),
+    ("brought", "bring"),
+    ("thought", "think"),
+    ("found", "find"),
+    ("went", "go"),
+    ("gone", "go"),
+    ("got", "get"),
+    ("gotten", "get"),
+    ("knew", "know"),
+    ("known", "know"),
+    ("saw", "see"),
+    ("seen", "see"),
+    ("drove", "drive"),
+    ("driven", "drive"),
+    ("stood", "stand"),
+    ("understood", "understand"),
+    ("withdrew", "withdraw"),
+    ("withdrawn", "withdraw"),
+    ("forgot", "forget"),
+    ("forgotten", "forget"),
+    ("lent", "lend"),
+    ("lost", "lose"),
+    ("shown", "show"),
+    ("ran", "run"),
+    ("dealt", "deal"),
+];
+
+fn irregular() -> &'static HashMap<&'static str, &'static str> {
+    static MAP: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    MAP.get_or_init(|| IRREGULAR.iter().copied().collect())
+}
 
 fn synonyms() -> &'static HashMap<&'static str, &'static str> {
     static MAP: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
@@ -132,6 +268,7 @@ fn stems() -> &'static RwLock<HashMap<String, String>> {
 
 /// The retrieval term of a lower-case word: its group's common word, stemmed.
 pub(crate) fn term(word: &str) -> String {
+    let word = irregular().get(word).copied().unwrap_or(word);
     let word = synonyms().get(word).copied().unwrap_or(word);
     if let Some(stem) = stems().read().unwrap_or_else(|e| e.into_inner()).get(word) {
         return stem.clone();
@@ -166,5 +303,8 @@ mod tests {
         assert_eq!(term("clients"), term("customer"));
         assert_eq!(term("staff"), term("employees"));
         assert_eq!(term("minister"), term("PEPs".to_lowercase().as_str()));
+        assert_eq!(term("told"), term("notified"));
+        assert_eq!(term("boss"), term("managers"));
+        assert_eq!(term("flew"), term("flight"));
     }
 }

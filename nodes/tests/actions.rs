@@ -63,7 +63,7 @@ async fn each_action_appends_one_cited_assistant_message() {
             request("Audit", Action::Audit, &[&aml]).audit_text(Some(
                 "Customer due diligence records are retained for three years.".into(),
             )),
-            "states 3 years",
+            "three years is less than the five years required",
         ),
     ];
     for (action, input, expected) in cases {
@@ -104,7 +104,7 @@ async fn each_action_appends_one_cited_assistant_message() {
 }
 
 #[tokio::test]
-async fn audit_flags_optional_wording_and_differing_figures() {
+async fn audit_finds_optional_wording_another_approver_and_differing_figures() {
     let kit = kit().await;
     let (aml, _) = kit.doc("Anti-Money").await;
     let text = "A business relationship with a PEP may be approved by any manager. \
@@ -117,22 +117,31 @@ async fn audit_flags_optional_wording_and_differing_figures() {
     )
     .await;
     let r = &out.state.response;
-    assert!(r.contains("it is not a compliance judgement"), "{r}");
-    assert!(r.contains("Possible gaps:\n1. "), "{r}");
-    assert!(!r.contains("\n3. "), "two gaps, not three: {r}");
-    assert!(r.contains("optional wording (\"may\")"), "{r}");
+    assert!(r.contains("not a legal opinion"), "{r}");
+    let lines = |verdict: &str| {
+        r.lines()
+            .filter(|l| l.starts_with(&format!("- **{verdict}**")))
+            .collect::<Vec<_>>()
+    };
+    let breaks = lines("Breaks");
+    assert_eq!(breaks.len(), 2, "{r}");
     assert!(
-        r.contains("approval by any manager where the requirement names senior management"),
+        breaks
+            .iter()
+            .any(|l| l.contains("senior management approval")
+                && l.contains("optional")
+                && l.contains("approved by manager where the rule names senior management")),
         "{r}"
     );
     assert!(
-        r.contains("states 3 years, less than the 5 years required"),
+        breaks
+            .iter()
+            .any(|l| l.contains("three years is less than the five years required")),
         "{r}"
     );
-    assert!(
-        r.contains("Consistent (the same figures, approver and timing as the requirement):\n- \"Staff complete AML training annually.\""),
-        "{r}"
-    );
+    let meets = lines("Meets");
+    assert_eq!(meets.len(), 1, "{r}");
+    assert!(meets[0].contains("annually"), "{r}");
 }
 
 #[tokio::test]
@@ -381,7 +390,7 @@ async fn an_llm_that_keeps_failing_fails_the_node_with_a_retryable_error() {
 }
 
 #[tokio::test]
-async fn a_question_nothing_answers_says_so_and_shows_the_opening() {
+async fn a_question_about_the_document_itself_says_where_it_stands() {
     let kit = kit().await;
     let (crr, _) = kit.doc("Capital").await;
     let out = run(
@@ -391,8 +400,32 @@ async fn a_question_nothing_answers_says_so_and_shows_the_opening() {
     )
     .await;
     let r = &out.state.response;
-    assert!(r.contains("nothing about"), "{r}");
-    assert!(r.contains("describes itself"), "{r}");
+    assert!(
+        r.contains("the only version of it among your documents"),
+        "{r}"
+    );
     assert_eq!(out.state.retrieval_confidence, 0.0);
-    assert_eq!(out.state.citations[0].marker, 1);
+    assert_eq!(
+        out.state.citations[0].marker, 1,
+        "its opening is cited: {r}"
+    );
+}
+
+#[tokio::test]
+async fn a_question_nothing_answers_says_so_with_no_figure() {
+    let kit = kit().await;
+    let (crr, _) = kit.doc("Capital").await;
+    let out = run(
+        &graph_for(Action::Inquire, &kit),
+        "t",
+        request(
+            "What is the penalty for filing a tax return late?",
+            Action::Inquire,
+            &[&crr],
+        ),
+    )
+    .await;
+    let r = &out.state.response;
+    assert!(r.contains("found nothing about"), "{r}");
+    assert!(!r.contains('%'), "no figure: {r}");
 }

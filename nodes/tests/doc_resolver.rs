@@ -258,37 +258,87 @@ async fn a_misspelt_name_still_matches_by_similarity() {
 #[tokio::test]
 async fn a_doc_choice_takes_an_id_all_or_typed_text() {
     let kit = kit().await;
-    let (r23, _) = kit.doc("Data Retention Policy 2023").await;
+    let (aml, _) = kit.doc("Anti-Money").await;
     let (r24, _) = kit.doc("Data Retention Policy 2024").await;
     let g = graph(&kit);
     for (thread, answer, expected) in [
-        ("id", json!(r23), vec![r23.clone()]),
-        ("all", json!("all"), vec![r23.clone(), r24.clone()]),
-        ("typed", json!("the 2024 one"), vec![r24.clone()]),
+        ("id", json!(aml), vec![aml.clone()]),
+        ("all", json!("all"), vec![aml.clone(), r24.clone()]),
+        ("typed", json!("the retention one"), vec![r24.clone()]),
         (
             "object",
             json!({"type": "choice", "value": r24}),
             vec![r24.clone()],
         ),
     ] {
+        // Two policies: the AML policy and the data retention policy (its version in
+        // force; the 2023 version it replaced is not a choice).
         let out = run(
             &g,
             thread,
-            asking("Summarize the data retention policy", Action::Summarize),
+            asking("Summarize the policy", Action::Summarize),
         )
         .await;
         let p = prompt(&out);
         assert_eq!(
             option_values(&p),
-            [r23.clone(), r24.clone(), "all".to_string()]
+            [aml.clone(), r24.clone(), "all".to_string()]
         );
         let out = resume(&g, thread, answer).await;
         assert_eq!(out.state.resolved_doc_ids, expected, "{thread}");
         assert_eq!(
             out.state.suggested_doc_ids,
-            [r23.clone(), r24.clone()],
+            [aml.clone(), r24.clone()],
             "{thread}"
         );
+    }
+}
+
+#[tokio::test]
+async fn the_versions_of_one_document_are_one_answer_not_a_choice() {
+    let kit = kit().await;
+    let (r23, _) = kit.doc("Data Retention Policy 2023").await;
+    let (r24, _) = kit.doc("Data Retention Policy 2024").await;
+    let g = graph(&kit);
+    for (thread, message, expected) in [
+        (
+            "unnamed",
+            "Summarize the data retention policy",
+            vec![r24.clone()],
+        ),
+        (
+            "current",
+            "Summarize the current retention policy",
+            vec![r24.clone()],
+        ),
+        (
+            "old",
+            "Summarize the old retention policy",
+            vec![r23.clone()],
+        ),
+        (
+            "year",
+            "Summarize the 2023 data retention policy",
+            vec![r23.clone()],
+        ),
+        (
+            "both",
+            "Compare the 2023 and 2024 data retention policies",
+            vec![r23.clone(), r24.clone()],
+        ),
+    ] {
+        let action = if thread == "both" {
+            Action::Compare
+        } else {
+            Action::Summarize
+        };
+        let out = run(&g, thread, asking(message, action)).await;
+        assert!(out.interrupts().is_empty(), "{thread}: no prompt");
+        let mut got = out.state.resolved_doc_ids.clone();
+        got.sort();
+        let mut want = expected.clone();
+        want.sort();
+        assert_eq!(got, want, "{thread}");
     }
 }
 
@@ -367,12 +417,7 @@ async fn near_matches_are_suggested_when_nothing_matches() {
 async fn a_cancelled_doc_choice_ends_the_turn() {
     let kit = kit().await;
     let g = graph(&kit);
-    run(
-        &g,
-        "t",
-        asking("Summarize the data retention policy", Action::Summarize),
-    )
-    .await;
+    run(&g, "t", asking("Summarize the policy", Action::Summarize)).await;
     let sink = Arc::new(VecSink::default());
     let out = g
         .run(

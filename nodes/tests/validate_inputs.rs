@@ -38,7 +38,7 @@ async fn two_documents_are_enough_to_compare() {
 #[tokio::test]
 async fn compare_with_one_document_asks_for_a_second_until_it_has_one() {
     let kit = kit().await;
-    let (a, a_title) = kit.doc("Data Retention Policy 2023").await;
+    let (a, a_title) = kit.doc("Anti-Money").await;
     let (b, _) = kit.doc("Data Retention Policy 2024").await;
     let g = graph(&kit);
     let out = run(&g, "t", request("Compare", Action::Compare, &[&a])).await;
@@ -63,6 +63,28 @@ async fn compare_with_one_document_asks_for_a_second_until_it_has_one() {
     let out = resume(&g, "t", json!("Data Retention Policy 2024")).await;
     assert!(out.interrupts().is_empty());
     assert_eq!(out.state.resolved_doc_ids, [a, b]);
+}
+
+#[tokio::test]
+async fn compare_with_one_version_takes_the_version_next_to_it() {
+    let kit = kit().await;
+    let (r23, _) = kit.doc("Data Retention Policy 2023").await;
+    let (r24, _) = kit.doc("Data Retention Policy 2024").await;
+    let g = graph(&kit);
+    for (thread, given) in [("older", &r23), ("newer", &r24)] {
+        let out = run(
+            &g,
+            thread,
+            request("What changed?", Action::Compare, &[given]),
+        )
+        .await;
+        assert!(out.interrupts().is_empty(), "{thread}");
+        assert_eq!(
+            out.state.resolved_doc_ids,
+            [r23.clone(), r24.clone()],
+            "{thread}: oldest first"
+        );
+    }
 }
 
 #[tokio::test]
@@ -130,6 +152,7 @@ async fn audit_without_text_asks_for_it_and_takes_the_answer_as_the_text() {
 async fn audit_text_in_the_message_needs_no_prompt_and_finds_documents_by_content() {
     let kit = kit().await;
     let (r23, _) = kit.doc("Data Retention Policy 2023").await;
+    let (r24, _) = kit.doc("Data Retention Policy 2024").await;
     let out = run(
         &graph(&kit),
         "t",
@@ -145,7 +168,14 @@ async fn audit_text_in_the_message_needs_no_prompt_and_finds_documents_by_conten
         out.state.audit_text.as_deref(),
         Some("Customer account records are kept for three years after the account is closed.")
     );
-    assert!(out.state.resolved_doc_ids.contains(&r23));
+    assert!(
+        out.state.resolved_doc_ids.contains(&r24),
+        "the version in force is audited against"
+    );
+    assert!(
+        !out.state.resolved_doc_ids.contains(&r23),
+        "not the one it replaced"
+    );
 }
 
 #[tokio::test]

@@ -62,16 +62,17 @@ step('statuses then the streamed answer', async (ctx) => {
   await record(page);
   await send(page, DOC_Q);
   // PalReasoning under the user's message while the answer streams.
-  await page.locator('.turn .reasoning .pill', { hasText: 'Data Retention Policy 2023' }).waitFor();
-  await page.locator('.turn .msg.assistant.streaming', { hasText: 'Here is what' }).waitFor();
+  await page.locator('.turn .reasoning .pill', { hasText: 'Data Retention Policy 2024' }).waitFor();
+  await page.locator('.turn .msg.assistant.streaming', { hasText: 'Data Retention Policy 2024' }).waitFor();
   check(await page.locator('.turn .reasoning .status-text').isVisible(), 'a status line is visible while streaming');
   await shot(page, '01-statuses-and-streaming-answer.png');
   const answer = await finalAnswer(page);
   await page.waitForFunction(() => !document.querySelector('.turn .reasoning:not([hidden])'));
   const text = await answer.locator('.content').innerText();
   check(text.includes('retained for 5 years') && text.includes('retained for 7 years'), `answer text: ${text}`);
-  // Three passages of the 2024 policy, and the line of the 2023 policy it replaces.
-  check(await answer.locator('.citations summary').innerText() === 'Sources (4)', 'four sources listed');
+  // Three passages of the 2024 policy in force, and what the 2023 version it replaced said
+  // on each.
+  check(await answer.locator('.citations summary').innerText() === 'Sources (6)', 'six sources listed');
   // The statuses came in order; each stayed on screen for at least 300 ms until the answer
   // started streaming; then the line showed the node writing the answer at once.
   const rec = await recorded(page);
@@ -205,7 +206,7 @@ step('doc_choice: click an option', async (ctx) => {
   await prompt.waitFor();
   check((await page.locator('#prompt-message').innerText()).includes('could be several of your documents'), 'doc_choice message');
   const labels = await page.locator('#prompt-options button').allInnerTexts();
-  eq(labels, ['Data Retention Policy 2023', 'Data Retention Policy 2024', 'All of these'], 'options');
+  eq(labels, ['Anti-Money Laundering (AML) and Know Your Customer (KYC) Policy', 'Data Retention Policy 2024', 'All of these'], 'options');
   // Documents as pills; "All of these" set apart; the composer says a choice is awaited.
   eq(await page.locator('#prompt-options .option-pill.doc').allInnerTexts(), labels.slice(0, 2), 'document pills');
   eq(await page.locator('#prompt-options .option-all').allInnerTexts(), ['All of these'], '"All of these", styled apart');
@@ -367,14 +368,14 @@ step('reload at a prompt shows the prompt again', async (ctx) => {
   await page.waitForSelector('body[data-ready="true"]');
   await page.locator('#prompt').waitFor();
   eq(await page.locator('#prompt-message').innerText(), message, 'the same prompt');
-  eq(await page.locator('#prompt-options button').allInnerTexts(), ['Data Retention Policy 2023', 'Data Retention Policy 2024', 'All of these'], 'options');
+  eq(await page.locator('#prompt-options button').allInnerTexts(), ['Anti-Money Laundering (AML) and Know Your Customer (KYC) Policy', 'Data Retention Policy 2024', 'All of these'], 'options');
   await page.locator('.msg.user', { hasText: AMBIGUOUS }).waitFor();
   await noSpinner(page);
   await shot(page, '09-reload-at-prompt.png');
   await page.locator('#prompt-options button', { hasText: 'All of these' }).click();
   await page.locator('.prompt-record', { hasText: 'answered: All of these' }).waitFor();
   const text = await (await finalAnswer(page)).innerText();
-  check(text.includes('Data Retention Policy 2023') && text.includes('Data Retention Policy 2024'), 'both documents summarized');
+  check(text.includes('Anti-Money Laundering (AML) and Know Your Customer (KYC) Policy') && text.includes('Data Retention Policy 2024'), 'both documents summarized');
   await settled(page);
   await page.close();
 });

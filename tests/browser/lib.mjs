@@ -30,7 +30,7 @@ if (!fs.existsSync(CHROMIUM)) {
 fs.mkdirSync(SHOTS, { recursive: true });
 
 export const DOC_Q = 'What is the data retention period for customer records?';
-export const AMBIGUOUS = 'Summarize the data retention policy';
+export const AMBIGUOUS = 'Summarize the policy';
 export const COMPARE_ONE = 'compare the capital requirements regulation';
 export const LONG = 'Summarize the AML policy'; // ~140 streamed words: several seconds at 40 ms a word
 

@@ -10,7 +10,7 @@ async fn another_users_thread_is_404(b: Backend) {
             s.client
                 .post(s.url("/chat"))
                 .header("x-api-key", "key-a")
-                .json(&json!({"message": "Summarize the data retention policy"})),
+                .json(&json!({"message": "Summarize the policy"})),
         )
         .await;
     let t = thread_of(&alice);

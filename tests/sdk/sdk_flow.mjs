@@ -244,7 +244,7 @@ function isAgentInboxInterrupt(value) {
 // PalAssist's prompts as agent-chat-ui shows them (its Agent Inbox view), answered the way
 // its useInterruptedActions does: submit({}, {command: {resume: [HumanResponse]}}).
 async function agentInbox(assistantId) {
-  const ask = { type: "human", content: "Summarize the data retention policy" };
+  const ask = { type: "human", content: "Summarize the policy" };
   const t = (await client.threads.create({})).thread_id;
   const s = streamSession();
   await submit(s, t, assistantId, { messages: [ask] });

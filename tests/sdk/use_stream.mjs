@@ -343,7 +343,7 @@ function isAgentInboxInterrupt(value) {
 async function answerInterrupt() {
   const page = openPage("palassist");
   await waitFor(() => idle(page), "a fresh page is idle");
-  const { done } = sendMessage(page, "Summarize the data retention policy");
+  const { done } = sendMessage(page, "Summarize the policy");
   await done;
   await waitFor(() => idle(page) && page.s().interrupt !== undefined, "the prompt shows");
   const intr = page.s().interrupt;

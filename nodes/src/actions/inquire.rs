@@ -1,55 +1,46 @@
-//! The `inquire` node: the passages of the resolved documents that best match the
-//! question (weighted term coverage), best first; a passage of a document replaced by
-//! another one in play ranks below the newer version's. A question about the user's
-//! library ("Which documents do I have?") gets each document's opening passage.
+//! The `inquire` node: the passages of the resolved documents whose sentences best answer
+//! the question ([`crate::retrieval`]: the question's terms weighted by rarity, the kind of
+//! value it asks for), best first; then, for each resolved document that has other versions
+//! in the library, the best-matching passages of the version next to it (the one it
+//! replaced, or the one that replaced it), so the answer can say what changed. A question
+//! about the user's library ("Which documents do I have?") gets each document's opening
+//! passage.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 
 use super::{run, Inputs, Prepared};
-use crate::analysis::analysis;
+use crate::analysis::{analysis, Analysis};
 use crate::deps::PalAssistDeps;
-use crate::documents::Document;
-use crate::passages::{best, number, Passage};
-use crate::references::{self, Reference};
-use crate::state::DocRef;
+use crate::passages::{number, Passage};
+use crate::question::Question;
+use crate::retrieval;
 use crate::state::{Action, AgentState, AgentStateUpdate};
-use crate::text::{asks_for_library, terms, topic_terms};
-use crate::title_match::match_name;
-use crate::versions::newer_among;
+use crate::text::asks_for_library;
 
-/// At most this many passages answer a question.
+/// At most this many passages of the resolved documents answer a question.
 const PASSAGES: usize = 8;
-/// A replaced document's passages count for this share of their match.
-const REPLACED: f64 = 0.5;
+/// At most this many passages of another version of one of them.
+const OTHER_VERSION: usize = 3;
 
-/// The question's topic terms, without the words that name one of the documents when
-/// others remain ("under the data retention policy 2023, how long are calls kept?" asks
-/// about calls; "what is the data retention period?" asks about retention). Empty for a
-/// question about the documents themselves ("Is it still in force?").
-pub(crate) fn query_terms(question: &str, docs: &[Document]) -> Vec<String> {
-    let query = topic_terms(question);
-    let titles: Vec<DocRef> = docs.iter().map(Document::doc_ref).collect();
-    let mut naming: HashSet<String> = HashSet::new();
-    for r in references::find(question) {
-        if let Reference::Named { name, .. } = r {
-            if !match_name(&name, &titles).is_empty() {
-                naming.extend(terms(&name));
-            }
+/// The best clauses of `analyses` for `q`, each once, scored by its best sentence.
+fn best_clauses(analyses: &[Arc<Analysis>], q: &Question, limit: usize) -> Vec<Passage> {
+    let mut out: Vec<Passage> = Vec::new();
+    for hit in retrieval::rank(analyses, q) {
+        let p = &analyses[hit.doc].passages[hit.clause];
+        if out.iter().any(|c| c.doc_id == p.doc_id && c.text == p.text) {
+            continue;
+        }
+        out.push(Passage {
+            score: hit.score,
+            ..p.clone()
+        });
+        if out.len() >= limit {
+            break;
         }
     }
-    let topical: Vec<String> = query
-        .iter()
-        .filter(|t| !naming.contains(*t))
-        .cloned()
-        .collect();
-    if topical.is_empty() {
-        query
-    } else {
-        topical
-    }
+    out
 }
 
 fn prepare(input: &Inputs<'_>) -> Prepared {
@@ -70,33 +61,29 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
             retrieval_confidence,
         };
     }
-    let docs = input.docs;
-    let query = query_terms(input.question, docs);
-    let mut passages = best(docs, &query, 0.0, PASSAGES);
+    let q = input.asked();
+    let analyses: Vec<Arc<Analysis>> = input.docs.iter().map(analysis).collect();
+    let mut passages = best_clauses(&analyses, &q, PASSAGES);
+    let retrieval_confidence = passages.first().map_or(0.0, |p| p.score);
     if passages.is_empty() {
-        // Nothing matches: give the documents' opening passages, unranked.
-        passages = docs
+        // Nothing matches: the documents' openings, unranked, say what they are.
+        passages = analyses
             .iter()
-            .flat_map(|d| {
-                analysis(d)
-                    .passages
-                    .iter()
-                    .take(PASSAGES)
-                    .cloned()
-                    .collect::<Vec<_>>()
-            })
-            .take(PASSAGES)
+            .filter_map(|a| a.passages.first().cloned())
             .collect();
-        number(&mut passages);
     }
-    let retrieval_confidence = passages.iter().map(|p| p.score).fold(0.0, f64::max);
-    let in_play: Vec<_> = docs.iter().map(Document::doc_ref).collect();
-    for p in &mut passages {
-        if newer_among(input.versions, &p.doc_id, &in_play).is_some() {
-            p.score *= REPLACED;
-        }
+    // The version next to each resolved document, on the same question.
+    for d in input.docs {
+        let e = input.versions.edition(&d.id);
+        let next = e.and_then(|e| e.superseded_by.or(e.supersedes));
+        let Some(other) = next.filter(|o| !input.docs.iter().any(|x| x.id == o.id)) else {
+            continue;
+        };
+        let Some(doc) = input.library.iter().find(|x| x.id == other.id) else {
+            continue;
+        };
+        passages.extend(best_clauses(&[analysis(doc)], &q, OTHER_VERSION));
     }
-    passages.sort_by(|a, b| b.score.total_cmp(&a.score));
     number(&mut passages);
     Prepared {
         passages,

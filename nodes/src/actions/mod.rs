@@ -42,7 +42,7 @@ use crate::documents::Document;
 use crate::llm::{AnswerChunk, AnswerRequest, Llm, LlmError, Usage};
 use crate::passages::{cited, strip_unknown_markers, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
-use crate::versions::{self, Replacement};
+use crate::versions::{self, Versions};
 
 pub use audit::audit;
 pub use compare::compare;
@@ -70,12 +70,29 @@ pub const CANCELLED: &str = "cancelled";
 pub(crate) struct Inputs<'a> {
     /// The resolved documents, in order.
     pub(crate) docs: &'a [Document],
+    /// Every document of the user's library (other versions of the resolved ones are
+    /// among them).
+    pub(crate) library: &'a [Document],
     /// The turn's state.
     pub(crate) state: &'a AgentState,
     /// The request, mentions removed.
     pub(crate) question: &'a str,
-    /// Replacements concerning the documents (a newer version replaces an older one).
-    pub(crate) versions: &'a [Replacement],
+    /// The versions among the library's documents.
+    pub(crate) versions: &'a Versions,
+}
+
+impl Inputs<'_> {
+    /// The question the request asks of its documents (see
+    /// [`crate::question::for_documents`]), with the user's message before it as context.
+    pub(crate) fn asked(&self) -> crate::question::Question {
+        let docs: Vec<crate::state::DocRef> = self.docs.iter().map(Document::doc_ref).collect();
+        let previous = recent_lines(self.state, HISTORY)
+            .into_iter()
+            .rev()
+            .find(|l| l.role == crate::llm::ChatRole::User)
+            .map(|l| l.content);
+        crate::question::for_documents(self.question, &docs, previous.as_deref())
+    }
 }
 
 /// The passages an action gives the LLM, and how well they match the request.
@@ -193,18 +210,31 @@ pub(crate) async fn run(
     let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
     let question = request_text(state, &labels);
     let documents: Vec<_> = docs.iter().map(Document::doc_ref).collect();
-    let versions = versions::concerning(&versions::replacements(&library), &documents);
+    let all_versions = versions::versions(&library);
     let prepared = prepare(&Inputs {
         docs: &docs,
+        library: &library,
         state,
         question: &question,
-        versions: &versions,
+        versions: &all_versions,
     });
+    // Every document a passage comes from, with where it stands among its versions.
+    let mut shown: Vec<&str> = documents.iter().map(|d| d.id.as_str()).collect();
+    for p in &prepared.passages {
+        if !shown.contains(&p.doc_id.as_str()) {
+            shown.push(&p.doc_id);
+        }
+    }
+    let editions = shown
+        .iter()
+        .filter_map(|id| all_versions.edition(id))
+        .collect();
     let request = AnswerRequest {
         action,
         question,
+        versions: versions::concerning(&all_versions.replacements(), &documents),
         documents,
-        versions,
+        editions,
         passages: prepared.passages,
         retrieval_confidence: prepared.retrieval_confidence,
         audit_text: state.audit_text.clone(),

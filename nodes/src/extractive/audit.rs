@@ -1,451 +1,731 @@
-//! The extractive audit. Each clause of the audited text is matched with the requirement
-//! passages that share most of its meaning (a newer version before the one it replaces),
-//! and within the best of them with the requirement clause closest to it; then the two are
-//! read ([`obligations`](super::obligations)) and compared:
+//! The extractive audit. The practice is read into facts ([`facts`]): each clause with
+//! its values and the events they count from ("a week and a half after buying", "the next
+//! working day"), the roles it names and whether it says something did not happen. The
+//! documents' rules are their sentences' clauses read the same way ([`rules`]). Each fact is
+//! matched with the rules that share most of its meaning (each word weighted by its rarity
+//! among the rules), and each pair is checked on what both state:
 //!
-//! - **possible gap**: a figure outside the requirement's bound (durations compared across
-//!   units, amounts, ratios), another approver or none ("without senior management
-//!   approval"), a step put off that must come first ("next quarter" against "before
-//!   onboarding"), optional wording against a mandatory one, a negated obligation;
-//! - **consistent**: only when the text states the requirement's figures, approver and
-//!   timing with compatible values, and nothing differs;
-//! - **not verified**: the text speaks to a requirement but states nothing the offline
-//!   model can compare, or leaves part of it unsaid;
-//! - **not covered**: no requirement speaks to it.
+//! - a value against a limit ("within 5 business days": at most; "at least 10 days before
+//!   the trade": at least, and before, not after), durations across units and business
+//!   days as ranges; a value against a condition ("above EUR 25,000": does the rule apply?);
+//! - who approved or was told against who the rule names, and a fact that says nobody did;
+//! - an action the rule requires before an event that the practice did after it.
 //!
-//! Every finding quotes the user's clause and the requirement verbatim, with its marker. The
-//! answer says that it is an extractive check, not a judgement.
+//! Each rule gets one finding: **Breaks** when a fact contradicts it, **Meets** only when a
+//! fact states what it asks with compatible values and nothing it asks is left open, **Not
+//! verifiable** when a fact touches it but states nothing that can be checked (or values
+//! that could fall either side). Facts no rule speaks to are listed as not covered. Every
+//! finding quotes the rule and the practice verbatim, with the rule's marker.
 
-use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use super::obligations::{clauses, read, same_approver, Bound, Figure, Reading, Timing};
-use super::versions_note;
+use super::named;
+use crate::docmodel::facts::{self, Fact};
+use crate::docmodel::rules::{
+    self, same_role, Anchor, Binding, Bound, Modality, Reading, RoleKind,
+};
+use crate::docmodel::values::Limit;
 use crate::llm::AnswerRequest;
-use crate::passages::{passage_terms, rank_statement, Passage};
+use crate::passages::Passage;
 use crate::state::DocRef;
-use crate::text::{sentences, shorten, terms};
-use crate::versions::{newer_among, Replacement};
+use crate::text::{sentences, terms};
 
-/// A requirement must cover at least this share of a clause's meaning to apply to it.
-pub(crate) const APPLIES: f64 = 0.3;
-/// Requirements within this share of the best one are tried in turn.
-const NEAR_BEST: f64 = 0.8;
-/// A requirement must share at least this many terms with a clause to apply to it (one
-/// shared word, "staff", is a coincidence).
-const SHARED: usize = 2;
-/// At most this many requirements are tried for one clause.
+/// A fact and a rule must share at least this much of their meaning to be compared.
+const APPLIES: f64 = 0.22;
+/// Rules within this share of a fact's best are checked too.
+const NEAR_BEST: f64 = 0.75;
+/// At most this many rules are checked for one fact.
 const TRIED: usize = 3;
-/// A replaced document's passages count for this share of their match.
-const REPLACED: f64 = 0.5;
-/// The longest requirement quote.
-const QUOTE_CHARS: usize = 320;
+/// A rule that repeats this share of its words in a fact is said by it ("we screen all
+/// customers against the sanctions lists").
+const RESTATED: f64 = 0.7;
+/// At most this many findings are listed.
+const MAX_FINDINGS: usize = 16;
+/// What a value of the fact that pairs with one of the rule's adds to their match, and a
+/// person both name.
+const PAIRED: f64 = 0.12;
+/// What the fact doing what the rule requires adds.
+const ACTION: f64 = 0.08;
 
-/// What the comparison found.
+/// One rule: a clause of a document's sentence, read.
+struct Rule<'a> {
+    passage: &'a Passage,
+    text: String,
+    /// What a finding quotes: the clause, or, for a table row or a list item (read with its
+    /// headings or its lead sentence), the passage as the document writes it.
+    quote: String,
+    reading: Reading,
+    /// Its terms and those of its passage's heading.
+    words: HashSet<String>,
+    /// Its own terms.
+    own: HashSet<String>,
+    /// What it requires be done: the terms of the verbs after its modal ("must identify
+    /// ... and verify": identify, verify).
+    actions: Vec<String>,
+}
+
+/// What a check found of one aspect of a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Verdict {
-    Gap(Vec<String>),
-    Consistent(Vec<String>),
-    NotVerified(String),
+    Breaks,
+    Meets,
+    NotVerifiable,
 }
 
-/// A clause of the audited text and what it was compared with.
+impl Verdict {
+    fn label(self) -> &'static str {
+        match self {
+            Verdict::Breaks => "Breaks",
+            Verdict::Meets => "Meets",
+            Verdict::NotVerifiable => "Not verifiable",
+        }
+    }
+}
+
+/// A rule checked against a fact.
 struct Finding<'a> {
-    clause: String,
-    outcome: Option<(Verdict, &'a Passage, String)>,
+    verdict: Verdict,
+    rule: usize,
+    fact: &'a Fact,
+    why: Vec<String>,
 }
 
-/// The clauses of the audited text, each as written.
-pub(crate) fn statements(text: &str) -> Vec<String> {
-    sentences(text).iter().flat_map(|s| clauses(s)).collect()
-}
-
-/// The passages ranked for `clause`, best first; a replaced document's below its newer
-/// version's.
-pub(crate) fn ranked_for(
-    clause: &str,
-    passages: &[Passage],
-    versions: &[Replacement],
-    documents: &[DocRef],
-) -> Vec<Passage> {
-    let mut ranked = passages.to_vec();
-    rank_statement(&mut ranked, clause);
-    for p in &mut ranked {
-        if newer_among(versions, &p.doc_id, documents).is_some() {
-            p.score *= REPLACED;
-        }
-    }
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
-    ranked
-}
-
-/// The requirement sentence and clause of `passage` closest to the statement's terms.
-fn closest(statement: &HashSet<String>, passage: &Passage) -> (String, String) {
-    let mut best = (0usize, passage.text.clone(), passage.text.clone());
-    for s in sentences(&passage.text) {
-        for c in clauses(&s) {
-            let shared = terms(&c).iter().filter(|t| statement.contains(*t)).count();
-            if shared > best.0 {
-                best = (shared, s.clone(), c);
-            }
-        }
-    }
-    (best.1, best.2)
-}
-
-fn check<'a>(clause: &str, request: &'a AnswerRequest) -> Finding<'a> {
-    let ranked = ranked_for(
-        clause,
-        &request.passages,
-        &request.versions,
-        &request.documents,
-    );
-    let top = ranked.first().map(|p| p.score).unwrap_or(0.0);
-    let stated = read(clause);
-    let statement_terms: HashSet<String> = terms(clause).into_iter().collect();
-    let mut first: Option<(Verdict, &'a Passage, String)> = None;
-    for r in ranked
+fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
+    let mut out = Vec::new();
+    for p in request
+        .passages
         .iter()
-        .take(TRIED)
-        .filter(|r| r.score >= APPLIES && r.score >= top * NEAR_BEST)
+        .filter(|p| request.documents.iter().any(|d| d.id == p.doc_id))
     {
-        let Some(passage) = request.passages.iter().find(|p| p.number == r.number) else {
-            continue;
-        };
-        let shared = passage_terms(passage)
-            .iter()
-            .filter(|t| statement_terms.contains(*t))
-            .count();
-        if shared < SHARED {
-            continue;
+        let meaning = p.meaning();
+        let mut context: HashSet<String> = terms(&meaning).into_iter().collect();
+        if let Some(h) = p.heading.as_deref() {
+            context.extend(terms(h));
         }
-        let (sentence, requirement) = closest(&statement_terms, passage);
-        let verdict = compare(&stated, &read(&requirement), &statement_terms);
-        match verdict {
-            Verdict::NotVerified(_) => {
-                if first.is_none() {
-                    first = Some((verdict, passage, sentence));
+        for s in sentences(&meaning) {
+            for c in facts::clauses(&s) {
+                let reading = rules::read(&c);
+                if !reading.is_rule() {
+                    continue;
                 }
-            }
-            decisive => {
-                return Finding {
-                    clause: clause.to_string(),
-                    outcome: Some((decisive, passage, sentence)),
-                }
-            }
-        }
-    }
-    Finding {
-        clause: clause.to_string(),
-        outcome: first,
-    }
-}
-
-/// The requirement figure a statement's figure speaks about: comparable, and with the
-/// most of the statement's terms around it.
-fn matching_figure<'a>(
-    figure: &Figure,
-    required: &'a [Figure],
-    statement: &HashSet<String>,
-) -> Option<&'a Figure> {
-    let near = |f: &Figure| {
-        let after = f.after.iter().filter(|t| statement.contains(*t)).count() as f64;
-        let before = f.before.iter().filter(|t| statement.contains(*t)).count() as f64;
-        after + before / 2.0
-    };
-    required
-        .iter()
-        .filter(|r| r.quantity.comparable(&figure.quantity))
-        .fold(None, |best: Option<&Figure>, f| match best {
-            Some(b) if near(b) >= near(f) => Some(b),
-            _ => Some(f),
-        })
-}
-
-fn compare(stated: &Reading, required: &Reading, statement: &HashSet<String>) -> Verdict {
-    let mut gaps = Vec::new();
-    let mut matched = Vec::new();
-    let mut unsaid = Vec::new();
-
-    let mut compared_figures = false;
-    for figure in &stated.figures {
-        let Some(req) = matching_figure(figure, &required.figures, statement) else {
-            continue;
-        };
-        compared_figures = true;
-        let (s, r) = (figure.quantity, req.quantity);
-        let order = s.compare(&r);
-        match (req.bound, order) {
-            (_, None) => {}
-            (Bound::Exactly, Some(Ordering::Equal))
-            | (Bound::AtMost, Some(Ordering::Less | Ordering::Equal))
-            | (Bound::AtLeast, Some(Ordering::Greater | Ordering::Equal)) => {
-                matched.push(format!("{s} (required: {r})"));
-            }
-            (Bound::AtMost, Some(_)) => gaps.push(format!("states {s}, more than the {r} allowed")),
-            (Bound::AtLeast, Some(_)) => {
-                gaps.push(format!("states {s}, less than the {r} required"))
-            }
-            (Bound::Exactly, Some(_)) => {
-                gaps.push(format!("states {s} where the requirement says {r}"))
+                let own: HashSet<String> = terms(&c).into_iter().collect();
+                let mut words = own.clone();
+                words.extend(context.iter().cloned());
+                out.push(Rule {
+                    passage: p,
+                    actions: rules::actions(&c),
+                    quote: if p.lead.is_some() {
+                        p.text.clone()
+                    } else {
+                        c.clone()
+                    },
+                    text: c,
+                    reading,
+                    words,
+                    own,
+                });
             }
         }
     }
-    if !compared_figures {
-        if let Some(f) = required.figures.first() {
-            unsaid.push(format!("the figure the requirement sets ({})", f.quantity));
-        }
-    }
-
-    if let Some(req) = &required.approver {
-        match &stated.approver {
-            Some(s) if s.without => gaps.push(format!(
-                "goes ahead without {} approval, which the requirement asks for",
-                if s.who.is_empty() { &req.who } else { &s.who }
-            )),
-            Some(s) if same_approver(&s.who, &req.who) => {
-                matched.push(format!("approval by {}", req.who))
-            }
-            Some(s) => gaps.push(format!(
-                "approval by {} where the requirement names {}",
-                s.who, req.who
-            )),
-            None => unsaid.push(format!("approval by {}", req.who)),
-        }
-    }
-
-    match (&required.timing, &stated.deferred) {
-        (Some(Timing::Before(when)), Some(later)) => {
-            gaps.push(format!(
-                "puts it off (\"{later}\") where it is required before {when}"
-            ));
-        }
-        (Some(Timing::Immediately), Some(later)) => {
-            gaps.push(format!(
-                "puts it off (\"{later}\") where it is required immediately"
-            ));
-        }
-        (Some(Timing::Immediately), None) if !stated.figures.is_empty() => {
-            gaps.push("gives a delay where it is required immediately".to_string());
-        }
-        (Some(t), None) => match (&stated.timing, t) {
-            (Some(s), _) if s == t => matched.push("the timing".to_string()),
-            (Some(Timing::Before(_)), Timing::Before(_)) => matched.push("the timing".to_string()),
-            _ => unsaid.push(match t {
-                Timing::Before(when) => format!("that it happens before {when}"),
-                Timing::Immediately => "that it happens immediately".to_string(),
-            }),
-        },
-        (None, _) => {}
-    }
-
-    if let (Some(may), Some(must)) = (stated.optional, required.mandatory) {
-        if !required.prohibits {
-            gaps.push(format!(
-                "optional wording (\"{may}\") where the requirement says \"{must}\""
-            ));
-        }
-    }
-    let skipped_approval = stated.approver.as_ref().is_some_and(|a| a.without);
-    if required.prohibits && !stated.negated {
-        gaps.push("the requirement forbids this".to_string());
-    } else if required.prohibits && stated.negated {
-        matched.push("the prohibition".to_string());
-    } else if stated.negated && required.mandatory.is_some() && !skipped_approval {
-        gaps.push("says it is not done where the requirement says it must be".to_string());
-    }
-
-    if !gaps.is_empty() {
-        Verdict::Gap(gaps)
-    } else if !matched.is_empty() && unsaid.is_empty() {
-        Verdict::Consistent(matched)
-    } else if !matched.is_empty() {
-        Verdict::NotVerified(format!(
-            "{} match, but the text does not state {}",
-            matched.join(", "),
-            unsaid.join(" or ")
-        ))
-    } else if !unsaid.is_empty() {
-        Verdict::NotVerified(format!("the text does not state {}", unsaid.join(" or ")))
-    } else {
-        Verdict::NotVerified(
-            "the text has no figure, deadline or approver the offline check can compare"
-                .to_string(),
-        )
-    }
-}
-
-pub(crate) fn audit(request: &AnswerRequest) -> String {
-    let text = request
-        .audit_text
-        .as_deref()
-        .unwrap_or(request.question.as_str());
-    let statements = statements(text);
-    let against = super::join_titles(&request.documents);
-    if statements.is_empty() {
-        return "There is no text to audit.".to_string();
-    }
-    if request.passages.is_empty() {
-        return format!("{against} gave me no requirements to audit against.");
-    }
-    let (mut gaps, mut open, mut consistent, mut uncovered) =
-        (String::new(), String::new(), String::new(), String::new());
-    let mut gap_count = 0usize;
-    for s in &statements {
-        let finding = check(s, request);
-        let Some((verdict, passage, sentence)) = finding.outcome else {
-            let _ = writeln!(uncovered, "- \"{}\"", finding.clause);
-            continue;
-        };
-        let quote = format!(
-            "{}: \"{}\" [{}]",
-            passage.title,
-            shorten(&sentence, QUOTE_CHARS),
-            passage.number
-        );
-        match verdict {
-            Verdict::Gap(reasons) => {
-                gap_count += 1;
-                let _ = writeln!(
-                    gaps,
-                    "{gap_count}. \"{}\": {}. {quote}",
-                    finding.clause,
-                    reasons.join("; ")
-                );
-            }
-            Verdict::NotVerified(why) => {
-                let _ = writeln!(
-                    open,
-                    "- \"{}\": {why}. Closest requirement, {quote}",
-                    finding.clause
-                );
-            }
-            Verdict::Consistent(what) => {
-                let _ = writeln!(
-                    consistent,
-                    "- \"{}\": {}. {quote}",
-                    finding.clause,
-                    what.join(", ")
-                );
-            }
-        }
-    }
-    let n = statements.len();
-    let mut out = format!(
-        "Offline check of {n} statement{} against {against}. This extractive check matches your text to the documents' wording and compares figures, deadlines and approvers; it is not a compliance judgement.\n\n",
-        if n == 1 { "" } else { "s" },
-    );
-    if !gaps.is_empty() {
-        let _ = writeln!(out, "Possible gaps:\n{gaps}");
-    }
-    if !open.is_empty() {
-        let _ = writeln!(out, "Not verified (check these by hand):\n{open}");
-    }
-    if !consistent.is_empty() {
-        let _ = writeln!(
-            out,
-            "Consistent (the same figures, approver and timing as the requirement):\n{consistent}"
-        );
-    }
-    if !uncovered.is_empty() {
-        let _ = writeln!(out, "Not covered by these documents:\n{uncovered}");
-    }
-    out.push_str(versions_note(request, false).trim_start_matches('\n'));
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::documents::samples::samples;
-    use crate::documents::Document;
-    use crate::passages::{number, split};
-    use crate::state::Action;
+pub(crate) fn audit(request: &AnswerRequest) -> String {
+    let text = request.audit_text.as_deref().unwrap_or(&request.question);
+    let facts = facts::read(text);
+    let rules = rules_of(request);
+    if rules.is_empty() {
+        return format!(
+            "I found no rules in {} to check your text against.",
+            super::join_titles(&request.documents)
+        );
+    }
+    // Each term weighted by its rarity among the rules.
+    let n = rules.len() as f64;
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for r in &rules {
+        for t in &r.words {
+            *df.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let idf = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
 
-    /// An audit of `text` against the sample whose title starts with `prefix`, with every
-    /// passage given.
-    fn audit_of(prefix: &str, text: &str) -> String {
-        let s = samples()
-            .into_iter()
-            .find(|s| s.title.starts_with(prefix))
-            .expect("a sample");
-        let doc = Document {
-            id: "d".into(),
-            owner: "u".into(),
-            title: s.title,
-            content: s.content,
-            created_at_ms: 0,
-        };
-        let mut passages = split(&doc);
-        number(&mut passages);
-        audit(&AnswerRequest {
-            action: Action::Audit,
-            question: "Audit".into(),
-            documents: vec![doc.doc_ref()],
-            versions: vec![],
-            passages,
-            retrieval_confidence: 1.0,
-            audit_text: Some(text.into()),
-            web_search_query: None,
-            history: vec![],
+    let mut findings: Vec<Finding<'_>> = Vec::new();
+    let mut uncovered: Vec<&Fact> = Vec::new();
+    let explain = std::env::var_os("PALASSIST_EXPLAIN_AUDIT").is_some();
+    for (k, fact) in facts.iter().enumerate() {
+        // The fact with the sentences around it: "A company ... won a EUR 40,000 contract.
+        // The CFO approved it and it never went to the Audit Committee."
+        let scope: Vec<&Fact> = facts
+            .iter()
+            .filter(|f| f.sentence + 1 >= fact.sentence && f.sentence <= fact.sentence + 1)
+            .collect();
+        let fact_terms: HashSet<&str> = fact.terms.iter().map(String::as_str).collect();
+        let fact_weight: f64 = fact_terms.iter().map(|t| idf(t)).sum();
+        let mut scored: Vec<(f64, usize)> = rules
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let shared: Vec<&&str> = fact_terms
+                    .iter()
+                    .filter(|t| r.words.contains(**t))
+                    .collect();
+                let paired = pairs_a_value(fact, r);
+                let same_people = fact
+                    .reading
+                    .roles
+                    .iter()
+                    .any(|f| r.reading.roles.iter().any(|x| same_role(&f.who, &x.who)));
+                // Both name who approves (or who is told): the fact may say who did.
+                let same_kind = fact
+                    .reading
+                    .roles
+                    .iter()
+                    .any(|f| r.reading.roles.iter().any(|x| x.kind == f.kind));
+                let acts = r.actions.iter().any(|a| fact_terms.contains(a.as_str()));
+                if shared.len() < 2 && !(shared.len() == 1 && (paired || same_people || same_kind))
+                {
+                    return None;
+                }
+                let rule_weight: f64 = r.words.iter().map(|t| idf(t)).sum();
+                let common: f64 = shared.iter().map(|t| idf(t)).sum();
+                let mut score = common / (fact_weight * rule_weight).sqrt().max(1e-9);
+                if paired {
+                    score += PAIRED;
+                }
+                if same_people {
+                    score += PAIRED;
+                } else if same_kind {
+                    score += PAIRED / 2.0;
+                }
+                if acts {
+                    score += ACTION;
+                }
+                Some((score, i))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        if explain {
+            eprintln!("FACT {:?}", fact.text);
+            for (sc, i) in scored.iter().take(5) {
+                eprintln!("   {sc:.3} {:?}", rules[*i].text);
+            }
+        }
+        let best = scored.first().map_or(0.0, |s| s.0);
+        if best < APPLIES {
+            if k == 0 || !fact.reading.bounds.is_empty() || fact.terms.len() >= 4 {
+                uncovered.push(fact);
+            }
+            continue;
+        }
+        let tried: Vec<(f64, usize)> = scored
+            .iter()
+            .take(TRIED)
+            .filter(|(s, _)| *s >= best * NEAR_BEST)
+            .copied()
+            .collect();
+        // Each value of the fact is compared with one rule: the best match that binds a
+        // value of its kind ("three weeks" is the initial declaration's, not every
+        // declaration's).
+        let owner: Vec<Option<usize>> = fact
+            .reading
+            .bounds
+            .iter()
+            .map(|b| {
+                tried
+                    .iter()
+                    .find(|(_, i)| rules[*i].reading.bounds.iter().any(|r| can_pair(b, r)))
+                    .map(|(_, i)| *i)
+            })
+            .collect();
+        let primary = tried.first().map(|(_, i)| *i);
+        for (score, i) in tried {
+            let mine: Vec<&Bound> = fact
+                .reading
+                .bounds
+                .iter()
+                .zip(&owner)
+                .filter(|(_, o)| **o == Some(i))
+                .map(|(b, _)| b)
+                .collect();
+            if let Some(f) = check(fact, &mine, &scope, &rules[i], i, score, primary == Some(i)) {
+                findings.push(f);
+            }
+        }
+    }
+    report(request, &rules, findings, &uncovered, facts.len())
+}
+
+/// Whether a fact's value can speak of a rule's: comparable amounts, a frequency for a
+/// frequency, and the same event when both say which ("three months after go-live" is not
+/// "6 months after termination").
+fn can_pair(fact: &Bound, rule: &Bound) -> bool {
+    if !fact.value.comparable(&rule.value) {
+        return false;
+    }
+    if rule.value.frequency && !fact.value.frequency && fact.anchor.is_none() {
+        // "every year" and "two years later" are not the same kind of thing; a fact value
+        // with no event ("eighteen months ago", "every two years") may be an interval.
+        return fact.value.frequency
+            || fact
+                .context
+                .iter()
+                .any(|t| matches!(t.as_str(), "ago" | "last" | "sinc" | "everi" | "interv"));
+    }
+    if rule.value.frequency && !fact.value.frequency {
+        return false;
+    }
+    match (&fact.anchor, &rule.anchor) {
+        (Some(a), Some(b)) if !a.terms().is_empty() && !b.terms().is_empty() => {
+            a.terms().iter().any(|t| b.terms().contains(t)) || a.before() == b.before()
+        }
+        _ => true,
+    }
+}
+
+/// Whether the fact itself states exactly one value that can pair with `bound` (then it
+/// speaks of it, whatever the words around it).
+fn pairs_alone(own: &[&Fact], bound: &Bound) -> bool {
+    own.iter()
+        .flat_map(|f| f.reading.bounds.iter())
+        .filter(|b| can_pair(b, bound))
+        .count()
+        == 1
+}
+
+/// Whether a fact states a value that can speak of one of the rule's.
+fn pairs_a_value(fact: &Fact, rule: &Rule<'_>) -> bool {
+    fact.reading
+        .bounds
+        .iter()
+        .any(|f| rule.reading.bounds.iter().any(|r| can_pair(f, r)))
+}
+
+/// The fact's value that speaks of the rule's `bound`: one that can pair with it, sharing
+/// most words around it.
+fn counterpart<'a>(bound: &Bound, facts: &'a [&Fact]) -> Option<(&'a Bound, usize)> {
+    facts
+        .iter()
+        .flat_map(|f| f.reading.bounds.iter())
+        .filter(|b| can_pair(b, bound))
+        .map(|b| (b, b.context.intersection(&bound.context).count()))
+        .fold(None, |best: Option<(&Bound, usize)>, (b, n)| match best {
+            Some((_, m)) if m >= n => best,
+            _ => Some((b, n)),
         })
+}
+
+/// Checks one rule against a fact (and the facts of its scope): `None` when they have
+/// nothing to compare and the fact does not restate the rule.
+fn check<'a>(
+    fact: &'a Fact,
+    mine: &[&Bound],
+    scope: &[&'a Fact],
+    rule: &Rule<'_>,
+    index: usize,
+    score: f64,
+    primary: bool,
+) -> Option<Finding<'a>> {
+    let mut breaks = Vec::new();
+    let mut meets = Vec::new();
+    let mut open = Vec::new();
+    let own = [fact];
+    let mut applies = true;
+
+    // Conditions: does the rule apply to what the practice did? A fact's value decides
+    // only when it speaks of the same thing (a word around it in common).
+    for b in rule
+        .reading
+        .bounds
+        .iter()
+        .filter(|b| matches!(b.binding, Binding::Applies { .. }))
+    {
+        let Binding::Applies { above } = b.binding else {
+            continue;
+        };
+        let found = counterpart(b, &own).or_else(|| counterpart(b, scope));
+        match found {
+            Some((f, shared)) if shared > 0 || pairs_alone(&own, b) => {
+                let limit = if above { Limit::AtLeast } else { Limit::AtMost };
+                match f.value.keeps(limit, &b.value) {
+                    Some(true) => {}
+                    Some(false) => {
+                        applies = false;
+                        meets.push(format!(
+                            "the rule applies {} {}; the practice states {}",
+                            if above { "above" } else { "below" },
+                            b.value.written,
+                            f.value.written
+                        ));
+                    }
+                    None => open.push(format!(
+                        "whether {} is {} {}",
+                        f.value.written,
+                        if above { "above" } else { "below" },
+                        b.value.written
+                    )),
+                }
+            }
+            _ => open.push(format!(
+                "the amount the rule applies to ({} {})",
+                if above { "above" } else { "below" },
+                b.value.written
+            )),
+        }
+    }
+    if !applies {
+        // The rule does not apply: said of the rule the fact is most about, left out
+        // otherwise.
+        return primary.then_some(Finding {
+            verdict: Verdict::Meets,
+            rule: index,
+            fact,
+            why: meets,
+        });
     }
 
-    #[test]
-    fn a_skipped_approval_and_a_deferred_check_are_gaps_never_consistent() {
-        let r = audit_of(
-            "Anti-Money",
-            "The CEO is the brother of a government minister, so we fast-tracked it without senior management approval. We will collect the source of funds next quarter.",
-        );
-        assert!(
-            r.contains("goes ahead without senior management approval"),
-            "{r}"
-        );
-        assert!(
-            r.contains("puts it off (\"next quarter\") where it is required before onboarding"),
-            "{r}"
-        );
-        assert!(!r.contains("Consistent"), "{r}");
+    // Optional wording for what the rule makes mandatory (of the rule the fact is most
+    // about).
+    if primary
+        && matches!(rule.reading.modality, Modality::Must)
+        && fact.reading.modality == Modality::May
+    {
+        breaks.push("the practice makes optional what the rule requires".to_string());
     }
 
-    #[test]
-    fn durations_are_compared_across_units() {
-        let r = audit_of(
-            "Data Retention Policy 2024",
-            "Recorded calls are kept for 12 months.",
-        );
-        assert!(
-            r.contains("states 12 months where the requirement says 5 years"),
-            "{r}"
-        );
-        let r = audit_of(
-            "Data Retention Policy 2023",
-            "Recorded telephone calls with customers are retained for one year.",
-        );
-        assert!(r.contains("Consistent"), "{r}");
-        assert!(r.contains("1 year (required: 12 months)"), "{r}");
+    // Limits.
+    let limits: Vec<&Bound> = rule
+        .reading
+        .bounds
+        .iter()
+        .filter(|b| matches!(b.binding, Binding::Limit(_)))
+        .collect();
+    let mut paired = 0usize;
+    let mut best_shared = 0usize;
+    let mut unpaired: Vec<(&Bound, usize)> = Vec::new();
+    for b in &limits {
+        let Binding::Limit(limit) = b.binding else {
+            continue;
+        };
+        let Some((f, shared)) = mine
+            .iter()
+            .filter(|m| can_pair(m, b))
+            .map(|m| (*m, m.context.intersection(&b.context).count()))
+            .fold(None, |best: Option<(&Bound, usize)>, (m, n)| match best {
+                Some((_, k)) if k >= n => best,
+                _ => Some((m, n)),
+            })
+        else {
+            unpaired.push((
+                b,
+                b.context.iter().filter(|t| fact.terms.contains(t)).count(),
+            ));
+            continue;
+        };
+        paired += 1;
+        best_shared = best_shared.max(shared);
+        // The event: before it, not after.
+        if let (Some(Anchor::Before(_)), Some(Anchor::After(_))) = (&b.anchor, &f.anchor) {
+            breaks.push(format!(
+                "{} after the event, where the rule asks for {} before it",
+                f.value.written, b.value.written
+            ));
+            continue;
+        }
+        match f.value.keeps(limit, &b.value) {
+            Some(true) => meets.push(format!(
+                "{} (the rule: {})",
+                f.value.written, b.value.written
+            )),
+            Some(false) => breaks.push(match limit {
+                _ if b.value.frequency => format!(
+                    "{} is less often than the rule's {}",
+                    f.value.written, b.value.written
+                ),
+                Limit::AtMost => format!(
+                    "{} is more than the {} allowed",
+                    f.value.written, b.value.written
+                ),
+                Limit::AtLeast => format!(
+                    "{} is less than the {} required",
+                    f.value.written, b.value.written
+                ),
+                Limit::Exactly => format!(
+                    "{} where the rule says {}",
+                    f.value.written, b.value.written
+                ),
+            }),
+            None => open.push(format!(
+                "{} could be either side of {}",
+                f.value.written, b.value.written
+            )),
+        }
+    }
+    // A rule whose figures the fact states but another rule takes ("other vendors every
+    // 24 months" beside "critical vendors every 12 months") is not the fact's rule.
+    let taken_elsewhere = paired == 0
+        && !limits.is_empty()
+        && fact
+            .reading
+            .bounds
+            .iter()
+            .any(|f| limits.iter().any(|b| can_pair(f, b)));
+    if taken_elsewhere && rule.reading.roles.is_empty() {
+        return None;
+    }
+    for (b, shared) in unpaired {
+        if paired == 0 || shared >= best_shared {
+            open.push(format!(
+                "the practice does not state the {} the rule sets",
+                b.value.written
+            ));
+        }
     }
 
-    #[test]
-    fn a_text_that_shares_one_common_word_is_not_covered() {
-        let r = audit_of(
-            "Anti-Money",
-            "The staff canteen serves vegetarian meals every Friday.",
-        );
-        assert!(r.contains("Not covered by these documents:"), "{r}");
-        assert!(
-            !r.contains("Possible gaps") && !r.contains("Consistent"),
-            "{r}"
-        );
+    // Before an event, with no figure: "approved in advance", "before onboarding".
+    if rule.reading.before.is_some() && limits.is_empty() {
+        let after = fact
+            .reading
+            .bounds
+            .iter()
+            .find(|b| matches!(b.anchor, Some(Anchor::After(_))));
+        let deferred = ["later", "afterwards", "after", "next"].iter().any(|w| {
+            fact.text
+                .to_lowercase()
+                .split_whitespace()
+                .any(|x| x.trim_matches(|c: char| !c.is_alphanumeric()) == *w)
+        });
+        if let Some(a) = after {
+            breaks.push(format!(
+                "{} after the event, where the rule asks for it before",
+                a.value.written
+            ));
+        } else if deferred && !fact.reading.negated {
+            breaks.push("done after the event, where the rule asks for it before".to_string());
+        }
     }
 
-    #[test]
-    fn an_obligation_the_text_only_touches_is_not_verified() {
-        let r = audit_of(
-            "Data Retention Policy 2024",
-            "Deletion of expired records is postponed whenever a business unit considers them still useful.",
-        );
-        assert!(r.contains("Not verified"), "{r}");
-        assert!(r.contains("approval by Data Protection Officer"), "{r}");
+    // Roles.
+    for role in &rule.reading.roles {
+        let said: Vec<&rules::Role> = scope
+            .iter()
+            .flat_map(|f| f.reading.roles.iter())
+            .filter(|r| r.kind == role.kind || role.kind == RoleKind::Approves)
+            .collect();
+        let named_it = said.iter().find(|r| same_role(&r.who, &role.who));
+        match named_it {
+            Some(r) if r.negated => breaks.push(format!(
+                "the practice says {} did not {}",
+                role.who,
+                if role.kind == RoleKind::Approves {
+                    "approve"
+                } else {
+                    "hear of it"
+                }
+            )),
+            Some(_) => meets.push(format!(
+                "{} by {}",
+                if role.kind == RoleKind::Approves {
+                    "approved"
+                } else {
+                    "told"
+                },
+                role.who
+            )),
+            None => {
+                let others: Vec<&&rules::Role> =
+                    said.iter().filter(|r| r.kind == role.kind).collect();
+                if role.kind == RoleKind::Approves {
+                    if let Some(other) = others.iter().find(|r| !r.negated) {
+                        breaks.push(format!(
+                            "approved by {} where the rule names {}",
+                            other.who, role.who
+                        ));
+                    } else if others.iter().any(|r| r.negated)
+                        || fact.reading.negated && fact.text.to_lowercase().contains("approv")
+                    {
+                        breaks.push(format!(
+                            "no approval by {}, which the rule asks for",
+                            role.who
+                        ));
+                    } else {
+                        open.push(format!("whether {} approved", role.who));
+                    }
+                } else if others.iter().any(|r| r.negated) {
+                    breaks.push(format!(
+                        "{} was not told, which the rule asks for",
+                        role.who
+                    ));
+                } else {
+                    open.push(format!("whether {} was told", role.who));
+                }
+            }
+        }
     }
+
+    // A rule with no value or role to compare: the practice does what it requires, or
+    // says it is not done, or does what it forbids.
+    if breaks.is_empty() && meets.is_empty() && open.is_empty() {
+        let does = !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
+        let restated = rule.own.iter().filter(|t| fact.terms.contains(t)).count() as f64
+            / rule.own.len().max(1) as f64;
+        match rule.reading.modality {
+            Modality::Must if fact.reading.negated && (does || restated >= 0.4) => {
+                breaks.push("the practice says this is not done".to_string())
+            }
+            Modality::MustNot if !fact.reading.negated && (does || restated >= 0.5) => {
+                breaks.push("the practice does what the rule forbids".to_string())
+            }
+            Modality::MustNot if fact.reading.negated && restated >= RESTATED => {
+                meets.push("the practice says it is not done".to_string())
+            }
+            Modality::Must | Modality::States
+                if !fact.reading.negated && (does || restated >= RESTATED) =>
+            {
+                meets.push("the practice does what the rule requires".to_string())
+            }
+            _ if score >= APPLIES => open.push(
+                "the practice touches this rule but states nothing to check it against".to_string(),
+            ),
+            _ => return None,
+        }
+    }
+    // A condition in words the rule does not quantify ("below the Audit Committee
+    // threshold") cannot be checked: such a rule is never met for sure.
+    if !meets.is_empty() && condition_in_words(&rule.text) {
+        open.push("the rule applies only under a condition it does not quantify".to_string());
+    }
+    // A fact that meets a rule's figures but says nothing of what the rule requires be
+    // done ("returned the gift two days after receipt" against "record a gift within 3
+    // business days") may be about something else: not verifiable.
+    if !meets.is_empty() && breaks.is_empty() && !rule.actions.is_empty() {
+        let said: HashSet<&String> = scope.iter().flat_map(|f| f.terms.iter()).collect();
+        if !rule.actions.iter().any(|a| said.contains(a)) {
+            open.push("the practice does not say it does what the rule requires".to_string());
+        }
+    }
+    // "Meets" only of the rule the fact is most about, or of one whose value the fact
+    // states: anything else the fact touches it cannot vouch for.
+    let vouched = primary || !mine.is_empty();
+    let verdict = if !breaks.is_empty() {
+        Verdict::Breaks
+    } else if !open.is_empty() || meets.is_empty() || !vouched {
+        Verdict::NotVerifiable
+    } else {
+        Verdict::Meets
+    };
+    let why = match verdict {
+        Verdict::Breaks => breaks,
+        Verdict::Meets => meets,
+        Verdict::NotVerifiable => {
+            let mut w = open;
+            w.extend(meets);
+            w
+        }
+    };
+    Some(Finding {
+        verdict,
+        rule: index,
+        fact,
+        why,
+    })
+}
+
+/// Whether a rule states a condition as a comparison with no figure ("below the
+/// threshold", "above the limit").
+fn condition_in_words(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "below the ",
+        "above the ",
+        "under the ",
+        "over the ",
+        "exceeding the ",
+        "beyond the ",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+        && !rules::read(text)
+            .bounds
+            .iter()
+            .any(|b| matches!(b.binding, Binding::Applies { .. }))
+}
+
+fn report(
+    request: &AnswerRequest,
+    rules: &[Rule<'_>],
+    mut findings: Vec<Finding<'_>>,
+    uncovered: &[&Fact],
+    facts: usize,
+) -> String {
+    // One finding a rule: a break over a meet over an open question.
+    findings.sort_by(|a, b| a.rule.cmp(&b.rule).then(a.verdict.cmp(&b.verdict)));
+    findings.dedup_by(|later, first| later.rule == first.rule);
+    // And one a clause of a document: its strongest.
+    findings.sort_by(|a, b| {
+        let pa = rules[a.rule].passage.number;
+        let pb = rules[b.rule].passage.number;
+        pa.cmp(&pb).then(a.verdict.cmp(&b.verdict))
+    });
+    let mut seen_text: HashSet<String> = HashSet::new();
+    findings.retain(|f| seen_text.insert(format!("{}|{}", rules[f.rule].text, f.verdict.label())));
+    findings.sort_by(|a, b| {
+        a.verdict.cmp(&b.verdict).then(
+            rules[a.rule]
+                .passage
+                .number
+                .cmp(&rules[b.rule].passage.number),
+        )
+    });
+    findings.truncate(MAX_FINDINGS);
+
+    let docs: Vec<String> = request
+        .documents
+        .iter()
+        .map(|d| named(request, d))
+        .collect();
+    let mut out = format!(
+        "I checked {} statement{} of your text against {}, rule by rule. This is a check of the text against the documents' wording, not a legal opinion.\n\n",
+        facts,
+        if facts == 1 { "" } else { "s" },
+        if docs.is_empty() { "your documents".to_string() } else { docs.join(" and ") }
+    );
+    for f in &findings {
+        let r = &rules[f.rule];
+        let place = r
+            .passage
+            .heading
+            .as_deref()
+            .map(|h| format!(" {h}"))
+            .unwrap_or_default();
+        let doc = DocRef {
+            id: r.passage.doc_id.clone(),
+            title: r.passage.title.clone(),
+        };
+        let source = if request.documents.len() > 1 {
+            format!(" ({})", doc.title)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "- **{}**{place}{source}: \"{}\" [{}]. The practice: \"{}\": {}.",
+            f.verdict.label(),
+            r.quote.trim_end_matches('.'),
+            r.passage.number,
+            f.fact.text.trim_end_matches('.'),
+            f.why.join("; ")
+        );
+    }
+    if findings.is_empty() {
+        out.push_str("No rule of these documents speaks to what your text describes.\n");
+    }
+    if !uncovered.is_empty() {
+        out.push_str("\nNot covered by these documents (no rule speaks to it):\n");
+        for f in uncovered {
+            let _ = writeln!(out, "- \"{}\"", f.text.trim_end_matches('.'));
+        }
+    }
+    out
 }

@@ -1,22 +1,32 @@
-//! The extractive answer to a question: the best-ranked passages (those within reach of
-//! the best score), each cut to the sentences that carry the question's terms. A document
-//! replaced by a newer one in play is answered from the newer one, and the answer says so
-//! (with what the older one said); a document replaced by one the user has is flagged. A
+//! The extractive answer to a question: the best-ranked passages of the documents in play
+//! (those within reach of the best), each cut to the sentences that answer (the question's
+//! terms, and the kind of value it asks for); then, for each, what another version of its
+//! document says on the same point when that differs: the version before the one in force
+//! ("the previous version said 10 business days"), or, when the question is about a
+//! superseded version, the one in force. A question nothing matches says so, and a
 //! question about the library lists the documents.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use super::versions_note;
+use super::{edition, focus, named};
+use crate::docmodel::rules;
+use crate::docmodel::values::values;
 use crate::llm::AnswerRequest;
 use crate::passages::Passage;
+use crate::question::Question;
 use crate::state::DocRef;
-use crate::text::{asks_for_library, sentences, shorten, terms, topic_terms};
-use crate::versions::newer_among;
+use crate::text::{asks_for_library, sentences, shorten, terms};
 
 /// Passages scoring at least this share of the best one are used.
-const NEAR_BEST: f64 = 0.75;
-/// At most this many passages.
+const NEAR_BEST: f64 = 0.8;
+/// At most this many passages answer.
 const MAX_PASSAGES: usize = 3;
+/// Below this score, nothing in the documents answers.
+const NOTHING: f64 = 0.3;
+/// Another version's passage must share this much of a passage's terms to be its
+/// counterpart.
+const SAME_POINT: f64 = 0.35;
 /// The longest opening shown for a document in a library listing.
 const OPENING_CHARS: usize = 160;
 
@@ -24,78 +34,219 @@ pub(crate) fn inquire(request: &AnswerRequest) -> String {
     if asks_for_library(&request.question) {
         return library(request);
     }
-    let query = topic_terms(&request.question);
-    let replaced = |p: &Passage| newer_among(&request.versions, &p.doc_id, &request.documents);
-    let best = request
-        .passages
-        .iter()
-        .filter(|p| replaced(p).is_none())
-        .map(|p| p.score)
-        .fold(0.0, f64::max);
-    if best <= 0.0 {
+    let q = focus(request);
+    if q.topic.is_empty() && q.context.is_empty() && !request.documents.is_empty() {
+        return standing(request);
+    }
+    let in_play = |p: &Passage| request.documents.iter().any(|d| d.id == p.doc_id);
+    let mut main: Vec<&Passage> = request.passages.iter().filter(|p| in_play(p)).collect();
+    main.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let best = main.first().map_or(0.0, |p| p.score);
+    if best < NOTHING {
         return nothing_matches(request);
     }
-    let mut chosen: Vec<&Passage> = request
-        .passages
-        .iter()
-        .filter(|p| replaced(p).is_none() && p.score >= best * NEAR_BEST)
+    let mut chosen: Vec<&Passage> = main
+        .into_iter()
+        .filter(|p| p.score >= best * NEAR_BEST)
+        .take(MAX_PASSAGES)
         .collect();
-    chosen.sort_by(|a, b| b.score.total_cmp(&a.score));
-    chosen.truncate(MAX_PASSAGES);
-    let mut sources: Vec<DocRef> = Vec::new();
+    // A document's passages together, in the order the documents are given.
+    chosen.sort_by_key(|p| {
+        (
+            request.documents.iter().position(|d| d.id == p.doc_id),
+            std::cmp::Reverse((p.score * 1e6) as i64),
+        )
+    });
+    let mut out = String::new();
+    let mut doc: Option<&str> = None;
     for p in &chosen {
-        if !sources.iter().any(|d| d.id == p.doc_id) {
-            sources.push(DocRef {
+        if doc != Some(p.doc_id.as_str()) {
+            doc = Some(p.doc_id.as_str());
+            let d = DocRef {
                 id: p.doc_id.clone(),
                 title: p.title.clone(),
-            });
-        }
-    }
-    let verb = if sources.len() == 1 { "says" } else { "say" };
-    let mut out = format!("Here is what {} {verb}:\n\n", super::join_titles(&sources));
-    for p in chosen {
-        let _ = writeln!(out, "- {} [{}]", relevant(&p.text, &query), p.number);
-    }
-    // What the replaced versions said on the same point, labelled as such.
-    for r in &request.versions {
-        let Some(old) = request
-            .passages
-            .iter()
-            .filter(|p| p.doc_id == r.older.id && p.score >= best * NEAR_BEST * 0.5)
-            .max_by(|a, b| a.score.total_cmp(&b.score))
-        else {
-            continue;
-        };
-        if request.documents.iter().any(|d| d.id == r.newer.id) {
-            let _ = write!(
+            };
+            let _ = writeln!(
                 out,
-                "\n{} replaces {} (\"{}\"), so this answer follows the newer version. The older one said: {} [{}]\n",
-                r.newer.title,
-                r.older.title,
-                r.statement,
-                relevant(&old.text, &query),
-                old.number
+                "{}{} says:\n",
+                if out.is_empty() { "" } else { "\n" },
+                named(request, &d)
             );
         }
+        let place = p
+            .heading
+            .as_deref()
+            .map(|h| format!("{h}: "))
+            .unwrap_or_default();
+        let _ = writeln!(out, "- {place}{} [{}]", answering(&p.text, &q), p.number);
     }
-    out.push_str(&versions_note(request, false));
+    let notes = version_notes(request, &chosen, &q);
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(&notes);
+    }
     out
 }
 
-/// The sentences of `text` that carry one of the query's terms (all of it when none does).
-fn relevant(text: &str, query: &[String]) -> String {
-    let kept: Vec<String> = sentences(text)
-        .into_iter()
-        .filter(|s| {
-            let t = terms(s);
-            query.iter().any(|q| t.contains(q))
+/// The sentences of `text` that answer `q`: the one covering most of its terms (with the
+/// kind of value asked for), and the next when it answers nearly as well; the whole text
+/// when it is short.
+pub(crate) fn answering(text: &str, q: &Question) -> String {
+    let all = sentences(text);
+    if all.len() <= 1 {
+        return text.to_string();
+    }
+    let wanted: HashSet<&String> = q.topic.iter().chain(&q.context).collect();
+    let scored: Vec<(f64, &String)> = all
+        .iter()
+        .map(|s| {
+            let t: HashSet<String> = terms(s).into_iter().collect();
+            let mut score = wanted.iter().filter(|w| t.contains(w.as_str())).count() as f64;
+            if !q.expects.is_empty() && q.answered_by(&rules::read(s)) {
+                score += 1.5;
+            }
+            (score, s)
         })
         .collect();
-    if kept.is_empty() {
-        text.to_string()
-    } else {
-        kept.join(" ")
+    let top = scored.iter().map(|(s, _)| *s).fold(0.0, f64::max);
+    if top <= 0.0 {
+        return text.to_string();
     }
+    let kept: Vec<&str> = scored
+        .iter()
+        .filter(|(s, _)| *s >= top * 0.75)
+        .take(2)
+        .map(|(_, s)| s.as_str())
+        .collect();
+    kept.join(" ")
+}
+
+/// The values of a text as written, in order.
+fn figures(text: &str) -> Vec<String> {
+    values(text)
+        .into_iter()
+        .map(|v| v.written.to_lowercase())
+        .collect()
+}
+
+/// What another version of each chosen passage's document says on the same point, when it
+/// says something else: the version before one in force, or the version in force after a
+/// superseded one.
+fn version_notes(request: &AnswerRequest, chosen: &[&Passage], q: &Question) -> String {
+    let mut out = String::new();
+    let mut said: HashSet<u32> = HashSet::new();
+    for p in chosen {
+        let Some(e) = edition(request, &p.doc_id) else {
+            continue;
+        };
+        let (other, newer) = match (&e.superseded_by, &e.supersedes) {
+            (Some(newer), _) => (newer, true),
+            (None, Some(older)) => (older, false),
+            (None, None) => continue,
+        };
+        let Some(counterpart) = counterpart(request, p, &other.id) else {
+            if newer {
+                let _ = writeln!(
+                    out,
+                    "Note: {} has been superseded by {}.",
+                    named(request, &e.doc),
+                    named(request, other)
+                );
+            }
+            continue;
+        };
+        if !said.insert(counterpart.number) {
+            continue;
+        }
+        let same = figures(&p.text) == figures(&counterpart.text);
+        let quote = answering(&counterpart.text, q);
+        if newer {
+            let _ = writeln!(
+                out,
+                "Note: {} has been superseded by {}, which says{}: {} [{}]",
+                named(request, &e.doc),
+                named(request, other),
+                if same { " the same" } else { "" },
+                quote,
+                counterpart.number
+            );
+        } else if !same {
+            let _ = writeln!(
+                out,
+                "The previous version, {}, said: {} [{}]",
+                named(request, other),
+                quote,
+                counterpart.number
+            );
+        }
+    }
+    out
+}
+
+/// The passage of document `other` on the same point as `p`: the given passage of it that
+/// shares most of `p`'s terms, if it shares enough.
+fn counterpart<'a>(request: &'a AnswerRequest, p: &Passage, other: &str) -> Option<&'a Passage> {
+    let mine: HashSet<String> = terms(&p.text)
+        .into_iter()
+        .filter(|t| !t.chars().any(|c| c.is_ascii_digit()))
+        .collect();
+    request
+        .passages
+        .iter()
+        .filter(|c| c.doc_id == other)
+        .map(|c| {
+            let theirs: HashSet<String> = terms(&c.text)
+                .into_iter()
+                .filter(|t| !t.chars().any(|c| c.is_ascii_digit()))
+                .collect();
+            let union = mine.union(&theirs).count().max(1);
+            (mine.intersection(&theirs).count() as f64 / union as f64, c)
+        })
+        .filter(|(sim, _)| *sim >= SAME_POINT)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// A question about the documents themselves ("Is it still in force?"): where each stands
+/// among its versions, and how it describes itself.
+fn standing(request: &AnswerRequest) -> String {
+    let mut out = String::new();
+    for d in &request.documents {
+        let line = match edition(request, &d.id) {
+            Some(e) => match (&e.superseded_by, &e.supersedes) {
+                (Some(newer), _) => format!(
+                    "{} is not the current version: it has been superseded by {}.",
+                    named(request, d),
+                    named(request, newer)
+                ),
+                (None, Some(older)) => format!(
+                    "{} is the version in force; it replaces {}.",
+                    named(request, d),
+                    named(request, older)
+                ),
+                (None, None) => format!(
+                    "{} is the only version of it among your documents.",
+                    named(request, d)
+                ),
+            },
+            None => format!("{}:", named(request, d)),
+        };
+        let _ = writeln!(out, "{line}");
+        if let Some(p) = request.passages.iter().find(|p| p.doc_id == d.id) {
+            let _ = writeln!(out, "- {} [{}]", shorten(&p.text, OPENING_CHARS), p.number);
+        }
+        out.push('\n');
+    }
+    for r in request.versions.iter().filter(|r| r.stated) {
+        if request
+            .documents
+            .iter()
+            .any(|d| d.id == r.newer.id || d.id == r.older.id)
+        {
+            let _ = writeln!(out, "{} says: \"{}\"", r.newer.title, r.statement);
+        }
+    }
+    out
 }
 
 /// The user's documents, each with its opening.
@@ -115,60 +266,33 @@ fn library(request: &AnswerRequest) -> String {
             Some(p) => {
                 let _ = writeln!(
                     out,
-                    "{}. **{}**: {} [{}]",
+                    "{}. {}: {} [{}]",
                     i + 1,
-                    d.title,
+                    named(request, d),
                     shorten(&p.text, OPENING_CHARS),
                     p.number
                 );
             }
             None => {
-                let _ = writeln!(out, "{}. **{}**", i + 1, d.title);
+                let _ = writeln!(out, "{}. {}", i + 1, named(request, d));
             }
         }
-    }
-    for r in &request.versions {
-        let _ = write!(out, "\n{} replaces {}.", r.newer.title, r.older.title);
     }
     out
 }
 
-/// No passage carries the question's terms: say so, and show how each document describes
-/// itself (its opening passage), which is what questions about a document's status need.
+/// Nothing in the documents answers: say so, with no figure the documents do not give.
 fn nothing_matches(request: &AnswerRequest) -> String {
     if request.documents.is_empty() {
         return format!(
-            "I found nothing about \"{}\" in your documents. Mention the document to look in with @, or ask with other words.",
+            "I found nothing about \"{}\" in your documents: none of them covers it. Mention the document to look in with @, or ask with other words.",
             request.question.trim()
         );
     }
     let titles = super::join_titles(&request.documents);
-    let mut out = format!(
-        "{titles} {} nothing about \"{}\" in those words.",
-        if request.documents.len() == 1 {
-            "says"
-        } else {
-            "say"
-        },
-        request.question.trim()
-    );
-    let openings: Vec<&Passage> = request
-        .documents
-        .iter()
-        .filter_map(|d| request.passages.iter().find(|p| p.doc_id == d.id))
-        .collect();
-    if openings.is_empty() {
-        out.push_str(" Try other words, or name the document to look in.");
-    } else {
-        out.push_str(if openings.len() == 1 {
-            " Here is how it describes itself:\n\n"
-        } else {
-            " Here is how they describe themselves:\n\n"
-        });
-        for p in openings {
-            let _ = writeln!(out, "- {} [{}]", p.text, p.number);
-        }
-    }
-    out.push_str(&versions_note(request, false));
-    out
+    format!(
+        "I found nothing about \"{}\" in {titles}: {} not cover it in those words. Try other words, or name the document to look in.",
+        request.question.trim(),
+        if request.documents.len() == 1 { "it does" } else { "they do" }
+    )
 }

@@ -1,34 +1,26 @@
-//! Extractive answers: what the offline resolver answers with, built only from the
-//! documents' own sentences, each cited with its passage marker `[n]`:
+//! Extractive answers: what the offline model answers with, built only from the
+//! documents' own sentences, each cited with its passage marker `[n]`, and from what the
+//! document model reads in them ([`crate::docmodel`]):
 //!
-//! - [`summarize`](summarize::summarize): the most central sentences of each document
-//!   (obligations and figures first);
-//! - [`inquire`](inquire::inquire): the sentences of the best-matching passages;
-//! - [`compare`](compare::compare): passages aligned side by side: changed (with the
-//!   figures that moved), only in one, unchanged;
-//! - [`audit`](audit::audit): each clause of the audited text compared with its
-//!   best-matching requirement (figures, approvers, timing, modality): a possible gap,
-//!   consistent, not verified, or not covered.
+//! - [`summarize`](summarize::summarize): each document's central obligations, section by
+//!   section, with their figures and who approves;
+//! - [`inquire`](inquire::inquire): the sentence that answers, from the version in force,
+//!   and what another version of the document says on the same point when it differs;
+//! - [`compare`](compare::compare): two versions clause by clause: every value that
+//!   changed (old → new), what was added and removed, nothing that stayed the same; or two
+//!   documents on a topic side by side;
+//! - [`audit`](audit::audit): each fact of the described practice checked against the
+//!   rules it touches: meets, breaks or not verifiable.
 
 mod audit;
 mod compare;
 mod inquire;
-mod obligations;
-mod quantities;
 mod summarize;
 
-/// Matching audited clauses with requirements (shared with the `audit` node, which
-/// chooses the passages the same way).
-pub(crate) mod audit_match {
-    pub(crate) use super::audit::{ranked_for, statements};
-}
-
-use std::collections::HashSet;
-
-use crate::llm::AnswerRequest;
-use crate::references;
+use crate::llm::{AnswerRequest, ChatRole};
+use crate::question::{self, Question};
 use crate::state::{Action, DocRef};
-use crate::text::{terms, topic_terms};
+use crate::versions::Edition;
 
 /// The extractive answer to `request`.
 pub(crate) fn answer(request: &AnswerRequest) -> String {
@@ -47,54 +39,52 @@ pub(crate) fn answer(request: &AnswerRequest) -> String {
     out.trim_end().to_string()
 }
 
-/// Notes on versions the answer's documents do not show together: an older document in
-/// play whose newer version is not ("X, also among your documents, replaces it"), and, with
-/// `newer_too`, a newer document in play whose older version is not. Empty when there is
-/// nothing to say; otherwise starts with a blank line.
-pub(crate) fn versions_note(request: &AnswerRequest, newer_too: bool) -> String {
-    let in_play = |id: &str| request.documents.iter().any(|d| d.id == id);
-    let mut out = String::new();
-    for r in &request.versions {
-        match (in_play(&r.newer.id), in_play(&r.older.id)) {
-            (false, true) => {
-                out.push_str(&format!(
-                    "\n\nNote: {} has been replaced: {}, also among your documents, says \"{}\"",
-                    r.older.title, r.newer.title, r.statement
-                ));
-            }
-            (true, false) if newer_too => {
-                out.push_str(&format!(
-                    "\n\n{} replaces {}: \"{}\"",
-                    r.newer.title, r.older.title, r.statement
-                ));
-            }
-            _ => {}
-        }
+/// Where `doc` stands among its versions, when the request says.
+pub(crate) fn edition<'a>(request: &'a AnswerRequest, doc: &str) -> Option<&'a Edition> {
+    request.editions.iter().find(|e| e.doc.id == doc)
+}
+
+/// A document's name for an answer: its title in bold, and its version and standing when
+/// it has other versions ("**Policy v2.0** (in force)", "**Procedure (2022 edition)**
+/// (superseded by ...)").
+pub(crate) fn named(request: &AnswerRequest, doc: &DocRef) -> String {
+    let mut out = format!("**{}**", doc.title);
+    let Some(e) = edition(request, &doc.id) else {
+        return out;
+    };
+    let label = e.label.as_deref().filter(|l| {
+        !doc.title
+            .to_lowercase()
+            .contains(&l.trim_start_matches('v').to_lowercase())
+    });
+    let standing = match (&e.superseded_by, &e.supersedes) {
+        (Some(newer), _) => Some(format!("superseded by {}", newer.title)),
+        (None, Some(_)) => Some("in force".to_string()),
+        (None, None) => None,
+    };
+    match (label, standing) {
+        (Some(l), Some(s)) => out.push_str(&format!(" ({l}, {s})")),
+        (Some(l), None) => out.push_str(&format!(" ({l})")),
+        (None, Some(s)) => out.push_str(&format!(" ({s})")),
+        (None, None) => {}
     }
     out
 }
 
-/// The topic a request narrows the answer to: its topic terms without the words of the
-/// documents' titles, of the names it gives them, and document nouns ("standard").
-pub(crate) fn focus_terms(request: &AnswerRequest) -> Vec<String> {
-    let mut naming: HashSet<String> = request
-        .documents
+/// What the request asks, its topic without the words that name its documents (their
+/// titles, the names it gives them) and document nouns; a follow-up that says little of its
+/// own ("and for New York?", "was that different before?") keeps the topic of the user's
+/// previous message beside it.
+pub(crate) fn focus(request: &AnswerRequest) -> Question {
+    let previous = request
+        .history
         .iter()
-        .flat_map(|d| terms(&d.title))
-        .collect();
-    for r in references::find(&request.question) {
-        if let references::Reference::Named { name, .. } = r {
-            // Only a name that names one of the documents says where, not what.
-            if !crate::title_match::match_name(&name, &request.documents).is_empty() {
-                naming.extend(terms(&name));
-            }
-        }
-    }
-    topic_terms(&request.question)
-        .into_iter()
-        .filter(|t| !naming.contains(t))
-        .filter(|t| !references::is_doc_noun_term(t))
-        .collect()
+        .rev()
+        .find(|l| l.role == ChatRole::User)
+        .map(|l| l.content.as_str());
+    let mut docs = request.documents.clone();
+    docs.extend(request.editions.iter().map(|e| e.doc.clone()));
+    question::for_documents(&request.question, &docs, previous)
 }
 
 /// "A", "A and B", "A, B and C".
@@ -117,6 +107,7 @@ mod tests {
             question: "What is the retention period?".into(),
             documents: vec![],
             versions: vec![],
+            editions: vec![],
             passages: vec![],
             retrieval_confidence: 0.0,
             audit_text: None,
@@ -129,7 +120,7 @@ mod tests {
     fn with_no_documents_every_action_says_so() {
         assert!(answer(&request(Action::Inquire)).contains("found nothing"));
         assert!(answer(&request(Action::Compare)).contains("no documents"));
-        assert!(answer(&request(Action::Audit)).contains("no requirements"));
+        assert!(answer(&request(Action::Audit)).contains("no rules"));
         assert!(answer(&request(Action::Summarize)).contains("no text"));
     }
 

@@ -1,21 +1,36 @@
-//! The extractive summary: per document, its most central sentences in document order,
-//! at least one from each section when there is room. A sentence's weight is how often its
-//! terms recur in the document, favouring obligations, figures and who approves or is
-//! responsible; when the request names
-//! a topic ("summarize the retention periods"), only sentences about it (in their own words
-//! or their section's heading) are used. What a document replaces, or is replaced by, is
-//! said at the end.
+//! The extractive summary: per document, its version and standing, then its central
+//! obligations: the sentences that bind someone (must, shall, must not, requires) with what
+//! makes them concrete (a figure, a deadline, who approves or is told), at least one from
+//! each section that has one, heaviest first, in document order. A sentence weighs by how
+//! often its words recur in the document (what the document is about) and by what it
+//! binds. When the request names a topic ("summarize the retention periods"), only
+//! sentences about it (in their own words or their section's heading) are used.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use super::{focus_terms, versions_note};
+use super::{edition, focus, named};
+use crate::docmodel::rules::{self, Modality};
 use crate::llm::AnswerRequest;
 use crate::text::{sentences, terms};
 
 /// Sentences per document when one document is summarized, and when several are.
-const ONE_DOC: usize = 8;
-const MANY_DOCS: usize = 4;
+const ONE_DOC: usize = 10;
+const MANY_DOCS: usize = 5;
+/// How much each thing a sentence binds multiplies its weight.
+const KIND: f64 = 1.4;
+/// Sections whose sentences describe the document rather than bind anyone.
+const FRAMING: [&str; 9] = [
+    "purpose",
+    "scope",
+    "definition",
+    "introduction",
+    "background",
+    "version",
+    "history",
+    "contents",
+    "glossary",
+];
 
 struct Candidate {
     position: usize,
@@ -24,27 +39,24 @@ struct Candidate {
     section: Option<String>,
     terms: HashSet<String>,
     heading_terms: HashSet<String>,
-    /// How much the sentence's kind weighs: obligations, figures and responsibilities
-    /// each multiply it.
     emphasis: f64,
 }
 
-/// What makes a sentence weigh more: each kind it has multiplies its weight by [`KIND`].
-const OBLIGATION: [&str; 5] = ["must", "shall", "required", "requires", "at least"];
-const RESPONSIBILITY: [&str; 5] = ["approv", "responsib", "owner", "authoris", "authoriz"];
-const KIND: f64 = 1.3;
-
-fn emphasis(sentence: &str) -> f64 {
-    let lower = sentence.to_lowercase();
+/// What a sentence binds, as a weight: an obligation, a figure, a role each multiply it.
+fn emphasis(sentence: &str, framing: bool) -> f64 {
+    let r = rules::read(sentence);
     let mut e = 1.0;
-    if OBLIGATION.iter().any(|w| lower.contains(w)) {
+    if matches!(r.modality, Modality::Must | Modality::MustNot) {
+        e *= KIND * KIND;
+    }
+    if !r.bounds.is_empty() {
         e *= KIND;
     }
-    if sentence.chars().any(|c| c.is_ascii_digit()) {
+    if !r.roles.is_empty() {
         e *= KIND;
     }
-    if RESPONSIBILITY.iter().any(|w| lower.contains(w)) {
-        e *= KIND;
+    if framing {
+        e *= 0.5;
     }
     e
 }
@@ -59,19 +71,34 @@ fn candidates(request: &AnswerRequest, doc_id: &str) -> Vec<Candidate> {
             .unwrap_or_default()
             .into_iter()
             .collect();
+        let framing = p.heading.as_deref().is_some_and(|h| {
+            let h = h.to_lowercase();
+            FRAMING.iter().any(|f| h.contains(f))
+        });
         for s in sentences(&p.text) {
+            if s.split_whitespace().count() < 4 {
+                continue;
+            }
             out.push(Candidate {
-                emphasis: emphasis(&s),
+                emphasis: emphasis(&s, framing),
                 position: out.len(),
                 terms: terms(&s).into_iter().collect(),
                 heading_terms: heading_terms.clone(),
-                section: p.heading.clone(),
+                section: p.heading.as_deref().map(section_of),
                 sentence: s,
                 marker: p.number,
             });
         }
     }
     out
+}
+
+/// The section a place belongs to ("§4.2 Approvals" -> "Approvals").
+fn section_of(place: &str) -> String {
+    match place.strip_prefix('§') {
+        Some(rest) => rest.split_once(' ').map_or(rest, |(_, h)| h).to_string(),
+        None => place.to_string(),
+    }
 }
 
 /// Up to `limit` candidates: the heaviest of each section first (heaviest sections
@@ -92,7 +119,7 @@ fn choose(candidates: &[Candidate], limit: usize) -> Vec<&Candidate> {
     let mut chosen: Vec<&Candidate> = Vec::new();
     let mut sections: HashSet<Option<&str>> = HashSet::new();
     for (_, c) in &ranked {
-        if chosen.len() < limit && sections.insert(c.section.as_deref()) {
+        if chosen.len() < limit && c.emphasis > 1.0 && sections.insert(c.section.as_deref()) {
             chosen.push(c);
         }
     }
@@ -106,7 +133,7 @@ fn choose(candidates: &[Candidate], limit: usize) -> Vec<&Candidate> {
 }
 
 pub(crate) fn summarize(request: &AnswerRequest) -> String {
-    let focus = focus_terms(request);
+    let q = focus(request);
     let per_doc = if request.documents.len() > 1 {
         MANY_DOCS
     } else {
@@ -119,17 +146,32 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
             continue;
         }
         let about_focus = |c: &Candidate| {
-            focus
+            q.topic
                 .iter()
                 .any(|f| c.terms.contains(f) || c.heading_terms.contains(f))
         };
-        let focused = !focus.is_empty() && candidates.iter().any(about_focus);
+        let focused = !q.topic.is_empty() && candidates.iter().any(about_focus);
         if focused {
             candidates.retain(about_focus);
         }
-        let _ = writeln!(out, "**{}**", doc.title);
+        let _ = writeln!(out, "{}", named(request, doc));
+        if let Some(e) = edition(request, &doc.id) {
+            if let Some(older) = &e.supersedes {
+                let said = request
+                    .versions
+                    .iter()
+                    .find(|r| r.stated && r.newer.id == doc.id && r.older.id == older.id)
+                    .map(|r| format!(": \"{}\"", r.statement))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "It replaces {}{said}", older.title);
+            }
+            if let Some(newer) = &e.superseded_by {
+                let _ = writeln!(out, "It has been superseded by {}.", newer.title);
+            }
+        }
         if focused {
-            let _ = writeln!(out, "On {}:", focus.join(", "));
+            let topic: Vec<&str> = q.topic.iter().map(String::as_str).collect();
+            let _ = writeln!(out, "On {}:", topic.join(", "));
         }
         for c in choose(&candidates, per_doc) {
             let _ = writeln!(out, "- {} [{}]", c.sentence, c.marker);
@@ -142,6 +184,5 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
             super::join_titles(&request.documents)
         );
     }
-    out.push_str(versions_note(request, true).trim_start_matches('\n'));
     out
 }

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::passages::Passage;
 use crate::state::{Action, AnsweredBy, DocRef};
-use crate::versions::Replacement;
+use crate::versions::{Edition, Replacement};
 
 pub use config::{OpenAiConfig, RetrySettings, TaskModels, DEFAULT_MODEL};
 pub use counting::{CountingLlm, LlmCalls};
@@ -233,10 +233,16 @@ pub struct AnswerRequest {
     /// The documents in play, in order.
     pub documents: Vec<DocRef>,
     /// Versions among the user's documents that concern these: a newer document that
-    /// says it replaces an older one (answers prefer the newer and say so).
+    /// replaces an older one (answers prefer the newer and say so).
     pub versions: Vec<Replacement>,
+    /// Every document whose passages are given (those in play, and other versions of
+    /// them), with its version and whether it is in force.
+    #[serde(default)]
+    pub editions: Vec<Edition>,
     /// Their passages the answer may use, numbered for citation (`[n]`); for inquire and
-    /// audit, ranked best first.
+    /// audit, ranked best first. A question's passages include the matching passages of
+    /// the other versions of the documents in play, so an answer can say what an older
+    /// version said.
     pub passages: Vec<Passage>,
     /// How well the passages match the request (0..1), for the answer's confidence.
     pub retrieval_confidence: f64,

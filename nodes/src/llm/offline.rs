@@ -80,11 +80,20 @@ fn free(started: Instant) -> Usage {
 /// it is what a question wants when nothing else is asked).
 pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
     let words = tokens(text);
+    let raw: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
     let mut found: Vec<(usize, Action)> = Vec::new();
     let mut note = |pos: usize, a: Action| {
         if !found.iter().any(|(_, f)| *f == a) {
             found.push((pos, a));
         }
+    };
+    let within = |i: usize, n: usize, list: &[&str]| {
+        words[i + 1..words.len().min(i + 1 + n)]
+            .iter()
+            .any(|w| list.contains(&w.as_str()))
     };
     for (i, w) in words.iter().enumerate() {
         let next = words.get(i + 1).map(String::as_str).unwrap_or("");
@@ -101,20 +110,108 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
         {
             note(i, Action::Compare);
         }
-        if w.starts_with("audit")
-            || w.starts_with("violat")
-            || matches!(
+        if asks_for_audit(&words, &raw, i)
+            || (matches!(
                 w.as_str(),
-                "comply" | "complies" | "compliant" | "noncompliant"
+                "check" | "review" | "assess" | "evaluate" | "verify" | "test" | "vet"
+            ) && within(i, 4, &AUDIT_OBJECTS))
+        {
+            note(i, Action::Audit);
+        }
+        // "does this comply", "is this allowed", "whether our practice is OK".
+        if matches!(
+            w.as_str(),
+            "does" | "do" | "is" | "are" | "would" | "will" | "whether" | "if"
+        ) && words.get(i + 1).is_some_and(|n| {
+            matches!(
+                n.as_str(),
+                "this" | "that" | "it" | "these" | "our" | "my" | "we" | "they" | "the"
             )
-            || (w == "gap" && next.starts_with("analys"))
-            || (matches!(w.as_str(), "check" | "review") && next == "against")
+        }) && within(i, 5, &AUDIT_JUDGEMENTS)
         {
             note(i, Action::Audit);
         }
     }
     found.sort_by_key(|(pos, _)| *pos);
     found.into_iter().map(|(_, a)| a).collect()
+}
+
+/// Words after "check" or "review" that make it a check against rules.
+const AUDIT_OBJECTS: [&str; 10] = [
+    "against",
+    "compliance",
+    "comply",
+    "complies",
+    "compliant",
+    "follows",
+    "follow",
+    "breach",
+    "breaches",
+    "rules",
+];
+
+/// What a question asks of a practice when it asks for an audit ("does this comply").
+const AUDIT_JUDGEMENTS: [&str; 20] = [
+    "comply",
+    "complies",
+    "compliant",
+    "follow",
+    "follows",
+    "meet",
+    "meets",
+    "satisfy",
+    "conform",
+    "breach",
+    "breaches",
+    "break",
+    "violate",
+    "allowed",
+    "permitted",
+    "ok",
+    "okay",
+    "acceptable",
+    "fine",
+    "consistent",
+];
+
+/// Nouns after "audit" that make it a name, not a request ("Audit Committee", "audit
+/// rights").
+const AUDIT_NOUNS: [&str; 14] = [
+    "committee",
+    "trail",
+    "trails",
+    "rights",
+    "right",
+    "report",
+    "reports",
+    "log",
+    "logs",
+    "team",
+    "function",
+    "department",
+    "plan",
+    "findings",
+];
+
+/// Whether word `i` is "audit" (or "violate", "comply" ...) used to ask for an audit: not
+/// an "Audit Committee" mid-sentence, not "audit rights", "audited accounts".
+fn asks_for_audit(words: &[String], raw: &[&str], i: usize) -> bool {
+    let w = words[i].as_str();
+    if w.starts_with("violat") || matches!(w, "noncompliant") {
+        return true;
+    }
+    if w == "gap" {
+        return words.get(i + 1).is_some_and(|n| n.starts_with("analys"));
+    }
+    if !matches!(w, "audit" | "audits" | "auditing") {
+        return false;
+    }
+    let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+    let capitalised_mid_sentence = i > 0
+        && raw
+            .get(i)
+            .is_some_and(|r| r.starts_with(char::is_uppercase));
+    !AUDIT_NOUNS.contains(&next) && !capitalised_mid_sentence
 }
 
 const QUESTION_STARTS: [&str; 17] = [

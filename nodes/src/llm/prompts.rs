@@ -146,7 +146,9 @@ pub(crate) fn answer(request: &AnswerRequest, web_search_model: bool) -> Prompt 
         let _ = writeln!(
             user,
             "[{}] ({}{heading}{score}) {}",
-            p.number, p.title, p.text
+            p.number,
+            p.title,
+            p.meaning()
         );
     }
     if let Some(text) = &request.audit_text {
@@ -177,12 +179,16 @@ mod tests {
                 newer: doc("new", "Policy 2024"),
                 older: doc("old", "Policy 2023"),
                 statement: "Replaces the Policy 2023.".into(),
+                stated: true,
             }],
+            editions: vec![],
             passages: vec![Passage {
                 number: 1,
                 doc_id: "new".into(),
                 title: "Policy 2024".into(),
                 heading: None,
+                clause: None,
+                lead: None,
                 text: "Email is kept for 3 years.".into(),
                 score: 0.9,
             }],

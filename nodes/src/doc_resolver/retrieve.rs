@@ -1,0 +1,86 @@
+//! A request that names no document: the documents whose sentences answer it best
+//! ([`crate::retrieval`]), among the versions in force (a superseded version answers only
+//! when the request asks for the old one). When two documents of different families
+//! answer about equally well, the request is ambiguous: the user is asked which one.
+
+use crate::documents::Document;
+use crate::question::{Question, VersionAsk};
+use crate::retrieval::rank_documents;
+use crate::state::DocRef;
+use crate::text::terms;
+use crate::versions::Versions;
+
+/// A document must answer at least this well to be taken.
+pub(super) const RETRIEVAL_MIN: f64 = 0.3;
+/// Documents within this share of the best are taken too.
+const NEAR_BEST: f64 = 0.7;
+/// At most this many documents come from retrieval.
+const RETRIEVAL_MAX: usize = 3;
+/// Two documents that both answer at least this well ...
+const BOTH_ANSWER: f64 = 0.55;
+/// ... and the second within this share of the first: the request could mean either.
+const TIE: f64 = 0.92;
+
+/// What retrieval found.
+pub(super) enum Retrieved {
+    /// These documents, with how well they answer.
+    Docs(Vec<(DocRef, f64)>),
+    /// Documents of several families that answer equally well.
+    Ambiguous(Vec<DocRef>),
+    /// Nothing answers.
+    Nothing,
+}
+
+/// The documents of `docs` that answer `q` (see the module docs).
+pub(super) fn retrieve(
+    docs: &[Document],
+    versions: &Versions,
+    q: &Question,
+    asks: &[VersionAsk],
+) -> Retrieved {
+    let current: Vec<Document> = docs
+        .iter()
+        .filter(|d| !versions.is_superseded(&d.id))
+        .cloned()
+        .collect();
+    let ranked = rank_documents(&current, q);
+    let Some(&(_, best)) = ranked.first() else {
+        return Retrieved::Nothing;
+    };
+    if best < RETRIEVAL_MIN {
+        return Retrieved::Nothing;
+    }
+    let tied: Vec<DocRef> = ranked
+        .iter()
+        .take_while(|(_, s)| *s >= BOTH_ANSWER && *s >= best * TIE)
+        .map(|(i, _)| current[*i].doc_ref())
+        .collect();
+    if tied.len() >= 2 {
+        // The one whose title says what the request is about is the one it means ("how
+        // long are transaction records kept?": the retention policy, not the AML policy
+        // that also keeps them).
+        let titled: Vec<&DocRef> = tied
+            .iter()
+            .filter(|d| terms(&d.title).iter().any(|t| q.topic.contains(t)))
+            .collect();
+        if titled.len() != 1 {
+            return Retrieved::Ambiguous(tied.into_iter().take(RETRIEVAL_MAX).collect());
+        }
+    }
+    let previous = asks.iter().any(|a| matches!(a, VersionAsk::Previous));
+    let found = ranked
+        .iter()
+        .filter(|(_, s)| *s >= best * NEAR_BEST)
+        .take(RETRIEVAL_MAX)
+        .map(|(i, s)| {
+            let d = current[*i].doc_ref();
+            let d = if previous {
+                versions.previous(&d.id).unwrap_or(d)
+            } else {
+                d
+            };
+            (d, *s)
+        })
+        .collect();
+    Retrieved::Docs(found)
+}

@@ -1,0 +1,1095 @@
+//! What a sentence of compliance text requires, read without a model: its modality (must,
+//! must not, may), each of its values with what it binds (a limit the action must keep:
+//! "within 5 business days" is at most, "at least 10 days before the trade" at least; or
+//! a condition that says when the rule applies: "transactions above EUR 25,000 must be
+//! approved"), the event a duration counts from or up to ("of receipt", "before the
+//! trade"), and the roles it names: who approves, who must be told, who acts.
+//!
+//! The same reading serves the documents' rules and the facts of a practice an audit
+//! checks ([`super::facts`]), so both are compared in one vocabulary.
+
+use std::collections::HashSet;
+
+use super::values::{self, Limit, Value, Word};
+use crate::text::terms;
+
+/// What a rule does with an action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Modality {
+    /// "must", "shall", "is required", "requires".
+    Must,
+    /// "must not", "may not", "shall not", "is prohibited".
+    MustNot,
+    /// "may", "can", "is permitted".
+    May,
+    /// A statement of fact or of how things are done ("Entries are retained for 7 years").
+    States,
+}
+
+/// How a value binds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Binding {
+    /// A limit the action keeps.
+    Limit(Limit),
+    /// A condition for the rule to apply: the rule applies above the value (`true`) or
+    /// below it (`false`).
+    Applies { above: bool },
+}
+
+/// The event a duration counts from or up to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    /// "... after / of / from / following <event>".
+    After(Vec<String>),
+    /// "... before / prior to / ahead of <event>".
+    Before(Vec<String>),
+}
+
+impl Anchor {
+    /// The event's terms.
+    pub(crate) fn terms(&self) -> &[String] {
+        match self {
+            Anchor::After(t) | Anchor::Before(t) => t,
+        }
+    }
+
+    /// Whether it counts up to the event (before it).
+    pub(crate) fn before(&self) -> bool {
+        matches!(self, Anchor::Before(_))
+    }
+}
+
+/// A value of a rule and how it binds.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Bound {
+    /// The value.
+    pub(crate) value: Value,
+    /// A limit or a condition.
+    pub(crate) binding: Binding,
+    /// The event it counts from or up to, for durations.
+    pub(crate) anchor: Option<Anchor>,
+    /// The terms of the words near it (what it is about: "hotel night London").
+    pub(crate) context: HashSet<String>,
+}
+
+/// What a role does in a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RoleKind {
+    /// Approves, signs off, authorises.
+    Approves,
+    /// Is told: notified, informed, reported or declared to.
+    Told,
+}
+
+/// A role a sentence names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Role {
+    /// Who, as written ("the Head of Compliance", "senior management").
+    pub(crate) who: String,
+    /// What they do.
+    pub(crate) kind: RoleKind,
+    /// The sentence says it does not happen ("without senior management approval", "nobody
+    /// told the client").
+    pub(crate) negated: bool,
+}
+
+/// A sentence read as a rule (or as a fact of a practice).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Reading {
+    pub(crate) modality: Modality,
+    pub(crate) bounds: Vec<Bound>,
+    pub(crate) roles: Vec<Role>,
+    /// It must happen before an event, with no figure ("approved in advance", "before
+    /// onboarding"): the event's terms (empty for "in advance").
+    pub(crate) before: Option<Vec<String>>,
+    /// The sentence denies its action ("was not", "never", "nobody", "without").
+    pub(crate) negated: bool,
+}
+
+impl Reading {
+    /// Whether the sentence says anything a check can use: a value, a role, a modality.
+    pub(crate) fn is_rule(&self) -> bool {
+        self.modality != Modality::States || !self.bounds.is_empty() || !self.roles.is_empty()
+    }
+}
+
+const MUST: [&str; 12] = [
+    "must",
+    "shall",
+    "required",
+    "requires",
+    "require",
+    "mandatory",
+    "needs",
+    "need",
+    "obliged",
+    "has",
+    "have",
+    "will",
+];
+const MAY: [&str; 4] = ["may", "can", "permitted", "allowed"];
+const NEGATIONS: [&str; 19] = [
+    "not",
+    "never",
+    "no",
+    "nobody",
+    "none",
+    "without",
+    "n't",
+    "neither",
+    "nor",
+    "nothing",
+    "forgot",
+    "failed",
+    "fails",
+    "omitted",
+    "neglected",
+    "skipped",
+    "missed",
+    "ignored",
+    "refused",
+];
+/// Words that open a condition: a value inside one says when the rule applies.
+const CONDITION_OPENERS: [&str; 8] = [
+    "where", "if", "when", "whenever", "unless", "provided", "for", "whose",
+];
+/// Comparators that say "more than".
+const ABOVE: [&str; 6] = ["above", "over", "exceeding", "exceeds", "beyond", "greater"];
+/// Comparators that say "less than".
+const BELOW: [&str; 4] = ["below", "under", "less", "lower"];
+
+/// Who a role noun phrase may end with.
+const ROLE_NOUNS: [&str; 34] = [
+    "manager",
+    "management",
+    "officer",
+    "committee",
+    "board",
+    "team",
+    "department",
+    "head",
+    "director",
+    "directors",
+    "owner",
+    "compliance",
+    "supervisor",
+    "regulator",
+    "authority",
+    "partner",
+    "lead",
+    "leader",
+    "desk",
+    "hr",
+    "finance",
+    "legal",
+    "audit",
+    "ciso",
+    "cfo",
+    "ceo",
+    "coo",
+    "dpo",
+    "mlro",
+    "controller",
+    "secretary",
+    "executive",
+    "client",
+    "customer",
+];
+
+/// Words that end a role's name when reading it forwards.
+const NAME_ENDS: [&str; 36] = [
+    "and", "or", "before", "after", "within", "if", "when", "for", "unless", "to", "in", "on",
+    "at", "is", "are", "must", "will", "was", "who", "which", "that", "of", "the", "a", "an",
+    "their", "his", "her", "its", "our", "your", "this", "these", "those", "any", "all",
+];
+
+/// Reads a sentence.
+pub(crate) fn read(sentence: &str) -> Reading {
+    let ws = values::words(sentence);
+    let found = values::values(sentence);
+    let lower: Vec<&str> = ws.iter().map(|w| w.text.as_str()).collect();
+    let modal_at = lower
+        .iter()
+        .position(|w| MUST.contains(w) || MAY.contains(w));
+    let negated = lower.iter().any(|w| NEGATIONS.contains(w)) || sentence.contains("n't ");
+    let mut modality = modality(&lower);
+    if modality == Modality::States {
+        let text = format!(" {} ", lower.join(" "));
+        let optional = [
+            " where possible ",
+            " if possible ",
+            " when feasible ",
+            " if feasible ",
+            " when convenient ",
+            " at our discretion ",
+            " if practical ",
+        ];
+        if optional.iter().any(|o| text.contains(o)) {
+            modality = Modality::May;
+        }
+    }
+    let mut bounds = Vec::new();
+    for v in found {
+        let Some(start) = ws.iter().position(|w| w.span.start >= v.span.start) else {
+            continue;
+        };
+        let end = ws
+            .iter()
+            .rposition(|w| w.span.end <= v.span.end)
+            .map_or(start + 1, |e| e + 1)
+            .max(start + 1);
+        let mut binding = binding(&lower, start, modal_at, &v);
+        let anchor = anchor(&ws, end);
+        // "no later than 10 days before the trade" is at least 10 days before it.
+        let later_than = lower[start.saturating_sub(4)..start]
+            .windows(2)
+            .any(|p| p == ["later", "than"]);
+        if binding == Binding::Limit(Limit::AtMost)
+            && later_than
+            && matches!(anchor, Some(Anchor::Before(_)))
+        {
+            binding = Binding::Limit(Limit::AtLeast);
+        }
+        let lo = start.saturating_sub(6);
+        let hi = (end + 6).min(ws.len());
+        let context: HashSet<String> = ws[lo..hi]
+            .iter()
+            .filter(|w| w.span.end <= v.span.start || w.span.start >= v.span.end)
+            .flat_map(|w| terms(&w.text))
+            .collect();
+        bounds.push(Bound {
+            value: v,
+            binding,
+            anchor,
+            context,
+        });
+    }
+    Reading {
+        modality,
+        bounds,
+        roles: roles(sentence, &ws),
+        before: before_without_figure(&lower),
+        negated,
+    }
+}
+
+fn modality(lower: &[&str]) -> Modality {
+    for (i, w) in lower.iter().enumerate() {
+        let next = lower.get(i + 1).copied().unwrap_or("");
+        let after = lower.get(i + 2).copied().unwrap_or("");
+        if matches!(*w, "must" | "shall" | "may" | "can" | "cannot") {
+            if *w == "cannot" || next == "not" || next == "never" {
+                return Modality::MustNot;
+            }
+            return if matches!(*w, "may" | "can") {
+                Modality::May
+            } else {
+                Modality::Must
+            };
+        }
+        if matches!(*w, "prohibited" | "forbidden" | "banned") {
+            return Modality::MustNot;
+        }
+        if *w == "never" && i > 0 {
+            return Modality::MustNot;
+        }
+        if matches!(
+            *w,
+            "required" | "requires" | "require" | "mandatory" | "obliged"
+        ) || (*w == "is" && next == "to")
+            || (matches!(*w, "has" | "have") && next == "to")
+        {
+            return Modality::Must;
+        }
+        if matches!(*w, "permitted" | "allowed") {
+            return if i > 0 && lower[i - 1] == "not" {
+                Modality::MustNot
+            } else {
+                Modality::May
+            };
+        }
+        let _ = after;
+    }
+    Modality::States
+}
+
+/// How the value at word `at` binds: a condition when it sits in a condition clause
+/// ("where ... below 6 hours") or before the modal verb with a comparator ("transactions
+/// above EUR 25,000 must"), a limit otherwise, its direction from the comparator or the
+/// words before it.
+fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Binding {
+    let window = &lower[at.saturating_sub(4)..at];
+    let has = |list: &[&str]| window.iter().rev().position(|w| list.contains(w));
+    let above = has(&ABOVE).or_else(|| {
+        window
+            .windows(2)
+            .rev()
+            .position(|p| matches!(p, ["more", "than"] | ["greater", "than"]))
+    });
+    let below = has(&BELOW);
+    let in_condition = lower[..at]
+        .iter()
+        .rposition(|w| CONDITION_OPENERS.contains(w))
+        .is_some_and(|c| {
+            // The condition clause runs to the next comma or the modal verb.
+            modal_at.is_none_or(|m| m < c || m > at)
+        });
+    let before_modal = modal_at.is_some_and(|m| at < m);
+    let comparator = match (above, below) {
+        (Some(a), Some(b)) => Some(a < b),
+        (Some(_), None) => Some(true),
+        (None, Some(_)) => Some(false),
+        (None, None) => None,
+    };
+    if let Some(above) = comparator {
+        if in_condition || before_modal || is_noun_modifier(window) {
+            return Binding::Applies { above };
+        }
+    }
+    if v.frequency {
+        return Binding::Limit(Limit::AtMost);
+    }
+    if v.unit == super::values::Unit::Date {
+        // A date is a deadline ("by 31 January"), unless the rule says from when.
+        let from = window
+            .iter()
+            .any(|w| matches!(*w, "after" | "from" | "since"));
+        let on = window.last() == Some(&"on");
+        return Binding::Limit(if from {
+            Limit::AtLeast
+        } else if on {
+            Limit::Exactly
+        } else {
+            Limit::AtMost
+        });
+    }
+    let near = window.join(" ");
+    let near = format!(" {near} ");
+    let at_most = [
+        " within ",
+        " up to ",
+        " at most ",
+        " no later than ",
+        " not later than ",
+        " not exceed ",
+        " maximum ",
+        " max ",
+        " no more than ",
+        " not more than ",
+        " by ",
+        " cap ",
+        " capped at ",
+        " limited to ",
+        " less than ",
+        " below ",
+        " under ",
+        " exceed ",
+        " exceeding ",
+    ];
+    let at_least = [
+        " at least ",
+        " minimum ",
+        " min ",
+        " no less than ",
+        " not less than ",
+        " more than ",
+        " over ",
+        " above ",
+        " minimum of ",
+        " satisfy ",
+        " maintain ",
+        " meet ",
+    ];
+    let last = |list: &[&str]| list.iter().filter_map(|c| near.rfind(c)).max();
+    match (last(&at_most), last(&at_least)) {
+        (Some(m), Some(l)) if l > m => Binding::Limit(Limit::AtLeast),
+        (Some(_), _) => Binding::Limit(Limit::AtMost),
+        (None, Some(_)) => Binding::Limit(Limit::AtLeast),
+        // "retained for 7 years (after ...)": a period, not a deadline.
+        (None, None) if window.last() == Some(&"for") => Binding::Limit(Limit::Exactly),
+        (None, None) => {
+            let after = lower.get(at + 2).copied().unwrap_or("");
+            let next = lower.get(at + 1).copied().unwrap_or("");
+            // "4 weeks before the announcement": an advance notice is a minimum; "30
+            // days after the end": a deadline.
+            if [next, after]
+                .iter()
+                .any(|w| matches!(*w, "before" | "prior" | "ahead" | "advance"))
+            {
+                Binding::Limit(Limit::AtLeast)
+            } else if [next, after]
+                .iter()
+                .any(|w| matches!(*w, "after" | "following" | "of" | "from"))
+                && v.calendar_days().is_some()
+            {
+                Binding::Limit(Limit::AtMost)
+            } else {
+                Binding::Limit(Limit::Exactly)
+            }
+        }
+    }
+}
+
+/// Whether a comparator directly follows a noun ("gifts above", "a shareholding of more
+/// than"): the value then says which things the rule is about.
+fn is_noun_modifier(window: &[&str]) -> bool {
+    let Some(cmp) = window
+        .iter()
+        .rposition(|w| ABOVE.contains(w) || BELOW.contains(w) || *w == "more" || *w == "greater")
+    else {
+        return false;
+    };
+    let before = cmp.checked_sub(1).map(|i| window[i]).unwrap_or("");
+    let before = if before == "of" {
+        cmp.checked_sub(2).map(|i| window[i]).unwrap_or("")
+    } else {
+        before
+    };
+    !before.is_empty()
+        && !MUST.contains(&before)
+        && !MAY.contains(&before)
+        && !matches!(
+            before,
+            "be" | "is" | "are" | "not" | "was" | "were" | "exceed" | "cost" | "costs" | "worth"
+        )
+        && before.chars().all(char::is_alphabetic)
+}
+
+/// The event a value at word `end` (the word after it) counts from or up to.
+fn anchor(ws: &[Word], end: usize) -> Option<Anchor> {
+    let word = |i: usize| ws.get(i).map(|w| w.text.as_str()).unwrap_or("");
+    let (mut i, before) = match (word(end), word(end + 1)) {
+        ("later" | "afterwards" | "afterward", _) => return Some(Anchor::After(Vec::new())),
+        ("earlier" | "beforehand", _) => return Some(Anchor::Before(Vec::new())),
+        ("before" | "ahead", _) => (end + 1, true),
+        ("prior", "to") => (end + 2, true),
+        ("in", "advance") => (end + 2, true),
+        ("after" | "of" | "from" | "following" | "since", _) => (end + 1, false),
+        _ => return None,
+    };
+    if before && word(i) == "of" {
+        i += 1;
+    }
+    let event: Vec<String> = ws[i.min(ws.len())..]
+        .iter()
+        .take_while(|w| {
+            !matches!(
+                w.text.as_str(),
+                "and" | "or" | "unless" | "if" | "where" | "when" | "must" | "shall"
+            )
+        })
+        .take(6)
+        .flat_map(|w| terms(&w.text))
+        .collect();
+    Some(if before {
+        Anchor::Before(event)
+    } else {
+        Anchor::After(event)
+    })
+}
+
+/// "in advance", "before onboarding", "prior to the trade" with no figure before them.
+fn before_without_figure(lower: &[&str]) -> Option<Vec<String>> {
+    for (i, w) in lower.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|k| lower[k]).unwrap_or("");
+        let prev_is_unit = prev.ends_with('s') && prev.len() > 3
+            || matches!(prev, "day" | "week" | "month" | "year" | "hour");
+        if prev_is_unit {
+            continue;
+        }
+        let event = |from: usize| -> Vec<String> {
+            lower[from.min(lower.len())..]
+                .iter()
+                .take_while(|w| !matches!(**w, "and" | "or" | "unless"))
+                .take(5)
+                .flat_map(|w| terms(w))
+                .collect()
+        };
+        match (*w, lower.get(i + 1).copied()) {
+            ("in", Some("advance")) | ("beforehand", _) => return Some(Vec::new()),
+            ("prior", Some("to")) => return Some(event(i + 2)),
+            ("prior", _) if matches!(lower.get(i + 1), Some(&"approval") | Some(&"written")) => {
+                return Some(Vec::new())
+            }
+            ("before", _) => return Some(event(i + 1)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a word can be part of a role's name.
+fn namey(w: &str) -> bool {
+    let first = w.chars().next();
+    first.is_some_and(|c| c.is_uppercase())
+        || ROLE_NOUNS.contains(&crate::text::singular(&w.to_lowercase()).as_str())
+}
+
+/// The roles a sentence names, each with what it does.
+fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
+    let raw: Vec<&str> = ws.iter().map(|w| &sentence[w.span.clone()]).collect();
+    let lower: Vec<&str> = ws.iter().map(|w| w.text.as_str()).collect();
+    let mut out: Vec<Role> = Vec::new();
+    let negated_near = |i: usize| {
+        lower[i.saturating_sub(5)..i].iter().any(|w| {
+            matches!(
+                *w,
+                "without"
+                    | "no"
+                    | "not"
+                    | "never"
+                    | "nobody"
+                    | "n't"
+                    | "forgot"
+                    | "failed"
+                    | "omitted"
+                    | "neglected"
+                    | "skipped"
+                    | "refused"
+            )
+        }) || lower.get(i + 1).is_some_and(|w| *w == "never")
+    };
+    let mut push = |who: String, kind: RoleKind, negated: bool| {
+        let who = who.trim().to_string();
+        if who.is_empty() || terms(&who).is_empty() {
+            return;
+        }
+        if !out
+            .iter()
+            .any(|r| r.who.eq_ignore_ascii_case(&who) && r.kind == kind)
+        {
+            out.push(Role { who, kind, negated });
+        }
+    };
+    // A name read forwards from word `j`: "the Head of Compliance", "senior management".
+    let forward = |j: usize| -> String {
+        let mut k = j;
+        while k < lower.len()
+            && matches!(
+                lower[k],
+                "the"
+                    | "a"
+                    | "an"
+                    | "their"
+                    | "his"
+                    | "her"
+                    | "its"
+                    | "our"
+                    | "your"
+                    | "both"
+                    | "any"
+                    | "some"
+                    | "every"
+                    | "each"
+            )
+        {
+            k += 1;
+        }
+        let mut name = Vec::new();
+        while k < raw.len() && name.len() < 7 {
+            let w = raw[k];
+            let l = lower[k];
+            let joins = matches!(l, "of" | "and" | "&")
+                && k + 1 < raw.len()
+                && namey(raw[k + 1])
+                && !name.is_empty();
+            if joins
+                || (namey(w) && !NAME_ENDS.contains(&l))
+                || (name.is_empty()
+                    && l.chars().all(char::is_alphabetic)
+                    && lower
+                        .get(k + 1)
+                        .is_some_and(|n| ROLE_NOUNS.contains(&crate::text::singular(n).as_str())))
+            {
+                name.push(w);
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        name.join(" ")
+    };
+    // A name read backwards from word `j` (exclusive): "senior management approval".
+    let backward = |j: usize| -> String {
+        let mut k = j;
+        let mut name = Vec::new();
+        while k > 0 && name.len() < 4 {
+            let w = raw[k - 1];
+            let l = lower[k - 1];
+            if namey(w) && !NAME_ENDS.contains(&l)
+                || (l.chars().all(char::is_alphabetic)
+                    && !name.is_empty()
+                    && name.len() < 2
+                    && matches!(
+                        l,
+                        "senior" | "line" | "executive" | "risk" | "audit" | "general"
+                    ))
+            {
+                name.insert(0, w);
+                k -= 1;
+            } else {
+                break;
+            }
+        }
+        name.join(" ")
+    };
+    for i in 0..lower.len() {
+        let w = lower[i];
+        let next = lower.get(i + 1).copied().unwrap_or("");
+        match w {
+            // "approved by X", "authorised by X", "signed off by X".
+            "approved" | "authorised" | "authorized" | "sanctioned" | "agreed" | "signed"
+                if next == "by" || (next == "off" && lower.get(i + 2) == Some(&"by")) =>
+            {
+                let j = if next == "off" { i + 3 } else { i + 2 };
+                push(forward(j), RoleKind::Approves, negated_near(i));
+            }
+            // "approval of X", "approval from X", "sign-off from X", "consent of X".
+            "approval" | "authorisation" | "authorization" | "consent" | "sign" | "off"
+                if matches!(next, "of" | "from" | "by") =>
+            {
+                push(forward(i + 2), RoleKind::Approves, negated_near(i));
+            }
+            // "X approval", "X's approval", "X sign-off".
+            "approval" | "authorisation" | "authorization" | "consent" => {
+                let name = backward(i);
+                if !name.is_empty() {
+                    let at = i.saturating_sub(name.split_whitespace().count());
+                    push(name, RoleKind::Approves, negated_near(at));
+                }
+            }
+            // "X approves", "X approved the move", "X signed off the directorship".
+            "approves" | "approve" | "approved" | "authorises" | "authorizes" | "signed"
+            | "signs" => {
+                let name = backward(i);
+                if !name.is_empty() && !matches!(next, "by") {
+                    let negated =
+                        negated_near(i) || i > 0 && matches!(lower[i - 1], "not" | "never");
+                    push(name, RoleKind::Approves, negated);
+                }
+            }
+            // "notify X", "inform X", "tell X", "told X": the person told follows.
+            "notify" | "notifies" | "notified" | "inform" | "informs" | "informed" | "tell"
+            | "tells" | "told" | "alert" | "alerted" | "contact" | "contacted" | "consult"
+            | "consulted" | "warn" | "warned"
+                if next != "by" && next != "of" && next != "that" =>
+            {
+                let name = forward(i + 1);
+                let negated = negated_near(i);
+                if !name.is_empty() {
+                    push(name, RoleKind::Told, negated);
+                } else if i > 0
+                    && matches!(lower[i - 1], "was" | "were" | "be" | "been" | "is" | "are")
+                {
+                    // "the DPO was told": the person told comes before.
+                    let name = backward(i - 1);
+                    push(name, RoleKind::Told, negated);
+                }
+            }
+            // "report to X", "declare ... to X", "escalate to X", "send ... to X".
+            "to" if i > 0 => {
+                let verb = lower[..i].iter().rev().take(8).find(|v| {
+                    [
+                        "report", "declar", "escalat", "notif", "submit", "sent", "send", "refer",
+                        "pass", "disclos", "provid", "forward", "return",
+                    ]
+                    .iter()
+                    .any(|s| v.starts_with(s))
+                });
+                if let Some(verb) = verb {
+                    let name = forward(i + 1);
+                    if !name.is_empty() && name.split_whitespace().any(namey) {
+                        let at = lower[..i].iter().rposition(|v| v == verb).unwrap_or(i);
+                        push(name, RoleKind::Told, negated_near(at + 1));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Words between a modal and the verb it governs ("must not be", "shall always").
+const BEFORE_VERB: [&str; 16] = [
+    "not",
+    "never",
+    "be",
+    "been",
+    "always",
+    "also",
+    "only",
+    "first",
+    "promptly",
+    "immediately",
+    "either",
+    "both",
+    "then",
+    "to",
+    "all",
+    "still",
+];
+
+/// What a rule requires be done: the terms of the verb its modal governs and of the words
+/// of its object ("must complete an initial declaration": complete, initial, declaration),
+/// of verbs joined to it with their object ("and verify their identity": verify,
+/// identity), or of the participle of a passive rule and what follows it ("are approved
+/// by": approve).
+pub(crate) fn actions(clause: &str) -> Vec<String> {
+    let words: Vec<String> = clause
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let modal = words
+        .iter()
+        .position(|w| matches!(w.as_str(), "must" | "shall" | "should" | "will" | "cannot"))
+        .or_else(|| {
+            words
+                .windows(2)
+                .position(|p| {
+                    matches!(
+                        p[0].as_str(),
+                        "required" | "needs" | "need" | "has" | "have" | "obliged"
+                    ) && p[1] == "to"
+                })
+                .map(|i| i + 1)
+        });
+    let mut out = Vec::new();
+    let push = |w: &str, out: &mut Vec<String>| {
+        if let Some(t) = terms(w).into_iter().next() {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    };
+    // The verb at `v` and the content words of its object, up to a preposition.
+    let phrase = |v: usize, out: &mut Vec<String>| {
+        push(&words[v], out);
+        for w in words[v + 1..].iter().take(4) {
+            if OBJECT_ENDS.contains(&w.as_str()) || w.chars().all(|c| c.is_ascii_digit()) {
+                break;
+            }
+            if !crate::text::is_stopword(w) && !BEFORE_VERB.contains(&w.as_str()) {
+                push(w, out);
+            }
+        }
+    };
+    match modal {
+        Some(m) => {
+            if let Some(v) =
+                (m + 1..words.len()).find(|&i| !BEFORE_VERB.contains(&words[i].as_str()))
+            {
+                phrase(v, &mut out);
+            }
+            for i in m + 1..words.len().saturating_sub(2) {
+                if matches!(words[i].as_str(), "and" | "or")
+                    && matches!(
+                        words[i + 2].as_str(),
+                        "the"
+                            | "their"
+                            | "its"
+                            | "his"
+                            | "her"
+                            | "a"
+                            | "an"
+                            | "all"
+                            | "every"
+                            | "any"
+                            | "it"
+                            | "them"
+                    )
+                {
+                    phrase(i + 1, &mut out);
+                }
+            }
+        }
+        None => {
+            if let Some(v) = (1..words.len()).find(|&i| {
+                matches!(words[i - 1].as_str(), "is" | "are" | "was" | "were")
+                    && words[i].ends_with("ed")
+            }) {
+                phrase(v, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// Words that end a verb's object when reading its words.
+const OBJECT_ENDS: [&str; 16] = [
+    "within", "by", "before", "after", "to", "in", "on", "at", "for", "from", "of", "unless",
+    "until", "where", "when", "if",
+];
+
+/// Whether two names are the same people: equal ignoring case and "the"; one the acronym of
+/// the other ("DPO", "Data Protection Officer"); every word of the shorter in the longer
+/// ("senior management", "Senior Management Committee"); or known synonyms ("boss" and
+/// "line manager").
+pub(crate) fn same_role(a: &str, b: &str) -> bool {
+    let norm = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|w| !w.is_empty())
+            .map(|w| w.trim_end_matches("'s").to_lowercase())
+            .filter(|w| {
+                !matches!(
+                    w.as_str(),
+                    "the"
+                        | "a"
+                        | "an"
+                        | "their"
+                        | "his"
+                        | "her"
+                        | "our"
+                        | "its"
+                        | "your"
+                        | "and"
+                        | "member"
+                        | "s"
+                )
+            })
+            .map(|w| match w.as_str() {
+                "boss" | "manager" => "manager".to_string(),
+                other => crate::text::singular(other),
+            })
+            .collect()
+    };
+    let (x, y) = (norm(a), norm(b));
+    if x.is_empty() || y.is_empty() {
+        return false;
+    }
+    let acronym = |words: &[String]| -> String {
+        words
+            .iter()
+            .filter(|w| w.as_str() != "of")
+            .filter_map(|w| w.chars().next())
+            .collect()
+    };
+    if (x.len() == 1 && y.len() > 1 && x[0] == acronym(&y))
+        || (y.len() == 1 && x.len() > 1 && y[0] == acronym(&x))
+    {
+        return true;
+    }
+    // An acronym in brackets: "Money Laundering Reporting Officer (MLRO)".
+    if x == y {
+        return true;
+    }
+    let (short, long) = if x.len() <= y.len() {
+        (&x, &y)
+    } else {
+        (&y, &x)
+    };
+    // The shorter is the longer without words that only qualify it ("manager" and "line
+    // manager", "Board" and "Board of Directors"), not without its head ("Compliance" is not
+    // the "Head of Compliance", a "director" not a "Managing Director").
+    let long_set: HashSet<&String> = long.iter().collect();
+    if !short
+        .iter()
+        .filter(|w| w.as_str() != "of")
+        .all(|w| long_set.contains(w))
+    {
+        return false;
+    }
+    let head = |words: &[String]| -> String {
+        words.iter().position(|w| w == "of").map_or_else(
+            || words.last().cloned().unwrap_or_default(),
+            |i| words[..i].last().cloned().unwrap_or_default(),
+        )
+    };
+    let extra: Vec<&String> = long
+        .iter()
+        .filter(|w| !short.contains(w) && w.as_str() != "of")
+        .collect();
+    head(short) == head(long)
+        && extra.iter().all(|w| {
+            QUALIFIERS.contains(&w.as_str()) || w.as_str() == "director" && head(long) == "board"
+        })
+}
+
+/// Words that only qualify who is meant ("line manager", "senior management").
+const QUALIFIERS: [&str; 12] = [
+    "line",
+    "direct",
+    "senior",
+    "relevant",
+    "responsible",
+    "designated",
+    "appointed",
+    "own",
+    "immediate",
+    "business",
+    "unit",
+    "team",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bound(s: &str) -> (Binding, Option<Anchor>) {
+        let r = read(s);
+        assert_eq!(r.bounds.len(), 1, "{s}: {:?}", r.bounds);
+        (r.bounds[0].binding, r.bounds[0].anchor.clone())
+    }
+
+    #[test]
+    fn limits_and_conditions() {
+        assert_eq!(
+            bound(
+                "Staff must declare any conflict within 5 business days of becoming aware of it."
+            )
+            .0,
+            Binding::Limit(Limit::AtMost)
+        );
+        assert_eq!(
+            bound("Related-party transactions above EUR 25,000 must be approved in advance by the Audit Committee.").0,
+            Binding::Applies { above: true }
+        );
+        assert_eq!(
+            bound("Flights must be booked in economy class where the scheduled flight time is below 6 hours.").0,
+            Binding::Applies { above: false }
+        );
+        assert_eq!(
+            bound("Travel must be booked at least 14 days before departure.").0,
+            Binding::Limit(Limit::AtLeast)
+        );
+        assert_eq!(
+            bound("Staff must notify Compliance 4 weeks before their candidacy is announced.").0,
+            Binding::Limit(Limit::AtLeast)
+        );
+        assert_eq!(
+            bound("Register entries are retained for 7 years after the conflict has ended.").0,
+            Binding::Limit(Limit::Exactly)
+        );
+        assert_eq!(
+            bound("Expired records are deleted 30 days after the end of the period.").0,
+            Binding::Limit(Limit::AtMost)
+        );
+        assert_eq!(
+            bound("Records must be retained for 7 years.").0,
+            Binding::Limit(Limit::Exactly)
+        );
+        assert_eq!(
+            bound("Gifts must not exceed EUR 100.").0,
+            Binding::Limit(Limit::AtMost)
+        );
+        assert_eq!(
+            bound("The register is reviewed every 6 months.").0,
+            Binding::Limit(Limit::AtMost)
+        );
+        assert_eq!(
+            bound("Outside employment that generates more than GBP 2,500 a year requires the approval of the Head of Compliance.").0,
+            Binding::Applies { above: true }
+        );
+    }
+
+    #[test]
+    fn anchors_name_the_event() {
+        let (_, a) = bound("Notify within 24 hours of its receipt.");
+        assert_eq!(a, Some(Anchor::After(terms("its receipt"))));
+        let (_, a) = bound("Book at least 10 business days before the trade.");
+        assert!(a.unwrap().before());
+    }
+
+    #[test]
+    fn modality() {
+        assert_eq!(
+            read("Staff must not accept cash.").modality,
+            Modality::MustNot
+        );
+        assert_eq!(read("Taxis may be used at night.").modality, Modality::May);
+        assert_eq!(
+            read("Business class always requires the prior approval of the CFO.").modality,
+            Modality::Must
+        );
+        assert_eq!(
+            read("Entries are kept for 7 years.").modality,
+            Modality::States
+        );
+        assert_eq!(
+            read("Cash gifts are prohibited.").modality,
+            Modality::MustNot
+        );
+    }
+
+    #[test]
+    fn roles_that_approve_or_are_told() {
+        let who = |s: &str| {
+            read(s)
+                .roles
+                .into_iter()
+                .map(|r| (r.who, r.kind, r.negated))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            who("Such roles are approved by the Chief Executive Officer after review."),
+            [(
+                "Chief Executive Officer".to_string(),
+                RoleKind::Approves,
+                false
+            )]
+        );
+        assert_eq!(
+            who("A business relationship with a PEP requires senior management approval."),
+            [("senior management".to_string(), RoleKind::Approves, false)]
+        );
+        assert_eq!(
+            who("We fast-tracked it without senior management approval."),
+            [("senior management".to_string(), RoleKind::Approves, true)]
+        );
+        assert_eq!(
+            who("Transactions above EUR 500,000 also require the approval of the Board."),
+            [("Board".to_string(), RoleKind::Approves, false)]
+        );
+        assert_eq!(
+            who("The COO signed off the directorship."),
+            [("COO".to_string(), RoleKind::Approves, false)]
+        );
+        assert_eq!(
+            who("Staff must declare any conflict to Compliance within 5 business days."),
+            [("Compliance".to_string(), RoleKind::Told, false)]
+        );
+        assert_eq!(
+            who("Nobody informed the clients."),
+            [("clients".to_string(), RoleKind::Told, true)]
+        );
+        assert_eq!(
+            who("The Data Protection Officer was told the following afternoon."),
+            [("Data Protection Officer".to_string(), RoleKind::Told, false)]
+        );
+    }
+
+    #[test]
+    fn actions_are_the_verbs_a_rule_governs() {
+        assert_eq!(
+            actions("staff must identify every beneficial owner and verify their identity"),
+            terms("identify beneficial owner verify identity")
+        );
+        assert_eq!(
+            actions("Records must not be deleted until Legal lifts the hold"),
+            terms("deleted")
+        );
+        assert_eq!(
+            actions("Such roles are approved by the CEO"),
+            terms("approved")
+        );
+        assert_eq!(
+            actions("New joiners must complete an initial declaration within 30 days"),
+            terms("complete initial declaration")
+        );
+    }
+
+    #[test]
+    fn the_same_people_by_name_acronym_or_common_words() {
+        assert!(same_role("the Chief Operating Officer", "COO"));
+        assert!(same_role("DPO", "Data Protection Officer"));
+        assert!(same_role("senior management", "Senior Management"));
+        assert!(same_role("her boss", "the line manager"));
+        assert!(!same_role("Chief Financial Officer", "Head of Procurement"));
+        assert!(!same_role("COO", "Chief Executive Officer"));
+        assert!(!same_role("manager", "Complaints Quality Manager"));
+        assert!(!same_role("Compliance", "Head of Compliance"));
+        assert!(!same_role("a director", "a Managing Director"));
+        assert!(same_role("the Board", "Board of Directors"));
+    }
+}

@@ -1,0 +1,475 @@
+//! What a request asks, read without a model: its topic (the terms it is about), the kind
+//! of value a good answer gives ("how long" a duration, "how often" a frequency, "how
+//! much" an amount, "what share" a percentage, "how many" a count, "who" a role), and the
+//! version of a document it asks about ("v1.3", "the 2022 edition", "the current policy",
+//! "the old one", "was that different before?").
+
+use std::collections::HashSet;
+
+use crate::docmodel::header::Version;
+use crate::docmodel::rules::Reading;
+use crate::docmodel::values::Unit;
+use crate::text::{tokens, topic_terms};
+
+/// A kind of value an answer gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Expect {
+    /// A duration or a deadline.
+    Duration,
+    /// How often.
+    Frequency,
+    /// An amount of money.
+    Money,
+    /// A percentage.
+    Percent,
+    /// A count.
+    Count,
+    /// Who.
+    Role,
+}
+
+/// Which version of a document a request asks about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum VersionAsk {
+    /// A version it names ("v1.3", "version 4").
+    Named(Version),
+    /// An edition's year ("the 2022 edition", "the data retention policy 2023").
+    Year(u16),
+    /// The one in force ("current", "latest", "new", "revised", "in force").
+    Current,
+    /// The one before ("old", "previous", "superseded", "before").
+    Previous,
+}
+
+/// What a request asks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Question {
+    /// The terms it is about (instructions and version words left out).
+    pub(crate) topic: Vec<String>,
+    /// Terms of the conversation it follows, when it says little of its own ("and for
+    /// New York?"): they count for less than its own.
+    pub(crate) context: Vec<String>,
+    /// The kinds of value a good answer gives.
+    pub(crate) expects: Vec<Expect>,
+}
+
+/// A follow-up says at most this many topic terms of its own.
+const FOLLOW_UP_TERMS: usize = 2;
+/// A follow-up has at most this many words.
+const FOLLOW_UP_WORDS: usize = 10;
+
+/// The question an action answers: `text` read in its conversation ([`read_in_context`]),
+/// without the words that name `docs` (their titles, and names the text gives them that fit
+/// one of them).
+pub(crate) fn for_documents(
+    text: &str,
+    docs: &[crate::state::DocRef],
+    previous: Option<&str>,
+) -> Question {
+    let mut naming: HashSet<String> = HashSet::new();
+    // Titles written out ("under the Data Retention Policy 2023, how long ...").
+    for s in crate::title_match::titles_in_text(text, docs) {
+        naming.extend(crate::text::terms(&s.doc.title));
+    }
+    // Names that fit one of them ("the AML policy").
+    for r in crate::references::find(text) {
+        if let crate::references::Reference::Named { name, .. } = r {
+            if !crate::title_match::match_name(&name, docs).is_empty() {
+                naming.extend(crate::text::terms(&name));
+            }
+        }
+    }
+    read_in_context(text, previous, &naming)
+}
+
+/// Reads a request in its conversation: its topic without `naming` (the words that name
+/// its documents); a short one that says little of its own takes the topic of `previous`
+/// (the user's message before) as context, and its kind of value when it asks none.
+pub(crate) fn read_in_context(
+    text: &str,
+    previous: Option<&str>,
+    naming: &HashSet<String>,
+) -> Question {
+    let mut q = read(text);
+    q.topic.retain(|t| !naming.contains(t));
+    let short = tokens(text).len() <= FOLLOW_UP_WORDS;
+    if let Some(prev) = previous.filter(|_| short && q.topic.len() <= FOLLOW_UP_TERMS) {
+        let before = read(prev);
+        q.context = before
+            .topic
+            .into_iter()
+            .filter(|t| !naming.contains(t) && !q.topic.contains(t))
+            .collect();
+        if q.expects.is_empty() {
+            q.expects = before.expects;
+        }
+    }
+    q
+}
+
+/// Words that say which version, not what about: left out of the topic.
+const VERSION_WORDS: [&str; 24] = [
+    "current",
+    "currently",
+    "latest",
+    "newest",
+    "newer",
+    "new",
+    "revised",
+    "updated",
+    "old",
+    "older",
+    "oldest",
+    "previous",
+    "previously",
+    "prior",
+    "earlier",
+    "former",
+    "superseded",
+    "original",
+    "originally",
+    "outdated",
+    "edition",
+    "version",
+    "before",
+    "force",
+];
+
+/// Nouns after which a version word speaks of a document.
+const DOC_WORDS: [&str; 20] = [
+    "policy",
+    "policies",
+    "procedure",
+    "standard",
+    "regulation",
+    "rules",
+    "version",
+    "edition",
+    "one",
+    "document",
+    "guideline",
+    "manual",
+    "handbook",
+    "memo",
+    "framework",
+    "directive",
+    "code",
+    "charter",
+    "terms",
+    "rulebook",
+];
+
+/// Reads a request.
+pub(crate) fn read(text: &str) -> Question {
+    let words = tokens(text);
+    let version_terms: Vec<String> = VERSION_WORDS
+        .iter()
+        .map(|w| crate::vocabulary::term(w))
+        .collect();
+    let topic = topic_terms(text)
+        .into_iter()
+        .filter(|t| !version_terms.contains(t))
+        .filter(|t| !t.chars().all(|c| c.is_ascii_digit()))
+        .filter(|t| !crate::references::is_doc_noun_term(t))
+        .collect();
+    Question {
+        topic,
+        context: Vec::new(),
+        expects: expects(&words),
+    }
+}
+
+fn expects(words: &[String]) -> Vec<Expect> {
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    let has = |x: &str| words.iter().any(|v| v == x);
+    let time_unit = |s: &str| {
+        matches!(
+            s,
+            "day"
+                | "days"
+                | "hour"
+                | "hours"
+                | "week"
+                | "weeks"
+                | "month"
+                | "months"
+                | "year"
+                | "years"
+                | "minutes"
+                | "business"
+                | "working"
+                | "calendar"
+        )
+    };
+    let mut out = Vec::new();
+    for i in 0..words.len() {
+        match (w(i), w(i + 1), w(i + 2)) {
+            ("how", "often" | "frequently" | "regularly", _) => out.push(Expect::Frequency),
+            ("what", "frequency" | "interval", _) => out.push(Expect::Frequency),
+            ("how", "long" | "quickly" | "soon" | "fast" | "late", _)
+            | ("how", "far", "ahead" | "in")
+            | ("by", "when", _)
+            | ("what", "deadline" | "notice" | "period", _)
+            | ("how", "much", "notice" | "warning" | "time") => out.push(Expect::Duration),
+            ("how", "many", u) if time_unit(u) || time_unit(w(i + 3)) => out.push(Expect::Duration),
+            ("how", "many", _) => out.push(Expect::Count),
+            ("what", "percentage" | "percent" | "share" | "proportion" | "ratio", _)
+            | ("how", "big", "a" | "share") => out.push(Expect::Percent),
+            ("how", "much", _)
+            | ("what", "amount" | "limit" | "cap" | "threshold" | "value" | "rate", _) => {
+                out.push(Expect::Money)
+            }
+            ("above" | "over" | "below" | "under" | "from", "what", _)
+            | ("up", "to", "what")
+            | ("what", "size", _) => {
+                out.push(Expect::Money);
+                out.push(Expect::Percent);
+            }
+            ("who" | "whom" | "whose", _, _) => out.push(Expect::Role),
+            ("which", "role" | "person" | "committee" | "team" | "function" | "manager", _) => {
+                out.push(Expect::Role)
+            }
+            ("when", _, _) => out.push(Expect::Duration),
+            _ => {}
+        }
+    }
+    let share_words = [
+        "%",
+        "percent",
+        "percentage",
+        "stake",
+        "shareholding",
+        "holding",
+        "ownership",
+        "ratio",
+        "share",
+    ];
+    if share_words.iter().any(|w| has(w))
+        && out
+            .iter()
+            .any(|e| matches!(e, Expect::Money | Expect::Percent))
+        || has("%")
+        || has("percent")
+        || has("percentage")
+    {
+        out.retain(|e| *e != Expect::Money);
+        if !out.contains(&Expect::Percent) {
+            out.push(Expect::Percent);
+        }
+    }
+    let money_words = [
+        "most",
+        "maximum",
+        "minimum",
+        "least",
+        "spend",
+        "worth",
+        "cost",
+        "cap",
+        "limit",
+        "threshold",
+    ];
+    if out.is_empty() && words.iter().any(|v| money_words.contains(&v.as_str())) {
+        out.push(Expect::Money);
+    }
+    out.dedup();
+    out
+}
+
+impl Question {
+    /// Whether a sentence's reading has a value or role of a kind the question expects
+    /// (true when it expects none).
+    pub(crate) fn answered_by(&self, reading: &Reading) -> bool {
+        if self.expects.is_empty() {
+            return true;
+        }
+        self.expects.iter().any(|e| match e {
+            Expect::Role => !reading.roles.is_empty(),
+            Expect::Frequency => reading
+                .bounds
+                .iter()
+                .any(|b| b.value.frequency || matches!(b.value.unit, Unit::Days)),
+            Expect::Duration => reading
+                .bounds
+                .iter()
+                .any(|b| matches!(b.value.unit, Unit::Days | Unit::BusinessDays)),
+            Expect::Money => reading
+                .bounds
+                .iter()
+                .any(|b| matches!(b.value.unit, Unit::Money(_))),
+            Expect::Percent => reading.bounds.iter().any(|b| b.value.unit == Unit::Percent),
+            Expect::Count => reading.bounds.iter().any(|b| b.value.unit == Unit::Count),
+        })
+    }
+}
+
+/// Every version a request names ("compare the 2023 and 2024 editions", "version 1.0 and
+/// version 2.0"), in order; or the one it asks for by standing ("current", "old").
+pub(crate) fn versions_asked(text: &str) -> Vec<VersionAsk> {
+    let mut out: Vec<VersionAsk> = Vec::new();
+    let push = |a: VersionAsk, out: &mut Vec<VersionAsk>| {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    };
+    // Version numbers: "v1.3", "version 1.0", "version 4".
+    let lower = text.to_lowercase();
+    let raw: Vec<&str> = lower
+        .split(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ';' | ':' | '(' | ')' | '?' | '!' | '"')
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
+    for (i, t) in raw.iter().enumerate() {
+        let t = t.trim_end_matches('.');
+        let number = if let Some(rest) = t
+            .strip_prefix('v')
+            .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            Some(rest)
+        } else if matches!(t, "version" | "v" | "rev" | "revision") {
+            raw.get(i + 1)
+                .map(|n| n.trim_end_matches('.'))
+                .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        } else {
+            None
+        };
+        if let Some(v) = number.and_then(Version::parse) {
+            push(VersionAsk::Named(v), &mut out);
+        }
+    }
+    let words = tokens(text);
+    let doc_nearby = words.iter().any(|w| DOC_WORDS.contains(&w.as_str()));
+    for w in &words {
+        if w.len() == 4 && w.chars().all(|c| c.is_ascii_digit()) && doc_nearby {
+            if let Ok(y) = w.parse::<u16>() {
+                if (1990..=2100).contains(&y) {
+                    push(VersionAsk::Year(y), &mut out);
+                }
+            }
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let near_doc = |i: usize| {
+        words[i + 1..words.len().min(i + 5)]
+            .iter()
+            .any(|w| DOC_WORDS.contains(&w.as_str()))
+    };
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+        let ask = match w.as_str() {
+            "current" | "currently" | "latest" | "newest" | "newer" | "revised" | "updated"
+                if near_doc(i) || w == "currently" =>
+            {
+                Some(VersionAsk::Current)
+            }
+            "new" if DOC_WORDS.contains(&next) => Some(VersionAsk::Current),
+            "in" if next == "force" => Some(VersionAsk::Current),
+            "old" | "older" | "oldest" | "previous" | "prior" | "earlier" | "former"
+            | "original" | "superseded" | "outdated"
+                if near_doc(i) =>
+            {
+                Some(VersionAsk::Previous)
+            }
+            "previously" | "originally" => Some(VersionAsk::Previous),
+            "used" if next == "to" => Some(VersionAsk::Previous),
+            "before" if i + 1 == words.len() => Some(VersionAsk::Previous),
+            _ => None,
+        };
+        if let Some(a) = ask {
+            return vec![a];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kind_of_value_asked_for() {
+        let e = |q: &str| read(q).expects;
+        assert_eq!(e("How long are emails kept?"), [Expect::Duration]);
+        assert_eq!(
+            e("How often must high-risk customers be reviewed?"),
+            [Expect::Frequency]
+        );
+        assert_eq!(
+            e("Within how many days must records be deleted?"),
+            [Expect::Duration]
+        );
+        assert_eq!(e("How many quotes do we need?"), [Expect::Count]);
+        assert_eq!(
+            e("What's the most I can spend per night on a hotel?"),
+            [Expect::Money]
+        );
+        assert_eq!(
+            e("What share of our applications may one provider host?"),
+            [Expect::Percent]
+        );
+        assert_eq!(e("Who must approve a directorship?"), [Expect::Role]);
+        assert_eq!(
+            e("How far ahead of signing must we tell the regulator?"),
+            [Expect::Duration]
+        );
+        assert!(e("Summarize the policy").is_empty());
+    }
+
+    #[test]
+    fn the_version_asked_for() {
+        let v = |q: &str| versions_asked(q).into_iter().next();
+        assert_eq!(
+            v("Under v1.3, what is the limit?"),
+            Some(VersionAsk::Named(Version(vec![1, 3])))
+        );
+        assert_eq!(
+            v("Under version 4 of the dealing policy"),
+            Some(VersionAsk::Named(Version(vec![4])))
+        );
+        assert_eq!(
+            v("In the 2022 edition, how long?"),
+            Some(VersionAsk::Year(2022))
+        );
+        assert_eq!(
+            v("What does the current conflicts policy say?"),
+            Some(VersionAsk::Current)
+        );
+        assert_eq!(
+            v("Under the retention policy now in force"),
+            Some(VersionAsk::Current)
+        );
+        assert_eq!(
+            v("What did the old retention policy say?"),
+            Some(VersionAsk::Previous)
+        );
+        assert_eq!(v("Was that different before?"), Some(VersionAsk::Previous));
+        assert_eq!(v("What must new joiners declare?"), None);
+        assert_eq!(v("How long are emails kept?"), None);
+    }
+
+    #[test]
+    fn several_versions_named() {
+        assert_eq!(
+            versions_asked("Compare the 2023 and 2024 editions of the travel policy"),
+            [VersionAsk::Year(2023), VersionAsk::Year(2024)]
+        );
+        assert_eq!(
+            versions_asked("What changed between version 1.0 and v2.0?"),
+            [
+                VersionAsk::Named(Version(vec![1, 0])),
+                VersionAsk::Named(Version(vec![2, 0]))
+            ]
+        );
+    }
+
+    #[test]
+    fn version_words_are_not_the_topic() {
+        assert_eq!(
+            read("What did the old policy say about calls?").topic,
+            crate::text::terms("calls")
+        );
+    }
+}
