@@ -241,11 +241,7 @@ async fn prompt_options_are_id_and_label_and_ids_resume(b: Backend) {
 
     // doc_choice: a document's id, then (on another thread) "all".
     for pick_all in [false, true] {
-        let mut sse = chat(
-            &s,
-            json!({"message": "Summarize the policy"}),
-        )
-        .await;
+        let mut sse = chat(&s, json!({"message": "Summarize the policy"})).await;
         let t = header(&sse, "x-thread-id");
         let events = sse.all().await;
         let p = terminal(&events).clone();
@@ -435,11 +431,7 @@ async fn one_status_per_node_and_no_web_query_without_web_search(b: Backend) {
     );
 
     // A turn that stops at a prompt, then its resume: one status per node in each.
-    let mut sse = chat(
-        &s,
-        json!({"message": "Summarize the policy"}),
-    )
-    .await;
+    let mut sse = chat(&s, json!({"message": "Summarize the policy"})).await;
     let t = header(&sse, "x-thread-id");
     let events = sse.all().await;
     assert_eq!(terminal(&events)["interrupt_type"], "doc_choice");

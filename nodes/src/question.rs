@@ -159,6 +159,42 @@ const DOC_WORDS: [&str; 20] = [
     "rulebook",
 ];
 
+/// Words that name a document, not what it is about ("the policy", "this standard"); words
+/// that are also content ("report", "notice", "contract") stay.
+const DOCUMENT_WORDS: [&str; 22] = [
+    "policy",
+    "policies",
+    "procedure",
+    "procedures",
+    "standard",
+    "standards",
+    "regulation",
+    "document",
+    "documents",
+    "doc",
+    "file",
+    "version",
+    "guideline",
+    "guidelines",
+    "manual",
+    "handbook",
+    "rulebook",
+    "memo",
+    "framework",
+    "directive",
+    "charter",
+    "excerpt",
+];
+
+/// Words that ask for a value ("what amount", "which figure"), not what it is about.
+const VALUE_WORDS: [&str; 6] = ["amount", "figure", "number", "value", "sum", "level"];
+
+/// Numbers in words, which are values, not topics.
+const NUMBER_WORDS: [&str; 13] = [
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "both", "first",
+    "second",
+];
+
 /// Reads a request.
 pub(crate) fn read(text: &str) -> Question {
     let words = tokens(text);
@@ -170,7 +206,20 @@ pub(crate) fn read(text: &str) -> Question {
         .into_iter()
         .filter(|t| !version_terms.contains(t))
         .filter(|t| !t.chars().all(|c| c.is_ascii_digit()))
-        .filter(|t| !crate::references::is_doc_noun_term(t))
+        .filter(|t| {
+            !DOCUMENT_WORDS
+                .iter()
+                .any(|d| crate::vocabulary::term(d) == *t)
+        })
+        // A number said in words ("these two") or a stray letter ("what's") says nothing
+        // of the topic: values are read apart.
+        .filter(|t| {
+            t.len() > 1
+                && !NUMBER_WORDS
+                    .iter()
+                    .any(|n| crate::vocabulary::term(n) == *t)
+        })
+        .filter(|t| !VALUE_WORDS.iter().any(|n| crate::vocabulary::term(n) == *t))
         .collect();
     Question {
         topic,
@@ -272,7 +321,12 @@ fn expects(words: &[String]) -> Vec<Expect> {
     if out.is_empty() && words.iter().any(|v| money_words.contains(&v.as_str())) {
         out.push(Expect::Money);
     }
-    out.dedup();
+    let mut seen = Vec::new();
+    out.retain(|e| {
+        let new = !seen.contains(e);
+        seen.push(*e);
+        new
+    });
     out
 }
 

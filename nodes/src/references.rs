@@ -200,18 +200,32 @@ pub(crate) fn find(text: &str) -> Vec<Reference> {
         let used_as_verb = next.as_deref().is_some_and(|n| VERB_FOLLOWERS.contains(&n));
         if let Some((noun, plural)) = doc_noun(word.text).filter(|_| !used_as_verb) {
             let mut j = i;
-            while j > 0 && i - j < 5 {
+            while j > 0 && i - j < 7 {
                 let prev = w[j - 1].text.to_lowercase();
-                if is_stopword(&prev)
-                    || NAME_BREAKS.contains(&prev.as_str())
-                    || matches!(w[j - 1].next_char, Some(',' | ';' | ':' | '.' | '?' | '!'))
+                let stops = matches!(w[j - 1].next_char, Some(',' | ';' | ':' | '.' | '?' | '!'));
+                // "of", "and" join the words of one name ("conflicts of interest policy",
+                // "travel and expenses policy") when a word of the name comes before them.
+                let joins = matches!(prev.as_str(), "of" | "and" | "&") && j >= 2 && j < i + 1 && {
+                    let before = w[j - 2].text.to_lowercase();
+                    !is_stopword(&before) && !NAME_BREAKS.contains(&before.as_str())
+                };
+                if stops || (!joins && (is_stopword(&prev) || NAME_BREAKS.contains(&prev.as_str())))
                 {
                     break;
                 }
                 j -= 1;
             }
+            // "an outsourcing contract", "any gift register entry": a kind of thing, not a
+            // document's name.
+            let indefinite = j > 0
+                && matches!(
+                    w[j - 1].text.to_lowercase().as_str(),
+                    "a" | "an" | "any" | "each" | "every" | "no" | "such" | "another"
+                );
             let generic = GENERIC_NOUNS.contains(&noun.as_str());
-            if j < i {
+            if indefinite {
+                // Nothing: it names no document.
+            } else if j < i {
                 // "the vendor standard" must name a document; "customer documents" may
                 // just be documents of another kind.
                 let name: Vec<&str> = w[j..=i].iter().map(|w| w.text).collect();
@@ -354,6 +368,19 @@ mod tests {
             find("How long must its records be kept?"),
             [Reference::Pronoun { plural: false }]
         );
+    }
+
+    #[test]
+    fn names_keep_their_joining_words_and_indefinite_kinds_are_no_names() {
+        assert_eq!(
+            find("Summarize the revised conflicts of interest policy"),
+            [named("revised conflicts of interest policy", true)]
+        );
+        assert_eq!(
+            find("What is in the travel and expenses policy?"),
+            [named("travel and expenses policy", true)]
+        );
+        assert!(find("What must an outsourcing contract include?").is_empty());
     }
 
     #[test]

@@ -28,6 +28,8 @@ const PHRASE_WEIGHT: f64 = 0.15;
 const LEAD: usize = 5;
 /// ... and a term found later in it counts for this.
 const LATER: f64 = 0.9;
+/// A sentence must share at least this many of the question's terms (or all of them).
+const MIN_SHARED: usize = 2;
 /// The factor of a sentence that describes its document.
 const FRAMING: f64 = 0.8;
 /// What a term of the conversation before a follow-up counts for.
@@ -120,6 +122,16 @@ pub(crate) fn rank(analyses: &[Arc<Analysis>], question: &Question) -> Vec<Hit> 
                 covered += share * weight(t);
             }
             if covered <= 0.0 {
+                continue;
+            }
+            // One word of a question of several in common is a coincidence, not an answer.
+            let distinct = query
+                .iter()
+                .filter(|t| own.contains(t.as_str()) || clause.contains(t.as_str()))
+                .count();
+            // (One word and the kind of value asked for is enough: "receipt" and an amount.)
+            let kind = !question.expects.is_empty() && question.answered_by(&s.reading);
+            if distinct < MIN_SHARED.min(query.len()) && !(distinct == 1 && kind) {
                 continue;
             }
             let mut score = covered / total;

@@ -1,6 +1,8 @@
 //! The temporal keyword scan: words that ask about the present ("latest", "recent",
 //! "current", "now", "today") and this year or last year written as numbers turn web search
-//! on, whatever the LLM thinks.
+//! on, whatever the LLM thinks. A word that only says which version of a document ("the
+//! current policy", "the latest edition", "the retention policy now in force", "the 2025
+//! edition") asks about the user's library, not the world: it turns nothing on.
 
 use crate::text::tokens;
 
@@ -19,9 +21,43 @@ const WORDS: [&str; 7] = [
 pub fn asks_about_present(text: &str, year: i32) -> bool {
     let this_year = year.to_string();
     let last_year = (year - 1).to_string();
-    tokens(text)
-        .iter()
-        .any(|w| WORDS.contains(&w.as_str()) || *w == this_year || *w == last_year)
+    let words = tokens(text);
+    words.iter().enumerate().any(|(i, w)| {
+        let temporal = WORDS.contains(&w.as_str()) || *w == this_year || *w == last_year;
+        temporal && !names_a_version(&words, i)
+    })
+}
+
+/// Words that name a document or one of its versions.
+const DOCUMENT_WORDS: [&str; 16] = [
+    "policy",
+    "procedure",
+    "standard",
+    "regulation",
+    "rules",
+    "version",
+    "edition",
+    "document",
+    "guideline",
+    "memo",
+    "handbook",
+    "manual",
+    "framework",
+    "one",
+    "text",
+    "revision",
+];
+
+/// Whether the word at `i` only says which version of a document: a document word within
+/// the next three words or the one before ("the current retention policy", "policy 2025"),
+/// or "now in force".
+fn names_a_version(words: &[String], i: usize) -> bool {
+    let doc = |w: &String| DOCUMENT_WORDS.contains(&crate::text::singular(w).as_str());
+    words[i + 1..words.len().min(i + 4)].iter().any(doc)
+        || i.checked_sub(1).is_some_and(|k| doc(&words[k]))
+        || (words[i] == "now"
+            && words.get(i + 1).is_some_and(|w| w == "in")
+            && words.get(i + 2).is_some_and(|w| w == "force"))
 }
 
 /// The current year (UTC), from the system clock.
@@ -60,6 +96,19 @@ mod tests {
         assert!(!asks_about_present("changes in 2023", 2026));
         assert!(!asks_about_present("I know the policy", 2026));
         assert!(!asks_about_present("Is this still enforced?", 2026));
+        assert!(!asks_about_present(
+            "What does the current conflicts policy say?",
+            2026
+        ));
+        assert!(!asks_about_present(
+            "Under the retention policy now in force",
+            2026
+        ));
+        assert!(!asks_about_present("Summarize the 2026 edition", 2026));
+        assert!(asks_about_present(
+            "What is the current CET1 requirement in the news?",
+            2026
+        ));
     }
 
     #[test]

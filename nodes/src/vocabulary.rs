@@ -237,6 +237,12 @@ const IRREGULAR: &[(&str, &str)] = &[
     ("dealt", "deal"),
 ];
 
+/// Whether `word` (lower case) is a past form of a verb: a regular "-ed" form, or an
+/// irregular one ("took", "sent").
+pub(crate) fn is_past_form(word: &str) -> bool {
+    (word.len() > 4 && word.ends_with("ed")) || irregular().contains_key(word)
+}
+
 fn irregular() -> &'static HashMap<&'static str, &'static str> {
     static MAP: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
     MAP.get_or_init(|| IRREGULAR.iter().copied().collect())

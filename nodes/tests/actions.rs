@@ -293,7 +293,7 @@ impl Llm for StallingLlm {
     }
     async fn answer(&self, _: &AnswerRequest) -> Result<AnswerStream, LlmError> {
         let first = stream::iter(vec![Ok(AnswerChunk::Text(
-            "The CET1 ratio is 4.5% [2]".into(),
+            "The CET1 ratio is 4.5% [1]".into(),
         ))]);
         Ok(Box::pin(first.chain(stream::pending())))
     }
@@ -323,7 +323,7 @@ async fn a_cancel_mid_answer_keeps_the_partial_text_marked_interrupted() {
     );
     let m = out.state.messages.last().unwrap();
     assert_eq!(m.kind, MessageKind::Ai);
-    assert_eq!(m.content, "The CET1 ratio is 4.5% [2]");
+    assert_eq!(m.content, "The CET1 ratio is 4.5% [1]");
     assert_eq!(m.metadata["interrupted"], true);
     assert_eq!(m.metadata["interrupted_reason"], "user_cancelled");
     assert_eq!(m.metadata["finished_reason"], "cancelled");

@@ -485,8 +485,8 @@ step('citations open the cited passage in the document viewer; documents can be 
   check(await cite.evaluate((e) => e === document.activeElement), 'the focus is back on the citation');
   // The sources list opens the passages too.
   await answer.locator('.citations summary').click();
-  // (the older version the answer quotes as replaced)
-  await answer.getByRole('button', { name: /^Open source \d+, Data Retention Policy 2023/ }).click();
+  // (the older version the answer quotes as replaced: what it said on each point)
+  await answer.getByRole('button', { name: /^Open source \d+, Data Retention Policy 2023/ }).first().click();
   await page.getByRole('dialog', { name: 'Data Retention Policy 2023' }).waitFor();
   await page.locator('#viewer-body mark', { hasText: 'retained for 5 years after the account is closed' }).waitFor();
   await page.getByRole('button', { name: 'Close the document' }).click();

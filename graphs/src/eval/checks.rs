@@ -6,7 +6,7 @@
 //!   ellipsis `…` splits a quote into parts) appears word for word in the user's messages
 //!   or in a document;
 //! - `citation markers`: every `[n]` marker of the answer is one of its citations;
-//! - `says how it was made`: the state's `answered_by` is set.
+//! - `says how it was made`: the state's `answered_by` is set (of a turn that answered).
 
 use palgraph_nodes::Document;
 
@@ -120,7 +120,9 @@ pub fn score_turn(
             dangling.is_empty(),
         ));
     }
-    out.push(check("says how it was made", turn.answered_by.is_some()));
+    if turn.end == TurnEnd::Answered {
+        out.push(check("says how it was made", turn.answered_by.is_some()));
+    }
     out
 }
 

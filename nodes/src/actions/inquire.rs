@@ -16,7 +16,7 @@ use crate::deps::PalAssistDeps;
 use crate::passages::{number, Passage};
 use crate::question::Question;
 use crate::retrieval;
-use crate::state::{Action, AgentState, AgentStateUpdate};
+use crate::state::{Action, AgentState, AgentStateUpdate, InferenceSource};
 use crate::text::asks_for_library;
 
 /// At most this many passages of the resolved documents answer a question.
@@ -64,6 +64,15 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
     let q = input.asked();
     let analyses: Vec<Arc<Analysis>> = input.docs.iter().map(analysis).collect();
     let mut passages = best_clauses(&analyses, &q, PASSAGES);
+    if std::env::var_os("PALASSIST_EXPLAIN").is_some() {
+        eprintln!(
+            "Q {:?} expects {:?} context {:?}",
+            q.topic, q.expects, q.context
+        );
+        for p in passages.iter().take(4) {
+            eprintln!("   {:.3} {}", p.score, p.text);
+        }
+    }
     let retrieval_confidence = passages.first().map_or(0.0, |p| p.score);
     if passages.is_empty() {
         // Nothing matches: the documents' openings, unranked, say what they are.
@@ -72,10 +81,25 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
             .filter_map(|a| a.passages.first().cloned())
             .collect();
     }
-    // The version next to each resolved document, on the same question.
+    // The version next to each resolved document, on the same question: the one in force
+    // after a superseded one; the one before the version in force, unless the user chose
+    // this version (mentioned it, or named a version).
+    let chosen = input.state.inference_source == Some(InferenceSource::Explicit)
+        || crate::question::versions_asked(input.question)
+            .iter()
+            .any(|a| {
+                matches!(
+                    a,
+                    crate::question::VersionAsk::Named(_) | crate::question::VersionAsk::Year(_)
+                )
+            });
     for d in input.docs {
         let e = input.versions.edition(&d.id);
-        let next = e.and_then(|e| e.superseded_by.or(e.supersedes));
+        let next = e.and_then(|e| match (e.superseded_by, e.supersedes) {
+            (Some(newer), _) => Some(newer),
+            (None, Some(older)) if !chosen => Some(older),
+            _ => None,
+        });
         let Some(other) = next.filter(|o| !input.docs.iter().any(|x| x.id == o.id)) else {
             continue;
         };

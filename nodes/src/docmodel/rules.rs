@@ -229,6 +229,18 @@ pub(crate) fn read(sentence: &str) -> Reading {
         }
     }
     let mut bounds = Vec::new();
+    // Where each value starts and ends (word indices), to keep each one's words to itself.
+    let spans: Vec<(usize, usize)> = found
+        .iter()
+        .filter_map(|v| {
+            let a = ws.iter().position(|w| w.span.start >= v.span.start)?;
+            let b = ws
+                .iter()
+                .rposition(|w| w.span.end <= v.span.end)
+                .map_or(a + 1, |e| e + 1);
+            Some((a, b.max(a + 1)))
+        })
+        .collect();
     for v in found {
         let Some(start) = ws.iter().position(|w| w.span.start >= v.span.start) else {
             continue;
@@ -250,9 +262,39 @@ pub(crate) fn read(sentence: &str) -> Reading {
         {
             binding = Binding::Limit(Limit::AtLeast);
         }
-        let lo = start.saturating_sub(6);
-        let hi = (end + 6).min(ws.len());
-        let context: HashSet<String> = ws[lo..hi]
+        // Its words: up to six on each side, not past another value, nor past a
+        // conjunction that starts the next thing said ("calls for two years and emails for
+        // three years": "emails" is the second value's).
+        let prev_end = spans
+            .iter()
+            .filter(|(_, b)| *b <= start)
+            .map(|(_, b)| *b)
+            .max()
+            .unwrap_or(0);
+        let next_start = spans
+            .iter()
+            .filter(|(a, _)| *a >= end)
+            .map(|(a, _)| *a)
+            .min()
+            .unwrap_or(ws.len());
+        let mut lo = start.saturating_sub(6).max(prev_end);
+        if let Some(k) = (lo..start)
+            .rev()
+            .find(|&k| matches!(lower[k], "and" | "or" | "but" | "while" | "whereas"))
+        {
+            if prev_end > 0 {
+                lo = k + 1;
+            }
+        }
+        let mut hi = (end + 6).min(next_start);
+        if next_start < ws.len() {
+            if let Some(k) =
+                (end..hi).find(|&k| matches!(lower[k], "and" | "or" | "but" | "while" | "whereas"))
+            {
+                hi = k;
+            }
+        }
+        let context: HashSet<String> = ws[lo.min(start)..hi.max(end)]
             .iter()
             .filter(|w| w.span.end <= v.span.start || w.span.start >= v.span.end)
             .flat_map(|w| terms(&w.text))
@@ -363,7 +405,13 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
             Limit::AtMost
         });
     }
-    let near = window.join(" ");
+    // The cues of a limit: the words before the value, back to the modal verb when it is
+    // near ("shall at all times satisfy a CET1 capital ratio of 4.5%").
+    let from = match modal_at {
+        Some(m) if m < at && at - m <= 16 => m,
+        _ => at.saturating_sub(4),
+    };
+    let near = lower[from..at].join(" ");
     let near = format!(" {near} ");
     let at_most = [
         " within ",
@@ -549,7 +597,7 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
             )
         }) || lower.get(i + 1).is_some_and(|w| *w == "never")
     };
-    let mut push = |who: String, kind: RoleKind, negated: bool| {
+    fn add(out: &mut Vec<Role>, who: String, kind: RoleKind, negated: bool) {
         let who = who.trim().to_string();
         if who.is_empty() || terms(&who).is_empty() {
             return;
@@ -560,7 +608,7 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
         {
             out.push(Role { who, kind, negated });
         }
-    };
+    }
     // A name read forwards from word `j`: "the Head of Compliance", "senior management".
     let forward = |j: usize| -> String {
         let mut k = j;
@@ -588,7 +636,13 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
         let mut name = Vec::new();
         while k < raw.len() && name.len() < 7 {
             let w = raw[k];
-            let l = lower[k];
+            // "the traveller's line manager": a possessive is part of who is meant.
+            let l = lower[k].trim_end_matches("'s");
+            if lower[k].ends_with("'s") && k + 1 < raw.len() && namey(raw[k + 1]) {
+                name.push(w);
+                k += 1;
+                continue;
+            }
             let joins = matches!(l, "of" | "and" | "&")
                 && k + 1 < raw.len()
                 && namey(raw[k + 1])
@@ -642,20 +696,30 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 if next == "by" || (next == "off" && lower.get(i + 2) == Some(&"by")) =>
             {
                 let j = if next == "off" { i + 3 } else { i + 2 };
-                push(forward(j), RoleKind::Approves, negated_near(i));
+                add(&mut out, forward(j), RoleKind::Approves, negated_near(i));
+            }
+            // "... by her line manager and by a member of the Executive Committee".
+            "by" if i >= 1 && matches!(lower[i - 1], "and" | "or") && out.last().is_some() => {
+                let kind = out.last().map_or(RoleKind::Approves, |r| r.kind);
+                add(&mut out, forward(i + 1), kind, negated_near(i));
             }
             // "approval of X", "approval from X", "sign-off from X", "consent of X".
             "approval" | "authorisation" | "authorization" | "consent" | "sign" | "off"
                 if matches!(next, "of" | "from" | "by") =>
             {
-                push(forward(i + 2), RoleKind::Approves, negated_near(i));
+                add(
+                    &mut out,
+                    forward(i + 2),
+                    RoleKind::Approves,
+                    negated_near(i),
+                );
             }
             // "X approval", "X's approval", "X sign-off".
             "approval" | "authorisation" | "authorization" | "consent" => {
                 let name = backward(i);
                 if !name.is_empty() {
                     let at = i.saturating_sub(name.split_whitespace().count());
-                    push(name, RoleKind::Approves, negated_near(at));
+                    add(&mut out, name, RoleKind::Approves, negated_near(at));
                 }
             }
             // "X approves", "X approved the move", "X signed off the directorship".
@@ -665,7 +729,7 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 if !name.is_empty() && !matches!(next, "by") {
                     let negated =
                         negated_near(i) || i > 0 && matches!(lower[i - 1], "not" | "never");
-                    push(name, RoleKind::Approves, negated);
+                    add(&mut out, name, RoleKind::Approves, negated);
                 }
             }
             // "notify X", "inform X", "tell X", "told X": the person told follows.
@@ -677,13 +741,24 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 let name = forward(i + 1);
                 let negated = negated_near(i);
                 if !name.is_empty() {
-                    push(name, RoleKind::Told, negated);
+                    add(&mut out, name, RoleKind::Told, negated);
                 } else if i > 0
                     && matches!(lower[i - 1], "was" | "were" | "be" | "been" | "is" | "are")
                 {
                     // "the DPO was told": the person told comes before.
                     let name = backward(i - 1);
-                    push(name, RoleKind::Told, negated);
+                    add(&mut out, name, RoleKind::Told, negated);
+                }
+            }
+            // "it never went to the Audit Committee", "put to the Board": submitted to them.
+            "went" | "go" | "goes" | "gone" | "put" | "taken" | "brought" | "presented"
+            | "escalated"
+                if next == "to" =>
+            {
+                let name = forward(i + 2);
+                if name.split_whitespace().any(namey) {
+                    let negated = negated_near(i + 1);
+                    add(&mut out, name, RoleKind::Told, negated);
                 }
             }
             // "report to X", "declare ... to X", "escalate to X", "send ... to X".
@@ -700,7 +775,7 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                     let name = forward(i + 1);
                     if !name.is_empty() && name.split_whitespace().any(namey) {
                         let at = lower[..i].iter().rposition(|v| v == verb).unwrap_or(i);
-                        push(name, RoleKind::Told, negated_near(at + 1));
+                        add(&mut out, name, RoleKind::Told, negated_near(at + 1));
                     }
                 }
             }

@@ -492,6 +492,14 @@ fn number_at(ws: &[Word], i: usize) -> Option<(f64, f64, usize)> {
 fn article_is_one(ws: &[Word], i: usize, after: usize) -> bool {
     let before = i.checked_sub(1).map(|k| ws[k].text.as_str()).unwrap_or("");
     let next = ws.get(after).map(|w| w.text.as_str()).unwrap_or("");
+    // "for a day on which meals are provided": the day is described, not counted.
+    if matches!(
+        next,
+        "on" | "when" | "where" | "which" | "that" | "during" | "of"
+    ) && !matches!(before, "within" | "after" | "in")
+    {
+        return false;
+    }
     matches!(
         before,
         "within"
@@ -543,9 +551,13 @@ pub(crate) fn values(text: &str) -> Vec<Value> {
     while i < ws.len() {
         match value_at(text, &ws, i) {
             Some((v, next)) => {
-                // "GBP 2,500 a year", "EUR 0.35 per km": "a year" is the rate's unit.
+                // "GBP 2,500 a year", "EUR 0.35 per km": "a year" is the rate's unit; "by 31
+                // January each year": "each year" says the date comes back.
                 let rate = i == after_value && matches!(ws[i].text.as_str(), "a" | "an");
-                if !rate {
+                let recurring_date = i == after_value
+                    && v.frequency
+                    && out.last().is_some_and(|p: &Value| p.unit == Unit::Date);
+                if !rate && !recurring_date {
                     out.push(v);
                 }
                 i = next.max(i + 1);

@@ -47,6 +47,8 @@ const MAX_FINDINGS: usize = 16;
 const PAIRED: f64 = 0.12;
 /// What the fact doing what the rule requires adds.
 const ACTION: f64 = 0.08;
+/// A value's own words must share at least this much with a rule for the rule to take it.
+const VALUE_APPLIES: f64 = 0.3;
 
 /// One rule: a clause of a document's sentence, read.
 struct Rule<'a> {
@@ -103,10 +105,13 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
         if let Some(h) = p.heading.as_deref() {
             context.extend(terms(h));
         }
+        if about_the_document(p) {
+            continue;
+        }
         for s in sentences(&meaning) {
             for c in facts::clauses(&s) {
                 let reading = rules::read(&c);
-                if !reading.is_rule() {
+                if !reading.is_rule() || is_header_line(&c) {
                     continue;
                 }
                 let own: HashSet<String> = terms(&c).into_iter().collect();
@@ -219,26 +224,58 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             }
             continue;
         }
-        let tried: Vec<(f64, usize)> = scored
+        let mut tried: Vec<(f64, usize)> = scored
             .iter()
             .take(TRIED)
             .filter(|(s, _)| *s >= best * NEAR_BEST)
             .copied()
             .collect();
-        // Each value of the fact is compared with one rule: the best match that binds a
-        // value of its kind ("three weeks" is the initial declaration's, not every
-        // declaration's).
+        // Each value of the fact is compared with one rule: of the rules that bind a value
+        // of its kind, the one its own words speak of most ("three weeks" after "filed her
+        // initial declaration" is the initial declaration's; "two days to tell us about an
+        // incident" the incident notice's, though the fact is mostly about something
+        // else); a rule found so joins those checked.
+        let clause_score = |i: usize| {
+            scored
+                .iter()
+                .find(|(_, j)| *j == i)
+                .map_or(0.0, |(s, _)| *s)
+        };
         let owner: Vec<Option<usize>> = fact
             .reading
             .bounds
             .iter()
             .map(|b| {
-                tried
+                let weight: f64 = b.context.iter().map(|t| idf(t)).sum::<f64>().max(1e-9);
+                rules
                     .iter()
-                    .find(|(_, i)| rules[*i].reading.bounds.iter().any(|r| can_pair(b, r)))
-                    .map(|(_, i)| *i)
+                    .enumerate()
+                    .filter(|(_, r)| r.reading.bounds.iter().any(|x| can_pair(b, x)))
+                    .map(|(i, r)| {
+                        let own: f64 = b
+                            .context
+                            .iter()
+                            .filter(|t| r.own.contains(*t))
+                            .map(|t| idf(t))
+                            .sum();
+                        let near: f64 = b
+                            .context
+                            .iter()
+                            .filter(|t| r.words.contains(*t))
+                            .map(|t| idf(t))
+                            .sum();
+                        ((own + near) / (2.0 * weight) + clause_score(i), i)
+                    })
+                    .filter(|(v, _)| *v >= VALUE_APPLIES)
+                    .max_by(|x, y| x.0.total_cmp(&y.0))
+                    .map(|(_, i)| i)
             })
             .collect();
+        for i in owner.iter().flatten() {
+            if !tried.iter().any(|(_, j)| j == i) {
+                tried.push((clause_score(*i).max(APPLIES), *i));
+            }
+        }
         let primary = tried.first().map(|(_, i)| *i);
         for (score, i) in tried {
             let mine: Vec<&Bound> = fact
@@ -274,6 +311,16 @@ fn can_pair(fact: &Bound, rule: &Bound) -> bool {
                 .any(|t| matches!(t.as_str(), "ago" | "last" | "sinc" | "everi" | "interv"));
     }
     if rule.value.frequency && !fact.value.frequency {
+        return false;
+    }
+    // "a month before the change" is notice given ahead of an event: it speaks of a
+    // minimum notice ("at least 60 days before"), not of a deadline after something
+    // ("within 24 hours").
+    if matches!(fact.anchor, Some(Anchor::Before(_)))
+        && rule.binding == Binding::Limit(Limit::AtMost)
+        && !matches!(rule.anchor, Some(Anchor::Before(_)))
+        && rule.value.unit != crate::docmodel::values::Unit::Date
+    {
         return false;
     }
     match (&fact.anchor, &rule.anchor) {
@@ -433,6 +480,23 @@ fn check<'a>(
             ));
             continue;
         }
+        // Two figures of the rule the value could be about ("EUR 50 for domestic trips and
+        // EUR 60 for international trips") that tell different things, and its words do not
+        // say which: it cannot be told.
+        let rival = limits.iter().find(|o| {
+            !std::ptr::eq(**o, *b)
+                && can_pair(f, o)
+                && o.context.intersection(&f.context).count() + 1 >= shared
+                && o.binding == b.binding
+                && f.value.keeps(limit, &o.value) != f.value.keeps(limit, &b.value)
+        });
+        if let Some(other) = rival {
+            open.push(format!(
+                "whether {} falls under {} or {}",
+                f.value.written, b.value.written, other.value.written
+            ));
+            continue;
+        }
         match f.value.keeps(limit, &b.value) {
             Some(true) => meets.push(format!(
                 "{} (the rule: {})",
@@ -542,9 +606,7 @@ fn check<'a>(
                             "approved by {} where the rule names {}",
                             other.who, role.who
                         ));
-                    } else if others.iter().any(|r| r.negated)
-                        || fact.reading.negated && fact.text.to_lowercase().contains("approv")
-                    {
+                    } else if fact.reading.negated && asks_leave(&fact.text) {
                         breaks.push(format!(
                             "no approval by {}, which the rule asks for",
                             role.who
@@ -552,11 +614,6 @@ fn check<'a>(
                     } else {
                         open.push(format!("whether {} approved", role.who));
                     }
-                } else if others.iter().any(|r| r.negated) {
-                    breaks.push(format!(
-                        "{} was not told, which the rule asks for",
-                        role.who
-                    ));
                 } else {
                     open.push(format!("whether {} was told", role.who));
                 }
@@ -605,6 +662,11 @@ fn check<'a>(
             open.push("the practice does not say it does what the rule requires".to_string());
         }
     }
+    // A rule the fact is not most about, with none of its values and nothing decisive, is
+    // not worth a finding of its own.
+    if !primary && mine.is_empty() && breaks.is_empty() {
+        return None;
+    }
     // "Meets" only of the rule the fact is most about, or of one whose value the fact
     // states: anything else the fact touches it cannot vouch for.
     let vouched = primary || !mine.is_empty();
@@ -630,6 +692,53 @@ fn check<'a>(
         fact,
         why,
     })
+}
+
+/// Whether a passage is about the document rather than its rules: its version history or
+/// document control.
+fn about_the_document(p: &Passage) -> bool {
+    let heading = p.heading.as_deref().unwrap_or("").to_lowercase();
+    ["history", "document control", "change log", "revision"]
+        .iter()
+        .any(|w| heading.contains(w))
+}
+
+/// Whether a line is a document's header ("Owner: ... Version 1.0, approved by ...
+/// Effective date: ..."): two labels or more.
+fn is_header_line(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "owner",
+        "version",
+        "effective",
+        "approved by",
+        "applies to",
+        "document id",
+        "classification",
+    ]
+    .iter()
+    .filter(|l| lower.contains(*l))
+    .count()
+        >= 2
+}
+
+/// Whether a text speaks of asking leave: approval, permission, consent, sign-off,
+/// clearance, asking ("without asking anyone").
+fn asks_leave(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "approv",
+        "permission",
+        "consent",
+        "sign-off",
+        "signoff",
+        "sign off",
+        "clearance",
+        "asking",
+        "ask ",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// Whether a rule states a condition as a comparison with no figure ("below the

@@ -188,7 +188,7 @@ fn versions(request: &AnswerRequest, a: &Side<'_>, b: &Side<'_>, q: &Question, o
     let mut unchanged = 0usize;
     for (i, j) in &pairs {
         let (pa, pb) = (a.passages[*i], b.passages[*j]);
-        if !(keep(&a.words[*i]) || keep(&b.words[*j])) || is_version_line(&pa.text) {
+        if !(keep(&a.words[*i]) || keep(&b.words[*j])) || about_the_document(pa) {
             continue;
         }
         if same_text(&pa.text, &pb.text) {
@@ -218,7 +218,7 @@ fn versions(request: &AnswerRequest, a: &Side<'_>, b: &Side<'_>, q: &Question, o
     let listed = |s: &Side<'_>, used: &[bool]| {
         let mut text = String::new();
         for (k, p) in s.passages.iter().enumerate() {
-            if !used[k] && keep(&s.words[k]) && !is_version_line(&p.text) {
+            if !used[k] && keep(&s.words[k]) && !about_the_document(p) {
                 let place = p
                     .heading
                     .as_deref()
@@ -283,6 +283,22 @@ fn versions(request: &AnswerRequest, a: &Side<'_>, b: &Side<'_>, q: &Question, o
 /// A clause's number as a place ("§4.2"), without its heading.
 fn short_place(p: &Passage) -> Option<String> {
     p.clause.as_ref().map(|c| format!("§{c}"))
+}
+
+/// A passage about the document rather than its rules: its version history or document
+/// control (by its heading), or a line that only states its version or date.
+fn about_the_document(p: &Passage) -> bool {
+    let heading = p.heading.as_deref().unwrap_or("").to_lowercase();
+    [
+        "history",
+        "document control",
+        "change log",
+        "revision",
+        "version",
+    ]
+    .iter()
+    .any(|w| heading.contains(w))
+        || is_version_line(&p.text)
 }
 
 /// A line that only states a document's version or date (its header): not a rule that

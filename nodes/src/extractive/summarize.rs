@@ -1,10 +1,12 @@
 //! The extractive summary: per document, its version and standing, then its central
 //! obligations: the sentences that bind someone (must, shall, must not, requires) with what
-//! makes them concrete (a figure, a deadline, who approves or is told), at least one from
-//! each section that has one, heaviest first, in document order. A sentence weighs by how
-//! often its words recur in the document (what the document is about) and by what it
-//! binds. When the request names a topic ("summarize the retention periods"), only
-//! sentences about it (in their own words or their section's heading) are used.
+//! makes them concrete (a figure, a deadline, who approves or is told), the heaviest of
+//! each section first, then the heaviest of the rest, in document order. A table, or a list
+//! under its lead sentence, is one point: its rows side by side. The document's header
+//! (owner, version, dates) and its framing sections (purpose, scope, definitions, version
+//! history) weigh least. When the request names a topic beyond the document's own title
+//! ("summarize the retention periods"), only sentences about it (in their own words or their
+//! section's heading) are used.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -12,15 +14,14 @@ use std::fmt::Write as _;
 use super::{edition, focus, named};
 use crate::docmodel::rules::{self, Modality};
 use crate::llm::AnswerRequest;
+use crate::passages::Passage;
 use crate::text::{sentences, terms};
 
-/// Sentences per document when one document is summarized, and when several are.
-const ONE_DOC: usize = 10;
+/// Points per document when one document is summarized, and when several are.
+const ONE_DOC: usize = 14;
 const MANY_DOCS: usize = 5;
-/// How much each thing a sentence binds multiplies its weight.
-const KIND: f64 = 1.4;
 /// Sections whose sentences describe the document rather than bind anyone.
-const FRAMING: [&str; 9] = [
+const FRAMING: [&str; 11] = [
     "purpose",
     "scope",
     "definition",
@@ -30,70 +31,57 @@ const FRAMING: [&str; 9] = [
     "history",
     "contents",
     "glossary",
+    "document control",
+    "references",
+];
+/// Labels of a document's header lines ("Owner:", "Approved by:").
+const HEADER_LABELS: [&str; 9] = [
+    "owner:",
+    "approved by:",
+    "effective",
+    "version",
+    "applies to:",
+    "document id",
+    "classification:",
+    "next review",
+    "issued",
 ];
 
 struct Candidate {
     position: usize,
-    sentence: String,
-    marker: u32,
+    text: String,
+    markers: Vec<u32>,
     section: Option<String>,
     terms: HashSet<String>,
     heading_terms: HashSet<String>,
-    emphasis: f64,
+    weight: f64,
 }
 
-/// What a sentence binds, as a weight: an obligation, a figure, a role each multiply it.
-fn emphasis(sentence: &str, framing: bool) -> f64 {
-    let r = rules::read(sentence);
-    let mut e = 1.0;
+/// What a point binds, as a weight: an obligation, a figure, a role each add to it; a
+/// framing section's or a header line's weigh little.
+fn weight(text: &str, framing: bool) -> f64 {
+    let lower = text.to_lowercase();
+    if HEADER_LABELS.iter().filter(|l| lower.contains(*l)).count() >= 2 {
+        return 0.05;
+    }
+    let r = rules::read(text);
+    let mut w = 1.0;
     if matches!(r.modality, Modality::Must | Modality::MustNot) {
-        e *= KIND * KIND;
+        w += 1.0;
     }
     if !r.bounds.is_empty() {
-        e *= KIND;
+        w += 0.8;
     }
     if !r.roles.is_empty() {
-        e *= KIND;
+        w += 0.5;
     }
     if framing {
-        e *= 0.5;
+        w *= 0.4;
     }
-    e
+    w
 }
 
-fn candidates(request: &AnswerRequest, doc_id: &str) -> Vec<Candidate> {
-    let mut out: Vec<Candidate> = Vec::new();
-    for p in request.passages.iter().filter(|p| p.doc_id == doc_id) {
-        let heading_terms: HashSet<String> = p
-            .heading
-            .as_deref()
-            .map(terms)
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
-        let framing = p.heading.as_deref().is_some_and(|h| {
-            let h = h.to_lowercase();
-            FRAMING.iter().any(|f| h.contains(f))
-        });
-        for s in sentences(&p.text) {
-            if s.split_whitespace().count() < 4 {
-                continue;
-            }
-            out.push(Candidate {
-                emphasis: emphasis(&s, framing),
-                position: out.len(),
-                terms: terms(&s).into_iter().collect(),
-                heading_terms: heading_terms.clone(),
-                section: p.heading.as_deref().map(section_of),
-                sentence: s,
-                marker: p.number,
-            });
-        }
-    }
-    out
-}
-
-/// The section a place belongs to ("§4.2 Approvals" -> "Approvals").
+/// The section of a place ("§4.2 Approvals" -> "Approvals").
 fn section_of(place: &str) -> String {
     match place.strip_prefix('§') {
         Some(rest) => rest.split_once(' ').map_or(rest, |(_, h)| h).to_string(),
@@ -101,8 +89,97 @@ fn section_of(place: &str) -> String {
     }
 }
 
-/// Up to `limit` candidates: the heaviest of each section first (heaviest sections
-/// first), then the heaviest of the rest; in document order.
+/// The points of a document: each sentence of a passage, and each table or list (the
+/// passages that continue one lead) as one point.
+fn candidates(request: &AnswerRequest, doc_id: &str) -> Vec<Candidate> {
+    let passages: Vec<&Passage> = request
+        .passages
+        .iter()
+        .filter(|p| p.doc_id == doc_id)
+        .collect();
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut k = 0;
+    while k < passages.len() {
+        let p = passages[k];
+        let section = p.heading.as_deref().map(section_of);
+        let heading_terms: HashSet<String> = section
+            .as_deref()
+            .map(terms)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let framing = section.as_deref().is_some_and(|h| {
+            let h = h.to_lowercase();
+            FRAMING.iter().any(|f| h.contains(f))
+        });
+        if let Some(lead) = &p.lead {
+            // A table or a list: the rows that share this lead, as one point.
+            let rows: Vec<&Passage> = passages[k..]
+                .iter()
+                .take_while(|r| {
+                    r.lead.as_ref() == Some(lead) && r.heading.as_deref().map(section_of) == section
+                })
+                .copied()
+                .collect();
+            let items: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    r.text
+                        .replace(" | ", " ")
+                        .trim_end_matches(['.', ';'])
+                        .to_string()
+                })
+                .collect();
+            let head = if lead.contains(" | ") {
+                format!("{}: ", lead.replace(" | ", " / "))
+            } else {
+                format!("{} ", lead.trim_end_matches(':'))
+            };
+            let text = format!("{head}{}", items.join("; "));
+            let meaning: String = rows
+                .iter()
+                .map(|r| r.meaning())
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push(Candidate {
+                position: out.len(),
+                // A table of figures is worth a point of its own; a version history is not.
+                weight: if framing {
+                    0.05
+                } else {
+                    weight(&meaning, framing) + 0.5
+                },
+                terms: terms(&meaning).into_iter().collect(),
+                heading_terms,
+                section,
+                text,
+                markers: rows.iter().map(|r| r.number).collect(),
+            });
+            k += rows.len().max(1);
+            continue;
+        }
+        for s in sentences(&p.text) {
+            if s.split_whitespace().count() < 4 {
+                continue;
+            }
+            out.push(Candidate {
+                weight: weight(&s, framing),
+                position: out.len(),
+                terms: terms(&s).into_iter().collect(),
+                heading_terms: heading_terms.clone(),
+                section: section.clone(),
+                text: s,
+                markers: vec![p.number],
+            });
+        }
+        k += 1;
+    }
+    out
+}
+
+/// Up to `limit` points: the heaviest of each section first (heaviest sections first), then
+/// the heaviest of the rest; in document order. A point weighs by what it binds, and a
+/// little by how much its words recur in the document (what the document is about).
 fn choose(candidates: &[Candidate], limit: usize) -> Vec<&Candidate> {
     let mut freq: HashMap<&str, usize> = HashMap::new();
     for c in candidates {
@@ -110,21 +187,33 @@ fn choose(candidates: &[Candidate], limit: usize) -> Vec<&Candidate> {
             *freq.entry(t.as_str()).or_default() += 1;
         }
     }
-    let weight = |c: &Candidate| {
-        let sum: usize = c.terms.iter().map(|t| freq[t.as_str()]).sum();
-        sum as f64 / (1.0 + c.terms.len() as f64).sqrt() * c.emphasis
+    let most = candidates
+        .iter()
+        .map(|c| {
+            c.terms.iter().map(|t| freq[t.as_str()]).sum::<usize>() as f64
+                / (1.0 + c.terms.len() as f64).sqrt()
+        })
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let score = |c: &Candidate| {
+        let central = c.terms.iter().map(|t| freq[t.as_str()]).sum::<usize>() as f64
+            / (1.0 + c.terms.len() as f64).sqrt();
+        c.weight * (0.6 + 0.4 * central / most)
     };
-    let mut ranked: Vec<(f64, &Candidate)> = candidates.iter().map(|c| (weight(c), c)).collect();
+    let mut ranked: Vec<(f64, &Candidate)> = candidates.iter().map(|c| (score(c), c)).collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.position.cmp(&b.1.position)));
     let mut chosen: Vec<&Candidate> = Vec::new();
     let mut sections: HashSet<Option<&str>> = HashSet::new();
     for (_, c) in &ranked {
-        if chosen.len() < limit && c.emphasis > 1.0 && sections.insert(c.section.as_deref()) {
+        if chosen.len() < limit && c.weight > 1.0 && sections.insert(c.section.as_deref()) {
             chosen.push(c);
         }
     }
     for (_, c) in &ranked {
-        if chosen.len() < limit && !chosen.iter().any(|x| x.position == c.position) {
+        if chosen.len() < limit
+            && c.weight > 0.5
+            && !chosen.iter().any(|x| x.position == c.position)
+        {
             chosen.push(c);
         }
     }
@@ -145,12 +234,15 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         if candidates.is_empty() {
             continue;
         }
+        // A topic beyond the document's own title narrows the summary.
+        let title: HashSet<String> = terms(&doc.title).into_iter().collect();
+        let topic: Vec<&String> = q.topic.iter().filter(|t| !title.contains(*t)).collect();
         let about_focus = |c: &Candidate| {
-            q.topic
+            topic
                 .iter()
-                .any(|f| c.terms.contains(f) || c.heading_terms.contains(f))
+                .any(|f| c.terms.contains(*f) || c.heading_terms.contains(*f))
         };
-        let focused = !q.topic.is_empty() && candidates.iter().any(about_focus);
+        let focused = !topic.is_empty() && candidates.iter().any(about_focus);
         if focused {
             candidates.retain(about_focus);
         }
@@ -170,11 +262,12 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
             }
         }
         if focused {
-            let topic: Vec<&str> = q.topic.iter().map(String::as_str).collect();
-            let _ = writeln!(out, "On {}:", topic.join(", "));
+            let shown: Vec<&str> = topic.iter().map(|t| t.as_str()).collect();
+            let _ = writeln!(out, "On {}:", shown.join(", "));
         }
         for c in choose(&candidates, per_doc) {
-            let _ = writeln!(out, "- {} [{}]", c.sentence, c.marker);
+            let markers: String = c.markers.iter().map(|m| format!("[{m}]")).collect();
+            let _ = writeln!(out, "- {} {markers}", c.text);
         }
         out.push('\n');
     }

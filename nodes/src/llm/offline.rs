@@ -103,10 +103,20 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
         {
             note(i, Action::Summarize);
         }
+        // "what changed", "how did the limits change", "changes between", "what is new in".
+        let asks_change = w.starts_with("chang")
+            && (i.checked_sub(4).map_or(0, |k| k)..i).any(|k| {
+                matches!(
+                    words[k].as_str(),
+                    "what" | "how" | "did" | "has" | "have" | "what's"
+                )
+            })
+            || w.starts_with("chang") && matches!(next, "between" | "since" | "from")
+            || (w == "new" && matches!(next, "in" | "since"));
         if w.starts_with("compar")
             || w.starts_with("differ")
             || matches!(w.as_str(), "contrast" | "versus" | "vs" | "diff")
-            || (w == "what" && next == "changed")
+            || asks_change
         {
             note(i, Action::Compare);
         }
@@ -206,12 +216,40 @@ fn asks_for_audit(words: &[String], raw: &[&str], i: usize) -> bool {
     if !matches!(w, "audit" | "audits" | "auditing") {
         return false;
     }
+    let prev = i.checked_sub(1).map(|k| words[k].as_str()).unwrap_or("");
     let next = words.get(i + 1).map(String::as_str).unwrap_or("");
     let capitalised_mid_sentence = i > 0
         && raw
             .get(i)
             .is_some_and(|r| r.starts_with(char::is_uppercase));
-    !AUDIT_NOUNS.contains(&next) && !capitalised_mid_sentence
+    if AUDIT_NOUNS.contains(&next)
+        || capitalised_mid_sentence && !matches!(prev, "please" | "and" | "then")
+    {
+        return false;
+    }
+    // Asked for ("audit this", "please audit", "can you audit our ..."), not named ("an
+    // on-site audit", "the annual audit").
+    i == 0
+        || matches!(
+            prev,
+            "please" | "pls" | "you" | "to" | "and" | "then" | "now" | "also" | "just" | "quickly"
+        )
+        || matches!(
+            next,
+            "this"
+                | "that"
+                | "it"
+                | "these"
+                | "those"
+                | "the"
+                | "our"
+                | "my"
+                | "against"
+                | "whether"
+                | "if"
+                | "following"
+                | "me"
+        )
 }
 
 const QUESTION_STARTS: [&str; 17] = [
