@@ -68,6 +68,7 @@ mod text;
 pub mod tiptap;
 mod title_match;
 pub mod validate_inputs;
+mod version_words;
 mod versions;
 mod vocabulary;
 

@@ -10,6 +10,7 @@ use crate::docmodel::header::Version;
 use crate::docmodel::rules::Reading;
 use crate::docmodel::values::Unit;
 use crate::text::{tokens, topic_terms};
+use crate::version_words::{EDITION, STANDING};
 
 /// A kind of value an answer gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,33 +108,8 @@ pub(crate) fn read_in_context(
     q
 }
 
-/// Words that say which version, not what about: left out of the topic.
-const VERSION_WORDS: [&str; 24] = [
-    "current",
-    "currently",
-    "latest",
-    "newest",
-    "newer",
-    "new",
-    "revised",
-    "updated",
-    "old",
-    "older",
-    "oldest",
-    "previous",
-    "previously",
-    "prior",
-    "earlier",
-    "former",
-    "superseded",
-    "original",
-    "originally",
-    "outdated",
-    "edition",
-    "version",
-    "before",
-    "force",
-];
+/// Words that place a version in time, besides the version words ("in force before").
+const WHEN_WORDS: [&str; 2] = ["before", "force"];
 
 /// Nouns after which a version word speaks of a document.
 const DOC_WORDS: [&str; 20] = [
@@ -198,8 +174,10 @@ const NUMBER_WORDS: [&str; 13] = [
 /// Reads a request.
 pub(crate) fn read(text: &str) -> Question {
     let words = tokens(text);
-    let version_terms: Vec<String> = VERSION_WORDS
+    let version_terms: Vec<String> = EDITION
         .iter()
+        .chain(&STANDING)
+        .chain(&WHEN_WORDS)
         .map(|w| crate::vocabulary::term(w))
         .collect();
     let topic = topic_terms(text)

@@ -2,12 +2,14 @@
 //! matches a word of a title when their normalized Levenshtein similarity is at least
 //! [`SIMILARITY`] (0.85), so "retension" still finds "Retention"; numbers must match
 //! exactly, so "2023" never finds "2024". A parenthesized part of a title is an alias:
-//! "Capital Requirements Regulation (CRR)" is found by its words or by "CRR".
+//! "Capital Requirements Regulation (CRR)" is found by its words or by "CRR"; a part that
+//! only says which version ("(2024 edition)") is not an alias.
 
 use std::collections::HashSet;
 
 use crate::state::DocRef;
 use crate::text::{name_terms as terms, singular, tokens};
+use crate::version_words::is_version_word;
 
 /// The similarity at or above which two words, or a name and a title, match.
 pub(crate) const SIMILARITY: f64 = 0.85;
@@ -39,13 +41,17 @@ struct TitleTerms {
 fn title_terms(title: &str) -> TitleTerms {
     let mut main_text = String::new();
     let mut aliases = Vec::new();
+    let mut extra = Vec::new();
     let mut rest = title;
     while let Some(open) = rest.find('(') {
         main_text.push_str(&rest[..open]);
         match rest[open..].find(')') {
             Some(close) => {
                 let alias = terms(&rest[open + 1..open + close]);
-                if !alias.is_empty() {
+                // "(2024 edition)" says which version, not another name.
+                if alias.iter().all(|t| is_version_word(t)) {
+                    extra.extend(alias);
+                } else {
                     aliases.push(alias);
                 }
                 rest = &rest[open + close + 1..];
@@ -64,6 +70,7 @@ fn title_terms(title: &str) -> TitleTerms {
     for a in &aliases {
         all.extend(a.iter().cloned());
     }
+    all.extend(extra);
     TitleTerms { main, aliases, all }
 }
 

@@ -9,6 +9,7 @@ use crate::question::VersionAsk;
 use crate::state::DocRef;
 use crate::text::tokens;
 use crate::title_match::{match_name, Scored};
+use crate::version_words::is_version_word;
 use crate::versions::Versions;
 
 /// What a name fits.
@@ -21,45 +22,12 @@ pub(super) enum Fit {
     Unknown,
 }
 
-/// Words of a name that say which version, not which document ("the current conflicts
-/// policy", "the 2022 edition of the procedure").
-const VERSION_WORDS: [&str; 22] = [
-    "current",
-    "latest",
-    "newest",
-    "newer",
-    "new",
-    "revised",
-    "updated",
-    "old",
-    "older",
-    "oldest",
-    "previous",
-    "prior",
-    "earlier",
-    "former",
-    "original",
-    "superseded",
-    "outdated",
-    "edition",
-    "version",
-    "draft",
-    "final",
-    "amended",
-];
-
 /// A name without its version words, years and version numbers.
 pub(super) fn bare(name: &str) -> String {
     name.split_whitespace()
         .filter(|w| {
             let t = tokens(w);
-            !t.iter().all(|t| {
-                VERSION_WORDS.contains(&t.as_str())
-                    || t.chars().all(|c| c.is_ascii_digit())
-                    || (t.starts_with('v')
-                        && t[1..].chars().all(|c| c.is_ascii_digit())
-                        && t.len() > 1)
-            })
+            !t.iter().all(|t| is_version_word(t))
         })
         .collect::<Vec<_>>()
         .join(" ")

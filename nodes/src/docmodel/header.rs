@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 
 use super::values::words;
 use crate::text::{name_terms, sentences};
+use crate::version_words::is_version_word;
 
 /// A version number, compared part by part ("1.10" after "1.9").
 #[derive(Clone, Debug)]
@@ -192,25 +193,8 @@ pub(crate) fn first_date(text: &str) -> Option<Date> {
     None
 }
 
-/// Words of a title that say which version or edition it is, not what it is.
-const VERSION_WORDS: [&str; 16] = [
-    "version",
-    "edition",
-    "revised",
-    "revision",
-    "rev",
-    "update",
-    "updated",
-    "amended",
-    "draft",
-    "final",
-    "issue",
-    "v",
-    "ed",
-    "new",
-    "current",
-    "consolidated",
-];
+/// Words of a title that say which issue it is, besides the shared version words.
+const ISSUE_WORDS: [&str; 3] = ["issue", "rev", "ed"];
 
 /// What a document's title and opening say about its version.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -438,11 +422,7 @@ fn read_title(title: &str) -> (Vec<String>, Option<Version>, Option<u16>) {
     let year = words(title).iter().find_map(|w| year(&w.text));
     let family: Vec<String> = name_terms(title)
         .into_iter()
-        .filter(|t| !VERSION_WORDS.contains(&t.as_str()))
-        .filter(|t| !t.chars().all(|c| c.is_ascii_digit()))
-        .filter(|t| {
-            !(t.starts_with('v') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1)
-        })
+        .filter(|t| !(is_version_word(t) || ISSUE_WORDS.contains(&t.as_str())))
         .collect();
     (family, version, year)
 }
