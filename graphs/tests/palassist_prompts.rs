@@ -47,7 +47,7 @@ async fn two_actions_ask_which_then_audit_and_never_repeat_the_llm_call() {
     assert!(
         out.state
             .response
-            .contains("three years where the rule says 7 years"),
+            .contains("three years is less than the 7 years required"),
         "the 2024 policy replaces the 2023 one, so its 7 years is the rule: {}",
         out.state.response
     );

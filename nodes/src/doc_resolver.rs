@@ -165,6 +165,22 @@ fn names_several(name: &str) -> bool {
         .is_some_and(|w| w.len() > 3 && crate::text::singular(&w) != w)
 }
 
+/// Whether a message means several versions of the document titled `title`: it names it
+/// in the plural ("the travel policies"), says "both" or "them", or asks for its versions
+/// or editions.
+fn means_several(refs: &[Reference], text: &str, title: &str) -> bool {
+    refs.iter().any(|r| match r {
+        Reference::Kind { noun, plural } => *plural && title_has_word(title, noun),
+        Reference::Named { name, .. } => {
+            names_several(name) && name_score(name, title) >= SIMILARITY
+        }
+        Reference::Pronoun { plural } => *plural,
+        Reference::Version { .. } => false,
+    }) || tokens(text)
+        .iter()
+        .any(|w| matches!(w.as_str(), "versions" | "editions" | "revisions" | "issues"))
+}
+
 /// Whether every reference in the rest of a message is covered by the mentioned documents.
 fn only_refers_to(refs: &[Reference], docs: &[DocRef]) -> bool {
     refs.iter().all(|r| match r {
@@ -341,7 +357,9 @@ pub async fn doc_resolver(
             }
         }
         for group in by_family {
-            let several = group.len() > 1;
+            // Versions of one title all fit it: the request means several of them when it
+            // says so ("both versions", "the sanctions procedures").
+            let several = group.len() > 1 && means_several(&refs, &named_in, &group[0].doc.title);
             if let names::Fit::Found(docs) = names::fit(&group, &versions, &asks, several) {
                 for (d, score) in docs {
                     found.add(&d, score, InferenceSource::Fuzzy);

@@ -51,6 +51,16 @@ impl Passage {
 }
 
 impl Passage {
+    /// Whether the passage speaks of the document rather than binding anyone: its version
+    /// history or document control (by its heading), or a header line.
+    pub(crate) fn about_the_document(&self) -> bool {
+        let heading = self.heading.as_deref().unwrap_or("").to_lowercase();
+        ["history", "document control", "change log", "revision"]
+            .iter()
+            .any(|w| heading.contains(w))
+            || crate::docmodel::header::is_metadata_line(&self.text)
+    }
+
     /// What the passage means, to read it (not to quote it): a table row with its
     /// headings, a list item after its lead sentence (see [`crate::docmodel::outline::meaning`]).
     pub(crate) fn meaning(&self) -> String {

@@ -174,6 +174,15 @@ const NUMBER_WORDS: [&str; 13] = [
 /// Reads a request.
 pub(crate) fn read(text: &str) -> Question {
     let words = tokens(text);
+    // "Issue 2", "edition 3": which version, not what about.
+    let numbered: HashSet<String> = words
+        .windows(2)
+        .filter(|p| {
+            matches!(p[0].as_str(), "issue" | "edition" | "release")
+                && p[1].chars().all(|c| c.is_ascii_digit())
+        })
+        .map(|p| crate::vocabulary::term(&p[0]))
+        .collect();
     let version_terms: Vec<String> = EDITION
         .iter()
         .chain(&STANDING)
@@ -182,7 +191,7 @@ pub(crate) fn read(text: &str) -> Question {
         .collect();
     let topic = topic_terms(text)
         .into_iter()
-        .filter(|t| !version_terms.contains(t))
+        .filter(|t| !version_terms.contains(t) && !numbered.contains(t))
         .filter(|t| !t.chars().all(|c| c.is_ascii_digit()))
         .filter(|t| {
             !DOCUMENT_WORDS
@@ -359,7 +368,10 @@ pub(crate) fn versions_asked(text: &str) -> Vec<VersionAsk> {
             .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))
         {
             Some(rest)
-        } else if matches!(t, "version" | "v" | "rev" | "revision") {
+        } else if matches!(
+            t,
+            "version" | "v" | "rev" | "revision" | "issue" | "edition" | "release"
+        ) {
             raw.get(i + 1)
                 .map(|n| n.trim_end_matches('.'))
                 .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))

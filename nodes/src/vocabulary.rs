@@ -36,6 +36,9 @@ const SYNONYMS: &[&[&str]] = &[
         "archived",
     ],
     &["telephone", "telephones", "phone", "phones"],
+    &[
+        "update", "updates", "updated", "patch", "patches", "patched", "patching",
+    ],
     &["email", "emails", "mail", "mails"],
     &["customer", "customers", "client", "clients"],
     &[

@@ -5,8 +5,8 @@
 //! it names (who approved, who was told), and whether it says something did not happen
 //! ("nobody informed the clients", "no approval was sought").
 
-use super::rules::{self, Anchor, Binding, Bound, Reading};
-use super::values::{Limit, Unit, Value};
+use super::rules::{self, Reading};
+use super::timeline::{Since, Timeline};
 use crate::text::{sentences, terms};
 
 /// One clause of a practice.
@@ -18,46 +18,44 @@ pub(crate) struct Fact {
     pub(crate) sentence: usize,
     /// Its retrieval terms.
     pub(crate) terms: Vec<String>,
+    /// The terms of the clause before it in its sentence, when it goes on with that
+    /// clause's subject ("... our reviewer decided it might be a match, and emailed the
+    /// MLRO": who emailed is the reviewer).
+    pub(crate) carried: Vec<String>,
     /// What it says, read like a rule.
     pub(crate) reading: Reading,
+    /// When it says when it happened: the time since each event told before it.
+    pub(crate) since: Vec<Since>,
 }
 
-/// The facts of a practice, in order. A time of day after the first one the practice gives
-/// ("noticed it at 9:00 ... classified it at 11:30") is a duration since then: at most the
-/// time between the two.
+/// The facts of a practice, in order. An event the practice places in time after another
+/// ("on Friday morning", "at 11:30", "the following Tuesday") states the time since the
+/// events before it ([`super::timeline`]).
 pub(crate) fn read(practice: &str) -> Vec<Fact> {
     let mut out = Vec::new();
-    let mut first_time: Option<u32> = None;
+    let mut timeline = Timeline::default();
     for (n, s) in sentences(practice).iter().enumerate() {
+        let mut before: Vec<String> = Vec::new();
         for c in clauses(s) {
             let mut reading = rules::read(&c);
-            if let Some((at, written)) = clock_time(&c) {
-                match first_time {
-                    None => first_time = Some(at),
-                    Some(t0) if at > t0 && reading.bounds.is_empty() => {
-                        let hours = f64::from(at - t0) / 60.0;
-                        let span = c.find(&written).map_or(0..0, |i| i..i + written.len());
-                        reading.bounds.push(Bound {
-                            value: Value {
-                                unit: Unit::Days,
-                                low: 0.0,
-                                high: hours / 24.0,
-                                shown_unit: "hour",
-                                number: hours,
-                                written: written.clone(),
-                                span,
-                                frequency: false,
-                            },
-                            binding: Binding::Limit(Limit::Exactly),
-                            anchor: Some(Anchor::After(Vec::new())),
-                            context: terms(&c).into_iter().collect(),
-                        });
-                    }
-                    Some(_) => {}
+            let since = match timeline.place(&c, &reading) {
+                Some((bound, since)) => {
+                    reading.bounds.push(bound);
+                    since
                 }
-            }
+                None => Vec::new(),
+            };
+            let own = terms(&c);
+            let carried = if goes_on(&c) {
+                before.clone()
+            } else {
+                Vec::new()
+            };
+            before.clone_from(&own);
             out.push(Fact {
-                terms: terms(&c),
+                terms: own,
+                carried,
+                since,
                 reading,
                 sentence: n,
                 text: c,
@@ -67,37 +65,23 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
     out
 }
 
-/// The first time of day in a text ("at 9:00", "at 11:30", "14:05"), in minutes after
-/// midnight, and as written ("at 11:30").
-fn clock_time(text: &str) -> Option<(u32, String)> {
-    let bytes: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == ':' && i > 0 && i + 2 < bytes.len() + 1 {
-            let h: String = bytes[..i]
-                .iter()
-                .rev()
-                .take_while(|c| c.is_ascii_digit())
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            let m: String = bytes[i + 1..]
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            if (1..=2).contains(&h.len()) && m.len() == 2 {
-                let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-                if h < 24 && m < 60 {
-                    let written = format!("at {h}:{m:02}");
-                    return Some((h * 60 + m, written));
-                }
-            }
-        }
-        i += 1;
-    }
-    None
+/// Whether a clause goes on with the subject of the clause before it: it starts with a
+/// verb ("emailed the MLRO", "took a taxi").
+fn goes_on(clause: &str) -> bool {
+    let first = clause
+        .split_whitespace()
+        .next()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string())
+        .unwrap_or_default();
+    first.chars().next().is_some_and(char::is_lowercase)
+        && crate::vocabulary::is_past_form(&first)
+        && !first.ends_with("ly")
 }
+
+/// Words that open a condition: the clause they open belongs to the clause after it.
+const CONDITIONS: [&str; 7] = [
+    "if", "where", "when", "whenever", "unless", "once", "provided",
+];
 
 /// The clauses of a sentence, verbatim: cut at semicolons and at ", and", ", but", ", so",
 /// ", while", ", whereas", ", then", and at a comma that starts another clause ("...
@@ -113,7 +97,23 @@ pub(crate) fn clauses(sentence: &str) -> Vec<String> {
         }
         push(&mut out, rest);
     }
-    out
+    // "Where the reviewer considers it a match, they must escalate it ...": one clause.
+    let mut joined: Vec<String> = Vec::new();
+    let mut open: Option<String> = None;
+    for c in out {
+        let c = match open.take() {
+            Some(cond) => format!("{cond}, {c}"),
+            None => c,
+        };
+        let first = c.split_whitespace().next().unwrap_or("").to_lowercase();
+        if CONDITIONS.contains(&first.as_str()) && !c.contains(", ") {
+            open = Some(c);
+        } else {
+            joined.push(c);
+        }
+    }
+    joined.extend(open);
+    joined
 }
 
 /// Where a comma in `text` starts another clause: the next words are a subject and a verb
@@ -239,8 +239,7 @@ mod tests {
         let f = read("At 9:00 an analyst noticed suspicious logins. The incident manager classified the incident as high at 11:30.");
         assert!(f[0].reading.bounds.is_empty());
         let b = &f[1].reading.bounds[0];
-        assert!((b.value.high * 24.0 - 2.5).abs() < 1e-9);
-        assert_eq!(b.value.low, 0.0);
+        assert!((b.value.low * 24.0 - 2.5).abs() < 1e-9);
     }
 
     #[test]

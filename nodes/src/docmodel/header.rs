@@ -373,7 +373,11 @@ pub(crate) fn version_in(text: &str) -> Option<Version> {
     let lower = text.to_lowercase();
     let tokens: Vec<&str> = lower
         .split(|c: char| {
-            c.is_whitespace() || matches!(c, ',' | ';' | ':' | '(' | ')' | '|' | '—' | '–')
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    ',' | ';' | ':' | '(' | ')' | '|' | '—' | '–' | '*' | '_' | '#'
+                )
         })
         .filter(|t| !t.is_empty())
         .collect();
@@ -425,6 +429,38 @@ fn read_title(title: &str) -> (Vec<String>, Option<Version>, Option<u16>) {
         .filter(|t| !(is_version_word(t) || ISSUE_WORDS.contains(&t.as_str())))
         .collect();
     (family, version, year)
+}
+
+/// Labels of a document's header lines ("Approved by: ...", "Effective: ...").
+const HEADER_LABELS: [&str; 14] = [
+    "version",
+    "issue",
+    "effective",
+    "approved by",
+    "applies to",
+    "owner",
+    "policy owner",
+    "document owner",
+    "supersedes",
+    "replaces",
+    "issued",
+    "classification",
+    "document id",
+    "next review",
+];
+
+/// Whether a line says something of the document rather than a rule: a header line
+/// ("Approved by: Executive Committee, 5 December 2023", "Version 1.2, approved by the COO
+/// in May 2024") that binds nobody.
+pub(crate) fn is_metadata_line(text: &str) -> bool {
+    let lower = text
+        .trim()
+        .trim_start_matches(['*', '#', ' '])
+        .to_lowercase();
+    let labels = HEADER_LABELS.iter().filter(|l| lower.contains(*l)).count();
+    let opens = HEADER_LABELS.iter().any(|l| lower.starts_with(l));
+    (labels >= 2 || (opens || labels == 1) && text.len() < 160)
+        && super::rules::read(text).modality == super::rules::Modality::States
 }
 
 #[cfg(test)]

@@ -211,6 +211,19 @@ fn heading(line: &str, next: Option<&str>) -> Option<(Option<String>, String)> {
     None
 }
 
+/// Whether a line reads as a title: a few words, the first capitalised, no sentence end, no
+/// verb of a rule, no figure or label ("Version 2.0", "Owner: CFO" are header lines).
+fn is_title(line: &str) -> bool {
+    let t = line.trim();
+    let words = t.split_whitespace().count();
+    (1..=6).contains(&words)
+        && t.chars().next().is_some_and(char::is_uppercase)
+        && !t.ends_with(['.', ';', ',', ':', '?', '!'])
+        && !has_verb_signs(t)
+        && !t.contains(['|', ':'])
+        && !t.chars().any(|c| c.is_ascii_digit())
+}
+
 /// Words that show a short numbered line is a rule, not a heading.
 fn has_verb_signs(text: &str) -> bool {
     let lower = format!(" {} ", text.to_lowercase());
@@ -340,7 +353,24 @@ pub(crate) fn read(content: &str) -> Outline {
                 continue;
             }
             match &table_head {
-                None => table_head = Some(cells),
+                None => {
+                    // The sentence that leads into the table ("Updates must be installed
+                    // within these periods:") comes before its headings.
+                    let intro = out
+                        .clauses
+                        .last()
+                        .filter(|c| {
+                            c.section == section
+                                && c.lead.is_none()
+                                && c.text.trim_end().ends_with(':')
+                        })
+                        .and_then(|c| crate::text::sentences(&c.text).last().cloned());
+                    let mut cells = cells;
+                    if let (Some(intro), Some(first)) = (intro, cells.first_mut()) {
+                        *first = format!("{intro} {first}");
+                    }
+                    table_head = Some(cells);
+                }
                 Some(head) => {
                     out.clauses.push(Clause {
                         number: None,
@@ -354,7 +384,12 @@ pub(crate) fn read(content: &str) -> Outline {
         }
         table_head = None;
         let next = lines.get(k + 1).copied();
-        if let Some((number, text)) = heading(line, next) {
+        // A short title-like line on its own ("Version history" above a table).
+        let alone = paragraph.is_empty()
+            && next.is_none_or(|n| n.trim().is_empty() || n.trim_start().starts_with('|'))
+            && is_title(line);
+        let found = heading(line, next).or_else(|| alone.then(|| split_number(line)));
+        if let Some((number, text)) = found {
             flush(
                 &mut out,
                 &mut paragraph,

@@ -128,7 +128,7 @@ const MUST: [&str; 12] = [
     "will",
 ];
 const MAY: [&str; 4] = ["may", "can", "permitted", "allowed"];
-const NEGATIONS: [&str; 19] = [
+pub(crate) const NEGATIONS: [&str; 19] = [
     "not",
     "never",
     "no",
@@ -422,6 +422,8 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
         " not exceed ",
         " maximum ",
         " max ",
+        " deadline ",
+        " time limit ",
         " no more than ",
         " not more than ",
         " by ",
@@ -453,8 +455,16 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
         (Some(m), Some(l)) if l > m => Binding::Limit(Limit::AtLeast),
         (Some(_), _) => Binding::Limit(Limit::AtMost),
         (None, Some(_)) => Binding::Limit(Limit::AtLeast),
-        // "retained for 7 years (after ...)": a period, not a deadline.
-        (None, None) if window.last() == Some(&"for") => Binding::Limit(Limit::Exactly),
+        // "kept for 7 years": at least that long; "valid for 14 days": at most; another
+        // period ("suspended for 3 months") is the period itself.
+        (None, None) if window.last() == Some(&"for") => {
+            let verb = window.iter().rev().nth(1).copied().unwrap_or("");
+            match crate::vocabulary::term(verb).as_str() {
+                "retain" => Binding::Limit(Limit::AtLeast),
+                "valid" | "last" | "remain" => Binding::Limit(Limit::AtMost),
+                _ => Binding::Limit(Limit::Exactly),
+            }
+        }
         (None, None) => {
             let after = lower.get(at + 2).copied().unwrap_or("");
             let next = lower.get(at + 1).copied().unwrap_or("");
@@ -1034,6 +1044,14 @@ mod tests {
         );
         assert_eq!(
             bound("Register entries are retained for 7 years after the conflict has ended.").0,
+            Binding::Limit(Limit::AtLeast)
+        );
+        assert_eq!(
+            bound("Screening results are valid for 14 days.").0,
+            Binding::Limit(Limit::AtMost)
+        );
+        assert_eq!(
+            bound("Access is suspended for 3 months.").0,
             Binding::Limit(Limit::Exactly)
         );
         assert_eq!(
@@ -1042,7 +1060,7 @@ mod tests {
         );
         assert_eq!(
             bound("Records must be retained for 7 years.").0,
-            Binding::Limit(Limit::Exactly)
+            Binding::Limit(Limit::AtLeast)
         );
         assert_eq!(
             bound("Gifts must not exceed EUR 100.").0,

@@ -54,6 +54,9 @@ pub(crate) struct Value {
     pub(crate) span: Range<usize>,
     /// A frequency ("annually", "every 6 months"): the longest interval between two events.
     pub(crate) frequency: bool,
+    /// For a calendar duration, the business days it crosses when the text says so ("the
+    /// same day": none; Thursday to the following Tuesday: three), as a range.
+    pub(crate) business: Option<(f64, f64)>,
 }
 
 impl Value {
@@ -76,6 +79,7 @@ impl Value {
     fn business_days(&self) -> Option<(f64, f64)> {
         match self.unit {
             Unit::BusinessDays => Some((self.low, self.high)),
+            Unit::Days if self.business.is_some() => self.business,
             Unit::Days => Some((
                 calendar_to_business(self.low).0,
                 calendar_to_business(self.high).1,
@@ -109,6 +113,24 @@ impl Value {
             _ => ((self.low, self.high), (other.low, other.high)),
         };
         compare_ranges(a, b)
+    }
+
+    /// For a count, what it counts (the term of its noun: "two directors" counts
+    /// "director").
+    pub(crate) fn counted(&self) -> Option<String> {
+        if self.unit != Unit::Count {
+            return None;
+        }
+        let noun = self.written.split_whitespace().last()?.to_lowercase();
+        Some(crate::vocabulary::term(
+            noun.trim_matches(|c: char| !c.is_alphanumeric()),
+        ))
+    }
+
+    /// Whether the two can be weighed against each other: [`Value::comparable`], and for
+    /// counts, counts of the same thing ("two directors" is not "1 analyst").
+    pub(crate) fn weighs_with(&self, other: &Value) -> bool {
+        self.comparable(other) && self.counted() == other.counted()
     }
 
     /// The same amount in the same unit.
@@ -401,7 +423,7 @@ fn currency(w: &str) -> Option<&'static str> {
 
 /// Words before a number that make it a reference, not an amount ("Article 92", "section
 /// 4", "version 2").
-const REFERENCE_WORDS: [&str; 14] = [
+const REFERENCE_WORDS: [&str; 33] = [
     "article",
     "art",
     "section",
@@ -416,6 +438,25 @@ const REFERENCE_WORDS: [&str; 14] = [
     "appendix",
     "schedule",
     "page",
+    "level",
+    "tier",
+    "stage",
+    "phase",
+    "step",
+    "grade",
+    "band",
+    "category",
+    "part",
+    "class",
+    "pillar",
+    "table",
+    "figure",
+    "item",
+    "no",
+    "number",
+    "room",
+    "floor",
+    "box",
 ];
 
 /// Nouns that are never counted things ("2024 edition", "4 pm").
@@ -431,6 +472,22 @@ fn number_at(ws: &[Word], i: usize) -> Option<(f64, f64, usize)> {
     let w = ws.get(i)?.text.as_str();
     let next = ws.get(i + 1).map(|w| w.text.as_str()).unwrap_or("");
     let after = ws.get(i + 2).map(|w| w.text.as_str()).unwrap_or("");
+    // "a quarter of an hour", "three quarters of an hour".
+    if matches!(next, "quarter" | "quarters")
+        && after == "of"
+        && ws
+            .get(i + 3)
+            .is_some_and(|w| matches!(w.text.as_str(), "a" | "an"))
+    {
+        let n = if matches!(w, "a" | "an") {
+            Some(1.0)
+        } else {
+            number_word(w)
+        };
+        if let Some(n) = n {
+            return Some((n / 4.0, n / 4.0, i + 4));
+        }
+    }
     match (w, next) {
         ("a" | "an", "couple") if after == "of" => return Some((2.0, 2.0, i + 3)),
         ("a" | "an", "few") => return Some((2.0, 4.0, i + 2)),
@@ -553,7 +610,15 @@ pub(crate) fn values(text: &str) -> Vec<Value> {
             Some((v, next)) => {
                 // "GBP 2,500 a year", "EUR 0.35 per km": "a year" is the rate's unit; "by 31
                 // January each year": "each year" says the date comes back.
-                let rate = i == after_value && matches!(ws[i].text.as_str(), "a" | "an");
+                // "30 working days in a calendar year", "EUR 500 per year": the same.
+                let qualifier = after_value.checked_add(1) == Some(i)
+                    && matches!(ws[i - 1].text.as_str(), "in" | "per" | "each")
+                    && matches!(
+                        ws[i].text.as_str(),
+                        "a" | "an" | "calendar" | "year" | "month"
+                    );
+                let rate =
+                    i == after_value && matches!(ws[i].text.as_str(), "a" | "an") || qualifier;
                 let recurring_date = i == after_value
                     && v.frequency
                     && out.last().is_some_and(|p: &Value| p.unit == Unit::Date);
@@ -570,39 +635,62 @@ pub(crate) fn values(text: &str) -> Vec<Value> {
 }
 
 /// A time said in words, relative to an event: "immediately", "the next working day", "the
-/// following afternoon", "the same day"; the unit, its range, and how many words it takes.
-fn relative_at(ws: &[Word], i: usize) -> Option<(Unit, f64, f64, &'static str, usize)> {
+/// following afternoon", "the same day".
+struct Relative {
+    unit: Unit,
+    low: f64,
+    high: f64,
+    shown: &'static str,
+    /// The business days it crosses, when it says ("the same day": none).
+    business: Option<(f64, f64)>,
+    /// How many words it takes.
+    words: usize,
+}
+
+/// The time said in words at word `i` (see [`Relative`]).
+fn relative_at(ws: &[Word], i: usize) -> Option<Relative> {
     let w = |k: usize| ws.get(i + k).map(|w| w.text.as_str()).unwrap_or("");
+    let days = |low, high, shown, words| Relative {
+        unit: Unit::Days,
+        low,
+        high,
+        shown,
+        business: None,
+        words,
+    };
+    let same_day = |words| Relative {
+        business: Some((0.0, 0.0)),
+        ..days(0.0, 1.0, "day", words)
+    };
+    let business = |n, words| Relative {
+        unit: Unit::BusinessDays,
+        low: n,
+        high: n,
+        shown: "business day",
+        business: None,
+        words,
+    };
     match (w(0), w(1), w(2), w(3)) {
-        ("immediately" | "instantly", ..) => Some((Unit::Days, 0.0, 0.25, "day", 1)),
-        ("at", "once", ..) | ("straight" | "right", "away", ..) => {
-            Some((Unit::Days, 0.0, 0.25, "day", 2))
-        }
-        ("without", "delay", ..) => Some((Unit::Days, 0.0, 0.25, "day", 2)),
+        ("immediately" | "instantly", ..) => Some(days(0.0, 0.25, "day", 1)),
+        ("at", "once", ..) | ("straight" | "right", "away", ..) => Some(days(0.0, 0.25, "day", 2)),
+        ("without", "delay", ..) => Some(days(0.0, 0.25, "day", 2)),
         ("the" | "that", "next" | "following", "working" | "business", "day") => {
-            Some((Unit::BusinessDays, 1.0, 1.0, "business day", 4))
+            Some(business(1.0, 4))
         }
-        ("the", "same" | "very", "working" | "business", "day")
-        | ("same", "working" | "business", "day", _) => {
-            let n = if w(0) == "same" { 3 } else { 4 };
-            Some((Unit::BusinessDays, 0.0, 1.0, "business day", n))
-        }
+        ("the", "same" | "very", "working" | "business", "day") => Some(business(0.0, 4)),
+        ("same", "working" | "business", "day", _) => Some(business(0.0, 3)),
         (
             "the" | "that",
             "next" | "following",
             "day" | "morning" | "afternoon" | "evening" | "night",
             _,
-        ) => Some((Unit::Days, 0.5, 1.5, "day", 3)),
-        ("the", "day", "after", _) => Some((Unit::Days, 0.5, 1.5, "day", 3)),
+        ) => Some(days(0.5, 1.5, "day", 3)),
+        ("the", "day", "after", _) => Some(days(0.5, 1.5, "day", 3)),
         ("the" | "that", "same", "day" | "morning" | "afternoon" | "evening", _)
-        | ("on", "the", "day", _) => Some((Unit::Days, 0.0, 1.0, "day", 3)),
-        ("same", "day", ..) => Some((Unit::Days, 0.0, 1.0, "day", 2)),
-        ("the" | "that", "next" | "following", "week", _) => {
-            Some((Unit::Days, 4.0, 13.0, "week", 3))
-        }
-        ("the" | "that", "next" | "following", "month", _) => {
-            Some((Unit::Days, 15.0, 45.0, "month", 3))
-        }
+        | ("on", "the", "day", _) => Some(same_day(3)),
+        ("same", "day", ..) => Some(same_day(2)),
+        ("the" | "that", "next" | "following", "week", _) => Some(days(4.0, 13.0, "week", 3)),
+        ("the" | "that", "next" | "following", "month", _) => Some(days(15.0, 45.0, "month", 3)),
         _ => None,
     }
 }
@@ -683,29 +771,31 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
                 written: text[start..end].to_string(),
                 span: start..end,
                 frequency: false,
+                business: None,
             },
             i + n,
         ));
     }
-    if let Some((unit, low, high, shown, n)) = relative_at(ws, i) {
-        let end = ws[i + n - 1].span.end;
-        let number = if unit == Unit::BusinessDays {
-            high
+    if let Some(r) = relative_at(ws, i) {
+        let end = ws[i + r.words - 1].span.end;
+        let number = if r.unit == Unit::BusinessDays {
+            r.high
         } else {
-            low
+            r.low
         };
         return Some((
             Value {
-                unit,
-                low,
-                high,
-                shown_unit: shown,
+                unit: r.unit,
+                low: r.low,
+                high: r.high,
+                shown_unit: r.shown,
                 number,
                 written: text[start..end].to_string(),
                 span: start..end,
                 frequency: false,
+                business: r.business,
             },
-            i + n,
+            i + r.words,
         ));
     }
     let make = |unit, low: f64, high: f64, shown_unit, number, end: usize, frequency| Value {
@@ -717,6 +807,7 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
         written: text[start..ws[end - 1].span.end].to_string(),
         span: start..ws[end - 1].span.end,
         frequency,
+        business: None,
     };
     // A frequency word: "annually".
     if let Some((unit, n)) = frequency_word(w) {
@@ -874,6 +965,15 @@ mod tests {
             ["three quotes", "two signatures"]
         );
         assert!(values("Article 92 applies since 2024 under section 4.").is_empty());
+        assert!(values("A Level 2 reviewer confirms it.").is_empty());
+        assert_eq!(
+            shown("Up to 30 working days in a calendar year; locked after a quarter of an hour."),
+            ["30 working days", "a quarter of an hour"]
+        );
+        assert!((one("after a quarter of an hour").high * 1440.0 - 15.0).abs() < 1e-6);
+        let (two, one_) = (one("two directors"), one("1 analyst"));
+        assert!(two.comparable(&one_) && !two.weighs_with(&one_));
+        assert!(one("three alerts").weighs_with(&one("50 alerts")));
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::docmodel::facts::{self, Fact};
 use crate::docmodel::rules::{
     self, same_role, Anchor, Binding, Bound, Modality, Reading, RoleKind,
 };
-use crate::docmodel::values::Limit;
+use crate::docmodel::values::{Limit, Value};
 use crate::llm::AnswerRequest;
 use crate::passages::Passage;
 use crate::state::DocRef;
@@ -40,6 +40,10 @@ const TRIED: usize = 3;
 /// A rule that repeats this share of its words in a fact is said by it ("we screen all
 /// customers against the sanctions lists").
 const RESTATED: f64 = 0.7;
+/// A fact whose words are at least this share the rule's speaks wholly of it.
+const WHOLLY: f64 = 0.75;
+/// A fact that says at least this share of a rule's words speaks of it.
+const SPEAKS: f64 = 0.4;
 /// At most this many findings are listed.
 const MAX_FINDINGS: usize = 16;
 /// What a value of the fact that pairs with one of the rule's adds to their match, and a
@@ -105,13 +109,13 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
         if let Some(h) = p.heading.as_deref() {
             context.extend(terms(h));
         }
-        if about_the_document(p) {
+        if p.about_the_document() {
             continue;
         }
         for s in sentences(&meaning) {
             for c in facts::clauses(&s) {
                 let reading = rules::read(&c);
-                if !reading.is_rule() || is_header_line(&c) {
+                if !reading.is_rule() || crate::docmodel::header::is_metadata_line(&c) {
                     continue;
                 }
                 let own: HashSet<String> = terms(&c).into_iter().collect();
@@ -156,6 +160,10 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
     }
     let idf = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
 
+    let denials: HashSet<String> = rules::NEGATIONS
+        .iter()
+        .map(|w| crate::vocabulary::term(w))
+        .collect();
     let mut findings: Vec<Finding<'_>> = Vec::new();
     let mut uncovered: Vec<&Fact> = Vec::new();
     let explain = std::env::var_os("PALASSIST_EXPLAIN_AUDIT").is_some();
@@ -167,7 +175,15 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             .filter(|f| f.sentence + 1 >= fact.sentence && f.sentence <= fact.sentence + 1)
             .collect();
         let fact_terms: HashSet<&str> = fact.terms.iter().map(String::as_str).collect();
-        let fact_weight: f64 = fact_terms.iter().map(|t| idf(t)).sum();
+        // Terms of the clause whose subject it goes on with count for half.
+        let carried: HashSet<&str> = fact
+            .carried
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !fact_terms.contains(t))
+            .collect();
+        let fact_weight: f64 = fact_terms.iter().map(|t| idf(t)).sum::<f64>()
+            + carried.iter().map(|t| idf(t) / 2.0).sum::<f64>();
         let mut scored: Vec<(f64, usize)> = rules
             .iter()
             .enumerate()
@@ -176,6 +192,11 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                     .iter()
                     .filter(|t| r.words.contains(**t))
                     .collect();
+                let shared_carried: f64 = carried
+                    .iter()
+                    .filter(|t| r.words.contains(**t))
+                    .map(|t| idf(t) / 2.0)
+                    .sum();
                 let paired = pairs_a_value(fact, r);
                 let same_people = fact
                     .reading
@@ -194,7 +215,7 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                     return None;
                 }
                 let rule_weight: f64 = r.words.iter().map(|t| idf(t)).sum();
-                let common: f64 = shared.iter().map(|t| idf(t)).sum();
+                let common: f64 = shared.iter().map(|t| idf(t)).sum::<f64>() + shared_carried;
                 let mut score = common / (fact_weight * rule_weight).sqrt().max(1e-9);
                 if paired {
                     score += PAIRED;
@@ -286,7 +307,28 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 .filter(|(_, o)| **o == Some(i))
                 .map(|(b, _)| b)
                 .collect();
-            if let Some(f) = check(fact, &mine, &scope, &rules[i], i, score, primary == Some(i)) {
+            let rule = &rules[i];
+            let weight = |ts: &mut dyn Iterator<Item = &String>| ts.map(|t| idf(t)).sum::<f64>();
+            // The fact's words, without those that deny ("nobody did adverse media
+            // checks" speaks wholly of the rule on adverse media checks).
+            let fact_own: HashSet<&String> = fact
+                .terms
+                .iter()
+                .filter(|t| !denials.contains(t.as_str()))
+                .collect();
+            let coverage = Coverage {
+                of_rule: weight(&mut rule.own.iter().filter(|t| fact_own.contains(t)))
+                    / weight(&mut rule.own.iter()).max(1e-9),
+                of_fact: weight(&mut fact_own.iter().copied().filter(|t| rule.own.contains(*t)))
+                    / weight(&mut fact_own.iter().copied()).max(1e-9),
+            };
+            let tried = Tried {
+                index: i,
+                score,
+                primary: primary == Some(i),
+                coverage,
+            };
+            if let Some(f) = check(fact, &mine, &scope, rule, &tried) {
                 findings.push(f);
             }
         }
@@ -298,7 +340,7 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
 /// frequency, and the same event when both say which ("three months after go-live" is not
 /// "6 months after termination").
 fn can_pair(fact: &Bound, rule: &Bound) -> bool {
-    if !fact.value.comparable(&rule.value) {
+    if !fact.value.weighs_with(&rule.value) {
         return false;
     }
     if rule.value.frequency && !fact.value.frequency && fact.anchor.is_none() {
@@ -329,6 +371,39 @@ fn can_pair(fact: &Bound, rule: &Bound) -> bool {
         }
         _ => true,
     }
+}
+
+/// The time since the practice's event that a rule's bound counts from ("within 72 hours
+/// of the escalation": the clause that speaks of escalating), when `value` is a time the
+/// practice gives by when it happened and one of its events shares the words of the
+/// rule's.
+fn since_event(fact: &Fact, value: &Bound, rule: &Bound) -> Option<Value> {
+    let anchor = rule.anchor.as_ref()?.terms();
+    if fact.since.is_empty() || anchor.is_empty() || value.value.calendar_days().is_none() {
+        return None;
+    }
+    let is_timeline = matches!(&value.anchor, Some(Anchor::After(t)) if t.is_empty())
+        && fact
+            .reading
+            .bounds
+            .last()
+            .is_some_and(|b| std::ptr::eq(b, value));
+    if !is_timeline {
+        return None;
+    }
+    let event = fact
+        .since
+        .iter()
+        .map(|s| (anchor.iter().filter(|t| s.event.contains(*t)).count(), s))
+        .filter(|(n, _)| *n > 0)
+        .max_by_key(|(n, _)| *n)?
+        .1;
+    Some(Value {
+        low: event.days.0,
+        high: event.days.1,
+        business: event.business,
+        ..value.value.clone()
+    })
 }
 
 /// Whether the fact itself states exactly one value that can pair with `bound` (then it
@@ -363,6 +438,24 @@ fn counterpart<'a>(bound: &Bound, facts: &'a [&Fact]) -> Option<(&'a Bound, usiz
         })
 }
 
+/// How much of a rule's own words a fact says, and how much of the fact's words are the
+/// rule's, each word weighted by its rarity among the rules.
+struct Coverage {
+    of_rule: f64,
+    of_fact: f64,
+}
+
+/// A rule tried against a fact.
+struct Tried {
+    /// The rule's index.
+    index: usize,
+    /// How well they matched.
+    score: f64,
+    /// Whether it is the rule the fact is most about.
+    primary: bool,
+    coverage: Coverage,
+}
+
 /// Checks one rule against a fact (and the facts of its scope): `None` when they have
 /// nothing to compare and the fact does not restate the rule.
 fn check<'a>(
@@ -370,10 +463,14 @@ fn check<'a>(
     mine: &[&Bound],
     scope: &[&'a Fact],
     rule: &Rule<'_>,
-    index: usize,
-    score: f64,
-    primary: bool,
+    tried: &Tried,
 ) -> Option<Finding<'a>> {
+    let Tried {
+        index,
+        score,
+        primary,
+        ref coverage,
+    } = *tried;
     let mut breaks = Vec::new();
     let mut meets = Vec::new();
     let mut open = Vec::new();
@@ -472,6 +569,19 @@ fn check<'a>(
         };
         paired += 1;
         best_shared = best_shared.max(shared);
+        // A time the practice gives by when it happened, against a rule that says from
+        // which event it counts: the time since the practice's event of those words.
+        let from_event;
+        let f = match since_event(fact, f, b) {
+            Some(v) => {
+                from_event = Bound {
+                    value: v,
+                    ..f.clone()
+                };
+                &from_event
+            }
+            None => f,
+        };
         // The event: before it, not after.
         if let (Some(Anchor::Before(_)), Some(Anchor::After(_))) = (&b.anchor, &f.anchor) {
             breaks.push(format!(
@@ -497,9 +607,16 @@ fn check<'a>(
             ));
             continue;
         }
+        // A period the rule states with no bound ("suspended for 3 months"): another one is
+        // not shown to break it.
+        let period = limit == Limit::Exactly && b.value.calendar_days().is_some();
         match f.value.keeps(limit, &b.value) {
             Some(true) => meets.push(format!(
                 "{} (the rule: {})",
+                f.value.written, b.value.written
+            )),
+            Some(false) if period => open.push(format!(
+                "whether {} keeps to the {} the rule states",
                 f.value.written, b.value.written
             )),
             Some(false) => breaks.push(match limit {
@@ -578,6 +695,13 @@ fn check<'a>(
             .filter(|r| r.kind == role.kind || role.kind == RoleKind::Approves)
             .collect();
         let named_it = said.iter().find(|r| same_role(&r.who, &role.who));
+        // Met only by the same act in the fact's own sentence: someone told is not someone
+        // who approved, and a name in the sentence before may be of another matter.
+        let here = scope
+            .iter()
+            .filter(|f| f.sentence == fact.sentence)
+            .flat_map(|f| f.reading.roles.iter())
+            .any(|r| r.kind == role.kind && !r.negated && same_role(&r.who, &role.who));
         match named_it {
             Some(r) if r.negated => breaks.push(format!(
                 "the practice says {} did not {}",
@@ -588,7 +712,7 @@ fn check<'a>(
                     "hear of it"
                 }
             )),
-            Some(_) => meets.push(format!(
+            Some(_) if here => meets.push(format!(
                 "{} by {}",
                 if role.kind == RoleKind::Approves {
                     "approved"
@@ -596,6 +720,15 @@ fn check<'a>(
                     "told"
                 },
                 role.who
+            )),
+            Some(_) => open.push(format!(
+                "whether {} {} this",
+                role.who,
+                if role.kind == RoleKind::Approves {
+                    "approved"
+                } else {
+                    "was told of"
+                }
             )),
             None => {
                 let others: Vec<&&rules::Role> =
@@ -625,20 +758,23 @@ fn check<'a>(
     // says it is not done, or does what it forbids.
     if breaks.is_empty() && meets.is_empty() && open.is_empty() {
         let does = !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
-        let restated = rule.own.iter().filter(|t| fact.terms.contains(t)).count() as f64
-            / rule.own.len().max(1) as f64;
+        let restated = coverage.of_rule;
+        // The fact speaks of nothing but what the rule speaks of: said not done, the rule
+        // is broken; said done, it is met when the fact also says enough of the rule.
+        let wholly = coverage.of_fact >= WHOLLY;
+        let restates = wholly && restated >= SPEAKS;
         match rule.reading.modality {
-            Modality::Must if fact.reading.negated && (does || restated >= 0.4) => {
+            Modality::Must if fact.reading.negated && (does || restated >= SPEAKS || wholly) => {
                 breaks.push("the practice says this is not done".to_string())
             }
-            Modality::MustNot if !fact.reading.negated && (does || restated >= 0.5) => {
+            Modality::MustNot if !fact.reading.negated && (does || restated >= 0.5 || restates) => {
                 breaks.push("the practice does what the rule forbids".to_string())
             }
-            Modality::MustNot if fact.reading.negated && restated >= RESTATED => {
+            Modality::MustNot if fact.reading.negated && (restated >= RESTATED || restates) => {
                 meets.push("the practice says it is not done".to_string())
             }
             Modality::Must | Modality::States
-                if !fact.reading.negated && (does || restated >= RESTATED) =>
+                if !fact.reading.negated && (does || restated >= RESTATED || restates) =>
             {
                 meets.push("the practice does what the rule requires".to_string())
             }
@@ -656,7 +792,8 @@ fn check<'a>(
     // A fact that meets a rule's figures but says nothing of what the rule requires be
     // done ("returned the gift two days after receipt" against "record a gift within 3
     // business days") may be about something else: not verifiable.
-    if !meets.is_empty() && breaks.is_empty() && !rule.actions.is_empty() {
+    let restates = coverage.of_fact >= WHOLLY && coverage.of_rule >= SPEAKS;
+    if !meets.is_empty() && breaks.is_empty() && !rule.actions.is_empty() && !restates {
         let said: HashSet<&String> = scope.iter().flat_map(|f| f.terms.iter()).collect();
         if !rule.actions.iter().any(|a| said.contains(a)) {
             open.push("the practice does not say it does what the rule requires".to_string());
@@ -692,34 +829,6 @@ fn check<'a>(
         fact,
         why,
     })
-}
-
-/// Whether a passage is about the document rather than its rules: its version history or
-/// document control.
-fn about_the_document(p: &Passage) -> bool {
-    let heading = p.heading.as_deref().unwrap_or("").to_lowercase();
-    ["history", "document control", "change log", "revision"]
-        .iter()
-        .any(|w| heading.contains(w))
-}
-
-/// Whether a line is a document's header ("Owner: ... Version 1.0, approved by ...
-/// Effective date: ..."): two labels or more.
-fn is_header_line(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    [
-        "owner",
-        "version",
-        "effective",
-        "approved by",
-        "applies to",
-        "document id",
-        "classification",
-    ]
-    .iter()
-    .filter(|l| lower.contains(*l))
-    .count()
-        >= 2
 }
 
 /// Whether a text speaks of asking leave: approval, permission, consent, sign-off,

@@ -44,6 +44,19 @@ pub(crate) fn edition<'a>(request: &'a AnswerRequest, doc: &str) -> Option<&'a E
     request.editions.iter().find(|e| e.doc.id == doc)
 }
 
+/// A document's title, with its version when it shares the title with another version
+/// ("Anti-Fraud and Corruption Policy (v2)").
+pub(crate) fn titled(request: &AnswerRequest, doc: &DocRef) -> String {
+    let shared = request
+        .editions
+        .iter()
+        .any(|e| e.doc.id != doc.id && e.doc.title == doc.title);
+    match edition(request, &doc.id).and_then(|e| e.label.as_deref()) {
+        Some(label) if shared => format!("{} ({label})", doc.title),
+        _ => doc.title.clone(),
+    }
+}
+
 /// A document's name for an answer: its title in bold, and its version and standing when
 /// it has other versions ("**Policy v2.0** (in force)", "**Procedure (2022 edition)**
 /// (superseded by ...)").
@@ -58,7 +71,7 @@ pub(crate) fn named(request: &AnswerRequest, doc: &DocRef) -> String {
             .contains(&l.trim_start_matches('v').to_lowercase())
     });
     let standing = match (&e.superseded_by, &e.supersedes) {
-        (Some(newer), _) => Some(format!("superseded by {}", newer.title)),
+        (Some(newer), _) => Some(format!("superseded by {}", titled(request, newer))),
         (None, Some(_)) => Some("in force".to_string()),
         (None, None) => None,
     };

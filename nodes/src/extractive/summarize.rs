@@ -12,13 +12,14 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::{edition, focus, named};
+use crate::docmodel::header::is_metadata_line;
 use crate::docmodel::rules::{self, Modality};
 use crate::llm::AnswerRequest;
 use crate::passages::Passage;
 use crate::text::{sentences, terms};
 
 /// Points per document when one document is summarized, and when several are.
-const ONE_DOC: usize = 14;
+const ONE_DOC: usize = 16;
 const MANY_DOCS: usize = 5;
 /// Sections whose sentences describe the document rather than bind anyone.
 const FRAMING: [&str; 11] = [
@@ -34,19 +35,6 @@ const FRAMING: [&str; 11] = [
     "document control",
     "references",
 ];
-/// Labels of a document's header lines ("Owner:", "Approved by:").
-const HEADER_LABELS: [&str; 9] = [
-    "owner:",
-    "approved by:",
-    "effective",
-    "version",
-    "applies to:",
-    "document id",
-    "classification:",
-    "next review",
-    "issued",
-];
-
 struct Candidate {
     position: usize,
     text: String,
@@ -60,13 +48,14 @@ struct Candidate {
 /// What a point binds, as a weight: an obligation, a figure, a role each add to it; a
 /// framing section's or a header line's weigh little.
 fn weight(text: &str, framing: bool) -> f64 {
-    let lower = text.to_lowercase();
-    if HEADER_LABELS.iter().filter(|l| lower.contains(*l)).count() >= 2 {
+    if is_metadata_line(text) {
         return 0.05;
     }
     let r = rules::read(text);
     let mut w = 1.0;
-    if matches!(r.modality, Modality::Must | Modality::MustNot) {
+    // An obligation: a modal verb, or a procedure's present tense with a figure ("the
+    // customer base is re-screened within 48 hours").
+    if matches!(r.modality, Modality::Must | Modality::MustNot) || !r.bounds.is_empty() {
         w += 1.0;
     }
     if !r.bounds.is_empty() {
@@ -101,6 +90,10 @@ fn candidates(request: &AnswerRequest, doc_id: &str) -> Vec<Candidate> {
     let mut k = 0;
     while k < passages.len() {
         let p = passages[k];
+        if p.about_the_document() {
+            k += 1;
+            continue;
+        }
         let section = p.heading.as_deref().map(section_of);
         let heading_terms: HashSet<String> = section
             .as_deref()
@@ -255,10 +248,14 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
                     .find(|r| r.stated && r.newer.id == doc.id && r.older.id == older.id)
                     .map(|r| format!(": \"{}\"", r.statement))
                     .unwrap_or_default();
-                let _ = writeln!(out, "It replaces {}{said}", older.title);
+                let _ = writeln!(out, "It replaces {}{said}", super::titled(request, older));
             }
             if let Some(newer) = &e.superseded_by {
-                let _ = writeln!(out, "It has been superseded by {}.", newer.title);
+                let _ = writeln!(
+                    out,
+                    "It has been superseded by {}.",
+                    super::titled(request, newer)
+                );
             }
         }
         if focused {

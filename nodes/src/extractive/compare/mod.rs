@@ -15,9 +15,7 @@ mod wording;
 use std::collections::HashSet;
 
 use super::focus;
-use crate::docmodel::rules;
 use crate::llm::AnswerRequest;
-use crate::passages::Passage;
 use crate::state::DocRef;
 use crate::text::terms;
 
@@ -136,41 +134,6 @@ fn oldest_first(request: &AnswerRequest) -> Vec<DocRef> {
     let sorted: Vec<DocRef> = order.into_iter().map(|i| docs[i].clone()).collect();
     docs.clone_from(&sorted);
     docs
-}
-
-/// A passage about the document rather than its rules: its version history or document
-/// control (by its heading), or a line that only states its version or date.
-fn about_the_document(p: &Passage) -> bool {
-    let heading = p.heading.as_deref().unwrap_or("").to_lowercase();
-    [
-        "history",
-        "document control",
-        "change log",
-        "revision",
-        "version",
-    ]
-    .iter()
-    .any(|w| heading.contains(w))
-        || is_version_line(&p.text)
-}
-
-/// A line that only states a document's version or date (its header): not a rule that
-/// was added or removed.
-fn is_version_line(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    let header_words = [
-        "version",
-        "effective",
-        "approved by",
-        "supersedes",
-        "replaces",
-        "owner",
-        "issued",
-        "first issue",
-    ];
-    text.len() < 160
-        && header_words.iter().any(|w| lower.contains(w))
-        && rules::read(text).modality == rules::Modality::States
 }
 
 /// The best pairs among `candidates` (similarity, index in one, index in the other),

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use super::wording::edits;
-use super::{about_the_document, jaccard, words_of, SAME_CLAUSE};
+use super::{jaccard, words_of, SAME_CLAUSE};
 use crate::docmodel::rules::{self, same_role, RoleKind};
 use crate::docmodel::values::{values, Value};
 use crate::extractive::named;
@@ -128,7 +128,7 @@ pub(super) fn compare(
         && (a.clauses.iter().any(|c| on_topic(&c.words))
             || b.clauses.iter().any(|c| on_topic(&c.words)));
     let keep = |c: &Clause<'_>| !focused || on_topic(&c.words);
-    let about_the_document = |c: &Clause<'_>| c.passages.iter().all(|p| about_the_document(p));
+    let about_the_document = |c: &Clause<'_>| c.passages.iter().all(|p| p.about_the_document());
 
     let mut changed = String::new();
     let mut reworded: Vec<String> = Vec::new();
