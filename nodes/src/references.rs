@@ -197,7 +197,18 @@ pub(crate) fn find(text: &str) -> Vec<Reference> {
         if prev.as_deref().and_then(recency).is_some() {
             continue;
         }
-        let used_as_verb = next.as_deref().is_some_and(|n| VERB_FOLLOWERS.contains(&n));
+        // "report it", "file a report": a verb; but after a determiner and a name's words
+        // ("the remote working standard on printing") still a noun.
+        let named_before = i >= 2
+            && !is_stopword(&w[i - 1].text.to_lowercase())
+            && (0..i).rev().take(6).any(|k| {
+                matches!(
+                    w[k].text.to_lowercase().as_str(),
+                    "the" | "our" | "this" | "that" | "your" | "its"
+                )
+            });
+        let used_as_verb =
+            next.as_deref().is_some_and(|n| VERB_FOLLOWERS.contains(&n)) && !named_before;
         if let Some((noun, plural)) = doc_noun(word.text).filter(|_| !used_as_verb) {
             let mut j = i;
             while j > 0 && i - j < 7 {

@@ -459,13 +459,36 @@ pub(crate) fn is_metadata_line(text: &str) -> bool {
         .to_lowercase();
     let labels = HEADER_LABELS.iter().filter(|l| lower.contains(*l)).count();
     let opens = HEADER_LABELS.iter().any(|l| lower.starts_with(l));
-    (labels >= 2 || (opens || labels == 1) && text.len() < 160)
-        && super::rules::read(text).modality == super::rules::Modality::States
+    let replaces = ["supersedes", "replaces"].iter().any(|l| lower.contains(l));
+    // A modal verb ("may", not the month "May").
+    let binds = text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| matches!(w, "must" | "shall" | "should" | "may" | "required" | "MUST"));
+    (labels >= 2 || (opens || replaces) && text.len() < 160) && !binds
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_lines_are_metadata_and_rules_are_not() {
+        for line in [
+            "Approved by: Information Security Committee, 14 January 2025",
+            "Approved by the Board Audit Committee on 11 February 2025.",
+            "**Policy owner:** Chief Financial Officer",
+            "Version 1.2, approved by the Chief Operating Officer in May 2024.",
+            "This policy replaces the Data Retention Policy 2023.",
+        ] {
+            assert!(is_metadata_line(line), "{line}");
+        }
+        for line in [
+            "List updates published by the list owners are loaded within 6 hours.",
+            "Gifts above EUR 100 must be approved by the Head of Compliance.",
+        ] {
+            assert!(!is_metadata_line(line), "{line}");
+        }
+    }
 
     #[test]
     fn titles_give_families_versions_and_years() {

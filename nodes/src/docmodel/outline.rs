@@ -412,6 +412,25 @@ pub(crate) fn read(content: &str) -> Outline {
             continue;
         }
         if let Some((number, text)) = clause_number(line) {
+            // "4.3 Lost or stolen devices" on its own: a sub-section its lettered clauses
+            // belong to.
+            if is_title(text) && next.is_none_or(|n| n.trim().is_empty()) {
+                flush(
+                    &mut out,
+                    &mut paragraph,
+                    &mut paragraph_number,
+                    section,
+                    in_item,
+                );
+                in_item = false;
+                out.sections.push(Section {
+                    number: Some(number.clone()),
+                    heading: text.to_string(),
+                });
+                section = Some(out.sections.len() - 1);
+                last_number = Some(number);
+                continue;
+            }
             flush(
                 &mut out,
                 &mut paragraph,

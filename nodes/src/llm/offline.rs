@@ -95,8 +95,22 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             .iter()
             .any(|w| list.contains(&w.as_str()))
     };
+    // "which rules were added in the 2025 revision", "what was dropped in v1.1": a change
+    // between versions.
+    let names_a_version = !crate::question::versions_asked(text).is_empty()
+        || words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "revision" | "version" | "versions" | "edition" | "editions" | "issue"
+            )
+        });
     for (i, w) in words.iter().enumerate() {
         let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+        let added_or_dropped = names_a_version
+            && matches!(
+                w.as_str(),
+                "added" | "dropped" | "removed" | "introduced" | "deleted" | "scrapped"
+            );
         if w.starts_with("summar")
             || matches!(w.as_str(), "overview" | "tldr" | "gist" | "recap")
             || (matches!(w.as_str(), "key" | "main") && next.starts_with("point"))
@@ -117,6 +131,7 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             || w.starts_with("differ")
             || matches!(w.as_str(), "contrast" | "versus" | "vs" | "diff")
             || asks_change
+            || added_or_dropped
         {
             note(i, Action::Compare);
         }

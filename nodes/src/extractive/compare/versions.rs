@@ -91,8 +91,11 @@ pub(super) fn version<'a>(doc: &DocRef, request: &'a AnswerRequest) -> Version<'
             .collect::<Vec<_>>()
             .join("\n");
         c.words = words_of(&c.text);
-        if let Some(h) = &c.first().heading {
-            c.words.extend(words_of(h));
+        for p in &c.passages {
+            // Its heading, and what its rows or items continue.
+            for around in [&p.heading, &p.lead].into_iter().flatten() {
+                c.words.extend(words_of(around));
+            }
         }
     }
     Version {
@@ -121,7 +124,17 @@ pub(super) fn compare(
         a_used[*i] = true;
         b_used[*j] = true;
     }
-    let wanted: HashSet<&String> = q.topic.iter().chain(&q.context).collect();
+    // What the request asks about beyond the document's own name.
+    let title: HashSet<String> = words_of(&a.doc.title)
+        .into_iter()
+        .chain(words_of(&b.doc.title))
+        .collect();
+    let wanted: HashSet<&String> = q
+        .topic
+        .iter()
+        .chain(&q.context)
+        .filter(|t| !title.contains(*t))
+        .collect();
     let on_topic =
         |w: &HashSet<String>| wanted.is_empty() || wanted.iter().any(|t| w.contains(t.as_str()));
     let focused = !wanted.is_empty()
@@ -188,7 +201,12 @@ pub(super) fn compare(
         let _ = writeln!(out, "({} says: \"{}\")", b.doc.title, r.statement);
     }
     if focused {
-        let topic: Vec<&str> = q.topic.iter().map(String::as_str).collect();
+        let topic: Vec<&str> = q
+            .topic
+            .iter()
+            .filter(|t| !title.contains(*t))
+            .map(String::as_str)
+            .collect();
         if !topic.is_empty() {
             let _ = writeln!(out, "(on {})", topic.join(", "));
         }
