@@ -58,7 +58,7 @@ pub(crate) fn is_stopword(word: &str) -> bool {
 
 /// The retrieval terms of `s`: tokens without stop words, synonyms folded, stemmed.
 pub(crate) fn terms(s: &str) -> Vec<String> {
-    tokens(s)
+    crate::vocabulary::fold_phrases(tokens(s))
         .into_iter()
         .filter(|w| !is_stopword(w))
         .map(|w| crate::vocabulary::term(&w))

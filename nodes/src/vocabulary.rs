@@ -182,11 +182,76 @@ const SYNONYMS: &[&[&str]] = &[
         "purchasing",
     ],
     &["complaint", "complaints", "grievance", "grievances"],
+    &[
+        "refuse",
+        "refuses",
+        "refused",
+        "refusal",
+        "reject",
+        "rejects",
+        "rejected",
+        "rejection",
+        "decline",
+        "declines",
+        "declined",
+    ],
+    &["theft", "thefts", "steal", "steals", "stealing", "stolen"],
+    &["inactivity", "inactive", "idle", "dormant"],
+    &[
+        "install",
+        "installs",
+        "installed",
+        "installation",
+        "deploy",
+        "deploys",
+        "deployed",
+        "deployment",
+    ],
     &["shareholding", "shareholdings", "stake", "stakes"],
     &[
         "trade", "trades", "traded", "trading", "deal", "deals", "dealing",
     ],
 ];
+
+/// Phrases that mean one word of the thesaurus ("turn away" an applicant is refusing one;
+/// "three weeks in a row" are consecutive).
+const PHRASES: &[(&[&str], &str)] = &[
+    (&["in", "a", "row"], "consecutive"),
+    (&["turn", "away"], "refuse"),
+    (&["turned", "away"], "refuse"),
+    (&["turn", "down"], "refuse"),
+    (&["turned", "down"], "refuse"),
+    (&["roll", "out"], "install"),
+    (&["rolled", "out"], "install"),
+    (&["sign", "off"], "approve"),
+    (&["signed", "off"], "approve"),
+];
+
+/// Lower-case words with the phrases of the thesaurus folded into their word.
+pub(crate) fn fold_phrases(words: Vec<String>) -> Vec<String> {
+    if !words
+        .iter()
+        .any(|w| PHRASES.iter().any(|(p, _)| p[0] == w.as_str()))
+    {
+        return words;
+    }
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    'words: while i < words.len() {
+        for (phrase, word) in PHRASES {
+            if words.len() - i >= phrase.len()
+                && phrase.iter().zip(&words[i..]).all(|(p, w)| p == w)
+            {
+                out.push((*word).to_string());
+                i += phrase.len();
+                continue 'words;
+            }
+        }
+        out.push(words[i].clone());
+        i += 1;
+    }
+    out
+}
 
 /// Irregular verb forms and the verb they belong to (the stemmer reads only regular
 /// endings: "told" would not meet "tell").

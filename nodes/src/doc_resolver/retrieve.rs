@@ -1,7 +1,9 @@
 //! A request that names no document: the documents whose sentences answer it best
 //! ([`crate::retrieval`]), among the versions in force (a superseded version answers only
 //! when the request asks for the old one). When two documents of different families
-//! answer about equally well, the request is ambiguous: the user is asked which one.
+//! answer about equally well, the request is ambiguous: the user is asked which one. When
+//! none answers well, the one nearest to answering is taken, for the answer to show what
+//! comes nearest and say that nothing answers in those words.
 
 use crate::documents::Document;
 use crate::question::{Question, VersionAsk};
@@ -12,6 +14,9 @@ use crate::versions::Versions;
 
 /// A document must answer at least this well to be taken.
 pub(super) const RETRIEVAL_MIN: f64 = 0.3;
+/// Below that, the document nearest to answering is still taken down to this, for the
+/// answer to show what comes nearest (and say that nothing answers in those words).
+const NEAREST_MIN: f64 = 0.15;
 /// Documents within this share of the best are taken too.
 const NEAR_BEST: f64 = 0.7;
 /// At most this many documents come from retrieval.
@@ -47,8 +52,12 @@ pub(super) fn retrieve(
     let Some(&(_, best)) = ranked.first() else {
         return Retrieved::Nothing;
     };
-    if best < RETRIEVAL_MIN {
+    if best < NEAREST_MIN {
         return Retrieved::Nothing;
+    }
+    if best < RETRIEVAL_MIN {
+        let (i, s) = ranked[0];
+        return Retrieved::Docs(vec![(current[i].doc_ref(), s)]);
     }
     let tied: Vec<DocRef> = ranked
         .iter()

@@ -22,8 +22,12 @@ use crate::text::{asks_for_library, sentences, shorten, terms};
 const NEAR_BEST: f64 = 0.8;
 /// At most this many passages answer.
 const MAX_PASSAGES: usize = 3;
-/// Below this score, nothing in the documents answers.
+/// Below this score, nothing in the documents answers ...
 const NOTHING: f64 = 0.3;
+/// ... and down to this, the nearest passages are shown as such.
+const NEAREST: f64 = 0.15;
+/// At most this many nearest passages are shown.
+const MAX_NEAREST: usize = 2;
 /// Another version's passage must share this much of a passage's terms to be its
 /// counterpart.
 const SAME_POINT: f64 = 0.35;
@@ -42,8 +46,11 @@ pub(crate) fn inquire(request: &AnswerRequest) -> String {
     let mut main: Vec<&Passage> = request.passages.iter().filter(|p| in_play(p)).collect();
     main.sort_by(|a, b| b.score.total_cmp(&a.score));
     let best = main.first().map_or(0.0, |p| p.score);
-    if best < NOTHING {
+    if best < NEAREST {
         return nothing_matches(request);
+    }
+    if best < NOTHING {
+        return nearest(request, &main);
     }
     let mut chosen: Vec<&Passage> = main
         .into_iter()
@@ -277,6 +284,34 @@ fn library(request: &AnswerRequest) -> String {
                 let _ = writeln!(out, "{}. {}", i + 1, named(request, d));
             }
         }
+    }
+    out
+}
+
+/// Nothing answers in the request's words, but some passages come near: say so, and show
+/// them as they are written, for the user to judge.
+fn nearest(request: &AnswerRequest, ranked: &[&Passage]) -> String {
+    let mut out = format!(
+        "I found nothing about \"{}\" in those words. The nearest passages:\n\n",
+        request.question.trim()
+    );
+    for p in ranked.iter().take(MAX_NEAREST) {
+        let d = DocRef {
+            id: p.doc_id.clone(),
+            title: p.title.clone(),
+        };
+        let place = p
+            .heading
+            .as_deref()
+            .map(|h| format!("{h}: "))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "- {}, {place}{} [{}]",
+            named(request, &d),
+            p.text,
+            p.number
+        );
     }
     out
 }
