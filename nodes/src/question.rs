@@ -174,11 +174,12 @@ const NUMBER_WORDS: [&str; 13] = [
 /// Reads a request.
 pub(crate) fn read(text: &str) -> Question {
     let words = tokens(text);
-    // "Issue 2", "edition 3": which version, not what about.
+    // "Issue 2", "edition 3", "the July 2024 edition": which version, not what about.
     let numbered: HashSet<String> = words
         .windows(2)
         .filter(|p| {
-            matches!(p[0].as_str(), "issue" | "edition" | "release")
+            (matches!(p[0].as_str(), "issue" | "edition" | "release")
+                || crate::docmodel::header::is_month(&p[0]))
                 && p[1].chars().all(|c| c.is_ascii_digit())
         })
         .map(|p| crate::vocabulary::term(&p[0]))

@@ -90,10 +90,26 @@ impl Runner {
     /// # Errors
     /// A fixture cannot be read, a document cannot be stored, the graph cannot be built.
     pub async fn new(set: &EvalSet, llm: Arc<dyn Llm>) -> Result<Self, EvalError> {
+        Self::over(&set.libraries, &[], llm).await
+    }
+
+    /// Seeds the samples, every `.md` and `.txt` file under `libraries`, and `more`
+    /// documents (title, text), and builds the graph over `llm`.
+    ///
+    /// # Errors
+    /// A file cannot be read, a document cannot be stored, the graph cannot be built.
+    pub async fn over(
+        libraries: &[PathBuf],
+        more: &[(String, String)],
+        llm: Arc<dyn Llm>,
+    ) -> Result<Self, EvalError> {
         let docs = Arc::new(MemoryDocumentStore::new());
         seed_samples(docs.as_ref(), USER).await?;
+        for (title, text) in more {
+            docs.create(USER, title, text).await?;
+        }
         let mut files = Vec::new();
-        for dir in &set.libraries {
+        for dir in libraries {
             for path in library_files(dir)? {
                 let text = std::fs::read_to_string(&path).map_err(|source| EvalError::Read {
                     path: path.clone(),

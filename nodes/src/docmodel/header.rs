@@ -426,7 +426,7 @@ fn read_title(title: &str) -> (Vec<String>, Option<Version>, Option<u16>) {
     let year = words(title).iter().find_map(|w| year(&w.text));
     let family: Vec<String> = name_terms(title)
         .into_iter()
-        .filter(|t| !(is_version_word(t) || ISSUE_WORDS.contains(&t.as_str())))
+        .filter(|t| !(is_version_word(t) || ISSUE_WORDS.contains(&t.as_str()) || is_month(t)))
         .collect();
     (family, version, year)
 }

@@ -383,7 +383,20 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
         (None, Some(_)) => Some(false),
         (None, None) => None,
     };
-    if let Some(above) = comparator {
+    // "... unless the total held is below £10 million": an exception, so the rule applies
+    // on the other side of the figure.
+    let exception = lower[..at]
+        .iter()
+        .rposition(|w| *w == "unless" || CONDITION_OPENERS.contains(w))
+        .is_some_and(|c| lower[c] == "unless" && modal_at.is_none_or(|m| m < c || m > at));
+    // "no more than 20% may be ...": a limit, whatever comes after.
+    let limit_words = window.windows(2).any(|p| {
+        matches!(p[0], "no" | "not") && matches!(p[1], "more" | "less" | "fewer" | "greater")
+    });
+    if let Some(above) = comparator.filter(|_| !limit_words) {
+        if exception {
+            return Binding::Applies { above: !above };
+        }
         if in_condition || before_modal || is_noun_modifier(window) {
             return Binding::Applies { above };
         }
@@ -450,7 +463,13 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
         " maintain ",
         " meet ",
     ];
-    let last = |list: &[&str]| list.iter().filter_map(|c| near.rfind(c)).max();
+    // The last cue of each kind, as where it ends ("no more than" holds "more than": the
+    // longer cue ends where the shorter does and wins).
+    let last = |list: &[&str]| {
+        list.iter()
+            .filter_map(|c| near.rfind(c).map(|i| (i + c.len(), c.len())))
+            .max()
+    };
     match (last(&at_most), last(&at_least)) {
         (Some(m), Some(l)) if l > m => Binding::Limit(Limit::AtLeast),
         (Some(_), _) => Binding::Limit(Limit::AtMost),
@@ -1050,6 +1069,12 @@ mod tests {
             bound("Screening results are valid for 14 days.").0,
             Binding::Limit(Limit::AtMost)
         );
+        let unless = read(
+            "No more than 20% may be deposited with any one bank, unless the total held is below £10 million.",
+        );
+        assert_eq!(unless.bounds[0].binding, Binding::Limit(Limit::AtMost));
+        assert_eq!(unless.bounds.len(), 2, "{:?}", unless.bounds);
+        assert_eq!(unless.bounds[1].binding, Binding::Applies { above: true });
         assert_eq!(
             bound("Access is suspended for 3 months.").0,
             Binding::Limit(Limit::Exactly)

@@ -930,7 +930,14 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
         && !NOT_COUNTED.contains(&next)
         && !crate::docmodel::header::is_month(next)
         && !crate::text::is_stopword(next);
-    if !is_year && noun_like && !w.contains('.') {
+    // "any one bank", "each one": one of several, not a count.
+    let one_of = w == "one"
+        && i > 0
+        && matches!(
+            ws[i - 1].text.as_str(),
+            "any" | "each" | "every" | "no" | "only"
+        );
+    if !is_year && noun_like && !w.contains('.') && !one_of {
         return Some((make(Unit::Count, lo, hi, "count", lo, j + 1, false), j + 1));
     }
     None
