@@ -66,7 +66,7 @@ fn respond(body: &Value) -> Reply {
                 Some(text) => vec![
                     "From the documents: ".to_string(),
                     text,
-                    " [1], and a source I was not given [99].".to_string(),
+                    " [1], and a source I was not given [9999].".to_string(),
                     "\nConfidence: medium: the first passage matches.".to_string(),
                 ],
                 None => vec!["I was given no passages.\nConfidence: low: nothing matched.".into()],
@@ -121,7 +121,7 @@ async fn the_eval_set_runs_against_an_openai_compatible_model_with_valid_citatio
             }
         }
         for (answer, by) in case.answers.iter().zip(&case.answered_by) {
-            assert!(!answer.contains("[99]"), "{}: {answer}", case.id);
+            assert!(!answer.contains("[9999]"), "{}: {answer}", case.id);
             if answer.starts_with("From the documents") {
                 assert_eq!(by, &json!({"kind": "model", "model": MODEL}), "{}", case.id);
             }

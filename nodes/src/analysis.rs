@@ -10,7 +10,6 @@
 //! full memo forgets its least recently used documents. The texts it keeps also spare a
 //! store reading them again ([`kept_text`]).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::docmodel::DocModel;
@@ -24,17 +23,26 @@ const MAX_BYTES: usize = 32 << 20;
 const MAX_DOCUMENTS: usize = 4096;
 
 /// What a document says, ready to rank and to answer from.
+/// A set of terms, as the retrieval looks them up (hashed with foldhash: these lookups are
+/// most of a ranking's cost, see [`crate::text::is_stopword`]).
+pub(crate) type Terms = foldhash::HashSet<String>;
+
 pub(crate) struct Analysis {
     /// The document model.
     pub(crate) model: DocModel,
     /// Its clauses as passages, in document order, unnumbered and unscored.
     pub(crate) passages: Vec<Passage>,
     /// Each sentence's terms (aligned with `model.sentences`).
-    pub(crate) sentence_terms: Vec<HashSet<String>>,
+    pub(crate) sentence_terms: Vec<Terms>,
     /// Each clause's terms, its section heading's included (aligned with `passages`).
-    pub(crate) clause_terms: Vec<HashSet<String>>,
+    pub(crate) clause_terms: Vec<Terms>,
+    /// Each clause's sentences (indexes into `model.sentences`, aligned with `passages`).
+    pub(crate) clause_sentences: Vec<Vec<usize>>,
     /// The title's terms.
-    pub(crate) title_terms: HashSet<String>,
+    pub(crate) title_terms: Terms,
+    /// How much its answers count beside other documents' (an aid less than a policy:
+    /// [`crate::docmodel::header::authority`]).
+    pub(crate) authority: f64,
 }
 
 impl Analysis {
@@ -64,7 +72,7 @@ impl Analysis {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let mut t: HashSet<String> = terms(&crate::docmodel::outline::meaning(
+                let mut t: Terms = terms(&crate::docmodel::outline::meaning(
                     &c.text,
                     c.lead.as_deref(),
                 ))
@@ -81,14 +89,22 @@ impl Analysis {
             .sentences
             .iter()
             .map(|s| {
-                let mut t: HashSet<String> = s.terms.iter().cloned().collect();
+                let mut t: Terms = s.terms.iter().cloned().collect();
                 crate::docmodel::expand(&mut t, &defined);
                 t
             })
             .collect();
-        let mut title_terms: HashSet<String> = terms(&doc.title).into_iter().collect();
+        let mut title_terms: Terms = terms(&doc.title).into_iter().collect();
         crate::docmodel::expand(&mut title_terms, &defined);
+        let mut clause_sentences = vec![Vec::new(); passages.len()];
+        for (k, s) in model.sentences.iter().enumerate() {
+            if let Some(c) = clause_sentences.get_mut(s.clause) {
+                c.push(k);
+            }
+        }
         Analysis {
+            clause_sentences,
+            authority: crate::docmodel::header::authority(&doc.title),
             title_terms,
             passages,
             sentence_terms,
@@ -96,6 +112,22 @@ impl Analysis {
             model,
         }
     }
+}
+
+/// The analyses of `docs`, in order, from the memo where it holds them (one look at the
+/// memo for them all: a library's documents are asked for together on every turn).
+pub(crate) fn analyses<'a>(docs: impl IntoIterator<Item = &'a Document>) -> Vec<Arc<Analysis>> {
+    let docs: Vec<&Document> = docs.into_iter().collect();
+    let mut found: Vec<Option<Arc<Analysis>>> = match MEMO.lock() {
+        Ok(mut memo) => docs.iter().map(|d| memo.get(d)).collect(),
+        Err(_) => vec![None; docs.len()],
+    };
+    for (d, slot) in docs.iter().zip(found.iter_mut()) {
+        if slot.is_none() {
+            *slot = Some(analysis(d));
+        }
+    }
+    found.into_iter().flatten().collect()
 }
 
 /// The analysis of `doc`, from the memo when it holds this very document.
@@ -132,7 +164,7 @@ static MEMO: LazyLock<Mutex<Memo>> = LazyLock::new(|| Mutex::new(Memo::default()
 /// last used.
 #[derive(Default)]
 struct Memo {
-    entries: HashMap<String, Kept>,
+    entries: foldhash::HashMap<String, Kept>,
     bytes: usize,
     clock: u64,
 }
@@ -155,7 +187,9 @@ impl Memo {
         self.clock += 1;
         let clock = self.clock;
         let kept = self.entries.get_mut(&doc.id)?;
-        if kept.title != doc.title || kept.content != doc.content {
+        // A document is never changed (see [`kept_text`]): its id and its title's and
+        // text's lengths say it is the one analysed, without comparing them.
+        if kept.title.len() != doc.title.len() || kept.content.len() != doc.content.len() {
             return None;
         }
         kept.used = clock;

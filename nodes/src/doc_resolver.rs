@@ -56,7 +56,7 @@ use crate::title_match::{
     match_answer, name_score, title_has_word, titles_in_text, Scored, TextWords, SIMILARITY,
 };
 use crate::validate_inputs::instruction;
-use crate::versions::versions;
+use crate::versions::versions_of;
 
 /// The node's status line.
 pub const STATUS: &str = "Finding documents...";
@@ -270,7 +270,7 @@ pub async fn doc_resolver(
     let refs = references::find(&named_in);
     let asks = versions_asked(&named_in);
     let documents = deps.documents(&ctx, &owner).await?;
-    let versions = versions(&documents);
+    let versions = versions_of(&documents);
 
     let mut ambiguous: VecDeque<Ambiguity> = VecDeque::new();
     let mut unknown: Vec<String> = Vec::new();

@@ -7,8 +7,9 @@
 //! one), and its nodes all see that one read.
 //!
 //! A turn works from one snapshot: a document added or removed while it runs shows from
-//! the next turn on. Snapshots are kept for the runs of the last [`KEEP`] and at most
-//! [`MAX_RUNS`] runs; a library larger than [`MAX_CACHED_BYTES`] is not kept (read again
+//! the next turn on. Snapshots are kept for the runs of the last [`KEEP`], at most
+//! [`MAX_RUNS`] runs and [`MAX_SNAPSHOT_BYTES`] of texts (a snapshot shared by several runs
+//! counts for each); a library larger than [`MAX_CACHED_BYTES`] is not kept (read again
 //! when needed).
 //!
 //! Where the store can tell that a user's documents did not change since an earlier turn
@@ -27,8 +28,11 @@ use crate::state::DocRef;
 pub const KEEP: Duration = Duration::from_secs(60);
 /// The most runs whose snapshots are kept at once.
 pub const MAX_RUNS: usize = 256;
-/// The largest library (sum of its documents' sizes) kept in a snapshot.
-pub const MAX_CACHED_BYTES: usize = 1 << 20;
+/// The largest library (sum of its documents' sizes) kept in a snapshot: about a
+/// thousand policies.
+pub const MAX_CACHED_BYTES: usize = 8 << 20;
+/// The most bytes of texts the snapshots of the recent runs hold together.
+pub const MAX_SNAPSHOT_BYTES: usize = 64 << 20;
 
 /// One run's snapshot.
 struct Snapshot {
@@ -37,6 +41,12 @@ struct Snapshot {
     read_at: Instant,
     titles: Option<Arc<Vec<DocRef>>>,
     documents: Option<Arc<Vec<Document>>>,
+}
+
+impl Snapshot {
+    fn bytes(&self) -> usize {
+        self.documents.as_deref().map_or(0, |d| bytes(d))
+    }
 }
 
 /// The snapshots of the recent runs (see the module docs).
@@ -183,6 +193,13 @@ impl RunLibraries {
             documents: None,
         };
         set(&mut s);
+        let mut total = s.bytes() + runs.iter().map(Snapshot::bytes).sum::<usize>();
+        while total > MAX_SNAPSHOT_BYTES {
+            match runs.pop_front() {
+                Some(old) => total -= old.bytes(),
+                None => break,
+            }
+        }
         runs.push_back(s);
     }
 }

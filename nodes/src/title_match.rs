@@ -5,7 +5,11 @@
 //! "Capital Requirements Regulation (CRR)" is found by its words or by "CRR"; a part that
 //! only says which version ("(2024 edition)") is not an alias.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
+
+use foldhash::{HashMap, HashMapExt as _};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::state::DocRef;
 use crate::text::{name_terms as terms, singular, tokens};
@@ -38,7 +42,28 @@ struct TitleTerms {
     all: HashSet<String>,
 }
 
-fn title_terms(title: &str) -> TitleTerms {
+/// A title's terms, from a memo of the titles seen (a library's titles are matched on
+/// every turn; taking each apart once is most of the matching's cost saved).
+fn title_terms(title: &str) -> Arc<TitleTerms> {
+    static MEMO: LazyLock<Mutex<HashMap<String, Arc<TitleTerms>>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    if let Some(t) = MEMO.lock().ok().and_then(|m| m.get(title).cloned()) {
+        return t;
+    }
+    let made = Arc::new(read_title_terms(title));
+    if let Ok(mut memo) = MEMO.lock() {
+        if memo.len() >= MEMO_TITLES {
+            memo.clear();
+        }
+        memo.insert(title.to_string(), Arc::clone(&made));
+    }
+    made
+}
+
+/// At most this many titles' terms are kept.
+const MEMO_TITLES: usize = 16_384;
+
+fn read_title_terms(title: &str) -> TitleTerms {
     let mut main_text = String::new();
     let mut aliases = Vec::new();
     let mut extra = Vec::new();
@@ -107,43 +132,106 @@ fn alike(a: &str, b: &str) -> bool {
     word_similarity(a, b) >= SIMILARITY
 }
 
-fn found<'a>(term: &str, among: impl IntoIterator<Item = &'a String>) -> bool {
-    among.into_iter().any(|w| alike(term, w))
+/// A few words (a name's, a message's) that many titles' terms are matched against: which
+/// of them each term is alike ([`alike`]), worked out once per term.
+struct Words {
+    words: Vec<String>,
+    /// For each term met, whether it is alike one of the words.
+    any: RefCell<HashMap<String, bool>>,
+    /// For each term met, a bit per word it is alike (for at most 64 words: a name's).
+    which: RefCell<HashMap<String, u64>>,
 }
 
-fn share_found(wanted: &[String], among: &HashSet<String>) -> f64 {
-    if wanted.is_empty() {
-        return 0.0;
+impl Words {
+    fn of(mut words: Vec<String>) -> Self {
+        words.sort_unstable();
+        words.dedup();
+        Words {
+            words,
+            any: RefCell::new(HashMap::new()),
+            which: RefCell::new(HashMap::new()),
+        }
     }
-    let hits = wanted.iter().filter(|t| found(t, among.iter())).count();
-    hits as f64 / wanted.len() as f64
+
+    /// Whether `term` is alike one of the words.
+    fn has(&self, term: &str) -> bool {
+        if let Some(&m) = self.any.borrow().get(term) {
+            return m;
+        }
+        let m = self.words.iter().any(|w| alike(term, w));
+        self.any.borrow_mut().insert(term.to_string(), m);
+        m
+    }
+
+    /// The words `term` is alike, a bit each (the first 64 words).
+    fn alike(&self, term: &str) -> u64 {
+        if let Some(&m) = self.which.borrow().get(term) {
+            return m;
+        }
+        let m = self
+            .words
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, w)| alike(term, w))
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        self.which.borrow_mut().insert(term.to_string(), m);
+        m
+    }
+
+    /// The share of `wanted` alike one of these words.
+    fn share_of(&self, wanted: &[String]) -> f64 {
+        if wanted.is_empty() {
+            return 0.0;
+        }
+        let hits = wanted.iter().filter(|t| self.has(t)).count();
+        hits as f64 / wanted.len() as f64
+    }
+
+    /// The share of these words alike one of `among`.
+    fn share_in(&self, among: &HashSet<String>) -> f64 {
+        if self.words.is_empty() {
+            return 0.0;
+        }
+        let hits = if self.words.len() <= 64 {
+            among
+                .iter()
+                .fold(0u64, |m, t| m | self.alike(t))
+                .count_ones() as usize
+        } else {
+            self.words
+                .iter()
+                .filter(|w| among.iter().any(|t| alike(t, w)))
+                .count()
+        };
+        hits as f64 / self.words.len() as f64
+    }
 }
 
 /// How well `name` (e.g. "the data retention policy") fits `title`: the share of the
 /// name's terms the title contains.
 pub(crate) fn name_score(name: &str, title: &str) -> f64 {
-    let name_terms = terms(name);
-    share_found(&name_terms, &title_terms(title).all)
+    Words::of(terms(name)).share_in(&title_terms(title).all)
 }
 
 /// A text's words, as titles are looked for in it: taken apart once for all the titles.
-pub(crate) struct TextWords(HashSet<String>);
+pub(crate) struct TextWords(Words);
 
 impl TextWords {
     /// `text`'s words.
     pub(crate) fn of(text: &str) -> Self {
-        TextWords(terms(text).into_iter().collect())
+        TextWords(Words::of(terms(text)))
     }
 
     /// How fully `title` appears in the text: the share of the title's main words the text
     /// contains, or 1 when a parenthesized alias appears whole.
     pub(crate) fn title_score(&self, title: &str) -> f64 {
         let t = title_terms(title);
-        let main = share_found(&t.main, &self.0);
+        let main = self.0.share_of(&t.main);
         let alias = t
             .aliases
             .iter()
-            .map(|a| share_found(a, &self.0))
+            .map(|a| self.0.share_of(a))
             .fold(0.0, f64::max);
         main.max(alias)
     }
@@ -161,11 +249,12 @@ fn best_group(mut scored: Vec<Scored>) -> Vec<Scored> {
 
 /// The documents a name fits best (several when it fits them equally), or none.
 pub(crate) fn match_name(name: &str, docs: &[DocRef]) -> Vec<Scored> {
+    let words = Words::of(terms(name));
     best_group(
         docs.iter()
             .map(|d| Scored {
                 doc: d.clone(),
-                score: name_score(name, &d.title),
+                score: words.share_in(&title_terms(&d.title).all),
             })
             .collect(),
     )

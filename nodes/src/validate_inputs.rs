@@ -164,7 +164,7 @@ pub async fn validate_inputs(
     // "What changed in the X policy?": a comparison of one document with its other version.
     if action == Action::Compare && docs.len() == 1 {
         let all = deps.documents(&ctx, &owner).await?;
-        let versions = crate::versions::versions(&all);
+        let versions = crate::versions::versions_of(&all);
         let one = docs[0].clone();
         if let Some(older) = versions.previous(&one.id) {
             docs.insert(0, older);
@@ -233,11 +233,10 @@ pub async fn validate_inputs(
         if docs.is_empty() {
             // Nothing named: the versions in force whose rules the text speaks to most.
             let all = deps.documents(&ctx, &owner).await?;
-            let versions = crate::versions::versions(&all);
-            let current: Vec<crate::documents::Document> = all
+            let versions = crate::versions::versions_of(&all);
+            let current: Vec<&crate::documents::Document> = all
                 .iter()
                 .filter(|d| !versions.is_superseded(&d.id))
-                .cloned()
                 .collect();
             let q = crate::question::Question {
                 topic: audited.as_deref().map(terms).unwrap_or_default(),

@@ -22,7 +22,7 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{analysis, Analysis};
+use crate::analysis::{analyses, Analysis};
 use crate::documents::Document;
 use crate::state::DocRef;
 use crate::title_match::match_name;
@@ -76,11 +76,13 @@ struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
     entries: Vec<Entry>,
+    /// Each entry's index by its document's id.
+    by_id: foldhash::HashMap<String, usize>,
 }
 
 impl Versions {
     fn find(&self, id: &str) -> Option<usize> {
-        self.entries.iter().position(|e| e.doc.id == id)
+        self.by_id.get(id).copied()
     }
 
     /// Where document `id` stands ([`Edition`]); `None` for a document not in the library.
@@ -231,9 +233,34 @@ impl Known {
 /// The most recently used first.
 static MEMO: LazyLock<Mutex<VecDeque<Known>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
 
+/// A library as a turn read it, and its versions.
+type Read = (Weak<Vec<Document>>, Arc<Versions>);
+
+/// The versions among a library as a turn reads it: the same read (the same list, kept
+/// between turns while the library does not change) is answered at once, without asking
+/// after each of its documents.
+pub(crate) fn versions_of(library: &Arc<Vec<Document>>) -> Arc<Versions> {
+    static READS: LazyLock<Mutex<VecDeque<Read>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
+    let same = |w: &Weak<Vec<Document>>| std::ptr::eq(w.as_ptr(), Arc::as_ptr(library));
+    if let Some(found) = READS
+        .lock()
+        .ok()
+        .and_then(|r| r.iter().find(|(w, _)| same(w)).map(|(_, v)| Arc::clone(v)))
+    {
+        return found;
+    }
+    let found = versions(library);
+    if let Ok(mut reads) = READS.lock() {
+        reads.retain(|(w, _)| w.strong_count() > 0);
+        reads.push_front((Arc::downgrade(library), Arc::clone(&found)));
+        reads.truncate(MEMO_LIBRARIES);
+    }
+    found
+}
+
 /// The versions among `library`.
 pub(crate) fn versions(library: &[Document]) -> Arc<Versions> {
-    let analyses: Vec<Arc<Analysis>> = library.iter().map(analysis).collect();
+    let analyses: Vec<Arc<Analysis>> = analyses(library);
     if let Ok(mut memo) = MEMO.lock() {
         if let Some(i) = memo.iter().position(|k| k.holds(library, &analyses)) {
             if let Some(known) = memo.remove(i) {
@@ -375,7 +402,12 @@ fn find(library: &[Document], analyses: &[Arc<Analysis>]) -> Versions {
                 .map(|(_, _, s)| s.clone());
         }
     }
-    Versions { entries }
+    let by_id = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.doc.id.clone(), i))
+        .collect();
+    Versions { entries, by_id }
 }
 
 #[cfg(test)]

@@ -210,7 +210,7 @@ pub(crate) async fn run(
     let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
     let question = request_text(state, &labels);
     let documents: Vec<_> = docs.iter().map(Document::doc_ref).collect();
-    let all_versions = versions::versions(&library);
+    let all_versions = versions::versions_of(&library);
     let prepared = prepare(&Inputs {
         docs: &docs,
         library: &library,

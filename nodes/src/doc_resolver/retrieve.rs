@@ -43,10 +43,9 @@ pub(super) fn retrieve(
     q: &Question,
     asks: &[VersionAsk],
 ) -> Retrieved {
-    let current: Vec<Document> = docs
+    let current: Vec<&Document> = docs
         .iter()
         .filter(|d| !versions.is_superseded(&d.id))
-        .cloned()
         .collect();
     let ranked = rank_documents(&current, q);
     let Some(&(_, best)) = ranked.first() else {

@@ -431,6 +431,70 @@ fn read_title(title: &str) -> (Vec<String>, Option<Version>, Option<u16>) {
     (family, version, year)
 }
 
+/// Words of a title that make a document binding: it sets rules.
+const BINDING: [&str; 13] = [
+    "policy",
+    "procedure",
+    "standard",
+    "regulation",
+    "directive",
+    "code",
+    "act",
+    "law",
+    "rulebook",
+    "manual",
+    "handbook",
+    "framework",
+    "charter",
+];
+
+/// Words of a title that make a document an aid to others: it explains, collects or
+/// reminds, and the rules are elsewhere.
+const AIDS: [&str; 20] = [
+    "template",
+    "form",
+    "checklist",
+    "note",
+    "notes",
+    "faq",
+    "faqs",
+    "guide",
+    "guidance",
+    "reference",
+    "letter",
+    "bulletin",
+    "deck",
+    "slides",
+    "training",
+    "newsletter",
+    "reminder",
+    "minutes",
+    "tips",
+    "log",
+];
+
+/// How much a document's own word counts when documents answer alike: less for an aid
+/// (a template, a form, a checklist, training notes, an FAQ, a guide), whose title names
+/// no binding kind of document, than for a policy, a procedure or a standard, which sets
+/// the rules the aid points to.
+pub(crate) fn authority(title: &str) -> f64 {
+    let words: Vec<String> = title
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let binding = words.iter().any(|w| BINDING.contains(&w.as_str()));
+    let aid = words.iter().any(|w| AIDS.contains(&w.as_str()));
+    if aid && !binding {
+        AID_AUTHORITY
+    } else {
+        1.0
+    }
+}
+
+/// What an aid's answer counts for beside a binding document's (see [`authority`]).
+const AID_AUTHORITY: f64 = 0.8;
+
 /// Labels of a document's header lines ("Approved by: ...", "Effective: ...").
 const HEADER_LABELS: [&str; 14] = [
     "version",

@@ -94,7 +94,10 @@ pub(crate) fn acronyms(text: &str) -> Vec<(String, Vec<String>)> {
 
 /// `t` with what the acronyms of `defined` add: a text with an acronym gets the terms of
 /// what it stands for, a text with all of those gets the acronym.
-pub(crate) fn expand(t: &mut std::collections::HashSet<String>, defined: &[(String, Vec<String>)]) {
+pub(crate) fn expand<S: std::hash::BuildHasher>(
+    t: &mut std::collections::HashSet<String, S>,
+    defined: &[(String, Vec<String>)],
+) {
     for (acronym, expansion) in defined {
         if t.contains(acronym) {
             t.extend(expansion.iter().cloned());

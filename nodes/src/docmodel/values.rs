@@ -875,11 +875,11 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
     // "10 business days", "five working days", "3 calendar days", "2 clear days".
     if matches!(
         next,
-        "business" | "working" | "calendar" | "clear" | "full" | "banking"
+        "business" | "working" | "calendar" | "clear" | "full" | "banking" | "trading"
     ) {
         if let Some((unit, per)) = duration_unit(after) {
             let end = j + 2;
-            if matches!(next, "business" | "working" | "banking") && unit == "day" {
+            if matches!(next, "business" | "working" | "banking" | "trading") && unit == "day" {
                 return Some((
                     make(Unit::BusinessDays, lo, hi, "business day", lo, end, false),
                     end,
