@@ -187,9 +187,9 @@ impl Memo {
         self.clock += 1;
         let clock = self.clock;
         let kept = self.entries.get_mut(&doc.id)?;
-        // A document is never changed (see [`kept_text`]): its id and its title's and
-        // text's lengths say it is the one analysed, without comparing them.
-        if kept.title.len() != doc.title.len() || kept.content.len() != doc.content.len() {
+        // A document's text is never changed (see [`kept_text`]): its id, title and text's
+        // length say it is the one analysed, without comparing the text.
+        if kept.title != doc.title || kept.content.len() != doc.content.len() {
             return None;
         }
         kept.used = clock;

@@ -7,7 +7,7 @@
 
 use crate::documents::Document;
 use crate::question::{Question, VersionAsk};
-use crate::retrieval::rank_documents;
+use crate::retrieval::rank_answers;
 use crate::state::DocRef;
 use crate::text::terms;
 use crate::versions::Versions;
@@ -47,7 +47,8 @@ pub(super) fn retrieve(
         .iter()
         .filter(|d| !versions.is_superseded(&d.id))
         .collect();
-    let ranked = rank_documents(&current, q);
+    let answers = rank_answers(&current, q);
+    let ranked: Vec<(usize, f64)> = answers.iter().map(|a| (a.doc, a.score)).collect();
     let Some(&(_, best)) = ranked.first() else {
         return Retrieved::Nothing;
     };
@@ -71,7 +72,22 @@ pub(super) fn retrieve(
             .iter()
             .filter(|d| terms(&d.title).iter().any(|t| q.topic.contains(t)))
             .collect();
-        if titled.len() != 1 {
+        // A request that asks for a version ("in the newest version", "the old policy")
+        // means a document that has versions.
+        let versioned: Vec<&DocRef> = tied
+            .iter()
+            .filter(|d| !asks.is_empty() && versions.family(&d.id).len() > 1)
+            .collect();
+        // Documents that give the same figure answer alike: no need to ask which.
+        let agree = !q.expects.is_empty() && {
+            let first = &answers[0].values;
+            !first.is_empty()
+                && answers[1..tied.len()].iter().all(|a| {
+                    a.values.len() == first.len()
+                        && a.values.iter().zip(first).all(|(x, y)| x.same_as(y))
+                })
+        };
+        if titled.len() != 1 && versioned.len() != 1 && !agree {
             return Retrieved::Ambiguous(tied.into_iter().take(RETRIEVAL_MAX).collect());
         }
     }

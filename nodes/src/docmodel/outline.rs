@@ -1,7 +1,7 @@
 //! A document's outline: its sections (Markdown headings, "1. PURPOSE", "Section 4 —
 //! Approvals", underlined or all-capitals lines) and its clauses (numbered "4.2" or
-//! "4.2.1", lettered "(a)" under the clause before, list items, table rows read with their
-//! column headings, paragraphs). A clause is what an answer quotes and cites; its number
+//! "4.2.1", lettered "(a)" under the clause before, list items, table rows (Markdown's, or
+//! cells between tabs) read with their column headings, paragraphs). A clause is what an answer quotes and cites; its number
 //! and its section's heading say where it is ("§4.2 Approvals").
 
 use crate::text::{squash, strip_list_marker};
@@ -263,6 +263,15 @@ fn split_number(h: &str) -> (Option<String>, String) {
 /// row (`|---|---|`) has no cells.
 fn table_cells(line: &str) -> Option<Vec<String>> {
     let t = line.trim();
+    // A row copied out of a word processor: its cells between tabs.
+    if !t.starts_with('|') && t.contains('\t') {
+        let cells: Vec<String> = t
+            .split('\t')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
+        return (cells.len() >= 2).then_some(cells);
+    }
     if !(t.starts_with('|') && t.len() > 1) {
         return None;
     }

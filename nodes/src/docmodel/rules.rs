@@ -43,6 +43,9 @@ pub(crate) enum Anchor {
     After(Vec<String>),
     /// "... before / prior to / ahead of <event>".
     Before(Vec<String>),
+    /// The time since the events a practice told before, from when it says they happened
+    /// (see `super::timeline`).
+    Since,
 }
 
 impl Anchor {
@@ -50,6 +53,7 @@ impl Anchor {
     pub(crate) fn terms(&self) -> &[String] {
         match self {
             Anchor::After(t) | Anchor::Before(t) => t,
+            Anchor::Since => &[],
         }
     }
 
@@ -207,7 +211,17 @@ const NAME_ENDS: [&str; 36] = [
 pub(crate) fn read(sentence: &str) -> Reading {
     let ws = values::words(sentence);
     let found = values::values(sentence);
-    let lower: Vec<&str> = ws.iter().map(|w| w.text.as_str()).collect();
+    // "in May": the month, not the modal verb.
+    let lower: Vec<&str> = ws
+        .iter()
+        .map(|w| {
+            if w.text == "may" && w.span.start > 0 && sentence[w.span.clone()].starts_with('M') {
+                "may_month"
+            } else {
+                w.text.as_str()
+            }
+        })
+        .collect();
     let modal_at = lower
         .iter()
         .position(|w| MUST.contains(w) || MAY.contains(w));

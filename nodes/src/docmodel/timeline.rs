@@ -182,7 +182,7 @@ impl Timeline {
                 business,
             },
             binding: Binding::Limit(Limit::Exactly),
-            anchor: Some(Anchor::After(Vec::new())),
+            anchor: Some(Anchor::Since),
             context: terms(text).into_iter().collect::<HashSet<_>>(),
         };
         Some((bound, since))
@@ -267,6 +267,8 @@ fn when_written(text: &str) -> String {
             || PARTS.iter().any(|(p, _, _)| *p == w)
             || clock(w).is_some()
             || matches!(w, "day" | "next" | "following" | "same" | "that")
+            || crate::docmodel::header::is_month(w)
+            || w.chars().all(|c| c.is_ascii_digit()) && (1..=2).contains(&w.len())
     };
     let Some(first) = lowers.iter().position(|w| is_when(w)) else {
         return text.to_string();

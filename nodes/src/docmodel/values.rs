@@ -938,7 +938,12 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
             "any" | "each" | "every" | "no" | "only"
         );
     if !is_year && noun_like && !w.contains('.') && !one_of {
-        return Some((make(Unit::Count, lo, hi, "count", lo, j + 1, false), j + 1));
+        // The whole noun: "two pre-clearances".
+        let mut end = j + 1;
+        while end < ws.len() && text.get(ws[end - 1].span.end..ws[end].span.start) == Some("-") {
+            end += 1;
+        }
+        return Some((make(Unit::Count, lo, hi, "count", lo, end, false), end));
     }
     None
 }
@@ -978,6 +983,10 @@ mod tests {
             ["30 working days", "a quarter of an hour"]
         );
         assert!((one("after a quarter of an hour").high * 1440.0 - 15.0).abs() < 1e-6);
+        assert_eq!(
+            one("no more than two pre-clearances a quarter").written,
+            "two pre-clearances"
+        );
         let (two, one_) = (one("two directors"), one("1 analyst"));
         assert!(two.comparable(&one_) && !two.weighs_with(&one_));
         assert!(one("three alerts").weighs_with(&one("50 alerts")));

@@ -358,6 +358,11 @@ fn can_pair(fact: &Bound, rule: &Bound) -> bool {
     // "a month before the change" is notice given ahead of an event: it speaks of a
     // minimum notice ("at least 60 days before"), not of a deadline after something
     // ("within 24 hours").
+    // The time since events a practice told is no notice given ahead of one.
+    if matches!(fact.anchor, Some(Anchor::Since)) && matches!(rule.anchor, Some(Anchor::Before(_)))
+    {
+        return false;
+    }
     if matches!(fact.anchor, Some(Anchor::Before(_)))
         && rule.binding == Binding::Limit(Limit::AtMost)
         && !matches!(rule.anchor, Some(Anchor::Before(_)))
@@ -382,12 +387,7 @@ fn since_event(fact: &Fact, value: &Bound, rule: &Bound) -> Option<Value> {
     if fact.since.is_empty() || anchor.is_empty() || value.value.calendar_days().is_none() {
         return None;
     }
-    let is_timeline = matches!(&value.anchor, Some(Anchor::After(t)) if t.is_empty())
-        && fact
-            .reading
-            .bounds
-            .last()
-            .is_some_and(|b| std::ptr::eq(b, value));
+    let is_timeline = matches!(value.anchor, Some(Anchor::Since));
     if !is_timeline {
         return None;
     }
@@ -611,6 +611,12 @@ fn check<'a>(
         // not shown to break it.
         let period = limit == Limit::Exactly && b.value.calendar_days().is_some();
         match f.value.keeps(limit, &b.value) {
+            // A value vouches for a rule only when its words say it is about what the rule's
+            // figure is about.
+            Some(true) if shared == 0 => open.push(format!(
+                "whether {} is what the rule's {} is about",
+                f.value.written, b.value.written
+            )),
             Some(true) => meets.push(format!(
                 "{} (the rule: {})",
                 f.value.written, b.value.written
@@ -677,6 +683,13 @@ fn check<'a>(
                 .split_whitespace()
                 .any(|x| x.trim_matches(|c: char| !c.is_alphanumeric()) == *w)
         });
+        // Said to be done first: "in advance", "beforehand", "before ...", "prior to".
+        let first = fact.reading.before.is_some()
+            || fact
+                .reading
+                .bounds
+                .iter()
+                .any(|b| matches!(b.anchor, Some(Anchor::Before(_))));
         if let Some(a) = after {
             breaks.push(format!(
                 "{} after the event, where the rule asks for it before",
@@ -684,6 +697,8 @@ fn check<'a>(
             ));
         } else if deferred && !fact.reading.negated {
             breaks.push("done after the event, where the rule asks for it before".to_string());
+        } else if !first && !fact.reading.negated {
+            open.push("whether it was done before, as the rule asks".to_string());
         }
     }
 
@@ -697,11 +712,22 @@ fn check<'a>(
         let named_it = said.iter().find(|r| same_role(&r.who, &role.who));
         // Met only by the same act in the fact's own sentence: someone told is not someone
         // who approved, and a name in the sentence before may be of another matter.
+        // A member of a body is not the body ("a Board member agreed" is not the Board's
+        // approval).
+        let member = |who: &str| {
+            who.split_whitespace()
+                .any(|w| matches!(w.to_lowercase().as_str(), "member" | "members" | "one"))
+        };
         let here = scope
             .iter()
             .filter(|f| f.sentence == fact.sentence)
             .flat_map(|f| f.reading.roles.iter())
-            .any(|r| r.kind == role.kind && !r.negated && same_role(&r.who, &role.who));
+            .any(|r| {
+                r.kind == role.kind
+                    && !r.negated
+                    && same_role(&r.who, &role.who)
+                    && member(&r.who) == member(&role.who)
+            });
         match named_it {
             Some(r) if r.negated => breaks.push(format!(
                 "the practice says {} did not {}",
@@ -711,6 +737,16 @@ fn check<'a>(
                 } else {
                     "hear of it"
                 }
+            )),
+            // A rule that forbids it: done by them, it is broken.
+            Some(_) if here && rule.reading.modality == Modality::MustNot => breaks.push(format!(
+                "{} by {}, which the rule forbids",
+                if role.kind == RoleKind::Approves {
+                    "approved"
+                } else {
+                    "told"
+                },
+                role.who
             )),
             Some(_) if here => meets.push(format!(
                 "{} by {}",
@@ -751,6 +787,41 @@ fn check<'a>(
                     open.push(format!("whether {} was told", role.who));
                 }
             }
+        }
+    }
+
+    // A form the rule asks for ("approved in writing", "written consent"): said otherwise
+    // ("agreed verbally"), it is broken; not said, it is open.
+    let words_of = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let rule_words = words_of(&rule.text);
+    let in_writing = rule_words
+        .windows(2)
+        .any(|p| p[0] == "in" && p[1] == "writing")
+        || rule_words.iter().any(|w| w == "written");
+    if in_writing && !fact.reading.negated && (!meets.is_empty() || breaks.is_empty()) {
+        let said: Vec<String> = scope.iter().flat_map(|f| words_of(&f.text)).collect();
+        let spoken = said.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "verbal" | "verbally" | "oral" | "orally" | "phone" | "telephone" | "spoke"
+            )
+        });
+        let written = said.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "writing" | "written" | "email" | "emailed" | "letter" | "signed" | "form"
+            )
+        });
+        if spoken && !written {
+            breaks
+                .push("given by word of mouth, where the rule asks for it in writing".to_string());
+        } else if !written && !meets.is_empty() {
+            open.push("whether it was in writing, as the rule asks".to_string());
         }
     }
 

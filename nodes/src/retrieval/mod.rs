@@ -386,11 +386,40 @@ fn phrase_factor(seq: &[String], query: &[&String]) -> f64 {
 
 /// The documents that answer `question`, each with its best sentence's score, best first.
 pub(crate) fn rank_documents(docs: &[&Document], question: &Question) -> Vec<(usize, f64)> {
+    rank_answers(docs, question)
+        .into_iter()
+        .map(|a| (a.doc, a.score))
+        .collect()
+}
+
+/// A document's best answer to a request.
+pub(crate) struct Answer {
+    /// The document (an index into those ranked).
+    pub(crate) doc: usize,
+    /// Its best sentence's score.
+    pub(crate) score: f64,
+    /// The values that sentence states.
+    pub(crate) values: Vec<crate::docmodel::values::Value>,
+}
+
+/// The documents that answer `question`, each with its best sentence's score and values,
+/// best first.
+pub(crate) fn rank_answers(docs: &[&Document], question: &Question) -> Vec<Answer> {
     let analyses: Vec<Arc<Analysis>> = analyses(docs.iter().copied());
-    let mut best: Vec<(usize, f64)> = Vec::new();
+    let mut best: Vec<Answer> = Vec::new();
     for h in rank(&analyses, question) {
-        if !best.iter().any(|(d, _)| *d == h.doc) {
-            best.push((h.doc, h.score));
+        if !best.iter().any(|a| a.doc == h.doc) {
+            let values = analyses[h.doc].model.sentences[h.sentence]
+                .reading
+                .bounds
+                .iter()
+                .map(|b| b.value.clone())
+                .collect();
+            best.push(Answer {
+                doc: h.doc,
+                score: h.score,
+                values,
+            });
         }
     }
     best
