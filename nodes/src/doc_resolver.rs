@@ -12,7 +12,7 @@
 //!    sees the last 5 messages, to tell what a pronoun means.
 //! 3. **Names.** Those names, and titles written out in the message, are matched against
 //!    all the user's documents with strsim (>= 0.85), their version words left out
-//!    ([`names`]). The versions of one document are one answer: the request gets the
+//!    (`names`). The versions of one document are one answer: the request gets the
 //!    version it names ("v1.3", "the 2022 edition"), the one before the version in force
 //!    ("the old policy"), else the one in force. A name that fits documents of several
 //!    families equally is ambiguous; a name that fits nothing is not taken for a document
@@ -20,7 +20,7 @@
 //! 4. **Follow-ups.** A short message that names nothing ("and for New York?", "was that
 //!    different before?") is about the documents of the answer before it.
 //! 5. **Retrieval.** When the request names nothing, questions and audits go to the
-//!    documents whose sentences answer best, among the versions in force ([`retrieve`]).
+//!    documents whose sentences answer best, among the versions in force (`retrieve`).
 //!
 //! Then: an ambiguous name, two documents of different families that answer equally, or a
 //! registry guess of medium confidence (0.5 to 0.8), raise a `doc_choice` prompt (the

@@ -1,6 +1,6 @@
 //! The `audit` node: every clause of the documents the practice is checked against (the
 //! version in force unless the user named another), in document order, up to
-//! [`MAX_PASSAGES`]; the answer checks each fact of the practice against the rules it
+//! `MAX_PASSAGES`; the answer checks each fact of the practice against the rules it
 //! touches. The retrieval confidence is how well the practice's facts match the
 //! documents' sentences.
 

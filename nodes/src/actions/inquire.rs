@@ -1,5 +1,5 @@
 //! The `inquire` node: the passages of the resolved documents whose sentences best answer
-//! the question ([`crate::retrieval`]: the question's terms weighted by rarity, the kind of
+//! the question (`retrieval`: the question's terms weighted by rarity, the kind of
 //! value it asks for), best first; then, for each resolved document that has other versions
 //! in the library, the best-matching passages of the version next to it (the one it
 //! replaced, or the one that replaced it), so the answer can say what changed. A question
@@ -64,15 +64,13 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
     let q = input.asked();
     let analyses: Vec<Arc<Analysis>> = input.docs.iter().map(analysis).collect();
     let mut passages = best_clauses(&analyses, &q, PASSAGES);
-    if std::env::var_os("PALASSIST_EXPLAIN").is_some() {
-        eprintln!(
-            "Q {:?} expects {:?} context {:?}",
-            q.topic, q.expects, q.context
-        );
-        for p in passages.iter().take(4) {
-            eprintln!("   {:.3} {}", p.score, p.text);
-        }
-    }
+    tracing::trace!(
+        topic = ?q.topic,
+        expects = ?q.expects,
+        context = ?q.context,
+        best = ?passages.iter().take(4).map(|p| (p.score, &p.text)).collect::<Vec<_>>(),
+        "question read and passages ranked"
+    );
     let retrieval_confidence = passages.first().map_or(0.0, |p| p.score);
     if passages.is_empty() {
         // Nothing matches: the documents' openings, unranked, say what they are.

@@ -166,7 +166,6 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
         .collect();
     let mut findings: Vec<Finding<'_>> = Vec::new();
     let mut uncovered: Vec<&Fact> = Vec::new();
-    let explain = std::env::var_os("PALASSIST_EXPLAIN_AUDIT").is_some();
     for (k, fact) in facts.iter().enumerate() {
         // The fact with the sentences around it: "A company ... won a EUR 40,000 contract.
         // The CFO approved it and it never went to the Audit Committee."
@@ -232,12 +231,11 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        if explain {
-            eprintln!("FACT {:?}", fact.text);
-            for (sc, i) in scored.iter().take(5) {
-                eprintln!("   {sc:.3} {:?}", rules[*i].text);
-            }
-        }
+        tracing::trace!(
+            fact = %fact.text,
+            rules = ?scored.iter().take(5).map(|(sc, i)| (*sc, &rules[*i].text)).collect::<Vec<_>>(),
+            "a fact and the rules nearest to it"
+        );
         let best = scored.first().map_or(0.0, |s| s.0);
         if best < APPLIES {
             if k == 0 || !fact.reading.bounds.is_empty() || fact.terms.len() >= 4 {
