@@ -26,18 +26,47 @@ pub(crate) struct Fact {
     pub(crate) reading: Reading,
     /// When it says when it happened: the time since each event told before it.
     pub(crate) since: Vec<Since>,
+    /// It tells what a document asks, not what was done ("the procedure says the MLRO must
+    /// be consulted"): no evidence that it was.
+    pub(crate) restates: bool,
+    /// A later clause of its sentence says it was not done ("..., but that step was
+    /// skipped").
+    pub(crate) denied: bool,
+    /// It says the record is silent ("the file does not say whether the CISO approved"):
+    /// neither done nor not done.
+    pub(crate) uncertain: bool,
 }
 
 /// The facts of a practice, in order. An event the practice places in time after another
 /// ("on Friday morning", "at 11:30", "the following Tuesday") states the time since the
 /// events before it ([`super::timeline`]).
 pub(crate) fn read(practice: &str) -> Vec<Fact> {
-    let mut out = Vec::new();
+    let mut out: Vec<Fact> = Vec::new();
     let mut timeline = Timeline::default();
     for (n, s) in sentences(practice).iter().enumerate() {
         let mut before: Vec<String> = Vec::new();
+        let first = out.len();
         for c in clauses(s) {
             let mut reading = rules::read(&c);
+            let uncertain = silent_on(&c);
+            if uncertain {
+                // What the record does not say was neither done nor not done.
+                reading.negated = false;
+                reading.roles.clear();
+            }
+            // "..., but that step was skipped": the requirement told before in the
+            // sentence was not met.
+            if reading.negated && !uncertain && refers_back(&c) {
+                for f in out[first..].iter_mut() {
+                    if f.reading.modality == rules::Modality::Must
+                        || f.restates
+                        || asks_for(&f.text)
+                    {
+                        f.denied = true;
+                    }
+                }
+            }
+            let restates = tells_a_rule(&c);
             let since = match timeline.place(&c, &reading) {
                 Some((bound, since)) => {
                     reading.bounds.push(bound);
@@ -56,6 +85,9 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
                 terms: own,
                 carried,
                 since,
+                restates,
+                denied: false,
+                uncertain,
                 reading,
                 sentence: n,
                 text: c,
@@ -63,6 +95,70 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
         }
     }
     out
+}
+
+/// Whether a clause says the record is silent on something: "does not say whether",
+/// "it is unclear whether", "no record of whether".
+fn silent_on(clause: &str) -> bool {
+    let words = lower_words(clause);
+    let Some(at) = words.iter().position(|w| w == "whether") else {
+        return false;
+    };
+    words[..at].iter().any(|w| {
+        rules::NEGATIONS.contains(&w.as_str())
+            || matches!(w.as_str(), "unclear" | "unknown" | "uncertain")
+    })
+}
+
+/// Whether a clause points back at what its sentence said before: it opens with "that",
+/// "this", "it" or "which", or names "that step".
+fn refers_back(clause: &str) -> bool {
+    let words = lower_words(clause);
+    matches!(
+        words.first().map(String::as_str),
+        Some("that" | "this" | "it" | "which")
+    ) || words
+        .windows(2)
+        .any(|p| matches!(p[0].as_str(), "that" | "this") && p[1] == "step")
+}
+
+/// Whether a clause tells what a document asks ("the policy requires ...", "the procedure
+/// says the MLRO must ...") rather than what was done.
+fn tells_a_rule(clause: &str) -> bool {
+    let words = lower_words(clause);
+    let document = |w: &str| {
+        matches!(
+            w,
+            "policy" | "procedure" | "standard" | "rule" | "rules" | "handbook" | "manual" | "code"
+        )
+    };
+    let tells = |w: &str| {
+        matches!(
+            w,
+            "says" | "said" | "requires" | "required" | "states" | "stated" | "asks" | "demands"
+        )
+    };
+    words
+        .windows(2)
+        .take(4)
+        .any(|p| document(&p[0]) && tells(&p[1]))
+}
+
+/// Whether a clause says something is needed ("covered employees need pre-clearance").
+fn asks_for(clause: &str) -> bool {
+    lower_words(clause).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "need" | "needs" | "must" | "should" | "requires" | "required"
+        )
+    })
+}
+
+fn lower_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// Whether a clause goes on with the subject of the clause before it: it starts with a
@@ -233,6 +329,15 @@ fn push(out: &mut Vec<String>, clause: &str) {
 mod tests {
     use super::*;
     use crate::docmodel::rules::{Anchor, RoleKind};
+
+    #[test]
+    fn a_requirement_told_then_denied_is_denied_and_a_silent_record_is_uncertain() {
+        let f = read("Covered employees need pre-clearance from the Chief Compliance Officer before contributing to a state candidate, but that step was skipped because he was travelling. The procedure says the MLRO must be consulted before a refusal like this is decided. The file does not say whether the Chief Information Security Officer approved the change.");
+        assert!(f[0].denied);
+        assert!(!f[1].denied);
+        assert!(f[2].restates && !f[2].denied);
+        assert!(f[3].uncertain && !f[3].reading.negated && f[3].reading.roles.is_empty());
+    }
 
     #[test]
     fn a_time_of_day_after_the_first_is_the_time_since_then() {

@@ -14,7 +14,7 @@ pub(crate) mod facts;
 pub(crate) mod header;
 pub(crate) mod outline;
 pub(crate) mod rules;
-mod timeline;
+pub(crate) mod timeline;
 pub(crate) mod values;
 
 use crate::text::{sentences, terms};

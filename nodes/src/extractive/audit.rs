@@ -22,10 +22,11 @@ use std::fmt::Write as _;
 
 use super::named;
 use crate::docmodel::facts::{self, Fact};
+use crate::docmodel::timeline::Since;
 use crate::docmodel::rules::{
     self, same_role, Anchor, Binding, Bound, Modality, Reading, RoleKind,
 };
-use crate::docmodel::values::{Limit, Value};
+use crate::docmodel::values::{Limit, Unit, Value};
 use crate::llm::AnswerRequest;
 use crate::passages::Passage;
 use crate::state::DocRef;
@@ -376,6 +377,153 @@ fn can_pair(fact: &Bound, rule: &Bound) -> bool {
     }
 }
 
+/// The amounts of a fact's clause in `value`'s currency that pair with a rule's cap on a
+/// whole (a trip, a year, a total), added up: `None` unless there are two or more.
+fn summed(fact: &Fact, value: &Bound, cap: &Bound, rule_text: &str) -> Option<Bound> {
+    if !matches!(cap.value.unit, Unit::Money(_)) || !caps_a_whole(rule_text, &cap.value.written)
+    {
+        return None;
+    }
+    let parts: Vec<&Bound> = fact
+        .reading
+        .bounds
+        .iter()
+        .filter(|x| x.value.unit == value.value.unit && can_pair(x, cap))
+        .collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    let mut total = value.clone();
+    total.value.low = parts.iter().map(|x| x.value.low).sum();
+    total.value.high = parts.iter().map(|x| x.value.high).sum();
+    total.value.written = format!(
+        "{} in all",
+        parts
+            .iter()
+            .map(|x| x.value.written.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    );
+    Some(total)
+}
+
+/// Whether a rule's amount caps a whole rather than each item: "per trip", "per year",
+/// "in total", "in aggregate", "combined" after it ("per night", "per transaction" cap
+/// each).
+fn caps_a_whole(rule_text: &str, written: &str) -> bool {
+    let lower = rule_text.to_lowercase();
+    let Some(at) = lower.find(&written.to_lowercase()) else {
+        return false;
+    };
+    let after: Vec<&str> = lower[at + written.len()..]
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(4)
+        .collect();
+    let each = |w: &str| {
+        matches!(
+            w,
+            "transaction" | "item" | "night" | "day" | "person" | "head" | "payment" | "claim"
+                | "receipt" | "meal" | "guest" | "gift" | "unit" | "share"
+        )
+    };
+    after.windows(2).any(|p| p[0] == "per" && !each(p[1]))
+        || after.windows(2).any(|p| p[0] == "in" && matches!(p[1], "total" | "aggregate"))
+        || after.iter().any(|w| matches!(*w, "combined" | "cumulatively" | "altogether"))
+}
+
+/// Who a rule lets act only in another's absence, and that other, in lower case: "the
+/// Deputy MLRO in the MLRO's absence", "or, in the absence of the CFO, the Finance
+/// Director".
+fn stand_in(rule_text: &str) -> Option<(String, String)> {
+    let lower = rule_text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = words.iter().position(|w| *w == "absence")?;
+    let stop = |w: &str| matches!(w, "the" | "or" | "and" | "a" | "an" | "by" | "of");
+    // Whose absence: "in the MLRO's absence" or "in the absence of the MLRO".
+    let absent: Vec<&str> = if at > 0 && words[at - 1].ends_with("'s") {
+        words[..at]
+            .iter()
+            .rev()
+            .take_while(|w| !stop(w) && **w != "in")
+            .copied()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect()
+    } else {
+        words[at + 1..]
+            .iter()
+            .skip_while(|w| stop(w))
+            .take_while(|w| !stop(w))
+            .take(3)
+            .copied()
+            .collect()
+    };
+    let absent = absent.join(" ").trim_end_matches("'s").to_string();
+    // The stand-in: the words before "in ... absence", else those after it.
+    let opening = words[..at].iter().rposition(|w| *w == "in")?;
+    let before: Vec<&str> = words[..opening]
+        .iter()
+        .rev()
+        .take_while(|w| !stop(w))
+        .take(3)
+        .copied()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let stand_in: Vec<&str> = if before.is_empty() {
+        let from = if words[at - 1].ends_with("'s") {
+            at + 1
+        } else {
+            let skipped = words[at + 1..].iter().take_while(|w| stop(w)).count();
+            at + 1 + skipped + absent.split(' ').count()
+        };
+        words
+            .get(from..)?
+            .iter()
+            .skip_while(|w| stop(w))
+            .take_while(|w| !stop(w))
+            .take(3)
+            .copied()
+            .collect()
+    } else {
+        before
+    };
+    let stand_in = stand_in.join(" ");
+    if absent.is_empty() || stand_in.is_empty() || stand_in == absent {
+        return None;
+    }
+    // As the rule writes them, when lower case kept the text's length.
+    let as_written = |phrase: &str| {
+        lower
+            .find(phrase)
+            .filter(|_| lower.len() == rule_text.len())
+            .and_then(|i| rule_text.get(i..i + phrase.len()))
+            .unwrap_or(phrase)
+            .to_string()
+    };
+    Some((as_written(&stand_in), as_written(&absent)))
+}
+
+/// Whether two events' terms speak of the same event: a term in common, or one term the
+/// start of the other's ("receipt", "receiving" are not; "terminat", "termination" are).
+fn same_event(a: &[String], b: &[String]) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return true;
+    }
+    a.iter().any(|x| {
+        b.iter().any(|y| {
+            x == y
+                || (x.len().min(y.len()) >= 5 && (x.starts_with(y.as_str()) || y.starts_with(x.as_str())))
+        })
+    })
+}
+
 /// The time since the practice's event that a rule's bound counts from ("within 72 hours
 /// of the escalation": the clause that speaks of escalating), when `value` is a time the
 /// practice gives by when it happened and one of its events shares the words of the
@@ -389,12 +537,17 @@ fn since_event(fact: &Fact, value: &Bound, rule: &Bound) -> Option<Value> {
     if !is_timeline {
         return None;
     }
+    // Of the events that say most of the rule's, the first told: later clauses name it
+    // again ("approved the meeting the following day" is not the meeting).
     let event = fact
         .since
         .iter()
         .map(|s| (anchor.iter().filter(|t| s.event.contains(*t)).count(), s))
         .filter(|(n, _)| *n > 0)
-        .max_by_key(|(n, _)| *n)?
+        .fold(None, |best: Option<(usize, &Since)>, (n, s)| match best {
+            Some((m, _)) if m >= n => best,
+            _ => Some((n, s)),
+        })?
         .1;
     Some(Value {
         low: event.days.0,
@@ -527,6 +680,20 @@ fn check<'a>(
         });
     }
 
+    // A requirement the practice tells and then says was not met ("the procedure says the
+    // MLRO must be consulted, but that step was skipped").
+    if fact.denied
+        && matches!(rule.reading.modality, Modality::Must | Modality::States)
+        && (primary || !mine.is_empty())
+    {
+        return Some(Finding {
+            verdict: Verdict::Breaks,
+            rule: index,
+            fact,
+            why: vec!["the practice says this step was not taken".to_string()],
+        });
+    }
+
     // Optional wording for what the rule makes mandatory (of the rule the fact is most
     // about).
     if primary
@@ -569,17 +736,17 @@ fn check<'a>(
         best_shared = best_shared.max(shared);
         // A time the practice gives by when it happened, against a rule that says from
         // which event it counts: the time since the practice's event of those words.
-        let from_event;
-        let f = match since_event(fact, f, b) {
-            Some(v) => {
-                from_event = Bound {
-                    value: v,
-                    ..f.clone()
-                };
-                &from_event
-            }
-            None => f,
-        };
+        let from_event = since_event(fact, f, b).map(|v| Bound {
+            value: v,
+            ..f.clone()
+        });
+        let f = from_event.as_ref().unwrap_or(f);
+        // A cap on a whole ("EUR 100 per trip", "in total") takes the amounts of the clause
+        // together ("EUR 80 on the first day and another EUR 60 on the last").
+        let total = (limit == Limit::AtMost)
+            .then(|| summed(fact, f, b, &rule.text))
+            .flatten();
+        let f = total.as_ref().unwrap_or(f);
         // The event: before it, not after.
         if let (Some(Anchor::Before(_)), Some(Anchor::After(_))) = (&b.anchor, &f.anchor) {
             breaks.push(format!(
@@ -605,6 +772,15 @@ fn check<'a>(
             ));
             continue;
         }
+        // Counted from another event than the rule's ("fifteen days after the statement"
+        // against "within 20 days of returning"): within the figure says nothing of the
+        // rule.
+        let other_event = match (&f.anchor, &b.anchor) {
+            // A time since the events told before, none of them the rule's.
+            (Some(Anchor::Since), Some(r)) => !r.terms().is_empty() && from_event.is_none(),
+            (Some(a), Some(r)) => !same_event(a.terms(), r.terms()),
+            _ => false,
+        };
         // A period the rule states with no bound ("suspended for 3 months"): another one is
         // not shown to break it.
         let period = limit == Limit::Exactly && b.value.calendar_days().is_some();
@@ -613,6 +789,10 @@ fn check<'a>(
             // figure is about.
             Some(true) if shared == 0 => open.push(format!(
                 "whether {} is what the rule's {} is about",
+                f.value.written, b.value.written
+            )),
+            Some(true) if other_event => open.push(format!(
+                "{} is counted from another event than the rule's {}",
                 f.value.written, b.value.written
             )),
             Some(true) => meets.push(format!(
@@ -788,6 +968,32 @@ fn check<'a>(
         }
     }
 
+    // A stand-in the rule allows only in someone's absence ("the Deputy MLRO in the MLRO's
+    // absence"): their act meets the rule only when the practice says the other was away.
+    if let Some((stand_in, absent)) = stand_in(&rule.text) {
+        let acted = fact
+            .text
+            .to_lowercase()
+            .contains(&stand_in.to_lowercase());
+        let away = scope.iter().any(|f| {
+            f.text
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| {
+                    matches!(
+                        w,
+                        "absent" | "absence" | "away" | "leave" | "holiday" | "unavailable"
+                            | "sick" | "vacation"
+                    )
+                })
+        });
+        if acted && !away && breaks.is_empty() {
+            open.push(format!(
+                "whether the {absent} was absent, as the rule asks before the {stand_in} acts"
+            ));
+        }
+    }
+
     // A form the rule asks for ("approved in writing", "written consent"): said otherwise
     // ("agreed verbally"), it is broken; not said, it is open.
     let words_of = |t: &str| -> Vec<String> {
@@ -863,7 +1069,9 @@ fn check<'a>(
     // business days") may be about something else: not verifiable.
     let restates = coverage.of_fact >= WHOLLY && coverage.of_rule >= SPEAKS;
     if !meets.is_empty() && breaks.is_empty() && !rule.actions.is_empty() && !restates {
-        let said: HashSet<&String> = scope.iter().flat_map(|f| f.terms.iter()).collect();
+        // Said of the fact's own clause (or the one whose subject it goes on with): a
+        // figure beside another act of the same sentence is that act's.
+        let said: HashSet<&String> = fact.terms.iter().chain(&fact.carried).collect();
         if !rule.actions.iter().any(|a| said.contains(a)) {
             open.push("the practice does not say it does what the rule requires".to_string());
         }
@@ -875,6 +1083,15 @@ fn check<'a>(
     }
     // "Meets" only of the rule the fact is most about, or of one whose value the fact
     // states: anything else the fact touches it cannot vouch for.
+    // A practice that tells what the rule asks, or says the record is silent, is no
+    // evidence it was done.
+    if !meets.is_empty() && breaks.is_empty() && (fact.restates || fact.uncertain) {
+        open.push(if fact.uncertain {
+            "the practice says the record does not show it".to_string()
+        } else {
+            "the practice tells what the rule asks, not that it was done".to_string()
+        });
+    }
     let vouched = primary || !mine.is_empty();
     let verdict = if !breaks.is_empty() {
         Verdict::Breaks
@@ -1015,4 +1232,42 @@ fn report(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stand_in_and_whose_absence_it_waits_for() {
+        assert_eq!(
+            stand_in("The MLRO, or the Deputy MLRO in the MLRO's absence, decides within 72 hours"),
+            Some(("Deputy MLRO".to_string(), "MLRO".to_string()))
+        );
+        assert_eq!(
+            stand_in("Payments are approved by the CFO or, in the absence of the CFO, the Finance Director"),
+            Some(("Finance Director".to_string(), "CFO".to_string()))
+        );
+        assert_eq!(stand_in("The MLRO decides within 72 hours"), None);
+    }
+
+    #[test]
+    fn a_cap_on_a_trip_or_a_total_is_on_the_whole_and_a_cap_per_night_on_each() {
+        assert!(caps_a_whole(
+            "Cash withdrawals are limited to EUR 100 per trip",
+            "EUR 100"
+        ));
+        assert!(caps_a_whole("gifts of up to GBP 250 in total", "GBP 250"));
+        assert!(!caps_a_whole("hotels of up to EUR 150 per night", "EUR 150"));
+        assert!(!caps_a_whole("a limit of EUR 150", "EUR 150"));
+    }
+
+    #[test]
+    fn events_are_the_same_when_a_term_or_its_start_is_shared() {
+        let t = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(same_event(&t(&["meet", "call"]), &t(&["meet"])));
+        assert!(same_event(&t(&["terminat"]), &t(&["termination"])));
+        assert!(!same_event(&t(&["receiv", "statement"]), &t(&["return", "trip"])));
+        assert!(same_event(&[], &t(&["trip"])));
+    }
 }
