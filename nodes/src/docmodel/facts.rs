@@ -32,8 +32,9 @@ pub(crate) struct Fact {
     /// A later clause of its sentence says it was not done ("..., but that step was
     /// skipped").
     pub(crate) denied: bool,
-    /// It says the record is silent ("the file does not say whether the CISO approved"):
-    /// neither done nor not done.
+    /// It says the record is silent ("the file does not say whether the CISO approved"), or
+    /// only supposes or plans it ("we believe", "will be approved next month"): neither
+    /// done nor not done.
     pub(crate) uncertain: bool,
 }
 
@@ -48,7 +49,7 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
         let first = out.len();
         for c in clauses(s) {
             let mut reading = rules::read(&c);
-            let uncertain = silent_on(&c);
+            let uncertain = silent_on(&c) || not_asserted(&c);
             if uncertain {
                 // What the record does not say was neither done nor not done.
                 reading.negated = false;
@@ -108,6 +109,42 @@ fn silent_on(clause: &str) -> bool {
         rules::NEGATIONS.contains(&w.as_str())
             || matches!(w.as_str(), "unclear" | "unknown" | "uncertain")
     })
+}
+
+/// Whether a clause only supposes or plans what it tells: "we believe the manager approved
+/// it", "probably", "will be put to the Board next month", "intends to submit", "is still
+/// being drafted".
+fn not_asserted(clause: &str) -> bool {
+    let words = lower_words(clause);
+    let hedged = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "believe"
+                | "believes"
+                | "think"
+                | "thinks"
+                | "probably"
+                | "presumably"
+                | "apparently"
+                | "perhaps"
+                | "maybe"
+                | "possibly"
+                | "supposedly"
+                | "will"
+                | "intend"
+                | "intends"
+                | "intended"
+        )
+    });
+    let planned = words.windows(2).any(|p| {
+        matches!(
+            (p[0].as_str(), p[1].as_str()),
+            ("plan" | "plans" | "planning" | "is" | "are", "to")
+                | ("still" | "yet", "being" | "to")
+                | ("may" | "might" | "could", "have")
+        )
+    });
+    hedged || planned
 }
 
 /// Whether a clause points back at what its sentence said before: it opens with "that",

@@ -609,6 +609,29 @@ fn before_without_figure(lower: &[&str]) -> Option<Vec<String>> {
     None
 }
 
+/// Where "by" follows an act, past the words that say how ("off", "in advance", "in
+/// writing", "jointly"): at `from` or up to three words on.
+fn by_after(lower: &[&str], from: usize) -> Option<usize> {
+    (from..lower.len().min(from + 4))
+        .take_while(|k| {
+            matches!(
+                lower[*k],
+                "by" | "off"
+                    | "in"
+                    | "advance"
+                    | "writing"
+                    | "beforehand"
+                    | "first"
+                    | "also"
+                    | "jointly"
+                    | "separately"
+                    | "personally"
+                    | "formally"
+            )
+        })
+        .find(|k| lower[*k] == "by")
+}
+
 /// Whether a word can be part of a role's name.
 fn namey(w: &str) -> bool {
     let first = w.chars().next();
@@ -677,11 +700,26 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
             k += 1;
         }
         let mut name = Vec::new();
-        while k < raw.len() && name.len() < 7 {
+        // "a member of the Executive Committee": one of a body, named with it.
+        if matches!(lower.get(k), Some(&("member" | "members"))) && lower.get(k + 1) == Some(&"of")
+        {
+            name.extend([raw[k], raw[k + 1]]);
+            k += 2;
+            if matches!(lower.get(k), Some(&("the" | "our" | "its" | "their"))) {
+                name.push(raw[k]);
+                k += 1;
+            }
+        }
+        while k < raw.len() && name.len() < 9 {
             let w = raw[k];
             // "the traveller's line manager": a possessive is part of who is meant.
             let l = lower[k].trim_end_matches("'s");
-            if lower[k].ends_with("'s") && k + 1 < raw.len() && namey(raw[k + 1]) {
+            let role_follows = k + 1 < raw.len()
+                && (namey(raw[k + 1])
+                    || lower
+                        .get(k + 2)
+                        .is_some_and(|n| ROLE_NOUNS.contains(&crate::text::singular(n).as_str())));
+            if lower[k].ends_with("'s") && role_follows {
                 name.push(w);
                 k += 1;
                 continue;
@@ -692,7 +730,7 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 && !name.is_empty();
             if joins
                 || (namey(w) && !NAME_ENDS.contains(&l))
-                || (name.is_empty()
+                || ((name.is_empty() || name.last().is_some_and(|n| n.ends_with("'s")))
                     && l.chars().all(char::is_alphabetic)
                     && lower
                         .get(k + 1)
@@ -728,17 +766,29 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 break;
             }
         }
+        // "a member of the Executive Committee approved": one of the body.
+        if !name.is_empty() {
+            let the = usize::from(k >= 1 && matches!(lower[k - 1], "the" | "our" | "its"));
+            if k >= 2 + the
+                && lower[k - 1 - the] == "of"
+                && matches!(lower[k - 2 - the], "member" | "members")
+            {
+                let from = k - 2 - the;
+                name.splice(0..0, raw[from..k].iter().copied());
+            }
+        }
         name.join(" ")
     };
     for i in 0..lower.len() {
         let w = lower[i];
         let next = lower.get(i + 1).copied().unwrap_or("");
         match w {
-            // "approved by X", "authorised by X", "signed off by X".
+            // "approved by X", "authorised by X", "signed off by X", "approved in advance
+            // by X", "approved in writing by X".
             "approved" | "authorised" | "authorized" | "sanctioned" | "agreed" | "signed"
-                if next == "by" || (next == "off" && lower.get(i + 2) == Some(&"by")) =>
+                if by_after(&lower, i + 1).is_some() =>
             {
-                let j = if next == "off" { i + 3 } else { i + 2 };
+                let j = by_after(&lower, i + 1).map_or(i + 2, |b| b + 1);
                 add(&mut out, forward(j), RoleKind::Approves, negated_near(i));
             }
             // "... by her line manager and by a member of the Executive Committee".
@@ -1172,6 +1222,30 @@ mod tests {
         assert_eq!(
             who("Transactions above EUR 500,000 also require the approval of the Board."),
             [("Board".to_string(), RoleKind::Approves, false)]
+        );
+        assert_eq!(
+            who("Every trip must be approved in advance by the traveller's line manager."),
+            [(
+                "traveller's line manager".to_string(),
+                RoleKind::Approves,
+                false
+            )]
+        );
+        assert_eq!(
+            who("Trips outside Europe must also be approved by a member of the Executive Committee."),
+            [(
+                "member of the Executive Committee".to_string(),
+                RoleKind::Approves,
+                false
+            )]
+        );
+        assert_eq!(
+            who("A member of the Executive Committee approved the trip in writing before she booked."),
+            [(
+                "member of the Executive Committee".to_string(),
+                RoleKind::Approves,
+                false
+            )]
         );
         assert_eq!(
             who("The COO signed off the directorship."),

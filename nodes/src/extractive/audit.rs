@@ -22,10 +22,10 @@ use std::fmt::Write as _;
 
 use super::named;
 use crate::docmodel::facts::{self, Fact};
-use crate::docmodel::timeline::Since;
 use crate::docmodel::rules::{
     self, same_role, Anchor, Binding, Bound, Modality, Reading, RoleKind,
 };
+use crate::docmodel::timeline::Since;
 use crate::docmodel::values::{Limit, Unit, Value};
 use crate::llm::AnswerRequest;
 use crate::passages::Passage;
@@ -70,6 +70,69 @@ struct Rule<'a> {
     /// What it requires be done: the terms of the verbs after its modal ("must identify
     /// ... and verify": identify, verify).
     actions: Vec<String>,
+    /// The case it is for, when it is a table's row ("New York | USD 375").
+    row: Option<Row>,
+}
+
+/// The case a table row is for: its first cell, when that is a name, not a figure.
+struct Row {
+    /// The first cell as written.
+    label: String,
+    /// Its terms.
+    terms: Vec<String>,
+    /// The row for every case the others do not name ("Other US cities", "Rest of the
+    /// world"), and the terms of the other rows' cases.
+    catch_all: Option<Vec<Vec<String>>>,
+}
+
+impl Row {
+    /// Whether the practice's words (`said`) speak of this row's case: they name it, or,
+    /// for a row of every other case, name none of the others.
+    fn applies(&self, said: &HashSet<&String>) -> bool {
+        // Named: all of a short name's terms, half of a longer one's ("suitability
+        // reports" for "Suitability reports and client fact-finds").
+        let names = |ts: &[String]| {
+            let n = ts.iter().filter(|t| said.contains(t)).count();
+            !ts.is_empty() && (n == ts.len() || (ts.len() > 2 && 2 * n >= ts.len()))
+        };
+        match &self.catch_all {
+            Some(others) => !others.iter().any(|o| names(o)),
+            None => names(&self.terms),
+        }
+    }
+}
+
+/// The label of a table row: its first cell, when the passage is a row under a header and
+/// that cell holds no figure.
+fn row_label(p: &Passage) -> Option<String> {
+    let lead = p.lead.as_deref()?;
+    if !lead.contains(" | ") || !p.text.contains(" | ") {
+        return None;
+    }
+    let first = p.text.split(" | ").next()?.trim().trim_matches('|').trim();
+    // A name: a few words, no figure, not a sentence of its own.
+    let name = !first.is_empty()
+        && !first
+            .chars()
+            .any(|c| c.is_ascii_digit() || matches!(c, ';' | '.'))
+        && first.split_whitespace().count() <= 6;
+    name.then(|| first.to_string())
+}
+
+/// Whether a row's label stands for every case the other rows leave out.
+fn catch_all(label: &str) -> bool {
+    let l = label.to_lowercase();
+    [
+        "other",
+        "all other",
+        "any other",
+        "rest of",
+        "elsewhere",
+        "everywhere else",
+        "others",
+    ]
+    .iter()
+    .any(|p| l.starts_with(p))
 }
 
 /// What a check found of one aspect of a rule.
@@ -100,6 +163,18 @@ struct Finding<'a> {
 
 fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
     let mut out = Vec::new();
+    // The cases of each table's rows, by document and header.
+    let mut tables: HashMap<(&str, &str), Vec<Vec<String>>> = HashMap::new();
+    for p in &request.passages {
+        if let (Some(label), Some(lead)) = (row_label(p), p.lead.as_deref()) {
+            if !catch_all(&label) {
+                tables
+                    .entry((p.doc_id.as_str(), lead))
+                    .or_default()
+                    .push(terms(&label));
+            }
+        }
+    }
     for p in request
         .passages
         .iter()
@@ -122,7 +197,19 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
                 let own: HashSet<String> = terms(&c).into_iter().collect();
                 let mut words = own.clone();
                 words.extend(context.iter().cloned());
+                let row = row_label(p).map(|label| Row {
+                    terms: terms(&label),
+                    catch_all: catch_all(&label).then(|| {
+                        p.lead
+                            .as_deref()
+                            .and_then(|l| tables.get(&(p.doc_id.as_str(), l)))
+                            .cloned()
+                            .unwrap_or_default()
+                    }),
+                    label,
+                });
                 out.push(Rule {
+                    row,
                     passage: p,
                     actions: rules::actions(&c),
                     quote: if p.lead.is_some() {
@@ -261,6 +348,11 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 .find(|(_, j)| *j == i)
                 .map_or(0.0, |(s, _)| *s)
         };
+        // The practice's words around the fact: which case of a table it is.
+        let said: HashSet<&String> = scope
+            .iter()
+            .flat_map(|f| f.terms.iter().chain(&f.carried))
+            .collect();
         let owner: Vec<Option<usize>> = fact
             .reading
             .bounds
@@ -270,7 +362,10 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 rules
                     .iter()
                     .enumerate()
-                    .filter(|(_, r)| r.reading.bounds.iter().any(|x| can_pair(b, x)))
+                    .filter(|(_, r)| {
+                        r.reading.bounds.iter().any(|x| can_pair(b, x))
+                            && r.row.as_ref().is_none_or(|row| row.applies(&said))
+                    })
                     .map(|(i, r)| {
                         let own: f64 = b
                             .context
@@ -380,8 +475,7 @@ fn can_pair(fact: &Bound, rule: &Bound) -> bool {
 /// The amounts of a fact's clause in `value`'s currency that pair with a rule's cap on a
 /// whole (a trip, a year, a total), added up: `None` unless there are two or more.
 fn summed(fact: &Fact, value: &Bound, cap: &Bound, rule_text: &str) -> Option<Bound> {
-    if !matches!(cap.value.unit, Unit::Money(_)) || !caps_a_whole(rule_text, &cap.value.written)
-    {
+    if !matches!(cap.value.unit, Unit::Money(_)) || !caps_a_whole(rule_text, &cap.value.written) {
         return None;
     }
     let parts: Vec<&Bound> = fact
@@ -423,13 +517,29 @@ fn caps_a_whole(rule_text: &str, written: &str) -> bool {
     let each = |w: &str| {
         matches!(
             w,
-            "transaction" | "item" | "night" | "day" | "person" | "head" | "payment" | "claim"
-                | "receipt" | "meal" | "guest" | "gift" | "unit" | "share"
+            "transaction"
+                | "item"
+                | "night"
+                | "day"
+                | "person"
+                | "head"
+                | "payment"
+                | "claim"
+                | "receipt"
+                | "meal"
+                | "guest"
+                | "gift"
+                | "unit"
+                | "share"
         )
     };
     after.windows(2).any(|p| p[0] == "per" && !each(p[1]))
-        || after.windows(2).any(|p| p[0] == "in" && matches!(p[1], "total" | "aggregate"))
-        || after.iter().any(|w| matches!(*w, "combined" | "cumulatively" | "altogether"))
+        || after
+            .windows(2)
+            .any(|p| p[0] == "in" && matches!(p[1], "total" | "aggregate"))
+        || after
+            .iter()
+            .any(|w| matches!(*w, "combined" | "cumulatively" | "altogether"))
 }
 
 /// Who a rule lets act only in another's absence, and that other, in lower case: "the
@@ -510,6 +620,52 @@ fn stand_in(rule_text: &str) -> Option<(String, String)> {
     Some((as_written(&stand_in), as_written(&absent)))
 }
 
+/// Whether a fact's approval is of another thing than the rule's: its own words, past who
+/// approved and the act, are two or more and none is the rule's ("the Board approved this
+/// year's operations budget" against "material outsourcing must be approved by the
+/// Board"); "the Board approved it" says nothing else and is not.
+fn of_another_thing(fact: &Fact, earlier: &[&Fact], rule: &Rule<'_>, who: &str) -> bool {
+    let acts: HashSet<String> = [
+        "approve",
+        "approved",
+        "approval",
+        "signed",
+        "sign",
+        "off",
+        "authorised",
+        "agreed",
+        "cleared",
+        "consent",
+    ]
+    .iter()
+    .map(|w| crate::vocabulary::term(w))
+    .collect();
+    let theirs: HashSet<String> = terms(who).into_iter().collect();
+    // What was approved: the clause up to a comma or a relative pronoun.
+    let lower = fact.text.to_lowercase();
+    let cut = [", ", " which ", " that ", " who "]
+        .iter()
+        .filter_map(|p| lower.find(p))
+        .min()
+        .unwrap_or(lower.len());
+    let rest: Vec<String> = terms(&fact.text[..cut.min(fact.text.len())])
+        .into_iter()
+        .filter(|t| !acts.contains(t) && !theirs.contains(t))
+        .collect();
+    // A thing told before is the matter at hand ("we are moving ... the Board approved the
+    // move").
+    let told_before = |t: &String| {
+        earlier
+            .iter()
+            .filter(|f| f.sentence < fact.sentence)
+            .any(|f| f.terms.contains(t))
+    };
+    rest.len() >= 2
+        && !rest
+            .iter()
+            .any(|t| rule.own.contains(t) || rule.words.contains(t) || told_before(t))
+}
+
 /// Whether two events' terms speak of the same event: a term in common, or one term the
 /// start of the other's ("receipt", "receiving" are not; "terminat", "termination" are).
 fn same_event(a: &[String], b: &[String]) -> bool {
@@ -519,7 +675,8 @@ fn same_event(a: &[String], b: &[String]) -> bool {
     a.iter().any(|x| {
         b.iter().any(|y| {
             x == y
-                || (x.len().min(y.len()) >= 5 && (x.starts_with(y.as_str()) || y.starts_with(x.as_str())))
+                || (x.len().min(y.len()) >= 5
+                    && (x.starts_with(y.as_str()) || y.starts_with(x.as_str())))
         })
     })
 }
@@ -703,6 +860,16 @@ fn check<'a>(
         breaks.push("the practice makes optional what the rule requires".to_string());
     }
 
+    // A table row is for one case ("New York | USD 375"): its figures speak of a practice
+    // only when the practice is that case.
+    let other_case = rule.row.as_ref().filter(|row| {
+        let said: HashSet<&String> = scope
+            .iter()
+            .flat_map(|f| f.terms.iter().chain(&f.carried))
+            .collect();
+        !row.applies(&said)
+    });
+
     // Limits.
     let limits: Vec<&Bound> = rule
         .reading
@@ -781,6 +948,13 @@ fn check<'a>(
             (Some(a), Some(r)) => !same_event(a.terms(), r.terms()),
             _ => false,
         };
+        if let Some(row) = other_case {
+            open.push(format!(
+                "whether the practice's case is the row's \"{}\" ({})",
+                row.label, b.value.written
+            ));
+            continue;
+        }
         // A period the rule states with no bound ("suspended for 3 months"): another one is
         // not shown to break it.
         let period = limit == Limit::Exactly && b.value.calendar_days().is_some();
@@ -926,6 +1100,18 @@ fn check<'a>(
                 },
                 role.who
             )),
+            // Approval of something else ("the Board approved the budget, which includes
+            // the contract's cost"): not the approval the rule asks for.
+            Some(_)
+                if here
+                    && role.kind == RoleKind::Approves
+                    && of_another_thing(fact, scope, rule, &role.who) =>
+            {
+                open.push(format!(
+                    "whether what {} approved is what the rule asks them to approve",
+                    role.who
+                ))
+            }
             Some(_) if here => meets.push(format!(
                 "{} by {}",
                 if role.kind == RoleKind::Approves {
@@ -947,7 +1133,29 @@ fn check<'a>(
             None => {
                 let others: Vec<&&rules::Role> =
                     said.iter().filter(|r| r.kind == role.kind).collect();
-                if role.kind == RoleKind::Approves {
+                // Named where the practice only supposes it ("we believe her line manager
+                // approved it too"): open, whoever else approved.
+                let supposed = scope.iter().any(|f| {
+                    f.uncertain && {
+                        let said = f.text.to_lowercase();
+                        role.who
+                            .to_lowercase()
+                            .split_whitespace()
+                            .filter(|w| !w.ends_with("'s"))
+                            .all(|w| said.contains(w))
+                    }
+                });
+                if supposed {
+                    open.push(format!(
+                        "whether {} {}",
+                        role.who,
+                        if role.kind == RoleKind::Approves {
+                            "approved"
+                        } else {
+                            "was told"
+                        }
+                    ));
+                } else if role.kind == RoleKind::Approves {
                     if let Some(other) = others.iter().find(|r| !r.negated) {
                         breaks.push(format!(
                             "approved by {} where the rule names {}",
@@ -971,10 +1179,7 @@ fn check<'a>(
     // A stand-in the rule allows only in someone's absence ("the Deputy MLRO in the MLRO's
     // absence"): their act meets the rule only when the practice says the other was away.
     if let Some((stand_in, absent)) = stand_in(&rule.text) {
-        let acted = fact
-            .text
-            .to_lowercase()
-            .contains(&stand_in.to_lowercase());
+        let acted = fact.text.to_lowercase().contains(&stand_in.to_lowercase());
         let away = scope.iter().any(|f| {
             f.text
                 .to_lowercase()
@@ -982,8 +1187,14 @@ fn check<'a>(
                 .any(|w| {
                     matches!(
                         w,
-                        "absent" | "absence" | "away" | "leave" | "holiday" | "unavailable"
-                            | "sick" | "vacation"
+                        "absent"
+                            | "absence"
+                            | "away"
+                            | "leave"
+                            | "holiday"
+                            | "unavailable"
+                            | "sick"
+                            | "vacation"
                     )
                 })
         });
@@ -1258,7 +1469,10 @@ mod tests {
             "EUR 100"
         ));
         assert!(caps_a_whole("gifts of up to GBP 250 in total", "GBP 250"));
-        assert!(!caps_a_whole("hotels of up to EUR 150 per night", "EUR 150"));
+        assert!(!caps_a_whole(
+            "hotels of up to EUR 150 per night",
+            "EUR 150"
+        ));
         assert!(!caps_a_whole("a limit of EUR 150", "EUR 150"));
     }
 
@@ -1267,7 +1481,10 @@ mod tests {
         let t = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(same_event(&t(&["meet", "call"]), &t(&["meet"])));
         assert!(same_event(&t(&["terminat"]), &t(&["termination"])));
-        assert!(!same_event(&t(&["receiv", "statement"]), &t(&["return", "trip"])));
+        assert!(!same_event(
+            &t(&["receiv", "statement"]),
+            &t(&["return", "trip"])
+        ));
         assert!(same_event(&[], &t(&["trip"])));
     }
 }
