@@ -325,6 +325,7 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             "a fact and the rules nearest to it"
         );
         let best = scored.first().map_or(0.0, |s| s.0);
+        if std::env::var("AUDIT_DEBUG").is_ok() { eprintln!("FACT {:?} denied={} restates={} best={:?}", fact.text, fact.denied, fact.restates, scored.iter().take(3).map(|(s,i)| (*s, rules[*i].text.clone())).collect::<Vec<_>>()); }
         if best < APPLIES {
             if k == 0 || !fact.reading.bounds.is_empty() || fact.terms.len() >= 4 {
                 uncovered.push(fact);
@@ -839,9 +840,8 @@ fn check<'a>(
 
     // A requirement the practice tells and then says was not met ("the procedure says the
     // MLRO must be consulted, but that step was skipped").
-    if fact.denied
-        && matches!(rule.reading.modality, Modality::Must | Modality::States)
-        && (primary || !mine.is_empty())
+    // ("may be released only after a four-eyes review" asks for it as much as "must").
+    if fact.denied && rule.reading.modality != Modality::MustNot && (primary || !mine.is_empty())
     {
         return Some(Finding {
             verdict: Verdict::Breaks,

@@ -302,7 +302,17 @@ pub(crate) fn asks_for_current_status(text: &str) -> bool {
 }
 
 fn classify(request: &IntentRequest) -> IntentDecision {
-    let requested = requested_actions(&request.message);
+    // The actions the user asks for, not those words of a practice they pasted to audit
+    // name ("... decided to delay disclosure ... reviewed the changes").
+    let requested = {
+        let all = requested_actions(&request.message);
+        let asked = requested_actions(&crate::validate_inputs::instruction(&request.message));
+        if all.len() > 1 && all.contains(&Action::Audit) && !asked.is_empty() {
+            asked
+        } else {
+            all
+        }
+    };
     let web = asks_for_current_status(&crate::validate_inputs::instruction(&request.message));
     let decide = |action, requested: Vec<Action>, confidence, reasoning: &str| IntentDecision {
         action,
