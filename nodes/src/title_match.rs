@@ -44,20 +44,35 @@ struct TitleTerms {
 
 /// A title's terms, from a memo of the titles seen (a library's titles are matched on
 /// every turn; taking each apart once is most of the matching's cost saved).
+static TITLE_MEMO: LazyLock<Mutex<HashMap<String, Arc<TitleTerms>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
 fn title_terms(title: &str) -> Arc<TitleTerms> {
-    static MEMO: LazyLock<Mutex<HashMap<String, Arc<TitleTerms>>>> =
-        LazyLock::new(|| Mutex::new(HashMap::new()));
-    if let Some(t) = MEMO.lock().ok().and_then(|m| m.get(title).cloned()) {
+    if let Some(t) = TITLE_MEMO.lock().ok().and_then(|m| m.get(title).cloned()) {
         return t;
     }
     let made = Arc::new(read_title_terms(title));
-    if let Ok(mut memo) = MEMO.lock() {
+    if let Ok(mut memo) = TITLE_MEMO.lock() {
         if memo.len() >= MEMO_TITLES {
             memo.clear();
         }
         memo.insert(title.to_string(), Arc::clone(&made));
     }
     made
+}
+
+/// The terms of each of `docs`' titles, the memo locked once for them all.
+fn terms_of(docs: &[DocRef]) -> Vec<Arc<TitleTerms>> {
+    let mut found: Vec<Option<Arc<TitleTerms>>> = match TITLE_MEMO.lock() {
+        Ok(m) => docs.iter().map(|d| m.get(&d.title).cloned()).collect(),
+        Err(_) => vec![None; docs.len()],
+    };
+    for (d, slot) in docs.iter().zip(found.iter_mut()) {
+        if slot.is_none() {
+            *slot = Some(title_terms(&d.title));
+        }
+    }
+    found.into_iter().flatten().collect()
 }
 
 /// At most this many titles' terms are kept.
@@ -226,7 +241,10 @@ impl TextWords {
     /// How fully `title` appears in the text: the share of the title's main words the text
     /// contains, or 1 when a parenthesized alias appears whole.
     pub(crate) fn title_score(&self, title: &str) -> f64 {
-        let t = title_terms(title);
+        self.score(&title_terms(title))
+    }
+
+    fn score(&self, t: &TitleTerms) -> f64 {
         let main = self.0.share_of(&t.main);
         let alias = t
             .aliases
@@ -252,9 +270,12 @@ pub(crate) fn match_name(name: &str, docs: &[DocRef]) -> Vec<Scored> {
     let words = Words::of(terms(name));
     best_group(
         docs.iter()
-            .map(|d| Scored {
+            .zip(terms_of(docs))
+            .map(|(d, t)| (d, words.share_in(&t.all)))
+            .filter(|(_, score)| *score >= SIMILARITY)
+            .map(|(d, score)| Scored {
                 doc: d.clone(),
-                score: words.share_in(&title_terms(&d.title).all),
+                score,
             })
             .collect(),
     )
@@ -265,11 +286,13 @@ pub(crate) fn titles_in_text(text: &str, docs: &[DocRef]) -> Vec<Scored> {
     let words = TextWords::of(text);
     let mut scored: Vec<Scored> = docs
         .iter()
-        .map(|d| Scored {
+        .zip(terms_of(docs))
+        .map(|(d, t)| (d, words.score(&t)))
+        .filter(|(_, score)| *score >= SIMILARITY)
+        .map(|(d, score)| Scored {
             doc: d.clone(),
-            score: words.title_score(&d.title),
+            score,
         })
-        .filter(|s| s.score >= SIMILARITY)
         .collect();
     scored.sort_by(|a, b| b.score.total_cmp(&a.score));
     scored

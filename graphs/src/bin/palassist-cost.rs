@@ -6,8 +6,10 @@
 //! process.
 //!
 //! ```text
-//! palassist-cost [--docs 500] [--rounds 7]
+//! palassist-cost [--docs 500] [--rounds 7] [--only TEXT]
 //! ```
+//!
+//! `--only TEXT` times only the turns whose name holds TEXT (to profile one of them).
 //!
 //! Each library is read once before timing (every document analysed, which is kept for the
 //! turns after); then every turn runs `--rounds` times on a fresh thread each, the two
@@ -21,7 +23,7 @@ use std::time::{Duration, Instant};
 use palgraph_graphs::eval::{self, Case, EvalSet, Part, Runner};
 use palgraph_nodes::llm::OfflineLlm;
 
-const USAGE: &str = "usage: palassist-cost [--docs N] [--rounds N]";
+const USAGE: &str = "usage: palassist-cost [--docs N] [--rounds N] [--only TEXT]";
 
 /// The turns timed: each a one-turn conversation about the samples.
 const TURNS: [(&str, &str); 6] = [
@@ -51,12 +53,14 @@ const TURNS: [(&str, &str); 6] = [
 struct Args {
     docs: usize,
     rounds: usize,
+    only: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
     let mut out = Args {
         docs: 500,
         rounds: 7,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -68,6 +72,7 @@ fn args() -> Result<Args, String> {
         match a.as_str() {
             "--docs" => out.docs = number("--docs")?,
             "--rounds" => out.rounds = number("--rounds")?.max(1),
+            "--only" => out.only = Some(it.next().ok_or_else(|| USAGE.to_string())?),
             _ => return Err(USAGE.to_string()),
         }
     }
@@ -144,7 +149,15 @@ async fn run(a: Args) -> Result<(), String> {
     let large = Runner::over(&set.libraries, &more, llm())
         .await
         .map_err(|e| e.to_string())?;
-    let cases: Vec<Case> = TURNS
+    let turns: Vec<(&str, &str)> = TURNS
+        .iter()
+        .filter(|(name, _)| a.only.as_deref().is_none_or(|o| name.contains(o)))
+        .copied()
+        .collect();
+    if turns.is_empty() {
+        return Err(format!("no turn's name holds the --only text\n{USAGE}"));
+    }
+    let cases: Vec<Case> = turns
         .iter()
         .enumerate()
         .map(|(n, (_, say))| case(n, say))
@@ -179,7 +192,7 @@ async fn run(a: Args) -> Result<(), String> {
         "turn", "samples ms", "library ms", "ratio"
     );
     let (mut all_s, mut all_l) = (Vec::new(), Vec::new());
-    for (n, (name, _)) in TURNS.iter().enumerate() {
+    for (n, (name, _)) in turns.iter().enumerate() {
         let (s, l) = (median(small_t[n].clone()), median(large_t[n].clone()));
         all_s.extend(small_t[n].iter().copied());
         all_l.extend(large_t[n].iter().copied());
@@ -193,7 +206,7 @@ async fn run(a: Args) -> Result<(), String> {
     let total = |v: &[Vec<Duration>]| -> f64 { v.iter().map(|t| ms(median(t.clone()))).sum() };
     println!(
         "{:<30} {:>12.2} {:>14.2} {:>6.2}x",
-        "all six turns",
+        "all the turns",
         total(&small_t),
         total(&large_t),
         total(&large_t) / total(&small_t)

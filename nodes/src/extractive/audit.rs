@@ -32,6 +32,20 @@ use crate::passages::Passage;
 use crate::state::DocRef;
 use crate::text::{sentences, terms};
 
+/// Sums of weights over sets, in one order whatever the sets' (a float sum depends on its
+/// order, and an audit must say the same of the same text every time).
+trait SumInOrder {
+    fn sum_in_order(self) -> f64;
+}
+
+impl<I: Iterator<Item = f64>> SumInOrder for I {
+    fn sum_in_order(self) -> f64 {
+        let mut v: Vec<f64> = self.collect();
+        v.sort_by(f64::total_cmp);
+        v.iter().sum()
+    }
+}
+
 /// A fact and a rule must share at least this much of their meaning to be compared.
 const APPLIES: f64 = 0.22;
 /// Rules within this share of a fact's best are checked too.
@@ -269,8 +283,8 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             .map(String::as_str)
             .filter(|t| !fact_terms.contains(t))
             .collect();
-        let fact_weight: f64 = fact_terms.iter().map(|t| idf(t)).sum::<f64>()
-            + carried.iter().map(|t| idf(t) / 2.0).sum::<f64>();
+        let fact_weight: f64 = fact_terms.iter().map(|t| idf(t)).sum_in_order()
+            + carried.iter().map(|t| idf(t) / 2.0).sum_in_order();
         let mut scored: Vec<(f64, usize)> = rules
             .iter()
             .enumerate()
@@ -283,7 +297,7 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                     .iter()
                     .filter(|t| r.words.contains(**t))
                     .map(|t| idf(t) / 2.0)
-                    .sum();
+                    .sum_in_order();
                 let paired = pairs_a_value(fact, r);
                 let same_people = fact
                     .reading
@@ -301,8 +315,8 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 {
                     return None;
                 }
-                let rule_weight: f64 = r.words.iter().map(|t| idf(t)).sum();
-                let common: f64 = shared.iter().map(|t| idf(t)).sum::<f64>() + shared_carried;
+                let rule_weight: f64 = r.words.iter().map(|t| idf(t)).sum_in_order();
+                let common: f64 = shared.iter().map(|t| idf(t)).sum_in_order() + shared_carried;
                 let mut score = common / (fact_weight * rule_weight).sqrt().max(1e-9);
                 if paired {
                     score += PAIRED;
@@ -325,7 +339,19 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             "a fact and the rules nearest to it"
         );
         let best = scored.first().map_or(0.0, |s| s.0);
-        if std::env::var("AUDIT_DEBUG").is_ok() { eprintln!("FACT {:?} denied={} restates={} best={:?}", fact.text, fact.denied, fact.restates, scored.iter().take(3).map(|(s,i)| (*s, rules[*i].text.clone())).collect::<Vec<_>>()); }
+        if std::env::var("AUDIT_DEBUG").is_ok() {
+            eprintln!(
+                "FACT {:?} denied={} restates={} best={:?}",
+                fact.text,
+                fact.denied,
+                fact.restates,
+                scored
+                    .iter()
+                    .take(3)
+                    .map(|(s, i)| (*s, rules[*i].text.clone()))
+                    .collect::<Vec<_>>()
+            );
+        }
         if best < APPLIES {
             if k == 0 || !fact.reading.bounds.is_empty() || fact.terms.len() >= 4 {
                 uncovered.push(fact);
@@ -359,7 +385,7 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             .bounds
             .iter()
             .map(|b| {
-                let weight: f64 = b.context.iter().map(|t| idf(t)).sum::<f64>().max(1e-9);
+                let weight: f64 = b.context.iter().map(|t| idf(t)).sum_in_order().max(1e-9);
                 rules
                     .iter()
                     .enumerate()
@@ -373,13 +399,13 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                             .iter()
                             .filter(|t| r.own.contains(*t))
                             .map(|t| idf(t))
-                            .sum();
+                            .sum_in_order();
                         let near: f64 = b
                             .context
                             .iter()
                             .filter(|t| r.words.contains(*t))
                             .map(|t| idf(t))
-                            .sum();
+                            .sum_in_order();
                         ((own + near) / (2.0 * weight) + clause_score(i), i)
                     })
                     .filter(|(v, _)| *v >= VALUE_APPLIES)
@@ -403,7 +429,7 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 .map(|(b, _)| b)
                 .collect();
             let rule = &rules[i];
-            let weight = |ts: &mut dyn Iterator<Item = &String>| ts.map(|t| idf(t)).sum::<f64>();
+            let weight = |ts: &mut dyn Iterator<Item = &String>| ts.map(|t| idf(t)).sum_in_order();
             // The fact's words, without those that deny ("nobody did adverse media
             // checks" speaks wholly of the rule on adverse media checks).
             let fact_own: HashSet<&String> = fact
@@ -541,6 +567,25 @@ fn caps_a_whole(rule_text: &str, written: &str) -> bool {
         || after
             .iter()
             .any(|w| matches!(*w, "combined" | "cumulatively" | "altogether"))
+}
+
+/// The body a practice's clause says one member of acted: "one member of the Disclosure
+/// Committee decided" gives "Disclosure Committee" (its capitalised words).
+fn member_of(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| matches!(w.to_lowercase().as_str(), "member" | "members"))?;
+    if words.get(at + 1).map(|w| w.to_lowercase()) != Some("of".to_string()) {
+        return None;
+    }
+    let name: Vec<&str> = words[at + 2..]
+        .iter()
+        .skip_while(|w| matches!(w.to_lowercase().as_str(), "the" | "our" | "its"))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .take_while(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .collect();
+    (!name.is_empty()).then(|| name.join(" "))
 }
 
 /// Who a rule lets act only in another's absence, and that other, in lower case: "the
@@ -841,8 +886,7 @@ fn check<'a>(
     // A requirement the practice tells and then says was not met ("the procedure says the
     // MLRO must be consulted, but that step was skipped").
     // ("may be released only after a four-eyes review" asks for it as much as "must").
-    if fact.denied && rule.reading.modality != Modality::MustNot && (primary || !mine.is_empty())
-    {
+    if fact.denied && rule.reading.modality != Modality::MustNot && (primary || !mine.is_empty()) {
         return Some(Finding {
             verdict: Verdict::Breaks,
             rule: index,
@@ -1172,6 +1216,32 @@ fn check<'a>(
                 } else {
                     open.push(format!("whether {} was told", role.who));
                 }
+            }
+        }
+    }
+
+    // One member of a body where the rule names the body ("the Disclosure Committee shall
+    // decide"): the body did not act; broken when the practice says it did not.
+    if let Some(body) = member_of(&fact.text) {
+        let rule_lower = rule.text.to_lowercase();
+        let body_lower = body.to_lowercase();
+        let names_body = rule_lower.contains(&body_lower)
+            && !rule_lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| matches!(w, "member" | "members"));
+        if names_body {
+            let last = body_lower.split_whitespace().last().unwrap_or("");
+            let body_did_not = scope
+                .iter()
+                .any(|f| f.reading.negated && f.text.to_lowercase().contains(last));
+            if body_did_not {
+                breaks.push(format!(
+                    "one member of the {body} acted and the practice says the {body} did not"
+                ));
+            } else {
+                open.push(format!(
+                    "whether the {body} acted, not only one of its members"
+                ));
             }
         }
     }

@@ -14,8 +14,10 @@ use crate::analysis::Analysis;
 
 /// At most this many libraries' indexes are kept.
 const KEPT: usize = 8;
-/// Up to this many documents are indexed for the one request, not kept.
-const INDEXED_ON_THE_SPOT: usize = 16;
+/// Sets of up to this many documents are kept apart from libraries.
+const FEW: usize = 16;
+/// At most this many sets of a few documents' indexes are kept.
+const KEPT_FEW: usize = 64;
 
 /// A place in a library: a document (its index among the analyses) and a sentence or a
 /// clause of it.
@@ -76,14 +78,22 @@ struct Kept {
 }
 
 static MEMO: LazyLock<Mutex<VecDeque<Kept>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
+static FEW_MEMO: LazyLock<Mutex<VecDeque<Kept>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
 
-/// The index of the library these analyses make, from the memo when it holds them (a few
-/// documents, the ones a turn resolved, are indexed on the spot: it costs less than
-/// pushing a library out of the memo).
+/// The index of the library these analyses make, from the memo when it holds them.
 pub(crate) fn index(analyses: &[Arc<Analysis>]) -> Arc<Index> {
-    if analyses.len() <= INDEXED_ON_THE_SPOT {
-        return Arc::new(Index::of(analyses));
-    }
+    // A few documents (the ones a turn resolved) are kept apart, so they never push a
+    // library out.
+    let memo = if analyses.len() <= FEW {
+        &FEW_MEMO
+    } else {
+        &MEMO
+    };
+    let kept = if analyses.len() <= FEW {
+        KEPT_FEW
+    } else {
+        KEPT
+    };
     let same = |k: &Kept| {
         k.analyses.len() == analyses.len()
             && k.analyses
@@ -91,7 +101,7 @@ pub(crate) fn index(analyses: &[Arc<Analysis>]) -> Arc<Index> {
                 .zip(analyses)
                 .all(|(w, a)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(a)) && w.strong_count() > 0)
     };
-    if let Ok(mut memo) = MEMO.lock() {
+    if let Ok(mut memo) = memo.lock() {
         if let Some(i) = memo.iter().position(same) {
             let kept = memo.remove(i);
             if let Some(kept) = kept {
@@ -102,12 +112,13 @@ pub(crate) fn index(analyses: &[Arc<Analysis>]) -> Arc<Index> {
         }
     }
     let made = Arc::new(Index::of(analyses));
-    if let Ok(mut memo) = MEMO.lock() {
+    if let Ok(mut memo) = memo.lock() {
+        memo.retain(|k| k.analyses.iter().all(|w| w.strong_count() > 0));
         memo.push_front(Kept {
             analyses: analyses.iter().map(Arc::downgrade).collect(),
             index: Arc::clone(&made),
         });
-        memo.truncate(KEPT);
+        memo.truncate(kept);
     }
     made
 }
