@@ -126,6 +126,10 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 )
             })
             || w.starts_with("chang") && matches!(next, "between" | "since" | "from")
+            // "How did the deadlines ... change in v4?"
+            || (names_a_version
+                && matches!(w.as_str(), "change" | "changed" | "changes")
+                && matches!(next, "in" | "to" | "with" | "after" | ""))
             || (w == "new" && matches!(next, "in" | "since"));
         if w.starts_with("compar")
             || w.starts_with("differ")

@@ -104,6 +104,56 @@ pub(super) fn version<'a>(doc: &DocRef, request: &'a AnswerRequest) -> Version<'
     }
 }
 
+/// A definition a clause makes: the words of the term it defines and of what it says the
+/// term means ('"Group securities" means the shares and bonds ...', '“Gift” includes ...').
+fn defines(text: &str) -> Option<(HashSet<String>, HashSet<String>)> {
+    for verb in [" means ", " includes ", " refers to "] {
+        let Some(at) = text.find(verb) else { continue };
+        let before = text[..at].trim_end();
+        let Some(close) = before
+            .chars()
+            .last()
+            .filter(|c| matches!(c, '"' | '”' | '\'' | '’'))
+        else {
+            continue;
+        };
+        let inner = &before[..before.len() - close.len_utf8()];
+        let open = inner.rfind(['"', '“', '\'', '‘'])?;
+        let term = words_of(&inner[open..]);
+        let body = words_of(&text[at + verb.len()..]);
+        if !term.is_empty() && !body.is_empty() {
+            return Some((term, body));
+        }
+    }
+    None
+}
+
+/// The words a request for a comparison uses to ask for it, whatever its topic.
+const ASKING: [&str; 22] = [
+    "rule",
+    "rules",
+    "change",
+    "changed",
+    "changes",
+    "add",
+    "added",
+    "drop",
+    "dropped",
+    "remove",
+    "removed",
+    "new",
+    "old",
+    "policy",
+    "procedure",
+    "standard",
+    "document",
+    "differ",
+    "difference",
+    "compare",
+    "version",
+    "revision",
+];
+
 /// Whether two texts say the same words, whatever their case, punctuation and layout.
 fn same_words(a: &str, b: &str) -> bool {
     tokens(a) == tokens(b)
@@ -129,12 +179,29 @@ pub(super) fn compare(
         .into_iter()
         .chain(words_of(&b.doc.title))
         .collect();
-    let wanted: HashSet<&String> = q
+    // Not the words of asking for a comparison ("which rules were added or dropped in
+    // v4").
+    let asking: HashSet<String> = ASKING.iter().map(|w| crate::vocabulary::term(w)).collect();
+    let mut wanted: HashSet<String> = q
         .topic
         .iter()
         .chain(&q.context)
-        .filter(|t| !title.contains(*t))
+        .filter(|t| {
+            !title.contains(*t) && !asking.contains(*t) && !crate::version_words::is_version_word(t)
+        })
+        .cloned()
         .collect();
+    // A term the documents define by the topic's words ("'Group securities' means the
+    // shares ...") is the topic in their words.
+    let defined: Vec<String> = a
+        .clauses
+        .iter()
+        .chain(&b.clauses)
+        .filter_map(|c| defines(&c.text))
+        .filter(|(_, body)| wanted.iter().any(|t| body.contains(t)))
+        .flat_map(|(term, _)| term)
+        .collect();
+    wanted.extend(defined);
     let on_topic =
         |w: &HashSet<String>| wanted.is_empty() || wanted.iter().any(|t| w.contains(t.as_str()));
     let focused = !wanted.is_empty()
@@ -204,7 +271,7 @@ pub(super) fn compare(
         let topic: Vec<&str> = q
             .topic
             .iter()
-            .filter(|t| !title.contains(*t))
+            .filter(|t| wanted.contains(*t))
             .map(String::as_str)
             .collect();
         if !topic.is_empty() {
@@ -536,6 +603,18 @@ fn role_changes(a: &str, b: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_definition_gives_the_term_and_what_it_means() {
+        let (term, body) = defines(
+            "1(2) \"Group securities\" means the shares and bonds issued by any member of the Group.",
+        )
+        .unwrap();
+        assert!(term.contains(&crate::vocabulary::term("securities")));
+        assert!(body.contains(&crate::vocabulary::term("shares")));
+        assert!(defines("“Gift” includes hospitality of any kind.").is_some());
+        assert!(defines("The policy means well.").is_none());
+    }
 
     #[test]
     fn changes_list_every_moved_value_and_nothing_else() {
