@@ -40,6 +40,10 @@ pub(crate) struct Analysis {
     pub(crate) clause_sentences: Vec<Vec<usize>>,
     /// The title's terms.
     pub(crate) title_terms: Terms,
+    /// Whether each sentence describes the document rather than a rule ("This policy sets
+    /// out ...": [`crate::retrieval::describes_the_document`]), aligned with
+    /// `model.sentences`.
+    pub(crate) framing: Vec<bool>,
     /// How much its answers count beside other documents' (an aid less than a policy:
     /// [`crate::docmodel::header::authority`]).
     pub(crate) authority: f64,
@@ -102,7 +106,13 @@ impl Analysis {
                 c.push(k);
             }
         }
+        let framing = model
+            .sentences
+            .iter()
+            .map(|s| crate::retrieval::describes_the_document(&s.text))
+            .collect();
         Analysis {
+            framing,
             clause_sentences,
             authority: crate::docmodel::header::authority(&doc.title),
             title_terms,

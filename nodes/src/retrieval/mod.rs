@@ -347,7 +347,7 @@ impl Scan<'_> {
         if !self.question.answered_by(&s.reading) {
             score *= NO_VALUE;
         }
-        if describes_the_document(&s.text) {
+        if a.framing.get(k).copied().unwrap_or(false) {
             score *= FRAMING;
         }
         score *= phrase_factor(&s.terms, self.query);
@@ -362,7 +362,7 @@ impl Scan<'_> {
 /// Whether a sentence describes its document rather than a rule ("This policy sets out
 /// ...", "This excerpt summarises ..."): such sentences share the document's words with
 /// any question about it and rarely answer one.
-fn describes_the_document(sentence: &str) -> bool {
+pub(crate) fn describes_the_document(sentence: &str) -> bool {
     let mut words = sentence.split_whitespace().map(|w| w.to_lowercase());
     matches!(
         (words.next().as_deref(), words.next()),
