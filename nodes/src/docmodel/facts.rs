@@ -47,7 +47,7 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
     for (n, s) in sentences(practice).iter().enumerate() {
         let mut before: Vec<String> = Vec::new();
         let first = out.len();
-        for c in clauses(s) {
+        for c in clauses(s).iter().flat_map(|c| acts(c)) {
             let mut reading = rules::read(&c);
             let uncertain = silent_on(&c) || not_asserted(&c);
             if uncertain {
@@ -247,6 +247,42 @@ pub(crate) fn clauses(sentence: &str) -> Vec<String> {
     }
     joined.extend(open);
     joined
+}
+
+/// A practice's clause cut where " and " starts another act of its subject (see
+/// [`and_clause`]): each act is a fact of its own, with its own time.
+fn acts(clause: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = clause;
+    while let Some((at, skip)) = and_clause(rest) {
+        push(&mut out, &rest[..at]);
+        rest = &rest[at + skip..];
+    }
+    push(&mut out, rest);
+    out
+}
+
+/// Where " and " in `text` starts another act of the same subject: a verb in the past
+/// follows ("spotted it at nine in the morning and told Compliance at three"), after a
+/// clause of four words or more. Gives the position of " and " and its length.
+fn and_clause(text: &str) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(i) = text[from..].find(" and ").map(|i| from + i) {
+        from = i + 5;
+        let next = text[i + 5..]
+            .split_whitespace()
+            .next()
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .unwrap_or_default();
+        let before = text[..i].split_whitespace().count();
+        if before >= 4 && crate::vocabulary::is_past_form(&next) && !next.ends_with("ly") {
+            return Some((i, 5));
+        }
+    }
+    None
 }
 
 /// Where a comma in `text` starts another clause: the next words are a subject and a verb

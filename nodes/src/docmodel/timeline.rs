@@ -312,16 +312,71 @@ fn clock(word: &str) -> Option<u32> {
     Some(h * 60 + m)
 }
 
+/// A time of day said in words, in minutes after midnight: "at nine in the morning", "at
+/// three in the afternoon", "at half past eleven at night", "at 3 pm", "at ten o'clock".
+fn spoken_clock(ws: &[String]) -> Option<u32> {
+    const HOURS: [&str; 12] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+        "twelve",
+    ];
+    let hour = |w: &str| -> Option<u32> {
+        HOURS
+            .iter()
+            .position(|h| *h == w)
+            .map(|i| i as u32 + 1)
+            .or_else(|| w.parse::<u32>().ok().filter(|h| (1..=12).contains(h)))
+    };
+    let at = ws.iter().position(|w| w == "at")?;
+    let rest = &ws[at + 1..];
+    let (h, past, k) = match rest {
+        [q, p, h, ..] if matches!(q.as_str(), "half" | "quarter") && p == "past" => {
+            (hour(h)?, if q == "half" { 30 } else { 15 }, 3)
+        }
+        [q, t, h, ..] if q == "quarter" && t == "to" => {
+            let h = hour(h)?;
+            (if h == 1 { 12 } else { h - 1 }, 45, 3)
+        }
+        [h, ..] => (hour(h)?, 0, 1),
+        [] => return None,
+    };
+    let after: Vec<&str> = rest[k..].iter().take(3).map(String::as_str).collect();
+    let pm = match after.as_slice() {
+        ["pm", ..] | ["in", "the", "afternoon" | "evening"] | ["at", "night", ..] => Some(true),
+        ["am", ..] | ["in", "the", "morning"] => Some(false),
+        ["o'clock" | "oclock", ..] => None,
+        _ => return None,
+    };
+    let h24 = match pm {
+        Some(true) if h < 12 => h + 12,
+        Some(false) if h == 12 => 0,
+        _ => h,
+    };
+    Some(h24 * 60 + past)
+}
+
 /// What a clause says of when it happened.
 fn read(text: &str) -> Said {
     let mut said = Said::default();
     let ws = tokens(text);
     let raw: Vec<&str> = text.split_whitespace().collect();
-    for r in &raw {
+    for (i, r) in raw.iter().enumerate() {
         if let Some(m) = clock(r) {
+            // "10:15 pm": the half of the day in the next word.
+            let next = raw.get(i + 1).map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            });
+            let m = match next.as_deref() {
+                Some("pm" | "p.m") if m < 12 * 60 => m + 12 * 60,
+                Some("am" | "a.m") if m >= 12 * 60 && m < 13 * 60 => m - 12 * 60,
+                _ => m,
+            };
             said.minutes = Some((m, m));
             break;
         }
+    }
+    if said.minutes.is_none() {
+        said.minutes = spoken_clock(&ws).map(|m| (m, m));
     }
     let has = |a: &str, b: &str| ws.windows(2).any(|p| p[0] == a && p[1] == b);
     for (i, w) in ws.iter().enumerate() {
@@ -452,5 +507,15 @@ mod tests {
         assert_eq!(since(s, "spot").business, Some((3.0, 3.0)));
         assert_eq!(since(s, "manag").business, Some((1.0, 1.0)));
         assert!(timeline(&["On Friday we met", "last Monday we had met"])[1].is_none());
+        let v = timeline(&[
+            "IT Operations spotted it at nine in the morning",
+            "told Compliance at three in the afternoon",
+        ]);
+        assert!((v[1].as_ref().unwrap().0.low * 24.0 - 6.0).abs() < 1e-9);
+        let v = timeline(&[
+            "The flight landed at 10:15 pm",
+            "she took a taxi at half past eleven at night",
+        ]);
+        assert!((v[1].as_ref().unwrap().0.low * 24.0 - 1.25).abs() < 1e-9);
     }
 }
