@@ -18,6 +18,26 @@ use crate::llm::AnswerRequest;
 use crate::passages::Passage;
 use crate::text::{sentences, terms};
 
+/// The words a request for a summary uses to ask for one, whatever its topic.
+const ASKING: [&str; 16] = [
+    "main",
+    "key",
+    "step",
+    "steps",
+    "point",
+    "points",
+    "brief",
+    "briefly",
+    "short",
+    "nutshell",
+    "summary",
+    "summarize",
+    "summarise",
+    "overview",
+    "say",
+    "says",
+];
+
 /// Points per document when one document is summarized, and when several are.
 const ONE_DOC: usize = 16;
 const MANY_DOCS: usize = 5;
@@ -229,7 +249,13 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         }
         // A topic beyond the document's own title narrows the summary.
         let title: HashSet<String> = terms(&doc.title).into_iter().collect();
-        let topic: Vec<&String> = q.topic.iter().filter(|t| !title.contains(*t)).collect();
+        // Not the words of asking for a summary ("the main steps", "in brief").
+        let asking: Vec<String> = ASKING.iter().map(|w| crate::vocabulary::term(w)).collect();
+        let topic: Vec<&String> = q
+            .topic
+            .iter()
+            .filter(|t| !title.contains(*t) && !asking.contains(t))
+            .collect();
         let about_focus = |c: &Candidate| {
             topic
                 .iter()

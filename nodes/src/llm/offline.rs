@@ -113,7 +113,14 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             );
         if w.starts_with("summar")
             || matches!(w.as_str(), "overview" | "tldr" | "gist" | "recap")
-            || (matches!(w.as_str(), "key" | "main") && next.starts_with("point"))
+            || (matches!(w.as_str(), "key" | "main")
+                && ["point", "step", "rule", "requirement", "obligation", "provision", "takeaway"]
+                    .iter()
+                    .any(|p| next.starts_with(p)))
+            // "what does it say, in brief?", "briefly", "in short", "in a nutshell".
+            || w == "briefly"
+            || (w == "in" && matches!(next, "brief" | "short" | "nutshell"))
+            || (w == "a" && next == "nutshell")
         {
             note(i, Action::Summarize);
         }
