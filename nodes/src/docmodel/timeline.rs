@@ -368,7 +368,7 @@ fn read(text: &str) -> Said {
             });
             let m = match next.as_deref() {
                 Some("pm" | "p.m") if m < 12 * 60 => m + 12 * 60,
-                Some("am" | "a.m") if m >= 12 * 60 && m < 13 * 60 => m - 12 * 60,
+                Some("am" | "a.m") if (12 * 60..13 * 60).contains(&m) => m - 12 * 60,
                 _ => m,
             };
             said.minutes = Some((m, m));
