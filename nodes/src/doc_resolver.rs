@@ -333,8 +333,18 @@ pub async fn doc_resolver(
                 }
             }
         }
+        // "The newer version", "the older one" of the documents the conversation is about:
+        // one family's version, whatever the model made of the words.
+        let one_family = !standing.is_empty()
+            && guess.len() == 1
+            && reply.value.doc_ids.iter().all(|id| {
+                registry
+                    .iter()
+                    .filter(|d| d.id == *id)
+                    .all(|d| versions.same_family(&d.id, &guess[0].id))
+            });
         if !guess.is_empty() {
-            if reply.value.confidence >= RESOLVED {
+            if reply.value.confidence >= RESOLVED || (one_family && reply.value.confidence >= ASK) {
                 for d in &guess {
                     found.add(d, reply.value.confidence, InferenceSource::Registry);
                 }
