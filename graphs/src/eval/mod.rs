@@ -97,7 +97,12 @@ pub async fn run_matching(
             said.push(result.message.clone());
             if let Some(expect) = &turn.expect {
                 checks.extend(score_turn(expect, result, &said, &runner));
-                answers.push(result.response.clone());
+                // What it asked first, when it asked (the answer alone hides why a turn
+                // stopped or what it chose).
+                answers.push(match (&result.asked, &result.prompt) {
+                    (Some(kind), Some(p)) => format!("(asked {kind}: {p})\n{}", result.response),
+                    _ => result.response.clone(),
+                });
                 answered_by.push(result.answered_by.clone().unwrap_or_default());
             }
         }

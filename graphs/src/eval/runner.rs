@@ -44,6 +44,8 @@ pub struct TurnResult {
     pub message: String,
     /// The kind of the first prompt raised, if any.
     pub asked: Option<String>,
+    /// That prompt's question and options, as shown to the user.
+    pub prompt: Option<String>,
     /// How it ended.
     pub end: TurnEnd,
     /// The answer text (the prompt's question when it ended asking).
@@ -207,6 +209,7 @@ impl Runner {
         let failed = |e: palgraph::RunError, asked: Option<String>| TurnResult {
             message: message.clone(),
             asked,
+            prompt: None,
             end: TurnEnd::Failed(e.to_string()),
             response: String::new(),
             citations: Vec::new(),
@@ -221,6 +224,7 @@ impl Runner {
             Err(e) => return Ok(failed(e, None)),
         };
         let mut asked: Option<String> = None;
+        let mut shown: Option<String> = None;
         let mut answers = turn.choose.iter();
         for _ in 0..MAX_PROMPTS {
             let Some(prompt) = pending_prompt(&out) else {
@@ -232,6 +236,7 @@ impl Runner {
                     .unwrap_or_default()
                     .to_string()
             });
+            shown.get_or_insert_with(|| prompt_text(&prompt));
             let value = answers
                 .next()
                 .map(|a| self.answer_to(&prompt, a))
@@ -249,6 +254,7 @@ impl Runner {
             return Ok(TurnResult {
                 message,
                 asked,
+                prompt: shown,
                 end: TurnEnd::Asking,
                 response: prompt["message"].as_str().unwrap_or_default().to_string(),
                 citations: Vec::new(),
@@ -264,6 +270,7 @@ impl Runner {
         Ok(TurnResult {
             message,
             asked,
+            prompt: shown,
             end,
             response: out.state.response.clone(),
             citations: out.state.citations.clone(),
@@ -288,6 +295,22 @@ impl Runner {
 }
 
 /// The payload of the single pending prompt, if the run waits at one.
+/// A prompt as the user reads it: its question, then its options' labels.
+fn prompt_text(prompt: &Value) -> String {
+    let options: Vec<&str> = prompt["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["label"].as_str().or_else(|| o.as_str()))
+        .collect();
+    let question = prompt["message"].as_str().unwrap_or_default();
+    if options.is_empty() {
+        question.to_string()
+    } else {
+        format!("{question} [{}]", options.join(" / "))
+    }
+}
+
 fn pending_prompt(out: &RunOutcome<AgentState>) -> Option<Value> {
     match out.interrupts() {
         [one] => Some(one.value.clone()),
