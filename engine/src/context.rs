@@ -174,6 +174,33 @@ pub(crate) struct TaskSpec {
     pub(crate) arg: Option<Value>,
 }
 
+/// A memo step's result, kept as a value until the task suspends (see
+/// [`NodeContext::memo`](crate::NodeContext::memo)).
+pub(crate) struct MemoRecord {
+    pub(crate) channel: String,
+    pub(crate) idx: i64,
+    pub(crate) value: Arc<dyn MemoValue>,
+}
+
+/// A memo step's result: serialized only when the task suspends, and given back to an
+/// attempt of the same task as the value itself.
+pub(crate) trait MemoValue: Send + Sync {
+    /// The value as JSON, to store with an interrupt.
+    fn raw(&self) -> Result<Json, serde_json::Error>;
+    /// The value, to downcast to its type.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: serde::Serialize + Send + Sync + 'static> MemoValue for T {
+    fn raw(&self) -> Result<Json, serde_json::Error> {
+        serde_json::value::to_raw_value(self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// A running task's state, shared by its [`NodeContext`]s (one per attempt).
 pub(crate) struct TaskShared {
     pub(crate) run: Arc<RunScope>,
@@ -187,9 +214,9 @@ pub(crate) struct TaskShared {
     pub(crate) arg: Option<Value>,
     /// Durable step results recorded so far: (channel, idx) -> JSON.
     pub(crate) recorded: Mutex<HashMap<(String, i64), Json>>,
-    /// Results of [`NodeContext::memo`] steps not stored yet: they are stored with the
-    /// task's interrupt, if it raises one.
-    pub(crate) deferred: Mutex<Vec<PendingWrite>>,
+    /// Results of [`NodeContext::memo`] steps not stored yet, kept as values: they are
+    /// serialized and stored with the task's interrupt, if it raises one.
+    pub(crate) deferred: Mutex<Vec<MemoRecord>>,
     attempt: Mutex<Attempt>,
     /// The status lines the task reported (line and details), so that an attempt after a
     /// retry does not report one again.
@@ -233,9 +260,36 @@ impl TaskShared {
             .take()
     }
 
-    /// The [`NodeContext::memo`] results not stored yet, taken (to store with an interrupt).
+    /// The [`NodeContext::memo`] results not stored yet, taken and serialized (to store
+    /// with an interrupt). A result that does not serialize is left out: the node re-entered
+    /// after the interrupt runs that step's body again, as after a crash.
     pub(crate) fn take_deferred(&self) -> Vec<PendingWrite> {
-        std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
+        let records = std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()));
+        records
+            .into_iter()
+            .filter_map(|r| match r.value.raw() {
+                Ok(value) => Some(PendingWrite {
+                    task_id: self.task_id.clone(),
+                    channel: r.channel,
+                    idx: r.idx,
+                    value,
+                }),
+                Err(e) => {
+                    tracing::error!(channel = %r.channel, error = %e, "a memo step's result does not serialize; it is not stored with the interrupt");
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// The value memo step `(channel, idx)` kept in this task, if it ran.
+    pub(crate) fn kept_memo(&self, channel: &str, idx: i64) -> Option<Arc<dyn MemoValue>> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|r| r.channel == channel && r.idx == idx)
+            .map(|r| Arc::clone(&r.value))
     }
 
     /// The number of the next step named `name` in this attempt (from 0).

@@ -19,17 +19,8 @@ use serde::{de::DeserializeOwned, Serialize};
 use tracing::Instrument;
 
 use crate::checkpoint::{Json, PendingWrite};
-use crate::context::{NodeContext, STEP_CHANNEL_PREFIX};
+use crate::context::{MemoRecord, NodeContext, STEP_CHANNEL_PREFIX};
 use crate::node::NodeError;
-
-/// How a step's result is kept.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Keep {
-    /// Stored before the step returns.
-    Now,
-    /// Stored with the task's interrupt, if it raises one.
-    OnSuspend,
-}
 
 impl NodeContext {
     /// Runs `body` once per task, durably: its result is recorded with the checkpoint's
@@ -49,7 +40,7 @@ impl NodeContext {
         E: Into<NodeError>,
         F: Future<Output = Result<T, E>>,
     {
-        self.traced_step(name, Keep::Now, body).await
+        self.traced_step(name, body).await
     }
 
     /// Runs `body` once per task, like [`NodeContext::step`], but records its result only
@@ -61,16 +52,74 @@ impl NodeContext {
     ///
     /// # Errors
     /// The body's error (nothing is kept, so a retry runs it again).
+    ///
+    /// The result is kept as a value, and serialized only if the node suspends: a result
+    /// the node gets cheaply by cloning (an `Arc`, say) costs nothing more when the node
+    /// finishes. A result that does not serialize is not stored with the interrupt (the
+    /// node re-entered runs `body` again).
     pub async fn memo<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
     where
-        T: Serialize + DeserializeOwned,
+        T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
         E: Into<NodeError>,
         F: Future<Output = Result<T, E>>,
     {
-        self.traced_step(name, Keep::OnSuspend, body).await
+        let span = tracing::info_span!(
+            "durable_step",
+            otel.name = tracing::field::Empty,
+            step.name = name,
+            step.replayed = tracing::field::Empty,
+            step.deferred = true,
+        );
+        crate::observe::name_span(&span, format_args!("step {name}"));
+        self.memo_step(name, body).instrument(span).await
     }
 
-    async fn traced_step<T, E, F>(&self, name: &str, keep: Keep, body: F) -> Result<T, NodeError>
+    async fn memo_step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
+    where
+        T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
+        E: Into<NodeError>,
+        F: Future<Output = Result<T, E>>,
+    {
+        let channel = format!("{STEP_CHANNEL_PREFIX}{name}");
+        let idx = self.inner.next_step_index(name);
+        // Stored with an interrupt before this attempt (a resumed node), or kept by an
+        // earlier attempt of this task (a retry).
+        let recorded = self
+            .inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(channel.clone(), idx))
+            .cloned();
+        if let Some(raw) = recorded {
+            tracing::Span::current().record("step.replayed", true);
+            return serde_json::from_str(raw.get()).map_err(|e| {
+                NodeError::fatal(format!(
+                    "recorded result of step `{name}` does not fit: {e}"
+                ))
+            });
+        }
+        if let Some(kept) = self.inner.kept_memo(&channel, idx) {
+            if let Some(value) = kept.as_any().downcast_ref::<T>() {
+                tracing::Span::current().record("step.replayed", true);
+                return Ok(value.clone());
+            }
+        }
+        tracing::Span::current().record("step.replayed", false);
+        let value = body.await.map_err(Into::into)?;
+        self.inner
+            .deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(MemoRecord {
+                channel,
+                idx,
+                value: std::sync::Arc::new(value.clone()),
+            });
+        Ok(value)
+    }
+
+    async fn traced_step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
     where
         T: Serialize + DeserializeOwned,
         E: Into<NodeError>,
@@ -81,13 +130,13 @@ impl NodeContext {
             otel.name = tracing::field::Empty,
             step.name = name,
             step.replayed = tracing::field::Empty,
-            step.deferred = keep == Keep::OnSuspend,
+            step.deferred = false,
         );
         crate::observe::name_span(&span, format_args!("step {name}"));
-        self.keyed_step(name, keep, body).instrument(span).await
+        self.keyed_step(name, body).instrument(span).await
     }
 
-    async fn keyed_step<T, E, F>(&self, name: &str, keep: Keep, body: F) -> Result<T, NodeError>
+    async fn keyed_step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
     where
         T: Serialize + DeserializeOwned,
         E: Into<NodeError>,
@@ -120,34 +169,24 @@ impl NodeContext {
             idx,
             value: raw.clone(),
         };
-        match keep {
-            Keep::Now => {
-                let stored = self
-                    .inner
-                    .run
-                    .put_writes(&self.inner.checkpoint_id, vec![write])
-                    .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
-                    .await;
-                if let Err(e) = stored {
-                    let err = NodeError::unavailable(format!(
-                        "the result of step `{name}` could not be recorded: {e}"
-                    ));
-                    *self
-                        .inner
-                        .storage_failure
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner()) = Some(e);
-                    return Err(err);
-                }
-            }
-            Keep::OnSuspend => self
+        let stored = self
+            .inner
+            .run
+            .put_writes(&self.inner.checkpoint_id, vec![write])
+            .instrument(tracing::info_span!("checkpoint.put_writes", writes = 1))
+            .await;
+        if let Err(e) = stored {
+            let err = NodeError::unavailable(format!(
+                "the result of step `{name}` could not be recorded: {e}"
+            ));
+            *self
                 .inner
-                .deferred
+                .storage_failure
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(write),
+                .unwrap_or_else(|e| e.into_inner()) = Some(e);
+            return Err(err);
         }
-        // A retry of the node in this process gets it back either way.
+        // A retry of the node in this process gets it back.
         self.inner
             .recorded
             .lock()

@@ -483,7 +483,7 @@ pub async fn doc_resolver(
     // library's content; a question about the library itself is about every document.
     if found.docs.is_empty() && ambiguous.is_empty() && unknown.is_empty() {
         if action == Action::Inquire && asks_for_library(&text) {
-            for d in &library {
+            for d in library.iter() {
                 found.add(d, 1.0, InferenceSource::Retrieval);
             }
         } else if matches!(action, Action::Inquire | Action::Audit) {

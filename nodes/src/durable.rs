@@ -7,6 +7,7 @@
 //! none of them. LLM calls also stop when the run is cancelled.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 use serde::{de::DeserializeOwned, Serialize};
@@ -24,7 +25,7 @@ pub(crate) async fn llm_call<T, F>(
     call: F,
 ) -> Result<T, NodeError>
 where
-    T: Serialize + DeserializeOwned,
+    T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
     F: Future<Output = Result<T, LlmError>>,
 {
     let call = async {
@@ -45,7 +46,7 @@ pub(crate) async fn llm_step<T, F>(
     body: F,
 ) -> Result<T, NodeError>
 where
-    T: Serialize + DeserializeOwned,
+    T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
     F: Future<Output = Result<T, NodeError>>,
 {
     if llm.is_local() {
@@ -57,16 +58,14 @@ where
 
 /// The user's documents (id and title), read once per node attempt chain and kept (stored
 /// with a prompt), so the candidates of a prompt are the same when the node re-enters with
-/// the answer.
+/// the answer. Shared with the run's snapshot of the library: a turn that asks nothing
+/// neither copies nor serializes it.
 pub(crate) async fn library(
     deps: &PalAssistDeps,
     ctx: &NodeContext,
     owner: &str,
-) -> Result<Vec<DocRef>, NodeError> {
-    ctx.memo("list_documents", async {
-        deps.titles(ctx, owner).await.map(|t| t.to_vec())
-    })
-    .await
+) -> Result<Arc<Vec<DocRef>>, NodeError> {
+    ctx.memo("list_documents", deps.titles(ctx, owner)).await
 }
 
 /// The document sets of `ids` (each the owner's set, or `None`), read once per node attempt

@@ -149,6 +149,56 @@ pub async fn memo_steps_are_stored_with_an_interrupt_and_only_then(cp: Arc<dyn C
     }
 }
 
+/// A memo step's result is kept as a value for the task: an attempt after a retryable
+/// failure gets it back without running it again, and nothing of it is stored when the node
+/// then finishes.
+pub async fn a_retried_node_gets_its_memo_back(cp: Arc<dyn Checkpointer>) {
+    let reads = Counter::default();
+    let attempts = Counter::default();
+    let mut g = StateGraph::<TestState>::new();
+    let (r, a) = (reads.clone(), attempts.clone());
+    g.add_node("flaky", move |_s: Arc<TestState>, ctx: NodeContext| {
+        let (r, a) = (r.clone(), a.clone());
+        async move {
+            let library: Arc<Vec<String>> = ctx
+                .memo("library", async {
+                    r.bump();
+                    Ok::<_, NodeError>(Arc::new(vec![format!("doc-{}", r.get())]))
+                })
+                .await?;
+            if a.bump() < 2 {
+                return Err(NodeError::retryable("503"));
+            }
+            Ok(Upd::default().messages(vec![Message::ai(library[0].clone())]))
+        }
+    })
+    .retry(
+        crate::RetryPolicy::attempts(3)
+            .initial_interval(std::time::Duration::from_millis(1))
+            .no_jitter(),
+    );
+    g.add_edge(START, "flaky");
+    g.add_edge("flaky", END);
+    let g = build(g, cp.clone());
+    let t = thread();
+    let out = ok(&g, RunConfig::new(&t), say("go")).await;
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(attempts.get(), 2);
+    assert_eq!(reads.get(), 1, "the retry gets the memo back");
+    assert_eq!(out.state.messages.last().unwrap().content, "doc-1");
+    for c in cp.list(&t, &ListOptions::default()).await.unwrap() {
+        let loaded = cp.get(&t, Some(&c.checkpoint_id)).await.unwrap().unwrap();
+        assert!(
+            !loaded
+                .writes
+                .iter()
+                .any(|w| w.channel.starts_with("__step__:")),
+            "{}",
+            c.checkpoint_id
+        );
+    }
+}
+
 pub async fn two_interrupts_in_one_node_resume_in_order(cp: Arc<dyn Checkpointer>) {
     let body = Counter::default();
     let b = body.clone();

@@ -49,6 +49,7 @@ macro_rules! checkpointer_suite {
             interrupt_cases::resume_reenters_node_but_not_durable_step,
             interrupt_cases::two_interrupts_in_one_node_resume_in_order,
             interrupt_cases::memo_steps_are_stored_with_an_interrupt_and_only_then,
+            interrupt_cases::a_retried_node_gets_its_memo_back,
             interrupt_cases::parallel_interrupts_are_answered_by_id,
             interrupt_cases::resume_with_nothing_pending_is_refused_and_changes_nothing,
             interrupt_cases::a_resume_from_the_cached_head_reads_nothing_and_a_stale_copy_is_not_trusted,

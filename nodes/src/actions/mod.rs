@@ -102,7 +102,7 @@ pub(crate) struct Prepared {
 }
 
 /// What the durable `answer` step records.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Generated {
     text: String,
     usage: Usage,
