@@ -35,11 +35,41 @@ pub(crate) struct Scored {
     pub(crate) score: f64,
 }
 
-/// A title's terms: its main words, and each parenthesized alias.
+/// A title's terms: its main words, and each parenthesized alias, each with its number
+/// among all the titles' terms (see [`term_id`]).
 struct TitleTerms {
-    main: Vec<String>,
-    aliases: Vec<Vec<String>>,
-    all: HashSet<String>,
+    main: Vec<Term>,
+    aliases: Vec<Vec<Term>>,
+    all: Vec<Term>,
+}
+
+/// A title's term and its number.
+struct Term {
+    id: u32,
+    text: String,
+}
+
+impl Term {
+    fn of(text: String) -> Term {
+        Term {
+            id: term_id(&text),
+            text,
+        }
+    }
+}
+
+/// Each title term's number, the same for the same term in every title: a text's words
+/// are matched to a term once, and looked up by number for every title that has it.
+fn term_id(term: &str) -> u32 {
+    static IDS: LazyLock<Mutex<HashMap<String, u32>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    let mut ids = IDS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&id) = ids.get(term) {
+        return id;
+    }
+    let id = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+    ids.insert(term.to_string(), id);
+    id
 }
 
 /// A title's terms, from a memo of the titles seen (a library's titles are matched on
@@ -111,7 +141,16 @@ fn read_title_terms(title: &str) -> TitleTerms {
         all.extend(a.iter().cloned());
     }
     all.extend(extra);
-    TitleTerms { main, aliases, all }
+    let mut all: Vec<String> = all.into_iter().collect();
+    all.sort_unstable();
+    TitleTerms {
+        main: main.into_iter().map(Term::of).collect(),
+        aliases: aliases
+            .into_iter()
+            .map(|a| a.into_iter().map(Term::of).collect())
+            .collect(),
+        all: all.into_iter().map(Term::of).collect(),
+    }
 }
 
 fn is_number(w: &str) -> bool {
@@ -151,10 +190,12 @@ fn alike(a: &str, b: &str) -> bool {
 /// of them each term is alike ([`alike`]), worked out once per term.
 struct Words {
     words: Vec<String>,
-    /// For each term met, whether it is alike one of the words.
-    any: RefCell<HashMap<String, bool>>,
-    /// For each term met, a bit per word it is alike (for at most 64 words: a name's).
-    which: RefCell<HashMap<String, u64>>,
+    /// For each title term met (by its number), whether it is alike one of the words:
+    /// 0 not worked out yet, 1 no, 2 yes.
+    any: RefCell<Vec<u8>>,
+    /// For each title term met (by its number), a bit per word it is alike (for at most 64
+    /// words: a name's), and whether it was worked out.
+    which: RefCell<Vec<Option<u64>>>,
 }
 
 impl Words {
@@ -163,24 +204,30 @@ impl Words {
         words.dedup();
         Words {
             words,
-            any: RefCell::new(HashMap::new()),
-            which: RefCell::new(HashMap::new()),
+            any: RefCell::new(Vec::new()),
+            which: RefCell::new(Vec::new()),
         }
     }
 
     /// Whether `term` is alike one of the words.
-    fn has(&self, term: &str) -> bool {
-        if let Some(&m) = self.any.borrow().get(term) {
-            return m;
+    fn has(&self, term: &Term) -> bool {
+        let at = term.id as usize;
+        if let Some(&m) = self.any.borrow().get(at).filter(|m| **m != 0) {
+            return m == 2;
         }
-        let m = self.words.iter().any(|w| alike(term, w));
-        self.any.borrow_mut().insert(term.to_string(), m);
+        let m = self.words.iter().any(|w| alike(&term.text, w));
+        let mut any = self.any.borrow_mut();
+        if any.len() <= at {
+            any.resize(at + 1, 0);
+        }
+        any[at] = if m { 2 } else { 1 };
         m
     }
 
     /// The words `term` is alike, a bit each (the first 64 words).
-    fn alike(&self, term: &str) -> u64 {
-        if let Some(&m) = self.which.borrow().get(term) {
+    fn alike(&self, term: &Term) -> u64 {
+        let at = term.id as usize;
+        if let Some(&Some(m)) = self.which.borrow().get(at) {
             return m;
         }
         let m = self
@@ -188,14 +235,18 @@ impl Words {
             .iter()
             .take(64)
             .enumerate()
-            .filter(|(_, w)| alike(term, w))
+            .filter(|(_, w)| alike(&term.text, w))
             .fold(0u64, |m, (i, _)| m | (1 << i));
-        self.which.borrow_mut().insert(term.to_string(), m);
+        let mut which = self.which.borrow_mut();
+        if which.len() <= at {
+            which.resize(at + 1, None);
+        }
+        which[at] = Some(m);
         m
     }
 
     /// The share of `wanted` alike one of these words.
-    fn share_of(&self, wanted: &[String]) -> f64 {
+    fn share_of(&self, wanted: &[Term]) -> f64 {
         if wanted.is_empty() {
             return 0.0;
         }
@@ -204,7 +255,7 @@ impl Words {
     }
 
     /// The share of these words alike one of `among`.
-    fn share_in(&self, among: &HashSet<String>) -> f64 {
+    fn share_in(&self, among: &[Term]) -> f64 {
         if self.words.is_empty() {
             return 0.0;
         }
@@ -216,7 +267,7 @@ impl Words {
         } else {
             self.words
                 .iter()
-                .filter(|w| among.iter().any(|t| alike(t, w)))
+                .filter(|w| among.iter().any(|t| alike(&t.text, w)))
                 .count()
         };
         hits as f64 / self.words.len() as f64
