@@ -63,15 +63,9 @@ impl NodeContext {
         E: Into<NodeError>,
         F: Future<Output = Result<T, E>>,
     {
-        let span = tracing::info_span!(
-            "durable_step",
-            otel.name = tracing::field::Empty,
-            step.name = name,
-            step.replayed = tracing::field::Empty,
-            step.deferred = true,
-        );
-        crate::observe::name_span(&span, format_args!("step {name}"));
-        self.memo_step(name, body).instrument(span).await
+        self.memo_step(name, body)
+            .instrument(step_span(name, true))
+            .await
     }
 
     async fn memo_step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
@@ -84,20 +78,8 @@ impl NodeContext {
         let idx = self.inner.next_step_index(name);
         // Stored with an interrupt before this attempt (a resumed node), or kept by an
         // earlier attempt of this task (a retry).
-        let recorded = self
-            .inner
-            .recorded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(channel.clone(), idx))
-            .cloned();
-        if let Some(raw) = recorded {
-            tracing::Span::current().record("step.replayed", true);
-            return serde_json::from_str(raw.get()).map_err(|e| {
-                NodeError::fatal(format!(
-                    "recorded result of step `{name}` does not fit: {e}"
-                ))
-            });
+        if let Some(recorded) = self.recorded(name, &channel, idx) {
+            return recorded;
         }
         if let Some(kept) = self.inner.kept_memo(&channel, idx) {
             if let Some(value) = kept.as_any().downcast_ref::<T>() {
@@ -105,7 +87,6 @@ impl NodeContext {
                 return Ok(value.clone());
             }
         }
-        tracing::Span::current().record("step.replayed", false);
         let value = body.await.map_err(Into::into)?;
         self.inner
             .deferred
@@ -125,15 +106,34 @@ impl NodeContext {
         E: Into<NodeError>,
         F: Future<Output = Result<T, E>>,
     {
-        let span = tracing::info_span!(
-            "durable_step",
-            otel.name = tracing::field::Empty,
-            step.name = name,
-            step.replayed = tracing::field::Empty,
-            step.deferred = false,
-        );
-        crate::observe::name_span(&span, format_args!("step {name}"));
-        self.keyed_step(name, body).instrument(span).await
+        self.keyed_step(name, body)
+            .instrument(step_span(name, false))
+            .await
+    }
+
+    /// The result recorded for step `(channel, idx)` before this attempt, decoded, if one
+    /// was (noted on the step's span).
+    fn recorded<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        channel: &str,
+        idx: i64,
+    ) -> Option<Result<T, NodeError>> {
+        let raw = self
+            .inner
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(channel.to_string(), idx))
+            .cloned();
+        tracing::Span::current().record("step.replayed", raw.is_some());
+        raw.map(|raw| {
+            serde_json::from_str(raw.get()).map_err(|e| {
+                NodeError::fatal(format!(
+                    "recorded result of step `{name}` does not fit: {e}"
+                ))
+            })
+        })
     }
 
     async fn keyed_step<T, E, F>(&self, name: &str, body: F) -> Result<T, NodeError>
@@ -144,20 +144,8 @@ impl NodeContext {
     {
         let channel = format!("{STEP_CHANNEL_PREFIX}{name}");
         let idx = self.inner.next_step_index(name);
-        let recorded = self
-            .inner
-            .recorded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(channel.clone(), idx))
-            .cloned();
-        tracing::Span::current().record("step.replayed", recorded.is_some());
-        if let Some(raw) = recorded {
-            return serde_json::from_str(raw.get()).map_err(|e| {
-                NodeError::fatal(format!(
-                    "recorded result of step `{name}` does not fit: {e}"
-                ))
-            });
+        if let Some(recorded) = self.recorded(name, &channel, idx) {
+            return recorded;
         }
         let value = body.await.map_err(Into::into)?;
         let raw: Json = serde_json::value::to_raw_value(&value).map_err(|e| {
@@ -194,4 +182,18 @@ impl NodeContext {
             .insert((channel, idx), raw);
         Ok(value)
     }
+}
+
+/// The span of a durable step: its name, whether it was replayed (set when known) and
+/// whether it is kept until the node suspends (a memo step).
+fn step_span(name: &str, deferred: bool) -> tracing::Span {
+    let span = tracing::info_span!(
+        "durable_step",
+        otel.name = tracing::field::Empty,
+        step.name = name,
+        step.replayed = tracing::field::Empty,
+        step.deferred = deferred,
+    );
+    crate::observe::name_span(&span, format_args!("step {name}"));
+    span
 }
