@@ -1,0 +1,632 @@
+//! One rule checked against one fact of the practice: its conditions, limits, events,
+//! roles and form, into one finding.
+
+use super::pairing::*;
+use super::parties::*;
+use super::*;
+
+/// How much of a rule's own words a fact says, and how much of the fact's words are the
+/// rule's, each word weighted by its rarity among the rules.
+pub(super) struct Coverage {
+    pub(super) of_rule: f64,
+    pub(super) of_fact: f64,
+}
+
+/// A rule tried against a fact.
+pub(super) struct Tried {
+    /// The rule's index.
+    pub(super) index: usize,
+    /// How well they matched.
+    pub(super) score: f64,
+    /// Whether it is the rule the fact is most about.
+    pub(super) primary: bool,
+    pub(super) coverage: Coverage,
+}
+
+/// Checks one rule against a fact (and the facts of its scope): `None` when they have
+/// nothing to compare and the fact does not restate the rule.
+pub(super) fn check<'a>(
+    fact: &'a Fact,
+    mine: &[&Bound],
+    scope: &[&'a Fact],
+    rule: &Rule<'_>,
+    tried: &Tried,
+) -> Option<Finding<'a>> {
+    let Tried {
+        index,
+        score,
+        primary,
+        ref coverage,
+    } = *tried;
+    let mut breaks = Vec::new();
+    let mut meets = Vec::new();
+    let mut open = Vec::new();
+    let own = [fact];
+    let mut applies = true;
+
+    // Conditions: does the rule apply to what the practice did? A fact's value decides
+    // only when it speaks of the same thing (a word around it in common).
+    for b in rule
+        .reading
+        .bounds
+        .iter()
+        .filter(|b| matches!(b.binding, Binding::Applies { .. }))
+    {
+        let Binding::Applies { above } = b.binding else {
+            continue;
+        };
+        let found = counterpart(b, &own).or_else(|| counterpart(b, scope));
+        match found {
+            Some((f, shared)) if shared > 0 || pairs_alone(&own, b) => {
+                let limit = if above { Limit::AtLeast } else { Limit::AtMost };
+                match f.value.keeps(limit, &b.value) {
+                    Some(true) => {}
+                    Some(false) => {
+                        applies = false;
+                        meets.push(format!(
+                            "the rule applies {} {}; the practice states {}",
+                            if above { "above" } else { "below" },
+                            b.value.written,
+                            f.value.written
+                        ));
+                    }
+                    None => open.push(format!(
+                        "whether {} is {} {}",
+                        f.value.written,
+                        if above { "above" } else { "below" },
+                        b.value.written
+                    )),
+                }
+            }
+            _ => open.push(format!(
+                "the amount the rule applies to ({} {})",
+                if above { "above" } else { "below" },
+                b.value.written
+            )),
+        }
+    }
+    if !applies {
+        // The rule does not apply: said of the rule the fact is most about, left out
+        // otherwise.
+        return primary.then_some(Finding {
+            verdict: Verdict::Meets,
+            rule: index,
+            fact,
+            why: meets,
+        });
+    }
+
+    // A requirement the practice tells and then says was not met ("the procedure says the
+    // MLRO must be consulted, but that step was skipped").
+    // ("may be released only after a four-eyes review" asks for it as much as "must").
+    if fact.denied && rule.reading.modality != Modality::MustNot && (primary || !mine.is_empty()) {
+        return Some(Finding {
+            verdict: Verdict::Breaks,
+            rule: index,
+            fact,
+            why: vec!["the practice says this step was not taken".to_string()],
+        });
+    }
+
+    // Optional wording for what the rule makes mandatory (of the rule the fact is most
+    // about).
+    if primary
+        && matches!(rule.reading.modality, Modality::Must)
+        && fact.reading.modality == Modality::May
+    {
+        breaks.push("the practice makes optional what the rule requires".to_string());
+    }
+
+    // A table row is for one case ("New York | USD 375"): its figures speak of a practice
+    // only when the practice is that case.
+    let other_case = rule.row.as_ref().filter(|row| {
+        let said: HashSet<&String> = scope
+            .iter()
+            .flat_map(|f| f.terms.iter().chain(&f.carried))
+            .collect();
+        !row.applies(&said)
+    });
+
+    // Limits.
+    let limits: Vec<&Bound> = rule
+        .reading
+        .bounds
+        .iter()
+        .filter(|b| matches!(b.binding, Binding::Limit(_)))
+        .collect();
+    let mut paired = 0usize;
+    let mut best_shared = 0usize;
+    let mut unpaired: Vec<(&Bound, usize)> = Vec::new();
+    for b in &limits {
+        let Binding::Limit(limit) = b.binding else {
+            continue;
+        };
+        let Some((f, shared)) = mine
+            .iter()
+            .filter(|m| can_pair(m, b))
+            .map(|m| (*m, m.context.intersection(&b.context).count()))
+            .fold(None, |best: Option<(&Bound, usize)>, (m, n)| match best {
+                Some((_, k)) if k >= n => best,
+                _ => Some((m, n)),
+            })
+        else {
+            unpaired.push((
+                b,
+                b.context.iter().filter(|t| fact.terms.contains(t)).count(),
+            ));
+            continue;
+        };
+        paired += 1;
+        best_shared = best_shared.max(shared);
+        // A time the practice gives by when it happened, against a rule that says from
+        // which event it counts: the time since the practice's event of those words.
+        let from_event = since_event(fact, f, b).map(|v| Bound {
+            value: v,
+            ..f.clone()
+        });
+        let f = from_event.as_ref().unwrap_or(f);
+        // A cap on a whole ("EUR 100 per trip", "in total") takes the amounts of the clause
+        // together ("EUR 80 on the first day and another EUR 60 on the last").
+        let total = (limit == Limit::AtMost)
+            .then(|| summed(fact, f, b, &rule.text))
+            .flatten();
+        let f = total.as_ref().unwrap_or(f);
+        // The event: before it, not after.
+        if let (Some(Anchor::Before(_)), Some(Anchor::After(_))) = (&b.anchor, &f.anchor) {
+            breaks.push(format!(
+                "{} after the event, where the rule asks for {} before it",
+                f.value.written, b.value.written
+            ));
+            continue;
+        }
+        // Two figures of the rule the value could be about ("EUR 50 for domestic trips and
+        // EUR 60 for international trips") that tell different things, and its words do not
+        // say which: it cannot be told.
+        let rival = limits.iter().find(|o| {
+            !std::ptr::eq(**o, *b)
+                && can_pair(f, o)
+                && o.context.intersection(&f.context).count() + 1 >= shared
+                && o.binding == b.binding
+                && f.value.keeps(limit, &o.value) != f.value.keeps(limit, &b.value)
+        });
+        if let Some(other) = rival {
+            open.push(format!(
+                "whether {} falls under {} or {}",
+                f.value.written, b.value.written, other.value.written
+            ));
+            continue;
+        }
+        // Counted from another event than the rule's ("fifteen days after the statement"
+        // against "within 20 days of returning"): within the figure says nothing of the
+        // rule.
+        let other_event = match (&f.anchor, &b.anchor) {
+            // A time since the events told before, none of them the rule's.
+            (Some(Anchor::Since), Some(r)) => !r.terms().is_empty() && from_event.is_none(),
+            (Some(a), Some(r)) => !same_event(a.terms(), r.terms()),
+            _ => false,
+        };
+        if let Some(row) = other_case {
+            open.push(format!(
+                "whether the practice's case is the row's \"{}\" ({})",
+                row.label, b.value.written
+            ));
+            continue;
+        }
+        // A period the rule states with no bound ("suspended for 3 months"): another one is
+        // not shown to break it.
+        let period = limit == Limit::Exactly && b.value.calendar_days().is_some();
+        match f.value.keeps(limit, &b.value) {
+            // A value vouches for a rule only when its words say it is about what the rule's
+            // figure is about.
+            Some(true) if shared == 0 => open.push(format!(
+                "whether {} is what the rule's {} is about",
+                f.value.written, b.value.written
+            )),
+            Some(true) if other_event => open.push(format!(
+                "{} is counted from another event than the rule's {}",
+                f.value.written, b.value.written
+            )),
+            Some(true) => meets.push(format!(
+                "{} (the rule: {})",
+                f.value.written, b.value.written
+            )),
+            Some(false) if period => open.push(format!(
+                "whether {} keeps to the {} the rule states",
+                f.value.written, b.value.written
+            )),
+            Some(false) => breaks.push(match limit {
+                _ if b.value.frequency => format!(
+                    "{} is less often than the rule's {}",
+                    f.value.written, b.value.written
+                ),
+                Limit::AtMost => format!(
+                    "{} is more than the {} allowed",
+                    f.value.written, b.value.written
+                ),
+                Limit::AtLeast => format!(
+                    "{} is less than the {} required",
+                    f.value.written, b.value.written
+                ),
+                Limit::Exactly => format!(
+                    "{} where the rule says {}",
+                    f.value.written, b.value.written
+                ),
+            }),
+            None => open.push(format!(
+                "{} could be either side of {}",
+                f.value.written, b.value.written
+            )),
+        }
+    }
+    // A rule whose figures the fact states but another rule takes ("other vendors every
+    // 24 months" beside "critical vendors every 12 months") is not the fact's rule.
+    let taken_elsewhere = paired == 0
+        && !limits.is_empty()
+        && fact
+            .reading
+            .bounds
+            .iter()
+            .any(|f| limits.iter().any(|b| can_pair(f, b)));
+    if taken_elsewhere && rule.reading.roles.is_empty() {
+        return None;
+    }
+    for (b, shared) in unpaired {
+        if paired == 0 || shared >= best_shared {
+            open.push(format!(
+                "the practice does not state the {} the rule sets",
+                b.value.written
+            ));
+        }
+    }
+
+    // Before an event, with no figure: "approved in advance", "before onboarding".
+    if rule.reading.before.is_some() && limits.is_empty() {
+        let after = fact
+            .reading
+            .bounds
+            .iter()
+            .find(|b| matches!(b.anchor, Some(Anchor::After(_))));
+        let deferred = ["later", "afterwards", "after", "next"].iter().any(|w| {
+            fact.text
+                .to_lowercase()
+                .split_whitespace()
+                .any(|x| x.trim_matches(|c: char| !c.is_alphanumeric()) == *w)
+        });
+        // Said to be done first: "in advance", "beforehand", "before ...", "prior to".
+        let first = fact.reading.before.is_some()
+            || fact
+                .reading
+                .bounds
+                .iter()
+                .any(|b| matches!(b.anchor, Some(Anchor::Before(_))));
+        if let Some(a) = after {
+            breaks.push(format!(
+                "{} after the event, where the rule asks for it before",
+                a.value.written
+            ));
+        } else if deferred && !fact.reading.negated {
+            breaks.push("done after the event, where the rule asks for it before".to_string());
+        } else if !first && !fact.reading.negated {
+            open.push("whether it was done before, as the rule asks".to_string());
+        }
+    }
+
+    // Roles.
+    for role in &rule.reading.roles {
+        let said: Vec<&rules::Role> = scope
+            .iter()
+            .flat_map(|f| f.reading.roles.iter())
+            .filter(|r| r.kind == role.kind || role.kind == RoleKind::Approves)
+            .collect();
+        let named_it = said.iter().find(|r| same_role(&r.who, &role.who));
+        // Met only by the same act in the fact's own sentence: someone told is not someone
+        // who approved, and a name in the sentence before may be of another matter.
+        // A member of a body is not the body ("a Board member agreed" is not the Board's
+        // approval).
+        let member = |who: &str| {
+            who.split_whitespace()
+                .any(|w| matches!(w.to_lowercase().as_str(), "member" | "members" | "one"))
+        };
+        let here = scope
+            .iter()
+            .filter(|f| f.sentence == fact.sentence)
+            .flat_map(|f| f.reading.roles.iter())
+            .any(|r| {
+                r.kind == role.kind
+                    && !r.negated
+                    && same_role(&r.who, &role.who)
+                    && member(&r.who) == member(&role.who)
+            });
+        match named_it {
+            Some(r) if r.negated => breaks.push(format!(
+                "the practice says {} did not {}",
+                role.who,
+                if role.kind == RoleKind::Approves {
+                    "approve"
+                } else {
+                    "hear of it"
+                }
+            )),
+            // A rule that forbids it: done by them, it is broken.
+            Some(_) if here && rule.reading.modality == Modality::MustNot => breaks.push(format!(
+                "{} by {}, which the rule forbids",
+                if role.kind == RoleKind::Approves {
+                    "approved"
+                } else {
+                    "told"
+                },
+                role.who
+            )),
+            // Approval of something else ("the Board approved the budget, which includes
+            // the contract's cost"): not the approval the rule asks for.
+            Some(_)
+                if here
+                    && role.kind == RoleKind::Approves
+                    && of_another_thing(fact, scope, rule, &role.who) =>
+            {
+                open.push(format!(
+                    "whether what {} approved is what the rule asks them to approve",
+                    role.who
+                ))
+            }
+            Some(_) if here => meets.push(format!(
+                "{} by {}",
+                if role.kind == RoleKind::Approves {
+                    "approved"
+                } else {
+                    "told"
+                },
+                role.who
+            )),
+            Some(_) => open.push(format!(
+                "whether {} {} this",
+                role.who,
+                if role.kind == RoleKind::Approves {
+                    "approved"
+                } else {
+                    "was told of"
+                }
+            )),
+            None => {
+                let others: Vec<&&rules::Role> =
+                    said.iter().filter(|r| r.kind == role.kind).collect();
+                // Named where the practice only supposes it ("we believe her line manager
+                // approved it too"): open, whoever else approved.
+                let supposed = scope.iter().any(|f| {
+                    f.uncertain && {
+                        let said = f.text.to_lowercase();
+                        role.who
+                            .to_lowercase()
+                            .split_whitespace()
+                            .filter(|w| !w.ends_with("'s"))
+                            .all(|w| said.contains(w))
+                    }
+                });
+                if supposed {
+                    open.push(format!(
+                        "whether {} {}",
+                        role.who,
+                        if role.kind == RoleKind::Approves {
+                            "approved"
+                        } else {
+                            "was told"
+                        }
+                    ));
+                } else if role.kind == RoleKind::Approves {
+                    if let Some(other) = others.iter().find(|r| !r.negated) {
+                        breaks.push(format!(
+                            "approved by {} where the rule names {}",
+                            other.who, role.who
+                        ));
+                    } else if fact.reading.negated && asks_leave(&fact.text) {
+                        breaks.push(format!(
+                            "no approval by {}, which the rule asks for",
+                            role.who
+                        ));
+                    } else {
+                        open.push(format!("whether {} approved", role.who));
+                    }
+                } else {
+                    open.push(format!("whether {} was told", role.who));
+                }
+            }
+        }
+    }
+
+    // One member of a body where the rule names the body ("the Disclosure Committee shall
+    // decide"): the body did not act; broken when the practice says it did not.
+    if let Some(body) = member_of(&fact.text) {
+        let rule_lower = rule.text.to_lowercase();
+        let body_lower = body.to_lowercase();
+        let names_body = rule_lower.contains(&body_lower)
+            && !rule_lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| matches!(w, "member" | "members"));
+        if names_body {
+            let last = body_lower.split_whitespace().last().unwrap_or("");
+            let body_did_not = scope
+                .iter()
+                .any(|f| f.reading.negated && f.text.to_lowercase().contains(last));
+            if body_did_not {
+                breaks.push(format!(
+                    "one member of the {body} acted and the practice says the {body} did not"
+                ));
+            } else {
+                open.push(format!(
+                    "whether the {body} acted, not only one of its members"
+                ));
+            }
+        }
+    }
+
+    // A stand-in the rule allows only in someone's absence ("the Deputy MLRO in the MLRO's
+    // absence"): their act meets the rule only when the practice says the other was away.
+    if let Some((stand_in, absent)) = stand_in(&rule.text) {
+        let acted = fact.text.to_lowercase().contains(&stand_in.to_lowercase());
+        let away = scope.iter().any(|f| {
+            f.text
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| {
+                    matches!(
+                        w,
+                        "absent"
+                            | "absence"
+                            | "away"
+                            | "leave"
+                            | "holiday"
+                            | "unavailable"
+                            | "sick"
+                            | "vacation"
+                    )
+                })
+        });
+        if acted && !away && breaks.is_empty() {
+            open.push(format!(
+                "whether the {absent} was absent, as the rule asks before the {stand_in} acts"
+            ));
+        }
+    }
+
+    // A form the rule asks for ("approved in writing", "written consent"): said otherwise
+    // ("agreed verbally"), it is broken; not said, it is open.
+    let words_of = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let rule_words = words_of(&rule.text);
+    let in_writing = rule_words
+        .windows(2)
+        .any(|p| p[0] == "in" && p[1] == "writing")
+        || rule_words.iter().any(|w| w == "written");
+    if in_writing && !fact.reading.negated && (!meets.is_empty() || breaks.is_empty()) {
+        let said: Vec<String> = scope.iter().flat_map(|f| words_of(&f.text)).collect();
+        let spoken = said.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "verbal" | "verbally" | "oral" | "orally" | "phone" | "telephone" | "spoke"
+            )
+        });
+        let written = said.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "writing" | "written" | "email" | "emailed" | "letter" | "signed" | "form"
+            )
+        });
+        if spoken && !written {
+            breaks
+                .push("given by word of mouth, where the rule asks for it in writing".to_string());
+        } else if !written && !meets.is_empty() {
+            open.push("whether it was in writing, as the rule asks".to_string());
+        }
+    }
+
+    // A rule with no value or role to compare: the practice does what it requires, or
+    // says it is not done, or does what it forbids.
+    if breaks.is_empty() && meets.is_empty() && open.is_empty() {
+        let does = !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
+        let restated = coverage.of_rule;
+        // The fact speaks of nothing but what the rule speaks of: said not done, the rule
+        // is broken; said done, it is met when the fact also says enough of the rule.
+        let wholly = coverage.of_fact >= WHOLLY;
+        let restates = wholly && restated >= SPEAKS;
+        match rule.reading.modality {
+            Modality::Must if fact.reading.negated && (does || restated >= SPEAKS || wholly) => {
+                breaks.push("the practice says this is not done".to_string())
+            }
+            Modality::MustNot if !fact.reading.negated && (does || restated >= 0.5 || restates) => {
+                breaks.push("the practice does what the rule forbids".to_string())
+            }
+            Modality::MustNot if fact.reading.negated && (restated >= RESTATED || restates) => {
+                meets.push("the practice says it is not done".to_string())
+            }
+            Modality::Must | Modality::States
+                if !fact.reading.negated && (does || restated >= RESTATED || restates) =>
+            {
+                meets.push("the practice does what the rule requires".to_string())
+            }
+            _ if score >= APPLIES => open.push(
+                "the practice touches this rule but states nothing to check it against".to_string(),
+            ),
+            _ => return None,
+        }
+    }
+    // A condition in words the rule does not quantify ("below the Audit Committee
+    // threshold") cannot be checked: such a rule is never met for sure.
+    if !meets.is_empty() && condition_in_words(&rule.text) {
+        open.push("the rule applies only under a condition it does not quantify".to_string());
+    }
+    // A fact that meets a rule's figures but says nothing of what the rule requires be
+    // done ("returned the gift two days after receipt" against "record a gift within 3
+    // business days") may be about something else: not verifiable.
+    let restates = coverage.of_fact >= WHOLLY && coverage.of_rule >= SPEAKS;
+    if !meets.is_empty() && breaks.is_empty() && !rule.actions.is_empty() && !restates {
+        // Said of the fact's own clause (or the one whose subject it goes on with): a
+        // figure beside another act of the same sentence is that act's.
+        let said: HashSet<&String> = fact.terms.iter().chain(&fact.carried).collect();
+        if !rule.actions.iter().any(|a| said.contains(a)) {
+            open.push("the practice does not say it does what the rule requires".to_string());
+        }
+    }
+    // A rule the fact is not most about, with none of its values and nothing decisive, is
+    // not worth a finding of its own.
+    if !primary && mine.is_empty() && breaks.is_empty() {
+        return None;
+    }
+    // "Meets" only of the rule the fact is most about, or of one whose value the fact
+    // states: anything else the fact touches it cannot vouch for.
+    // A practice that tells what the rule asks, or says the record is silent, is no
+    // evidence it was done.
+    if !meets.is_empty() && breaks.is_empty() && (fact.restates || fact.uncertain) {
+        open.push(if fact.uncertain {
+            "the practice says the record does not show it".to_string()
+        } else {
+            "the practice tells what the rule asks, not that it was done".to_string()
+        });
+    }
+    let vouched = primary || !mine.is_empty();
+    let verdict = if !breaks.is_empty() {
+        Verdict::Breaks
+    } else if !open.is_empty() || meets.is_empty() || !vouched {
+        Verdict::NotVerifiable
+    } else {
+        Verdict::Meets
+    };
+    let why = match verdict {
+        Verdict::Breaks => breaks,
+        Verdict::Meets => meets,
+        Verdict::NotVerifiable => {
+            let mut w = open;
+            w.extend(meets);
+            w
+        }
+    };
+    Some(Finding {
+        verdict,
+        rule: index,
+        fact,
+        why,
+    })
+}
+
+/// Whether a rule states a condition as a comparison with no figure ("below the
+/// threshold", "above the limit").
+pub(super) fn condition_in_words(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "below the ",
+        "above the ",
+        "under the ",
+        "over the ",
+        "exceeding the ",
+        "beyond the ",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+        && !rules::read(text)
+            .bounds
+            .iter()
+            .any(|b| matches!(b.binding, Binding::Applies { .. }))
+}

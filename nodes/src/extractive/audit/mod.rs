@@ -1,0 +1,470 @@
+//! The extractive audit. The practice is read into facts ([`facts`]): each clause with
+//! its values and the events they count from ("a week and a half after buying", "the next
+//! working day"), the roles it names and whether it says something did not happen. The
+//! documents' rules are their sentences' clauses read the same way ([`rules`]). Each fact is
+//! matched with the rules that share most of its meaning (each word weighted by its rarity
+//! among the rules), and each pair is checked on what both state:
+//!
+//! - a value against a limit ("within 5 business days": at most; "at least 10 days before
+//!   the trade": at least, and before, not after), durations across units and business
+//!   days as ranges; a value against a condition ("above EUR 25,000": does the rule apply?);
+//! - who approved or was told against who the rule names, and a fact that says nobody did;
+//! - an action the rule requires before an event that the practice did after it.
+//!
+//! Each rule gets one finding: **Breaks** when a fact contradicts it, **Meets** only when a
+//! fact states what it asks with compatible values and nothing it asks is left open, **Not
+//! verifiable** when a fact touches it but states nothing that can be checked (or values
+//! that could fall either side). Facts no rule speaks to are listed as not covered. Every
+//! finding quotes the rule and the practice verbatim, with the rule's marker.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use super::named;
+use crate::docmodel::facts::{self, Fact};
+use crate::docmodel::rules::{
+    self, same_role, Anchor, Binding, Bound, Modality, Reading, RoleKind,
+};
+use crate::docmodel::timeline::Since;
+use crate::docmodel::values::{Limit, Unit, Value};
+use crate::llm::AnswerRequest;
+use crate::passages::Passage;
+use crate::state::DocRef;
+use crate::text::{sentences, terms};
+
+mod check;
+mod pairing;
+mod parties;
+mod tables;
+
+use check::{check, Coverage, Tried};
+use pairing::{can_pair, pairs_a_value, SumInOrder};
+use tables::{catch_all, row_label, Row};
+
+/// A fact and a rule must share at least this much of their meaning to be compared.
+const APPLIES: f64 = 0.22;
+/// Rules within this share of a fact's best are checked too.
+const NEAR_BEST: f64 = 0.75;
+/// At most this many rules are checked for one fact.
+const TRIED: usize = 3;
+/// A rule that repeats this share of its words in a fact is said by it ("we screen all
+/// customers against the sanctions lists").
+const RESTATED: f64 = 0.7;
+/// A fact whose words are at least this share the rule's speaks wholly of it.
+const WHOLLY: f64 = 0.75;
+/// A fact that says at least this share of a rule's words speaks of it.
+const SPEAKS: f64 = 0.4;
+/// At most this many findings are listed.
+const MAX_FINDINGS: usize = 16;
+/// What a value of the fact that pairs with one of the rule's adds to their match, and a
+/// person both name.
+const PAIRED: f64 = 0.12;
+/// What the fact doing what the rule requires adds.
+const ACTION: f64 = 0.08;
+/// A value's own words must share at least this much with a rule for the rule to take it.
+const VALUE_APPLIES: f64 = 0.3;
+
+/// One rule: a clause of a document's sentence, read.
+struct Rule<'a> {
+    passage: &'a Passage,
+    text: String,
+    /// What a finding quotes: the clause, or, for a table row or a list item (read with its
+    /// headings or its lead sentence), the passage as the document writes it.
+    quote: String,
+    reading: Reading,
+    /// Its terms and those of its passage's heading.
+    words: HashSet<String>,
+    /// Its own terms.
+    own: HashSet<String>,
+    /// What it requires be done: the terms of the verbs after its modal ("must identify
+    /// ... and verify": identify, verify).
+    actions: Vec<String>,
+    /// The case it is for, when it is a table's row ("New York | USD 375").
+    row: Option<Row>,
+}
+
+/// What a check found of one aspect of a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Verdict {
+    Breaks,
+    Meets,
+    NotVerifiable,
+}
+
+impl Verdict {
+    fn label(self) -> &'static str {
+        match self {
+            Verdict::Breaks => "Breaks",
+            Verdict::Meets => "Meets",
+            Verdict::NotVerifiable => "Not verifiable",
+        }
+    }
+}
+
+/// A rule checked against a fact.
+struct Finding<'a> {
+    verdict: Verdict,
+    rule: usize,
+    fact: &'a Fact,
+    why: Vec<String>,
+}
+
+fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
+    let mut out = Vec::new();
+    // The cases of each table's rows, by document and header.
+    let mut tables: HashMap<(&str, &str), Vec<Vec<String>>> = HashMap::new();
+    for p in &request.passages {
+        if let (Some(label), Some(lead)) = (row_label(p), p.lead.as_deref()) {
+            if !catch_all(&label) {
+                tables
+                    .entry((p.doc_id.as_str(), lead))
+                    .or_default()
+                    .push(terms(&label));
+            }
+        }
+    }
+    for p in request
+        .passages
+        .iter()
+        .filter(|p| request.documents.iter().any(|d| d.id == p.doc_id))
+    {
+        let meaning = p.meaning();
+        let mut context: HashSet<String> = terms(&meaning).into_iter().collect();
+        if let Some(h) = p.heading.as_deref() {
+            context.extend(terms(h));
+        }
+        if p.about_the_document() {
+            continue;
+        }
+        for s in sentences(&meaning) {
+            for c in facts::clauses(&s) {
+                let reading = rules::read(&c);
+                if !reading.is_rule() || crate::docmodel::header::is_metadata_line(&c) {
+                    continue;
+                }
+                let own: HashSet<String> = terms(&c).into_iter().collect();
+                let mut words = own.clone();
+                words.extend(context.iter().cloned());
+                let row = row_label(p).map(|label| Row {
+                    terms: terms(&label),
+                    catch_all: catch_all(&label).then(|| {
+                        p.lead
+                            .as_deref()
+                            .and_then(|l| tables.get(&(p.doc_id.as_str(), l)))
+                            .cloned()
+                            .unwrap_or_default()
+                    }),
+                    label,
+                });
+                out.push(Rule {
+                    row,
+                    passage: p,
+                    actions: rules::actions(&c),
+                    quote: if p.lead.is_some() {
+                        p.text.clone()
+                    } else {
+                        c.clone()
+                    },
+                    text: c,
+                    reading,
+                    words,
+                    own,
+                });
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn audit(request: &AnswerRequest) -> String {
+    let text = request.audit_text.as_deref().unwrap_or(&request.question);
+    let facts = facts::read(text);
+    let rules = rules_of(request);
+    if rules.is_empty() {
+        return format!(
+            "I found no rules in {} to check your text against.",
+            super::join_titles(&request.documents)
+        );
+    }
+    // Each term weighted by its rarity among the rules.
+    let n = rules.len() as f64;
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for r in &rules {
+        for t in &r.words {
+            *df.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let idf = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
+
+    let denials: HashSet<String> = rules::NEGATIONS
+        .iter()
+        .map(|w| crate::vocabulary::term(w))
+        .collect();
+    let mut findings: Vec<Finding<'_>> = Vec::new();
+    let mut uncovered: Vec<&Fact> = Vec::new();
+    for (k, fact) in facts.iter().enumerate() {
+        // The fact with the sentences around it: "A company ... won a EUR 40,000 contract.
+        // The CFO approved it and it never went to the Audit Committee."
+        let scope: Vec<&Fact> = facts
+            .iter()
+            .filter(|f| f.sentence + 1 >= fact.sentence && f.sentence <= fact.sentence + 1)
+            .collect();
+        let fact_terms: HashSet<&str> = fact.terms.iter().map(String::as_str).collect();
+        // Terms of the clause whose subject it goes on with count for half.
+        let carried: HashSet<&str> = fact
+            .carried
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !fact_terms.contains(t))
+            .collect();
+        let fact_weight: f64 = fact_terms.iter().map(|t| idf(t)).sum_in_order()
+            + carried.iter().map(|t| idf(t) / 2.0).sum_in_order();
+        let mut scored: Vec<(f64, usize)> = rules
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let shared: Vec<&&str> = fact_terms
+                    .iter()
+                    .filter(|t| r.words.contains(**t))
+                    .collect();
+                let shared_carried: f64 = carried
+                    .iter()
+                    .filter(|t| r.words.contains(**t))
+                    .map(|t| idf(t) / 2.0)
+                    .sum_in_order();
+                let paired = pairs_a_value(fact, r);
+                let same_people = fact
+                    .reading
+                    .roles
+                    .iter()
+                    .any(|f| r.reading.roles.iter().any(|x| same_role(&f.who, &x.who)));
+                // Both name who approves (or who is told): the fact may say who did.
+                let same_kind = fact
+                    .reading
+                    .roles
+                    .iter()
+                    .any(|f| r.reading.roles.iter().any(|x| x.kind == f.kind));
+                let acts = r.actions.iter().any(|a| fact_terms.contains(a.as_str()));
+                if shared.len() < 2 && !(shared.len() == 1 && (paired || same_people || same_kind))
+                {
+                    return None;
+                }
+                let rule_weight: f64 = r.words.iter().map(|t| idf(t)).sum_in_order();
+                let common: f64 = shared.iter().map(|t| idf(t)).sum_in_order() + shared_carried;
+                let mut score = common / (fact_weight * rule_weight).sqrt().max(1e-9);
+                if paired {
+                    score += PAIRED;
+                }
+                if same_people {
+                    score += PAIRED;
+                } else if same_kind {
+                    score += PAIRED / 2.0;
+                }
+                if acts {
+                    score += ACTION;
+                }
+                Some((score, i))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        tracing::trace!(
+            fact = %fact.text,
+            rules = ?scored.iter().take(5).map(|(sc, i)| (*sc, &rules[*i].text)).collect::<Vec<_>>(),
+            "a fact and the rules nearest to it"
+        );
+        let best = scored.first().map_or(0.0, |s| s.0);
+        if std::env::var("AUDIT_DEBUG").is_ok() {
+            eprintln!(
+                "FACT {:?} denied={} restates={} best={:?}",
+                fact.text,
+                fact.denied,
+                fact.restates,
+                scored
+                    .iter()
+                    .take(3)
+                    .map(|(s, i)| (*s, rules[*i].text.clone()))
+                    .collect::<Vec<_>>()
+            );
+        }
+        if best < APPLIES {
+            if k == 0 || !fact.reading.bounds.is_empty() || fact.terms.len() >= 4 {
+                uncovered.push(fact);
+            }
+            continue;
+        }
+        let mut tried: Vec<(f64, usize)> = scored
+            .iter()
+            .take(TRIED)
+            .filter(|(s, _)| *s >= best * NEAR_BEST)
+            .copied()
+            .collect();
+        // Each value of the fact is compared with one rule: of the rules that bind a value
+        // of its kind, the one its own words speak of most ("three weeks" after "filed her
+        // initial declaration" is the initial declaration's; "two days to tell us about an
+        // incident" the incident notice's, though the fact is mostly about something
+        // else); a rule found so joins those checked.
+        let clause_score = |i: usize| {
+            scored
+                .iter()
+                .find(|(_, j)| *j == i)
+                .map_or(0.0, |(s, _)| *s)
+        };
+        // The practice's words around the fact: which case of a table it is.
+        let said: HashSet<&String> = scope
+            .iter()
+            .flat_map(|f| f.terms.iter().chain(&f.carried))
+            .collect();
+        let owner: Vec<Option<usize>> = fact
+            .reading
+            .bounds
+            .iter()
+            .map(|b| {
+                let weight: f64 = b.context.iter().map(|t| idf(t)).sum_in_order().max(1e-9);
+                rules
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| {
+                        r.reading.bounds.iter().any(|x| can_pair(b, x))
+                            && r.row.as_ref().is_none_or(|row| row.applies(&said))
+                    })
+                    .map(|(i, r)| {
+                        let own: f64 = b
+                            .context
+                            .iter()
+                            .filter(|t| r.own.contains(*t))
+                            .map(|t| idf(t))
+                            .sum_in_order();
+                        let near: f64 = b
+                            .context
+                            .iter()
+                            .filter(|t| r.words.contains(*t))
+                            .map(|t| idf(t))
+                            .sum_in_order();
+                        ((own + near) / (2.0 * weight) + clause_score(i), i)
+                    })
+                    .filter(|(v, _)| *v >= VALUE_APPLIES)
+                    .max_by(|x, y| x.0.total_cmp(&y.0))
+                    .map(|(_, i)| i)
+            })
+            .collect();
+        for i in owner.iter().flatten() {
+            if !tried.iter().any(|(_, j)| j == i) {
+                tried.push((clause_score(*i).max(APPLIES), *i));
+            }
+        }
+        let primary = tried.first().map(|(_, i)| *i);
+        for (score, i) in tried {
+            let mine: Vec<&Bound> = fact
+                .reading
+                .bounds
+                .iter()
+                .zip(&owner)
+                .filter(|(_, o)| **o == Some(i))
+                .map(|(b, _)| b)
+                .collect();
+            let rule = &rules[i];
+            let weight = |ts: &mut dyn Iterator<Item = &String>| ts.map(|t| idf(t)).sum_in_order();
+            // The fact's words, without those that deny ("nobody did adverse media
+            // checks" speaks wholly of the rule on adverse media checks).
+            let fact_own: HashSet<&String> = fact
+                .terms
+                .iter()
+                .filter(|t| !denials.contains(t.as_str()))
+                .collect();
+            let coverage = Coverage {
+                of_rule: weight(&mut rule.own.iter().filter(|t| fact_own.contains(t)))
+                    / weight(&mut rule.own.iter()).max(1e-9),
+                of_fact: weight(&mut fact_own.iter().copied().filter(|t| rule.own.contains(*t)))
+                    / weight(&mut fact_own.iter().copied()).max(1e-9),
+            };
+            let tried = Tried {
+                index: i,
+                score,
+                primary: primary == Some(i),
+                coverage,
+            };
+            if let Some(f) = check(fact, &mine, &scope, rule, &tried) {
+                findings.push(f);
+            }
+        }
+    }
+    report(request, &rules, findings, &uncovered, facts.len())
+}
+
+fn report(
+    request: &AnswerRequest,
+    rules: &[Rule<'_>],
+    mut findings: Vec<Finding<'_>>,
+    uncovered: &[&Fact],
+    facts: usize,
+) -> String {
+    // One finding a rule: a break over a meet over an open question.
+    findings.sort_by(|a, b| a.rule.cmp(&b.rule).then(a.verdict.cmp(&b.verdict)));
+    findings.dedup_by(|later, first| later.rule == first.rule);
+    // And one a clause of a document: its strongest.
+    findings.sort_by(|a, b| {
+        let pa = rules[a.rule].passage.number;
+        let pb = rules[b.rule].passage.number;
+        pa.cmp(&pb).then(a.verdict.cmp(&b.verdict))
+    });
+    let mut seen_text: HashSet<String> = HashSet::new();
+    findings.retain(|f| seen_text.insert(format!("{}|{}", rules[f.rule].text, f.verdict.label())));
+    findings.sort_by(|a, b| {
+        a.verdict.cmp(&b.verdict).then(
+            rules[a.rule]
+                .passage
+                .number
+                .cmp(&rules[b.rule].passage.number),
+        )
+    });
+    findings.truncate(MAX_FINDINGS);
+
+    let docs: Vec<String> = request
+        .documents
+        .iter()
+        .map(|d| named(request, d))
+        .collect();
+    let mut out = format!(
+        "I checked {} statement{} of your text against {}, rule by rule. This is a check of the text against the documents' wording, not a legal opinion.\n\n",
+        facts,
+        if facts == 1 { "" } else { "s" },
+        if docs.is_empty() { "your documents".to_string() } else { docs.join(" and ") }
+    );
+    for f in &findings {
+        let r = &rules[f.rule];
+        let place = r
+            .passage
+            .heading
+            .as_deref()
+            .map(|h| format!(" {h}"))
+            .unwrap_or_default();
+        let doc = DocRef {
+            id: r.passage.doc_id.clone(),
+            title: r.passage.title.clone(),
+        };
+        let source = if request.documents.len() > 1 {
+            format!(" ({})", doc.title)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "- **{}**{place}{source}: \"{}\" [{}]. The practice: \"{}\": {}.",
+            f.verdict.label(),
+            r.quote.trim_end_matches('.'),
+            r.passage.number,
+            f.fact.text.trim_end_matches('.'),
+            f.why.join("; ")
+        );
+    }
+    if findings.is_empty() {
+        out.push_str("No rule of these documents speaks to what your text describes.\n");
+    }
+    if !uncovered.is_empty() {
+        out.push_str("\nNot covered by these documents (no rule speaks to it):\n");
+        for f in uncovered {
+            let _ = writeln!(out, "- \"{}\"", f.text.trim_end_matches('.'));
+        }
+    }
+    out
+}

@@ -1,0 +1,184 @@
+//! Who acted, against who a rule names: one member of a body, a stand-in allowed only in
+//! another's absence, an approval of another thing, a practice that speaks of asking leave.
+
+use super::*;
+
+/// The body a practice's clause says one member of acted: "one member of the Disclosure
+/// Committee decided" gives "Disclosure Committee" (its capitalised words).
+pub(super) fn member_of(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| matches!(w.to_lowercase().as_str(), "member" | "members"))?;
+    if words.get(at + 1).map(|w| w.to_lowercase()) != Some("of".to_string()) {
+        return None;
+    }
+    let name: Vec<&str> = words[at + 2..]
+        .iter()
+        .skip_while(|w| matches!(w.to_lowercase().as_str(), "the" | "our" | "its"))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .take_while(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .collect();
+    (!name.is_empty()).then(|| name.join(" "))
+}
+
+/// Who a rule lets act only in another's absence, and that other, in lower case: "the
+/// Deputy MLRO in the MLRO's absence", "or, in the absence of the CFO, the Finance
+/// Director".
+pub(super) fn stand_in(rule_text: &str) -> Option<(String, String)> {
+    let lower = rule_text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = words.iter().position(|w| *w == "absence")?;
+    let stop = |w: &str| matches!(w, "the" | "or" | "and" | "a" | "an" | "by" | "of");
+    // Whose absence: "in the MLRO's absence" or "in the absence of the MLRO".
+    let absent: Vec<&str> = if at > 0 && words[at - 1].ends_with("'s") {
+        words[..at]
+            .iter()
+            .rev()
+            .take_while(|w| !stop(w) && **w != "in")
+            .copied()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect()
+    } else {
+        words[at + 1..]
+            .iter()
+            .skip_while(|w| stop(w))
+            .take_while(|w| !stop(w))
+            .take(3)
+            .copied()
+            .collect()
+    };
+    let absent = absent.join(" ").trim_end_matches("'s").to_string();
+    // The stand-in: the words before "in ... absence", else those after it.
+    let opening = words[..at].iter().rposition(|w| *w == "in")?;
+    let before: Vec<&str> = words[..opening]
+        .iter()
+        .rev()
+        .take_while(|w| !stop(w))
+        .take(3)
+        .copied()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let stand_in: Vec<&str> = if before.is_empty() {
+        let from = if words[at - 1].ends_with("'s") {
+            at + 1
+        } else {
+            let skipped = words[at + 1..].iter().take_while(|w| stop(w)).count();
+            at + 1 + skipped + absent.split(' ').count()
+        };
+        words
+            .get(from..)?
+            .iter()
+            .skip_while(|w| stop(w))
+            .take_while(|w| !stop(w))
+            .take(3)
+            .copied()
+            .collect()
+    } else {
+        before
+    };
+    let stand_in = stand_in.join(" ");
+    if absent.is_empty() || stand_in.is_empty() || stand_in == absent {
+        return None;
+    }
+    // As the rule writes them, when lower case kept the text's length.
+    let as_written = |phrase: &str| {
+        lower
+            .find(phrase)
+            .filter(|_| lower.len() == rule_text.len())
+            .and_then(|i| rule_text.get(i..i + phrase.len()))
+            .unwrap_or(phrase)
+            .to_string()
+    };
+    Some((as_written(&stand_in), as_written(&absent)))
+}
+
+/// Whether a fact's approval is of another thing than the rule's: its own words, past who
+/// approved and the act, are two or more and none is the rule's ("the Board approved this
+/// year's operations budget" against "material outsourcing must be approved by the
+/// Board"); "the Board approved it" says nothing else and is not.
+pub(super) fn of_another_thing(fact: &Fact, earlier: &[&Fact], rule: &Rule<'_>, who: &str) -> bool {
+    let acts: HashSet<String> = [
+        "approve",
+        "approved",
+        "approval",
+        "signed",
+        "sign",
+        "off",
+        "authorised",
+        "agreed",
+        "cleared",
+        "consent",
+    ]
+    .iter()
+    .map(|w| crate::vocabulary::term(w))
+    .collect();
+    let theirs: HashSet<String> = terms(who).into_iter().collect();
+    // What was approved: the clause up to a comma or a relative pronoun.
+    let lower = fact.text.to_lowercase();
+    let cut = [", ", " which ", " that ", " who "]
+        .iter()
+        .filter_map(|p| lower.find(p))
+        .min()
+        .unwrap_or(lower.len());
+    let rest: Vec<String> = terms(&fact.text[..cut.min(fact.text.len())])
+        .into_iter()
+        .filter(|t| !acts.contains(t) && !theirs.contains(t))
+        .collect();
+    // A thing told before is the matter at hand ("we are moving ... the Board approved the
+    // move").
+    let told_before = |t: &String| {
+        earlier
+            .iter()
+            .filter(|f| f.sentence < fact.sentence)
+            .any(|f| f.terms.contains(t))
+    };
+    rest.len() >= 2
+        && !rest
+            .iter()
+            .any(|t| rule.own.contains(t) || rule.words.contains(t) || told_before(t))
+}
+
+/// Whether a text speaks of asking leave: approval, permission, consent, sign-off,
+/// clearance, asking ("without asking anyone").
+pub(super) fn asks_leave(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "approv",
+        "permission",
+        "consent",
+        "sign-off",
+        "signoff",
+        "sign off",
+        "clearance",
+        "asking",
+        "ask ",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stand_in_and_whose_absence_it_waits_for() {
+        assert_eq!(
+            stand_in("The MLRO, or the Deputy MLRO in the MLRO's absence, decides within 72 hours"),
+            Some(("Deputy MLRO".to_string(), "MLRO".to_string()))
+        );
+        assert_eq!(
+            stand_in("Payments are approved by the CFO or, in the absence of the CFO, the Finance Director"),
+            Some(("Finance Director".to_string(), "CFO".to_string()))
+        );
+        assert_eq!(stand_in("The MLRO decides within 72 hours"), None);
+    }
+}
