@@ -22,7 +22,7 @@ pub(super) fn member_of(text: &str) -> Option<String> {
     (!name.is_empty()).then(|| name.join(" "))
 }
 
-/// Who a rule lets act only in another's absence, and that other, in lower case: "the
+/// Who a rule lets act only in another's absence, and that other, as the rule writes them: "the
 /// Deputy MLRO in the MLRO's absence", "or, in the absence of the CFO, the Finance
 /// Director".
 pub(super) fn stand_in(rule_text: &str) -> Option<(String, String)> {
@@ -33,7 +33,19 @@ pub(super) fn stand_in(rule_text: &str) -> Option<(String, String)> {
         .collect();
     let at = words.iter().position(|w| *w == "absence")?;
     let stop = |w: &str| matches!(w, "the" | "or" | "and" | "a" | "an" | "by" | "of");
-    // Whose absence: "in the MLRO's absence" or "in the absence of the MLRO".
+
+    // The name that starts at word `from`: past "the", "of" and the like, up to three words.
+    let name_from = |from: usize| -> Vec<&str> {
+        words
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .skip_while(|w| stop(w))
+            .take_while(|w| !stop(w))
+            .take(3)
+            .copied()
+            .collect()
+    }; // Whose absence: "in the MLRO's absence" or "in the absence of the MLRO".
     let absent: Vec<&str> = if at > 0 && words[at - 1].ends_with("'s") {
         words[..at]
             .iter()
@@ -45,13 +57,7 @@ pub(super) fn stand_in(rule_text: &str) -> Option<(String, String)> {
             .rev()
             .collect()
     } else {
-        words[at + 1..]
-            .iter()
-            .skip_while(|w| stop(w))
-            .take_while(|w| !stop(w))
-            .take(3)
-            .copied()
-            .collect()
+        name_from(at + 1)
     };
     let absent = absent.join(" ").trim_end_matches("'s").to_string();
     // The stand-in: the words before "in ... absence", else those after it.
@@ -73,14 +79,7 @@ pub(super) fn stand_in(rule_text: &str) -> Option<(String, String)> {
             let skipped = words[at + 1..].iter().take_while(|w| stop(w)).count();
             at + 1 + skipped + absent.split(' ').count()
         };
-        words
-            .get(from..)?
-            .iter()
-            .skip_while(|w| stop(w))
-            .take_while(|w| !stop(w))
-            .take(3)
-            .copied()
-            .collect()
+        name_from(from)
     } else {
         before
     };
