@@ -56,7 +56,7 @@ async fn each_action_appends_one_cited_assistant_message() {
         (
             Action::Compare,
             request("Compare", Action::Compare, &[&r23, &r24]),
-            "90 days → 30 days",
+            "within 90 days → within 30 days",
         ),
         (
             Action::Audit,

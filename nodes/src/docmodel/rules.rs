@@ -308,11 +308,13 @@ pub(crate) fn read(sentence: &str) -> Reading {
                 hi = k;
             }
         }
-        let context: HashSet<String> = ws[lo.min(start)..hi.max(end)]
+        let mut context: HashSet<String> = ws[lo.min(start)..hi.max(end)]
             .iter()
             .filter(|w| w.span.end <= v.span.start || w.span.start >= v.span.end)
             .flat_map(|w| terms(&w.text))
             .collect();
+        // What a count counts is what it is about ("3 numbered copies": copies).
+        context.extend(v.counted());
         bounds.push(Bound {
             value: v,
             binding,
@@ -513,7 +515,14 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
                 .any(|w| matches!(*w, "after" | "following" | "of" | "from"))
                 && v.calendar_days().is_some()
             {
-                Binding::Limit(Limit::AtMost)
+                // "Files are deleted 6 months after the decision": a deletion is due at the
+                // end of a period that records are kept for, not any time before it.
+                let deleted = crate::vocabulary::term("delete");
+                if window.iter().any(|w| crate::vocabulary::term(w) == deleted) {
+                    Binding::Limit(Limit::Exactly)
+                } else {
+                    Binding::Limit(Limit::AtMost)
+                }
             } else {
                 Binding::Limit(Limit::Exactly)
             }

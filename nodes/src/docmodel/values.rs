@@ -464,6 +464,19 @@ const NOT_COUNTED: [&str; 12] = [
     "am", "pm", "edition", "and", "or", "to", "of", "the", "a", "an", "per", "percent",
 ];
 
+/// Whether a word after a number reads as an adjective of the counted noun ("closed",
+/// "numbered", "independent", "senior"), by its ending or as one of the few common ones
+/// that have none.
+fn adjective_like(word: &str) -> bool {
+    const PLAIN: [&str; 8] = [
+        "new", "open", "senior", "junior", "full", "other", "further", "separate",
+    ];
+    const ENDINGS: [&str; 9] = [
+        "ed", "al", "ent", "ant", "ive", "ous", "ior", "ible", "able",
+    ];
+    PLAIN.contains(&word) || word.len() > 4 && ENDINGS.iter().any(|e| word.ends_with(e))
+}
+
 /// The number starting at word `i`, and the index of the word after it: digits, number
 /// words, "twenty-four" (split at the hyphen), "one hundred", "a"/"an" before a unit, "a
 /// couple of", "a few", "half a", "one and a half", "a week and a half" is read by the
@@ -943,6 +956,24 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
         while end < ws.len() && text.get(ws[end - 1].span.end..ws[end].span.start) == Some("-") {
             end += 1;
         }
+        // A noun after an adjective: "20 closed alerts", "three numbered copies".
+        if end == j + 1 && adjective_like(next) {
+            if let Some(noun) = ws.get(end) {
+                let joined = text
+                    .get(ws[end - 1].span.end..noun.span.start)
+                    .is_some_and(|gap| gap.chars().all(char::is_whitespace));
+                let n = noun.text.as_str();
+                if joined
+                    && n.len() > 2
+                    && n.chars().all(|c| c.is_alphabetic())
+                    && !NOT_COUNTED.contains(&n)
+                    && !crate::text::is_stopword(n)
+                    && !adjective_like(n)
+                {
+                    end += 1;
+                }
+            }
+        }
         return Some((make(Unit::Count, lo, hi, "count", lo, end, false), end));
     }
     None
@@ -990,6 +1021,13 @@ mod tests {
         let (two, one_) = (one("two directors"), one("1 analyst"));
         assert!(two.comparable(&one_) && !two.weighs_with(&one_));
         assert!(one("three alerts").weighs_with(&one("50 alerts")));
+        // An adjective before the noun is part of what is counted.
+        assert_eq!(
+            one("re-checks at least 20 closed alerts for every analyst").written,
+            "20 closed alerts"
+        );
+        assert!(one("20 closed alerts").weighs_with(&one("25 alerts")));
+        assert_eq!(one("two approved by the Board").written, "two approved");
     }
 
     #[test]

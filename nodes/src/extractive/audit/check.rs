@@ -214,7 +214,14 @@ pub(super) fn check<'a>(
         }
         // A period the rule states with no bound ("suspended for 3 months"): another one is
         // not shown to break it.
-        let period = limit == Limit::Exactly && b.value.calendar_days().is_some();
+        // Counted from the rule's own event ("deleted a fortnight after the decision"
+        // against "deleted 6 months after the recruitment decision"), another period is
+        // not the rule's.
+        let pinned = matches!(
+            (&f.anchor, &b.anchor),
+            (Some(Anchor::After(_)), Some(Anchor::After(_)))
+        ) && !other_event;
+        let period = limit == Limit::Exactly && b.value.calendar_days().is_some() && !pinned;
         match f.value.keeps(limit, &b.value) {
             // A value vouches for a rule only when its words say it is about what the rule's
             // figure is about.

@@ -490,8 +490,18 @@ fn changes_at(a: &str, b: &str) -> (Vec<String>, Vec<Range<usize>>) {
             spans.push(k..k + new.len());
         }
     }
-    let skip_old: Vec<Range<usize>> = values(a).into_iter().map(|v| v.span).collect();
-    let skip_new: Vec<Range<usize>> = values(b).into_iter().map(|v| v.span).collect();
+    // Values and changed roles are shown above: their words are no edits of their own.
+    let occurrences = |text: &str, part: &str| -> Vec<Range<usize>> {
+        text.match_indices(part)
+            .map(|(k, m)| k..k + m.len())
+            .collect()
+    };
+    let mut skip_old: Vec<Range<usize>> = values(a).into_iter().map(|v| v.span).collect();
+    let mut skip_new: Vec<Range<usize>> = values(b).into_iter().map(|v| v.span).collect();
+    for (old, new) in &roles {
+        skip_old.extend(occurrences(a, old));
+        skip_new.extend(occurrences(b, new));
+    }
     for e in edits(a, b, &skip_old, &skip_new) {
         let (old, new) = (&a[e.old.clone()], &b[e.new.clone()]);
         if roles.iter().any(|(o, _)| old.contains(o.as_str())) {
@@ -513,6 +523,45 @@ fn changes_at(a: &str, b: &str) -> (Vec<String>, Vec<Range<usize>>) {
 #[cfg(test)]
 pub(crate) fn changes(a: &str, b: &str) -> Vec<String> {
     changes_at(a, b).0
+}
+
+/// A value with the words that bound it, as the text writes them ("within 4 hours", "at
+/// least 20 closed alerts", "no more than EUR 500"): a limit's direction is part of the
+/// rule.
+fn bounded(text: &str, v: &Value) -> String {
+    const BOUNDS: [&str; 17] = [
+        "within",
+        "at least",
+        "at most",
+        "up to",
+        "no more than",
+        "no less than",
+        "no fewer than",
+        "not more than",
+        "not less than",
+        "more than",
+        "less than",
+        "fewer than",
+        "over",
+        "under",
+        "above",
+        "below",
+        "exceeding",
+    ];
+    let before = text.get(..v.span.start).unwrap_or("").trim_end();
+    BOUNDS
+        .iter()
+        .filter_map(|b| {
+            let start = before.len().checked_sub(b.len())?;
+            let tail = before.get(start..)?;
+            let whole_word = before[..start]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            (tail.eq_ignore_ascii_case(b) && whole_word).then_some(tail)
+        })
+        .max_by_key(|t| t.len())
+        .map_or_else(|| v.written.clone(), |t| format!("{t} {}", v.written))
 }
 
 /// The values that moved, old → new, with where each sits in the newer text (an empty
@@ -552,7 +601,7 @@ fn value_changes(a: &str, b: &str) -> (Vec<String>, Vec<Range<usize>>) {
                 let same = x.same_as(y) && x.written.to_lowercase() == y.written.to_lowercase()
                     || x.same_as(y) && x.unit == y.unit;
                 if !same {
-                    out.push(format!("{} → {}", x.written, y.written));
+                    out.push(format!("{} → {}", bounded(a, x), bounded(b, y)));
                     spans.push(y.span.clone());
                 }
             }
@@ -625,8 +674,8 @@ mod tests {
         assert_eq!(
             c,
             [
-                "EUR 100 → EUR 125",
-                "5 business days → 3 business days",
+                "above EUR 100 → above EUR 125",
+                "within 5 business days → within 3 business days",
                 "Head of Department → Managing Director"
             ]
         );
