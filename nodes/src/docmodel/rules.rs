@@ -158,7 +158,19 @@ const CONDITION_OPENERS: [&str; 8] = [
     "where", "if", "when", "whenever", "unless", "provided", "for", "whose",
 ];
 /// Comparators that say "more than".
-const ABOVE: [&str; 6] = ["above", "over", "exceeding", "exceeds", "beyond", "greater"];
+const ABOVE: [&str; 11] = [
+    "above",
+    "over",
+    "exceeding",
+    "exceeds",
+    "exceed",
+    "exceeded",
+    "beyond",
+    "greater",
+    "reach",
+    "reaches",
+    "reached",
+];
 /// Comparators that say "less than".
 const BELOW: [&str; 4] = ["below", "under", "less", "lower"];
 
@@ -868,7 +880,8 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 let verb = lower[..i].iter().rev().take(8).find(|v| {
                     [
                         "report", "declar", "escalat", "notif", "submit", "sent", "send", "refer",
-                        "pass", "disclos", "provid", "forward", "return",
+                        "pass", "disclos", "provid", "forward", "return", "hand", "flag", "rais",
+                        "email", "mail",
                     ]
                     .iter()
                     .any(|s| v.starts_with(s))
@@ -1154,6 +1167,10 @@ mod tests {
         );
         assert_eq!(
             bound("Expired records are deleted 30 days after the end of the period.").0,
+            Binding::Limit(Limit::Exactly)
+        );
+        assert_eq!(
+            bound("Reports are filed 30 days after the end of the period.").0,
             Binding::Limit(Limit::AtMost)
         );
         assert_eq!(

@@ -237,6 +237,19 @@ pub(super) fn check<'a>(
                 "{} (the rule: {})",
                 f.value.written, b.value.written
             )),
+            // Sooner than a period from the rule's own event: a deadline ("deleted 30 days
+            // after the end of the period") or the period itself ("deleted 6 months after
+            // the decision"): the rule's words do not tell which.
+            Some(false)
+                if limit == Limit::Exactly
+                    && pinned
+                    && f.value.keeps(Limit::AtMost, &b.value) == Some(true) =>
+            {
+                open.push(format!(
+                    "whether {} is soon enough or earlier than the {} the rule states",
+                    f.value.written, b.value.written
+                ))
+            }
             Some(false) if period => open.push(format!(
                 "whether {} keeps to the {} the rule states",
                 f.value.written, b.value.written
@@ -318,7 +331,10 @@ pub(super) fn check<'a>(
         }
     }
 
-    // Roles.
+    // Roles. Whoever the rule says must be told, named as told in the fact's sentence:
+    // the fact is of the act the rule asks for, whatever its verb ("forwarded the email to
+    // Corporate Communications" against "passed to Corporate Communications").
+    let mut recipient_named = false;
     for role in &rule.reading.roles {
         let said: Vec<&rules::Role> = scope
             .iter()
@@ -344,6 +360,10 @@ pub(super) fn check<'a>(
                     && same_role(&r.who, &role.who)
                     && member(&r.who) == member(&role.who)
             });
+        recipient_named |= here
+            && role.kind == RoleKind::Told
+            && named_it.is_some_and(|r| !r.negated)
+            && rule.reading.modality != Modality::MustNot;
         match named_it {
             Some(r) if r.negated => breaks.push(format!(
                 "the practice says {} did not {}",
@@ -420,11 +440,22 @@ pub(super) fn check<'a>(
                         }
                     ));
                 } else if role.kind == RoleKind::Approves {
-                    if let Some(other) = others.iter().find(|r| !r.negated) {
-                        breaks.push(format!(
-                            "approved by {} where the rule names {}",
-                            other.who, role.who
-                        ));
+                    // A named approver before a body named only by its noun.
+                    let other = others
+                        .iter()
+                        .filter(|r| !r.negated)
+                        .min_by_key(|r| unnamed_body(&r.who));
+                    if let Some(other) = other {
+                        if unnamed_body(&other.who) {
+                            // "The committee approved": the practice's committee may well
+                            // be the one the rule names.
+                            open.push(format!("whether the {} is {}", other.who, role.who));
+                        } else {
+                            breaks.push(format!(
+                                "approved by {} where the rule names {}",
+                                other.who, role.who
+                            ));
+                        }
                     } else if fact.reading.negated && asks_leave(&fact.text) {
                         breaks.push(format!(
                             "no approval by {}, which the rule asks for",
@@ -573,7 +604,7 @@ pub(super) fn check<'a>(
         // Said of the fact's own clause (or the one whose subject it goes on with): a
         // figure beside another act of the same sentence is that act's.
         let said: HashSet<&String> = fact.terms.iter().chain(&fact.carried).collect();
-        if !rule.actions.iter().any(|a| said.contains(a)) {
+        if !rule.actions.iter().any(|a| said.contains(a)) && !recipient_named {
             open.push("the practice does not say it does what the rule requires".to_string());
         }
     }
@@ -636,4 +667,22 @@ pub(super) fn condition_in_words(text: &str) -> bool {
             .bounds
             .iter()
             .any(|b| matches!(b.binding, Binding::Applies { .. }))
+}
+
+/// Whether a role is a body named only by its common noun ("committee", "the panel", "our
+/// team"): no name of its own tells which body it is.
+fn unnamed_body(who: &str) -> bool {
+    let words: Vec<&str> = who
+        .split_whitespace()
+        .filter(|w| {
+            !matches!(
+                w.to_lowercase().as_str(),
+                "the" | "our" | "a" | "an" | "its"
+            )
+        })
+        .collect();
+    matches!(
+        words.as_slice(),
+        [w] if matches!(*w, "committee" | "panel" | "forum" | "council" | "team" | "group")
+    )
 }
