@@ -425,9 +425,9 @@ pub async fn doc_resolver(
                 }
                 names::Fit::Ambiguous(candidates) => {
                     let q = question::read(&text);
-                    let narrowed = if matches!(action, Action::Inquire | Action::Audit)
-                        && !q.topic.is_empty()
-                    {
+                    let answers =
+                        matches!(action, Action::Inquire | Action::Audit) && !q.topic.is_empty();
+                    let narrowed = if answers {
                         let docs: Vec<crate::documents::Document> = documents
                             .iter()
                             .filter(|d| candidates.iter().any(|c| c.id == d.id))
@@ -439,6 +439,21 @@ pub async fn doc_resolver(
                         }
                     } else {
                         Vec::new()
+                    };
+                    // "Our policy" is said of any rule document: when none of that kind
+                    // answers, the one of the library that does is the one meant.
+                    let narrowed = if narrowed.is_empty() && answers {
+                        let r = if action == Action::Audit {
+                            retrieve::by_facts(&documents, &versions, &text, &asks)
+                        } else {
+                            retrieve::retrieve(&documents, &versions, &q, &asks)
+                        };
+                        match r {
+                            retrieve::Retrieved::Docs(docs) => docs,
+                            _ => Vec::new(),
+                        }
+                    } else {
+                        narrowed
                     };
                     if narrowed.is_empty() {
                         ambiguous.push_back(Ambiguity::named(&format!("the {noun}"), candidates));
@@ -492,7 +507,14 @@ pub async fn doc_resolver(
                 previous_request(&state).as_deref(),
                 &Default::default(),
             );
-            match retrieve::retrieve(&documents, &versions, &q, &asks) {
+            let retrieved = match retrieve::retrieve(&documents, &versions, &q, &asks) {
+                // A practice to audit speaks of its rules fact by fact.
+                retrieve::Retrieved::Nothing if action == Action::Audit => {
+                    retrieve::by_facts(&documents, &versions, &text, &asks)
+                }
+                r => r,
+            };
+            match retrieved {
                 retrieve::Retrieved::Docs(docs) => {
                     for (d, score) in docs {
                         found.add(&d, score, InferenceSource::Retrieval);

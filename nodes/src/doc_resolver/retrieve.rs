@@ -26,6 +26,11 @@ const BOTH_ANSWER: f64 = 0.55;
 /// ... and the second within this share of the first: the request could mean either.
 const TIE: f64 = 0.92;
 
+/// A practice's sentence must have this many words to be read as a fact.
+const FACT_WORDS: usize = 4;
+/// The family a practice is about answers its facts this much better than any other.
+const FACTS_LEAD: f64 = 1.3;
+
 /// What retrieval found.
 pub(super) enum Retrieved {
     /// These documents, with how well they answer.
@@ -107,4 +112,69 @@ pub(super) fn retrieve(
         })
         .collect();
     Retrieved::Docs(found)
+}
+
+/// The documents a described practice speaks to, fact by fact: each sentence of `text` is
+/// a request of its own, every document's best answer to it counts for its family, and the
+/// family that answers the practice best overall (by [`FACTS_LEAD`] over any other) is the
+/// one it is about. A long practice shares too few of its words with any one sentence of a
+/// document to be found whole.
+pub(super) fn by_facts(
+    docs: &[Document],
+    versions: &Versions,
+    text: &str,
+    asks: &[VersionAsk],
+) -> Retrieved {
+    let current: Vec<&Document> = docs
+        .iter()
+        .filter(|d| !versions.is_superseded(&d.id))
+        .collect();
+    // Per family: its document in force, the sum of its best scores, the facts it answers.
+    let mut totals: Vec<(usize, f64, usize)> = Vec::new();
+    for sentence in text.split(['.', '?', '!', ';', '\n']) {
+        if sentence.split_whitespace().count() < FACT_WORDS {
+            continue;
+        }
+        let q = crate::question::read(sentence);
+        for a in rank_answers(&current, &q) {
+            if a.score < NEAREST_MIN {
+                continue;
+            }
+            match totals
+                .iter_mut()
+                .find(|t| versions.same_family(&current[t.0].id, &current[a.doc].id))
+            {
+                Some(t) => {
+                    t.1 += a.score;
+                    t.2 += 1;
+                }
+                None => totals.push((a.doc, a.score, 1)),
+            }
+        }
+    }
+    totals.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let Some(&(best, total, facts)) = totals.first() else {
+        return Retrieved::Nothing;
+    };
+    let second = totals.get(1).map_or(0.0, |t| t.1);
+    if facts >= 2 && total >= second * FACTS_LEAD {
+        let d = current[best].doc_ref();
+        let d = if asks.iter().any(|a| matches!(a, VersionAsk::Previous)) {
+            versions.previous(&d.id).unwrap_or(d)
+        } else {
+            d
+        };
+        return Retrieved::Docs(vec![(d, (total / facts as f64).min(1.0))]);
+    }
+    if facts < 2 {
+        return Retrieved::Nothing;
+    }
+    Retrieved::Ambiguous(
+        totals
+            .iter()
+            .take_while(|t| t.1 * FACTS_LEAD > total)
+            .take(RETRIEVAL_MAX)
+            .map(|t| current[t.0].doc_ref())
+            .collect(),
+    )
 }
