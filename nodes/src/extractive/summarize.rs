@@ -41,6 +41,8 @@ const ASKING: [&str; 16] = [
 /// Points per document when one document is summarized, and when several are.
 const ONE_DOC: usize = 16;
 const MANY_DOCS: usize = 5;
+/// What a section's first obligation weighs more than the rest of it.
+const LEAD: f64 = 0.6;
 /// Sections whose sentences describe the document rather than bind anyone.
 const FRAMING: [&str; 11] = [
     "purpose",
@@ -73,9 +75,14 @@ fn weight(text: &str, framing: bool) -> f64 {
     }
     let r = rules::read(text);
     let mut w = 1.0;
-    // An obligation: a modal verb, or a procedure's present tense with a figure ("the
-    // customer base is re-screened within 48 hours").
-    if matches!(r.modality, Modality::Must | Modality::MustNot) || !r.bounds.is_empty() {
+    // An obligation: a modal verb, a restriction to someone ("only Corporate Communications
+    // may open an account"), or a procedure's present tense with a figure ("the customer
+    // base is re-screened within 48 hours").
+    let only = text
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case("only"));
+    if matches!(r.modality, Modality::Must | Modality::MustNot) || only || !r.bounds.is_empty() {
         w += 1.0;
     }
     if !r.bounds.is_empty() {
@@ -107,6 +114,7 @@ fn candidates(request: &AnswerRequest, doc_id: &str) -> Vec<Candidate> {
         .filter(|p| p.doc_id == doc_id)
         .collect();
     let mut out: Vec<Candidate> = Vec::new();
+    let mut led: HashSet<Option<String>> = HashSet::new();
     let mut k = 0;
     while k < passages.len() {
         let p = passages[k];
@@ -175,8 +183,13 @@ fn candidates(request: &AnswerRequest, doc_id: &str) -> Vec<Candidate> {
             if s.split_whitespace().count() < 4 {
                 continue;
             }
+            // A section's first obligation is its general rule; what follows details it.
+            let mut w = weight(&s, framing);
+            if w > 1.0 && !framing && led.insert(section.clone()) {
+                w += LEAD;
+            }
             out.push(Candidate {
-                weight: weight(&s, framing),
+                weight: w,
                 position: out.len(),
                 terms: terms(&s).into_iter().collect(),
                 heading_terms: heading_terms.clone(),
