@@ -3,7 +3,8 @@
 //! terms, and the kind of value it asks for); then, for each, what another version of its
 //! document says on the same point when that differs: the version before the one in force
 //! ("the previous version said 10 business days"), or, when the question is about a
-//! superseded version, the one in force. A question nothing matches says so, and a
+//! superseded version, the one in force. A question nothing matches says so, as does one
+//! that asks the value of a thing no passage names ("the probation period"), and a
 //! question about the library lists the documents.
 
 use std::collections::HashSet;
@@ -31,6 +32,33 @@ const MAX_NEAREST: usize = 2;
 /// Another version's passage must share this much of a passage's terms to be its
 /// counterpart.
 const SAME_POINT: f64 = 0.35;
+/// Words that ask for a kind of value rather than name a thing.
+const VALUE_WORDS: [&str; 24] = [
+    "longest",
+    "shortest",
+    "most",
+    "least",
+    "maximum",
+    "minimum",
+    "max",
+    "min",
+    "share",
+    "proportion",
+    "percentage",
+    "amount",
+    "number",
+    "rate",
+    "limit",
+    "period",
+    "time",
+    "deadline",
+    "highest",
+    "lowest",
+    "largest",
+    "smallest",
+    "biggest",
+    "total",
+];
 /// The longest opening shown for a document in a library listing.
 const OPENING_CHARS: usize = 160;
 
@@ -51,6 +79,26 @@ pub(crate) fn inquire(request: &AnswerRequest) -> String {
     }
     if best < NOTHING {
         return nearest(request, &main);
+    }
+    // What the question asks the value of ("the probation period", "the minimum age"),
+    // in words no passage uses: the documents do not say it.
+    if let Some(thing) = asked_thing(&request.question) {
+        let said = |w: &String| {
+            request.passages.iter().any(|p| {
+                terms(&p.text).contains(w)
+                    || p.heading.as_deref().is_some_and(|h| terms(h).contains(w))
+            })
+        };
+        // The words of the kind of value asked ("the longest", "what share") and of
+        // versions ("the current rate") name no thing.
+        let words: Vec<String> = thing
+            .split_whitespace()
+            .filter(|w| !VALUE_WORDS.contains(w) && !crate::version_words::is_version_word(w))
+            .flat_map(terms)
+            .collect();
+        if !words.is_empty() && !words.iter().all(said) {
+            return unsaid(request, &thing, &main);
+        }
     }
     let mut chosen: Vec<&Passage> = main
         .into_iter()
@@ -288,6 +336,73 @@ fn library(request: &AnswerRequest) -> String {
     out
 }
 
+/// The thing a question asks the value of: the noun phrase after "what is the", "how
+/// long is the", "what" ("what minimum shareholding ...", "what rate of interest"), with
+/// an "of" phrase that completes it; none for other questions.
+fn asked_thing(question: &str) -> Option<String> {
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    let opener = match (w(0), w(1)) {
+        ("what's", _) => 1,
+        ("what", "is" | "are" | "was") => 2,
+        ("what", _) => 1,
+        ("how", "long" | "much" | "many") if matches!(w(2), "is" | "are" | "must" | "should") => 3,
+        _ => return None,
+    };
+    let mut i = opener;
+    if matches!(w(i), "the" | "a" | "an" | "our" | "your") {
+        i += 1;
+    }
+    let stop = |x: &str| {
+        crate::text::is_stopword(x)
+            || matches!(
+                x,
+                "do" | "does"
+                    | "did"
+                    | "must"
+                    | "should"
+                    | "can"
+                    | "need"
+                    | "needs"
+                    | "have"
+                    | "has"
+            )
+    };
+    let start = i;
+    while i < words.len() && !stop(w(i)) && i - start < 4 {
+        i += 1;
+    }
+    if i == start {
+        return None;
+    }
+    let mut end = i;
+    // "rate of interest", "bonuses of material risk takers".
+    if w(i) == "of" && !stop(w(i + 1)) && !w(i + 1).is_empty() {
+        end = i + 2;
+    }
+    Some(words[start..end].join(" "))
+}
+
+/// The question asks the value of something no passage names: say the documents do not
+/// mention it, and show the nearest passages for the user to judge.
+fn unsaid(request: &AnswerRequest, thing: &str, ranked: &[&Passage]) -> String {
+    let mut out = format!(
+        "None of your documents mentions \"{thing}\": they do not say this. The nearest passages:\n\n"
+    );
+    for p in ranked.iter().take(MAX_NEAREST) {
+        let d = DocRef {
+            id: p.doc_id.clone(),
+            title: p.title.clone(),
+        };
+        let _ = writeln!(out, "- {}: {} [{}]", named(request, &d), p.text, p.number);
+    }
+    out
+}
+
 /// Nothing answers in the request's words, but some passages come near: say so, and show
 /// them as they are written, for the user to judge.
 fn nearest(request: &AnswerRequest, ranked: &[&Passage]) -> String {
@@ -330,4 +445,32 @@ fn nothing_matches(request: &AnswerRequest) -> String {
         request.question.trim(),
         if request.documents.len() == 1 { "it does" } else { "they do" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asked_thing;
+
+    #[test]
+    fn the_thing_a_question_asks_the_value_of() {
+        let thing = |q: &str| asked_thing(q);
+        assert_eq!(
+            thing("How long is the probation period for new joiners?").as_deref(),
+            Some("probation period")
+        );
+        assert_eq!(
+            thing("What's the minimum age for a customer to open an account?").as_deref(),
+            Some("minimum age")
+        );
+        assert_eq!(
+            thing("What rate of interest do we pay clients?").as_deref(),
+            Some("rate of interest")
+        );
+        assert_eq!(
+            thing("What is the leverage ratio?").as_deref(),
+            Some("leverage ratio")
+        );
+        assert_eq!(thing("Who approves a gift above EUR 100?"), None);
+        assert_eq!(thing("How long do we have to keep emails?"), None);
+    }
 }
