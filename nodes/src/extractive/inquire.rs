@@ -387,11 +387,12 @@ fn asked_thing(question: &str) -> Option<String> {
     Some(words[start..end].join(" "))
 }
 
-/// The question asks the value of something no passage names: say the documents do not
-/// mention it, and show the nearest passages for the user to judge.
+/// The question asks the value of something no passage of the documents in play names: say
+/// they do not mention it, and show the nearest passages for the user to judge.
 fn unsaid(request: &AnswerRequest, thing: &str, ranked: &[&Passage]) -> String {
     let mut out = format!(
-        "None of your documents mentions \"{thing}\": they do not say this. The nearest passages:\n\n"
+        "I found no mention of \"{thing}\" in {}: they do not say this. The nearest passages:\n\n",
+        super::join_titles(&request.documents)
     );
     for p in ranked.iter().take(MAX_NEAREST) {
         let d = DocRef {
