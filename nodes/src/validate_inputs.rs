@@ -48,7 +48,14 @@ pub const COMPARE_DROPS_WEB: &str =
 /// meaningful words.
 pub(crate) fn audit_text(message: &str) -> Option<String> {
     let enough = |t: &str| terms(t).len() >= 4;
-    if let Some((_, after)) = message.split_once(':') {
+    // A colon that introduces, not one of a time of day ("at 10:15").
+    let bytes = message.as_bytes();
+    let colon = message.match_indices(':').map(|(i, _)| i).find(|&i| {
+        !(i > 0
+            && bytes[i - 1].is_ascii_digit()
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+    });
+    if let Some(after) = colon.map(|i| &message[i + 1..]) {
         let after = after.trim();
         if enough(after) {
             return Some(after.to_string());
@@ -64,11 +71,21 @@ pub(crate) fn audit_text(message: &str) -> Option<String> {
             }
         }
     }
-    let kept: Vec<String> = sentences(message)
-        .into_iter()
-        .filter(|s| requested_actions(s).is_empty() || tokens(s).len() > 12)
-        .collect();
-    let kept = kept.join(" ");
+    // A long sentence that names an action may tell of the practice ("the team reviewed
+    // the file against the checklist"); one that asks is the request, unless it is all
+    // there is.
+    let told = |asking_too: bool| {
+        sentences(message)
+            .into_iter()
+            .filter(|s| {
+                requested_actions(s).is_empty()
+                    || (tokens(s).len() > 12 && (asking_too || !s.trim_end().ends_with('?')))
+            })
+            .collect::<Vec<String>>()
+            .join(" ")
+    };
+    let kept = told(false);
+    let kept = if enough(&kept) { kept } else { told(true) };
     enough(&kept).then_some(kept)
 }
 
@@ -295,6 +312,12 @@ mod tests {
             audit_text("We keep customer records for three years after closure. Audit that.")
                 .as_deref(),
             Some("We keep customer records for three years after closure.")
+        );
+        // A time of day is no colon that introduces the text.
+        assert_eq!(
+            audit_text("Audit this. On Tuesday at 10:15 a customer complained and we replied at 11:50 the same day.")
+                .as_deref(),
+            Some("On Tuesday at 10:15 a customer complained and we replied at 11:50 the same day.")
         );
         assert_eq!(audit_text("Audit this policy"), None);
         assert_eq!(audit_text("Summarize and audit this"), None);

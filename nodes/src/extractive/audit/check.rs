@@ -160,7 +160,17 @@ pub(super) fn check<'a>(
         best_shared = best_shared.max(shared);
         // A time the practice gives by when it happened, against a rule that says from
         // which event it counts: the time since the practice's event of those words.
-        let from_event = since_event(fact, f, b).map(|v| Bound {
+        // A deadline that names no event counts from what its subject says arrived ("a
+        // complaint received through social media must be acknowledged within 4 hours":
+        // from when the complaint came).
+        let implicit = (b.anchor.is_none() && limit == Limit::AtMost)
+            .then(|| subject_terms(&rule.text))
+            .filter(|t| !t.is_empty())
+            .map(|t| Bound {
+                anchor: Some(Anchor::After(t)),
+                ..(*b).clone()
+            });
+        let from_event = since_event(fact, f, implicit.as_ref().unwrap_or(b)).map(|v| Bound {
             value: v,
             ..f.clone()
         });
@@ -685,4 +695,24 @@ fn unnamed_body(who: &str) -> bool {
         words.as_slice(),
         [w] if matches!(*w, "committee" | "panel" | "forum" | "council" | "team" | "group")
     )
+}
+
+/// The terms of what a rule binds: the words before its modal verb ("A complaint received
+/// through social media" of "... must be acknowledged within 4 hours").
+fn subject_terms(rule: &str) -> Vec<String> {
+    let lower = rule.to_lowercase();
+    [
+        " must ",
+        " shall ",
+        " should ",
+        " needs to ",
+        " has to ",
+        " is to be ",
+        " are to be ",
+    ]
+    .iter()
+    .filter_map(|m| lower.find(m))
+    .min()
+    .map(|at| crate::text::terms(&lower[..at]))
+    .unwrap_or_default()
 }
