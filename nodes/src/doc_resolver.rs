@@ -478,6 +478,21 @@ pub async fn doc_resolver(
         let before = previous_answer_docs(&state);
         let q = question::read(&text);
         if !before.is_empty() && (q.topic.len() <= 2 || !asks.is_empty()) {
+            // "And under the older one?": the version of the answer's first document that
+            // has versions, unless several are asked for ("the older versions", "both").
+            let several = names_several(&text)
+                || tokens(&text)
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "both" | "them" | "all" | "ones" | "each"));
+            let before: Vec<String> = if asks.is_empty() || several {
+                before
+            } else {
+                let versioned = before
+                    .iter()
+                    .find(|id| versions.family(id).len() > 1)
+                    .cloned();
+                versioned.map_or(before, |id| vec![id])
+            };
             for id in before {
                 let Some(d) = library.iter().find(|d| d.id == id) else {
                     continue;

@@ -420,6 +420,28 @@ fn resolve(request: &DocRequest) -> DocResolution {
                 }
             }
             Reference::Version { newest } => {
+                // "The older one" after an answer: that answer's first document, in the
+                // version asked for (the caller moves it there).
+                let recent = request
+                    .history
+                    .iter()
+                    .rev()
+                    .map(|l| (l, titles_in_text(&l.content, registry)))
+                    .find(|(_, found)| !found.is_empty());
+                if let Some((line, found)) = recent {
+                    let first = found
+                        .iter()
+                        .min_by_key(|s| line.content.find(&s.doc.title).unwrap_or(usize::MAX));
+                    if let Some(first) = first {
+                        add(
+                            std::slice::from_ref(&first.doc),
+                            0.85,
+                            &mut ids,
+                            &mut confidence,
+                        );
+                        continue;
+                    }
+                }
                 let dated: Vec<(u32, &DocRef)> = registry
                     .iter()
                     .filter_map(|d| title_year(&d.title).map(|y| (y, d)))
