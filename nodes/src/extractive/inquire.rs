@@ -152,10 +152,14 @@ pub(crate) fn answering(text: &str, q: &Question) -> String {
         return text.to_string();
     }
     let wanted: HashSet<&String> = q.topic.iter().chain(&q.context).collect();
+    // "The PAC is chaired by ..." speaks of the Product Approval Committee the clause
+    // defines.
+    let defined = crate::docmodel::acronyms(text);
     let scored: Vec<(f64, &String)> = all
         .iter()
         .map(|s| {
-            let t: HashSet<String> = terms(s).into_iter().collect();
+            let mut t: HashSet<String> = terms(s).into_iter().collect();
+            crate::docmodel::expand(&mut t, &defined);
             let mut score = wanted.iter().filter(|w| t.contains(w.as_str())).count() as f64;
             if !q.expects.is_empty() && q.answered_by(&rules::read(s)) {
                 score += 1.5;
@@ -167,13 +171,43 @@ pub(crate) fn answering(text: &str, q: &Question) -> String {
     if top <= 0.0 {
         return text.to_string();
     }
-    let kept: Vec<&str> = scored
+    let mut kept: Vec<usize> = scored
         .iter()
-        .filter(|(s, _)| *s >= top * 0.75)
+        .enumerate()
+        .filter(|(_, (s, _))| *s >= top * 0.75)
         .take(2)
-        .map(|(_, s)| s.as_str())
+        .map(|(k, _)| k)
         .collect();
-    kept.join(" ")
+    // A sentence that goes on with one kept ("Such posts are passed to the Head of
+    // Corporate Communications") belongs with it.
+    let mut k = 0;
+    while k < kept.len() {
+        let next = kept[k] + 1;
+        if next < all.len() && !kept.contains(&next) && continues(&all[next]) {
+            kept.insert(k + 1, next);
+        }
+        k += 1;
+    }
+    kept.iter()
+        .map(|&k| all[k].as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether a sentence goes on with the one before it: it opens by pointing back ("Such
+/// posts", "This", "They", "In that case").
+fn continues(sentence: &str) -> bool {
+    let first = sentence
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    matches!(
+        first.as_str(),
+        "such" | "this" | "these" | "that" | "those" | "they" | "it" | "otherwise"
+    ) || sentence.to_lowercase().starts_with("in that case")
+        || sentence.to_lowercase().starts_with("in such cases")
 }
 
 /// The values of a text as written, in order.
@@ -450,7 +484,7 @@ fn nothing_matches(request: &AnswerRequest) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::asked_thing;
+    use super::{answering, asked_thing};
 
     #[test]
     fn the_thing_a_question_asks_the_value_of() {
@@ -473,5 +507,22 @@ mod tests {
         );
         assert_eq!(thing("Who approves a gift above EUR 100?"), None);
         assert_eq!(thing("How long do we have to keep emails?"), None);
+    }
+
+    #[test]
+    fn the_answering_sentences_read_acronyms_and_keep_what_goes_on_with_them() {
+        let q = crate::question::read("Who chairs the product approval committee?");
+        let clause = "The Product Approval Committee (PAC) approves every new product. \
+                      The PAC is chaired by the Chief Risk Officer. Minutes are kept for 7 years.";
+        let a = answering(clause, &q);
+        assert!(
+            a.contains("chaired by the Chief Risk Officer") && !a.contains("Minutes"),
+            "{a}"
+        );
+        let q = crate::question::read("Can our accounts answer rumours about the share price?");
+        let clause = "Corporate accounts must not reply to rumours about the share price. \
+                      Such posts are passed to the Head of Corporate Communications. \
+                      Accounts are monitored on business days.";
+        assert!(answering(clause, &q).ends_with("Head of Corporate Communications."));
     }
 }
