@@ -150,7 +150,9 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             || (matches!(
                 w.as_str(),
                 "check" | "review" | "assess" | "evaluate" | "verify" | "test" | "vet"
-            ) && within(i, 4, &AUDIT_OBJECTS))
+            ) && (within(i, 4, &AUDIT_OBJECTS)
+                // "check how we handled the factsheet against the procedure".
+                || within(i, 12, &["against"])))
         {
             note(i, Action::Audit);
         }
@@ -630,6 +632,17 @@ mod tests {
         assert!(d.multi_action_detected);
         assert_eq!(d.requested_actions, [Action::Summarize, Action::Audit]);
         assert!(d.confidence < 0.7);
+    }
+
+    #[test]
+    fn checking_a_practice_against_a_document_is_an_audit() {
+        let d = intent(
+            "Please check how we handled the fund factsheet against the procedure. We logged it late.",
+            &[],
+        );
+        assert_eq!(d.action, Action::Audit);
+        let d = intent("Can you check the deadline in the procedure?", &[]);
+        assert_ne!(d.action, Action::Audit);
     }
 
     #[test]
