@@ -575,6 +575,11 @@ pub(super) fn check<'a>(
     // says it is not done, or does what it forbids.
     if breaks.is_empty() && meets.is_empty() && open.is_empty() {
         let does = !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
+        // Doing one of the things a rule forbids is enough ("given access to client money,
+        // payment systems or privileged IT accounts": given access to the payment system).
+        let does_one = rule.actions.first().is_some_and(|v| fact.terms.contains(v))
+            && (rule.actions.len() == 1
+                || rule.actions[1..].iter().any(|a| fact.terms.contains(a)));
         let restated = coverage.of_rule;
         // The fact speaks of nothing but what the rule speaks of: said not done, the rule
         // is broken; said done, it is met when the fact also says enough of the rule.
@@ -584,7 +589,9 @@ pub(super) fn check<'a>(
             Modality::Must if fact.reading.negated && (does || restated >= SPEAKS || wholly) => {
                 breaks.push("the practice says this is not done".to_string())
             }
-            Modality::MustNot if !fact.reading.negated && (does || restated >= 0.5 || restates) => {
+            Modality::MustNot
+                if !fact.reading.negated && (does || does_one || restated >= 0.5 || restates) =>
+            {
                 breaks.push("the practice does what the rule forbids".to_string())
             }
             Modality::MustNot if fact.reading.negated && (restated >= RESTATED || restates) => {
