@@ -80,6 +80,27 @@ fn free(started: Instant) -> Usage {
 /// it is what a question wants when nothing else is asked).
 pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
     let words = tokens(text);
+    // "Can I paste a client file into ChatGPT to get a summary?": a question about what the
+    // user may do, whatever it names doing; PalAssist is asked nothing but to answer.
+    let asks_leave = matches!(
+        words.iter().take(3).map(String::as_str).collect::<Vec<_>>().as_slice(),
+        ["can" | "may" | "could" | "should", "i" | "we", ..]
+            | ["am", "i", "allowed" | "permitted"]
+            | ["are", "we", "allowed" | "permitted"]
+            | ["is", "it", "ok" | "okay" | "allowed" | "permitted" | "fine"]
+    ) && sentences(text) == 1
+        // "Can I get a summary", "can we compare them": asked of PalAssist.
+        && !words.iter().skip(2).take(2).any(|w| {
+            matches!(
+                w.as_str(),
+                "get" | "have" | "see" | "ask" | "request" | "do" | "please" | "you"
+            ) || w.starts_with("summar")
+                || w.starts_with("compar")
+                || matches!(w.as_str(), "audit" | "check" | "review" | "read")
+        });
+    if asks_leave {
+        return Vec::new();
+    }
     let raw: Vec<&str> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -172,6 +193,11 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
     }
     found.sort_by_key(|(pos, _)| *pos);
     found.into_iter().map(|(_, a)| a).collect()
+}
+
+/// How many sentences a text has.
+fn sentences(text: &str) -> usize {
+    crate::text::sentences(text).len()
 }
 
 /// Words after "check" or "review" that make it a check against rules.
@@ -632,6 +658,19 @@ mod tests {
         assert!(d.multi_action_detected);
         assert_eq!(d.requested_actions, [Action::Summarize, Action::Audit]);
         assert!(d.confidence < 0.7);
+    }
+
+    #[test]
+    fn asking_what_one_may_do_asks_for_no_action() {
+        let d = intent(
+            "Can I paste a confidential client file into ChatGPT to get a summary?",
+            &[],
+        );
+        assert_eq!(d.action, Action::Inquire);
+        let d = intent("Can I get a summary of the travel policy?", &[]);
+        assert_eq!(d.action, Action::Summarize);
+        let d = intent("Can we compare the two versions?", &[]);
+        assert_eq!(d.action, Action::Compare);
     }
 
     #[test]
