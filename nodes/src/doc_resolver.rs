@@ -484,7 +484,9 @@ pub async fn doc_resolver(
                 || tokens(&text)
                     .iter()
                     .any(|w| matches!(w.as_str(), "both" | "them" | "all" | "ones" | "each"));
-            let before: Vec<String> = if asks.is_empty() || several {
+            // "Did that change?" after such an answer: that document's versions.
+            let between_versions = !asks.is_empty() || action == Action::Compare;
+            let before: Vec<String> = if !between_versions || several {
                 before
             } else {
                 let versioned = before
