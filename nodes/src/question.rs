@@ -327,10 +327,9 @@ impl Question {
         }
         self.expects.iter().any(|e| match e {
             Expect::Role => !reading.roles.is_empty(),
-            Expect::Frequency => reading
-                .bounds
-                .iter()
-                .any(|b| b.value.frequency || matches!(b.value.unit, Unit::Days)),
+            // "Every 24 months", "annually": a deadline ("within 30 days") is no
+            // frequency.
+            Expect::Frequency => reading.bounds.iter().any(|b| b.value.frequency),
             Expect::Duration => reading
                 .bounds
                 .iter()
