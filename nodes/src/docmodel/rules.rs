@@ -276,6 +276,23 @@ pub(crate) fn read(sentence: &str) -> Reading {
             .rposition(|w| w.span.end <= v.span.end)
             .map_or(start + 1, |e| e + 1)
             .max(start + 1);
+        // "suppliers whose expected annual spend exceeds £25,000": a frequency in a
+        // condition says what is measured, not how often anything is done.
+        let adjective = !v.written.contains(' ')
+            && lower.get(end).is_some_and(|n| {
+                n.chars().all(char::is_alphabetic) && !crate::text::is_stopword(n)
+            });
+        let opener = lower[..start]
+            .iter()
+            .rposition(|w| CONDITION_OPENERS.contains(w))
+            .map(|c| lower[c]);
+        if v.frequency
+            && adjective
+            && opener.is_some_and(|o| o != "for")
+            && in_condition(&lower, start, modal_at)
+        {
+            continue;
+        }
         let mut binding = binding(&lower, start, modal_at, &v);
         let anchor = anchor(&ws, end);
         // "no later than 10 days before the trade" is at least 10 days before it.
@@ -383,6 +400,15 @@ fn modality(lower: &[&str]) -> Modality {
     Modality::States
 }
 
+/// Whether word `at` is in a condition clause ("where ...", "for suppliers whose ..."),
+/// which runs to the modal verb.
+fn in_condition(lower: &[&str], at: usize, modal_at: Option<usize>) -> bool {
+    lower[..at]
+        .iter()
+        .rposition(|w| CONDITION_OPENERS.contains(w))
+        .is_some_and(|c| modal_at.is_none_or(|m| m < c || m > at))
+}
+
 /// How the value at word `at` binds: a condition when it sits in a condition clause
 /// ("where ... below 6 hours") or before the modal verb with a comparator ("transactions
 /// above EUR 25,000 must"), a limit otherwise, its direction from the comparator or the
@@ -397,13 +423,7 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
             .position(|p| matches!(p, ["more", "than"] | ["greater", "than"]))
     });
     let below = has(&BELOW);
-    let in_condition = lower[..at]
-        .iter()
-        .rposition(|w| CONDITION_OPENERS.contains(w))
-        .is_some_and(|c| {
-            // The condition clause runs to the next comma or the modal verb.
-            modal_at.is_none_or(|m| m < c || m > at)
-        });
+    let in_condition = in_condition(lower, at, modal_at);
     let before_modal = modal_at.is_some_and(|m| at < m);
     let comparator = match (above, below) {
         (Some(a), Some(b)) => Some(a < b),
@@ -1161,6 +1181,21 @@ mod tests {
         assert_eq!(unless.bounds[0].binding, Binding::Limit(Limit::AtMost));
         assert_eq!(unless.bounds.len(), 2, "{:?}", unless.bounds);
         assert_eq!(unless.bounds[1].binding, Binding::Applies { above: true });
+        // A frequency that says what a condition measures is no limit.
+        let spend = read(
+            "Set-up requires a credit check for suppliers whose expected annual spend exceeds £25,000.",
+        );
+        assert!(
+            spend.bounds.iter().all(|b| !b.value.frequency),
+            "{:?}",
+            spend.bounds
+        );
+        assert!(
+            read("For critical vendors, the exit plan is tested annually.")
+                .bounds
+                .iter()
+                .any(|b| b.value.frequency)
+        );
         assert_eq!(
             bound("Access is suspended for 3 months.").0,
             Binding::Limit(Limit::Exactly)
