@@ -383,6 +383,28 @@ pub(crate) fn versions_asked(text: &str) -> Vec<VersionAsk> {
         }
     }
     let words = tokens(text);
+    // "Before the procedure was updated in September 2025": the version before the update,
+    // whatever date names the update.
+    let before_update = words.iter().enumerate().any(|(i, w)| {
+        w == "before"
+            && words[i + 1..words.len().min(i + 8)].iter().any(|n| {
+                matches!(
+                    n.as_str(),
+                    "updated"
+                        | "revised"
+                        | "changed"
+                        | "replaced"
+                        | "amended"
+                        | "update"
+                        | "revision"
+                        | "rewrite"
+                        | "rewritten"
+                )
+            })
+    });
+    if before_update && out.is_empty() {
+        return vec![VersionAsk::Previous];
+    }
     let doc_nearby = words.iter().any(|w| DOC_WORDS.contains(&w.as_str()));
     for w in &words {
         if w.len() == 4 && w.chars().all(|c| c.is_ascii_digit()) && doc_nearby {
@@ -490,6 +512,10 @@ mod tests {
             Some(VersionAsk::Previous)
         );
         assert_eq!(v("Was that different before?"), Some(VersionAsk::Previous));
+        assert_eq!(
+            v("Before the procedure was updated in September 2025, what share was checked?"),
+            Some(VersionAsk::Previous)
+        );
         assert_eq!(v("What must new joiners declare?"), None);
         assert_eq!(v("How long are emails kept?"), None);
     }

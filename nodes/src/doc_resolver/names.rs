@@ -101,7 +101,27 @@ pub(super) fn fit(
     asks: &[VersionAsk],
     several: bool,
 ) -> Fit {
-    let fams = families(matches, versions);
+    let mut fams = families(matches, versions);
+    // Versions or years the request names ("the 2026 policy compared with the 2024 one")
+    // are those of the families that have them all.
+    let named: Vec<&VersionAsk> = asks
+        .iter()
+        .filter(|a| matches!(a, VersionAsk::Named(_) | VersionAsk::Year(_)))
+        .collect();
+    if fams.len() > 1 && !named.is_empty() {
+        let having: Vec<(String, DocRef, f64)> = fams
+            .iter()
+            .filter(|(_, d, _)| {
+                named
+                    .iter()
+                    .all(|a| versions.asked(&d.id, Some(a)).is_some())
+            })
+            .cloned()
+            .collect();
+        if !having.is_empty() {
+            fams = having;
+        }
+    }
     match fams.as_slice() {
         [] => Fit::Unknown,
         [(_, doc, score)] => Fit::Found(
