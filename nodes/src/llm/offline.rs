@@ -122,7 +122,7 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
         || words.iter().any(|w| {
             matches!(
                 w.as_str(),
-                "revision" | "version" | "versions" | "edition" | "editions" | "issue"
+                "revision" | "revised" | "version" | "versions" | "edition" | "editions" | "issue"
             )
         });
     for (i, w) in words.iter().enumerate() {
