@@ -83,12 +83,18 @@ pub(crate) fn inquire(request: &AnswerRequest) -> String {
     // What the question asks the value of ("the probation period", "the minimum age"),
     // in words no passage uses: the documents do not say it.
     if let Some(thing) = asked_thing(&request.question) {
-        let said = |w: &String| {
-            request.passages.iter().any(|p| {
-                terms(&p.text).contains(w)
-                    || p.heading.as_deref().is_some_and(|h| terms(h).contains(w))
-            })
-        };
+        // What the documents name: their titles, headings and text.
+        let named_words: HashSet<String> = request
+            .documents
+            .iter()
+            .flat_map(|d| terms(&d.title))
+            .chain(request.passages.iter().flat_map(|p| {
+                terms(&p.text)
+                    .into_iter()
+                    .chain(p.heading.as_deref().map(terms).unwrap_or_default())
+            }))
+            .collect();
+        let said = |w: &String| named_words.contains(w);
         // The words of the kind of value asked ("the longest", "what share") and of
         // versions ("the current rate") name no thing.
         let words: Vec<String> = thing
@@ -507,6 +513,10 @@ mod tests {
         );
         assert_eq!(thing("Who approves a gift above EUR 100?"), None);
         assert_eq!(thing("How long do we have to keep emails?"), None);
+        assert_eq!(
+            thing("What is the data retention period for customer records?").as_deref(),
+            Some("data retention period")
+        );
     }
 
     #[test]
