@@ -177,10 +177,23 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
         {
             note(i, Action::Audit);
         }
-        // "does this comply", "is this allowed", "whether our practice is OK".
+        // "does this comply", "is this allowed", "whether our practice is OK", "is this in
+        // line with", "have we followed the policy".
         if matches!(
             w.as_str(),
-            "does" | "do" | "is" | "are" | "would" | "will" | "whether" | "if"
+            "does"
+                | "do"
+                | "did"
+                | "is"
+                | "are"
+                | "was"
+                | "were"
+                | "have"
+                | "has"
+                | "would"
+                | "will"
+                | "whether"
+                | "if"
         ) && words.get(i + 1).is_some_and(|n| {
             matches!(
                 n.as_str(),
@@ -215,7 +228,12 @@ const AUDIT_OBJECTS: [&str; 10] = [
 ];
 
 /// What a question asks of a practice when it asks for an audit ("does this comply").
-const AUDIT_JUDGEMENTS: [&str; 20] = [
+const AUDIT_JUDGEMENTS: [&str; 25] = [
+    "followed",
+    "complied",
+    "breached",
+    "violated",
+    "line",
     "comply",
     "complies",
     "compliant",
@@ -671,6 +689,17 @@ mod tests {
         assert_eq!(d.action, Action::Summarize);
         let d = intent("Can we compare the two versions?", &[]);
         assert_eq!(d.action, Action::Compare);
+    }
+
+    #[test]
+    fn asking_whether_a_practice_keeps_to_a_policy_is_an_audit() {
+        for message in [
+            "Is this in line with our policy? We signed up an introducer at a 4.5% commission.",
+            "Have we followed our procurement policy here? Facilities signed a lease alone.",
+            "Did we comply with the standard? The report went out a week late.",
+        ] {
+            assert_eq!(intent(message, &[]).action, Action::Audit, "{message}");
+        }
     }
 
     #[test]
