@@ -129,7 +129,20 @@ fn defines(text: &str) -> Option<(HashSet<String>, HashSet<String>)> {
 }
 
 /// The words a request for a comparison uses to ask for it, whatever its topic.
-const ASKING: [&str; 22] = [
+const ASKING: [&str; 35] = [
+    "get",
+    "got",
+    "tighter",
+    "stricter",
+    "looser",
+    "longer",
+    "shorter",
+    "higher",
+    "lower",
+    "bigger",
+    "smaller",
+    "harder",
+    "easier",
     "rule",
     "rules",
     "change",
@@ -153,6 +166,50 @@ const ASKING: [&str; 22] = [
     "version",
     "revision",
 ];
+
+/// A kind of value a comparison can be asked about.
+#[derive(Clone, Copy, PartialEq)]
+enum ValueKind {
+    /// Deadlines, time limits, periods.
+    Time,
+    /// Amounts of money.
+    Money,
+    /// Thresholds: an amount, a percentage or a count.
+    Threshold,
+    /// Percentages, rates.
+    Percent,
+}
+
+impl ValueKind {
+    fn holds(self, v: &Value) -> bool {
+        match self {
+            ValueKind::Time => v.calendar_days().is_some(),
+            ValueKind::Money => matches!(v.unit, crate::docmodel::values::Unit::Money(_)),
+            ValueKind::Percent => v.unit == crate::docmodel::values::Unit::Percent,
+            ValueKind::Threshold => {
+                ValueKind::Money.holds(v)
+                    || ValueKind::Percent.holds(v)
+                    || v.unit == crate::docmodel::values::Unit::Count
+            }
+        }
+    }
+}
+
+/// The kind of value a term of a request names ("deadlines", "thresholds", "percentages").
+fn value_kind(term: &str) -> Option<ValueKind> {
+    let is = |words: &[&str]| words.iter().any(|w| crate::vocabulary::term(w) == term);
+    if is(&["deadline", "timescale", "timeframe", "timeline", "duration"]) {
+        Some(ValueKind::Time)
+    } else if is(&["threshold"]) {
+        Some(ValueKind::Threshold)
+    } else if is(&["amount"]) {
+        Some(ValueKind::Money)
+    } else if is(&["percentage"]) {
+        Some(ValueKind::Percent)
+    } else {
+        None
+    }
+}
 
 /// Whether two texts say the same words, whatever their case, punctuation and layout.
 fn same_words(a: &str, b: &str) -> bool {
@@ -182,12 +239,23 @@ pub(super) fn compare(
     // Not the words of asking for a comparison ("which rules were added or dropped in
     // v4").
     let asking: HashSet<String> = ASKING.iter().map(|w| crate::vocabulary::term(w)).collect();
+    // A kind of value asked about ("the deadlines", "the thresholds"): the clauses that
+    // state one, whatever their words.
+    let kinds: Vec<ValueKind> = q
+        .topic
+        .iter()
+        .chain(&q.context)
+        .filter_map(|t| value_kind(t))
+        .collect();
     let mut wanted: HashSet<String> = q
         .topic
         .iter()
         .chain(&q.context)
         .filter(|t| {
-            !title.contains(*t) && !asking.contains(*t) && !crate::version_words::is_version_word(t)
+            !title.contains(*t)
+                && !asking.contains(*t)
+                && !crate::version_words::is_version_word(t)
+                && value_kind(t).is_none()
         })
         .cloned()
         .collect();
@@ -202,12 +270,18 @@ pub(super) fn compare(
         .flat_map(|(term, _)| term)
         .collect();
     wanted.extend(defined);
-    let on_topic =
-        |w: &HashSet<String>| wanted.is_empty() || wanted.iter().any(|t| w.contains(t.as_str()));
-    let focused = !wanted.is_empty()
-        && (a.clauses.iter().any(|c| on_topic(&c.words))
-            || b.clauses.iter().any(|c| on_topic(&c.words)));
-    let keep = |c: &Clause<'_>| !focused || on_topic(&c.words);
+    let of_kind = |c: &Clause<'_>| {
+        kinds.is_empty()
+            || values(&c.text)
+                .iter()
+                .any(|v| kinds.iter().any(|k| k.holds(v)))
+    };
+    let on_topic = |c: &Clause<'_>| {
+        (wanted.is_empty() || wanted.iter().any(|t| c.words.contains(t.as_str()))) && of_kind(c)
+    };
+    let focused = (!wanted.is_empty() || !kinds.is_empty())
+        && (a.clauses.iter().any(on_topic) || b.clauses.iter().any(on_topic));
+    let keep = |c: &Clause<'_>| !focused || on_topic(c);
     let about_the_document = |c: &Clause<'_>| c.passages.iter().all(|p| p.about_the_document());
 
     let mut changed = String::new();
@@ -271,7 +345,7 @@ pub(super) fn compare(
         let topic: Vec<&str> = q
             .topic
             .iter()
-            .filter(|t| wanted.contains(*t))
+            .filter(|t| wanted.contains(*t) || value_kind(t).is_some())
             .map(String::as_str)
             .collect();
         if !topic.is_empty() {
@@ -663,6 +737,16 @@ mod tests {
         assert!(body.contains(&crate::vocabulary::term("shares")));
         assert!(defines("“Gift” includes hospitality of any kind.").is_some());
         assert!(defines("The policy means well.").is_none());
+    }
+
+    #[test]
+    fn a_kind_of_value_asked_about_is_no_word_to_find() {
+        let kind = |w: &str| value_kind(&crate::vocabulary::term(w));
+        assert!(kind("deadlines") == Some(ValueKind::Time));
+        assert!(kind("thresholds") == Some(ValueKind::Threshold));
+        assert!(kind("surveillance").is_none());
+        let v = &values("within 48 hours")[0];
+        assert!(ValueKind::Time.holds(v) && !ValueKind::Threshold.holds(v));
     }
 
     #[test]
