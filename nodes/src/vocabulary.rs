@@ -323,6 +323,7 @@ const IRREGULAR: &[(&str, &str)] = &[
     ("shown", "show"),
     ("ran", "run"),
     ("dealt", "deal"),
+    ("did", "do"),
 ];
 
 /// Whether `word` (lower case) is a past form of a verb: a regular "-ed" form, or an

@@ -473,7 +473,12 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
         _ => at.saturating_sub(4),
     };
     let near = lower[from..at].join(" ");
-    let near = format!(" {near} ");
+    // "must not be more than 90 days": no more than.
+    let near = format!(" {near} ")
+        .replace(" not be more than ", " not more than ")
+        .replace(" not be longer than ", " not more than ")
+        .replace(" not be later than ", " not later than ")
+        .replace(" not be less than ", " not less than ");
     let at_most = [
         " within ",
         " up to ",
@@ -869,7 +874,7 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
             // "notify X", "inform X", "tell X", "told X": the person told follows.
             "notify" | "notifies" | "notified" | "inform" | "informs" | "informed" | "tell"
             | "tells" | "told" | "alert" | "alerted" | "contact" | "contacted" | "consult"
-            | "consulted" | "warn" | "warned"
+            | "consulted" | "warn" | "warned" | "rang" | "phoned"
                 if next != "by" && next != "of" && next != "that" =>
             {
                 let name = forward(i + 1);
@@ -1181,6 +1186,13 @@ mod tests {
         assert_eq!(unless.bounds[0].binding, Binding::Limit(Limit::AtMost));
         assert_eq!(unless.bounds.len(), 2, "{:?}", unless.bounds);
         assert_eq!(unless.bounds[1].binding, Binding::Applies { above: true });
+        assert_eq!(
+            bound(
+                "Each action has a deadline, which must not be more than 90 days after the review."
+            )
+            .0,
+            Binding::Limit(Limit::AtMost)
+        );
         // A frequency that says what a condition measures is no limit.
         let spend = read(
             "Set-up requires a credit check for suppliers whose expected annual spend exceeds £25,000.",
