@@ -228,6 +228,26 @@ const SYNONYMS: &[&[&str]] = &[
         "deployment",
     ],
     &["shareholding", "shareholdings", "stake", "stakes"],
+    // The moment a deadline so often counts from: becoming aware of something.
+    &[
+        "aware",
+        "awareness",
+        "discover",
+        "discovers",
+        "discovered",
+        "discovery",
+        "realise",
+        "realised",
+        "realize",
+        "realized",
+        "noticed",
+        "noticing",
+        "spot",
+        "spotted",
+        "detect",
+        "detected",
+        "detection",
+    ],
     &[
         "trade", "trades", "traded", "trading", "deal", "deals", "dealing",
     ],
@@ -401,5 +421,7 @@ mod tests {
         assert_eq!(term("told"), term("notified"));
         assert_eq!(term("boss"), term("managers"));
         assert_eq!(term("flew"), term("flight"));
+        assert_eq!(term("realised"), term("awareness"));
+        assert_ne!(term("notice"), term("awareness"));
     }
 }

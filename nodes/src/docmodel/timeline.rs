@@ -504,7 +504,10 @@ mod tests {
         assert!(v[1].is_none());
         let (n, s) = v[2].as_ref().unwrap();
         assert_eq!(n.low, 0.0);
-        assert_eq!(since(s, "spot").business, Some((3.0, 3.0)));
+        assert_eq!(
+            since(s, &crate::vocabulary::term("spotted")).business,
+            Some((3.0, 3.0))
+        );
         assert_eq!(since(s, "manag").business, Some((1.0, 1.0)));
         assert!(timeline(&["On Friday we met", "last Monday we had met"])[1].is_none());
         let v = timeline(&[
