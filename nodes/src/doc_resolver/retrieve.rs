@@ -41,6 +41,22 @@ pub(super) enum Retrieved {
     Nothing,
 }
 
+/// The documents of `docs` in force (a superseded version answers only when asked for).
+fn in_force<'a>(docs: &'a [Document], versions: &Versions) -> Vec<&'a Document> {
+    docs.iter()
+        .filter(|d| !versions.is_superseded(&d.id))
+        .collect()
+}
+
+/// A document in force, or the version before it when the request asks for the old one.
+fn as_asked(d: DocRef, versions: &Versions, asks: &[VersionAsk]) -> DocRef {
+    if asks.iter().any(|a| matches!(a, VersionAsk::Previous)) {
+        versions.previous(&d.id).unwrap_or(d)
+    } else {
+        d
+    }
+}
+
 /// The documents of `docs` that answer `q` (see the module docs).
 pub(super) fn retrieve(
     docs: &[Document],
@@ -48,10 +64,7 @@ pub(super) fn retrieve(
     q: &Question,
     asks: &[VersionAsk],
 ) -> Retrieved {
-    let current: Vec<&Document> = docs
-        .iter()
-        .filter(|d| !versions.is_superseded(&d.id))
-        .collect();
+    let current = in_force(docs, versions);
     let answers = rank_answers(&current, q);
     let ranked: Vec<(usize, f64)> = answers.iter().map(|a| (a.doc, a.score)).collect();
     let Some(&(_, best)) = ranked.first() else {
@@ -96,20 +109,11 @@ pub(super) fn retrieve(
             return Retrieved::Ambiguous(tied.into_iter().take(RETRIEVAL_MAX).collect());
         }
     }
-    let previous = asks.iter().any(|a| matches!(a, VersionAsk::Previous));
     let found = ranked
         .iter()
         .filter(|(_, s)| *s >= best * NEAR_BEST)
         .take(RETRIEVAL_MAX)
-        .map(|(i, s)| {
-            let d = current[*i].doc_ref();
-            let d = if previous {
-                versions.previous(&d.id).unwrap_or(d)
-            } else {
-                d
-            };
-            (d, *s)
-        })
+        .map(|(i, s)| (as_asked(current[*i].doc_ref(), versions, asks), *s))
         .collect();
     Retrieved::Docs(found)
 }
@@ -125,10 +129,7 @@ pub(super) fn by_facts(
     text: &str,
     asks: &[VersionAsk],
 ) -> Retrieved {
-    let current: Vec<&Document> = docs
-        .iter()
-        .filter(|d| !versions.is_superseded(&d.id))
-        .collect();
+    let current = in_force(docs, versions);
     // Per family: its document in force, the sum of its best scores, the facts it answers.
     let mut totals: Vec<(usize, f64, usize)> = Vec::new();
     for sentence in text.split(['.', '?', '!', ';', '\n']) {
@@ -158,12 +159,7 @@ pub(super) fn by_facts(
     };
     let second = totals.get(1).map_or(0.0, |t| t.1);
     if facts >= 2 && total >= second * FACTS_LEAD {
-        let d = current[best].doc_ref();
-        let d = if asks.iter().any(|a| matches!(a, VersionAsk::Previous)) {
-            versions.previous(&d.id).unwrap_or(d)
-        } else {
-            d
-        };
+        let d = as_asked(current[best].doc_ref(), versions, asks);
         return Retrieved::Docs(vec![(d, (total / facts as f64).min(1.0))]);
     }
     if facts < 2 {

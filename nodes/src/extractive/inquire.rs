@@ -494,29 +494,29 @@ mod tests {
 
     #[test]
     fn the_thing_a_question_asks_the_value_of() {
-        let thing = |q: &str| asked_thing(q);
-        assert_eq!(
-            thing("How long is the probation period for new joiners?").as_deref(),
-            Some("probation period")
-        );
-        assert_eq!(
-            thing("What's the minimum age for a customer to open an account?").as_deref(),
-            Some("minimum age")
-        );
-        assert_eq!(
-            thing("What rate of interest do we pay clients?").as_deref(),
-            Some("rate of interest")
-        );
-        assert_eq!(
-            thing("What is the leverage ratio?").as_deref(),
-            Some("leverage ratio")
-        );
-        assert_eq!(thing("Who approves a gift above EUR 100?"), None);
-        assert_eq!(thing("How long do we have to keep emails?"), None);
-        assert_eq!(
-            thing("What is the data retention period for customer records?").as_deref(),
-            Some("data retention period")
-        );
+        for (question, thing) in [
+            (
+                "How long is the probation period for new joiners?",
+                Some("probation period"),
+            ),
+            (
+                "What's the minimum age for a customer to open an account?",
+                Some("minimum age"),
+            ),
+            (
+                "What rate of interest do we pay clients?",
+                Some("rate of interest"),
+            ),
+            ("What is the leverage ratio?", Some("leverage ratio")),
+            ("Who approves a gift above EUR 100?", None),
+            ("How long do we have to keep emails?", None),
+            (
+                "What is the data retention period for customer records?",
+                Some("data retention period"),
+            ),
+        ] {
+            assert_eq!(asked_thing(question).as_deref(), thing, "{question}");
+        }
     }
 
     #[test]

@@ -697,18 +697,10 @@ mod tests {
             "Is this in line with our policy? We signed up an introducer at a 4.5% commission.",
             "Have we followed our procurement policy here? Facilities signed a lease alone.",
             "Did we comply with the standard? The report went out a week late.",
+            "Please check how we handled the fund factsheet against the procedure. We logged it late.",
         ] {
             assert_eq!(intent(message, &[]).action, Action::Audit, "{message}");
         }
-    }
-
-    #[test]
-    fn checking_a_practice_against_a_document_is_an_audit() {
-        let d = intent(
-            "Please check how we handled the fund factsheet against the procedure. We logged it late.",
-            &[],
-        );
-        assert_eq!(d.action, Action::Audit);
         let d = intent("Can you check the deadline in the procedure?", &[]);
         assert_ne!(d.action, Action::Audit);
     }
