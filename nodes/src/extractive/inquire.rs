@@ -430,10 +430,13 @@ fn asked_thing(question: &str) -> Option<String> {
 /// The question asks the value of something no passage of the documents in play names: say
 /// they do not mention it, and show the nearest passages for the user to judge.
 fn unsaid(request: &AnswerRequest, thing: &str, ranked: &[&Passage]) -> String {
-    let mut out = format!(
-        "I found no mention of \"{thing}\" in {}: they do not say this. The nearest passages:\n\n",
-        super::join_titles(&request.documents)
-    );
+    let titles = super::join_titles(&request.documents);
+    let mut out = if request.documents.len() == 1 {
+        format!("{titles} does not mention \"{thing}\", so it does not say.")
+    } else {
+        format!("{titles} do not mention \"{thing}\" and do not say: none of them covers it.")
+    };
+    out.push_str(" The nearest passages:\n\n");
     for p in ranked.iter().take(MAX_NEAREST) {
         let d = DocRef {
             id: p.doc_id.clone(),
