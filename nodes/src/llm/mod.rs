@@ -12,6 +12,7 @@
 //! otherwise. Nodes call every method inside the engine's durable `ctx.step`, so a resume
 //! never repeats (nor pays for) a call.
 
+mod actions;
 mod config;
 mod counting;
 mod offline;
@@ -35,9 +36,9 @@ use crate::passages::Passage;
 use crate::state::{Action, AnsweredBy, DocRef};
 use crate::versions::{Edition, Replacement};
 
+pub(crate) use actions::requested_actions;
 pub use config::{OpenAiConfig, RetrySettings, TaskModels, DEFAULT_MODEL};
 pub use counting::{CountingLlm, LlmCalls};
-pub(crate) use offline::requested_actions;
 pub use offline::{OfflineLlm, OFFLINE_MODEL};
 pub use openai::OpenAiLlm;
 pub use pricing::Prices;

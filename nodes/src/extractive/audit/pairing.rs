@@ -209,6 +209,26 @@ pub(super) fn counterpart<'a>(bound: &Bound, facts: &'a [&Fact]) -> Option<(&'a 
         })
 }
 
+/// The terms of what a rule binds: the words before its modal verb ("A complaint received
+/// through social media" of "... must be acknowledged within 4 hours").
+pub(super) fn subject_terms(rule: &str) -> Vec<String> {
+    let lower = rule.to_lowercase();
+    [
+        " must ",
+        " shall ",
+        " should ",
+        " needs to ",
+        " has to ",
+        " is to be ",
+        " are to be ",
+    ]
+    .iter()
+    .filter_map(|m| lower.find(m))
+    .min()
+    .map(|at| crate::text::terms(&lower[..at]))
+    .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -164,6 +164,24 @@ pub(super) fn asks_leave(text: &str) -> bool {
     .any(|w| lower.contains(w))
 }
 
+/// Whether a role is a body named only by its common noun ("committee", "the panel", "our
+/// team"): no name of its own tells which body it is.
+pub(super) fn unnamed_body(who: &str) -> bool {
+    let words: Vec<&str> = who
+        .split_whitespace()
+        .filter(|w| {
+            !matches!(
+                w.to_lowercase().as_str(),
+                "the" | "our" | "a" | "an" | "its"
+            )
+        })
+        .collect();
+    matches!(
+        words.as_slice(),
+        [w] if matches!(*w, "committee" | "panel" | "forum" | "council" | "team" | "group")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

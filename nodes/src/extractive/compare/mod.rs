@@ -6,8 +6,10 @@
 //!
 //! Two documents that are not versions of each other are set side by side on what the
 //! request asks about, or on the topics they share ([`topics`]). A topic in the request
-//! ("what changed for recorded calls?") narrows either.
+//! ("what changed for recorded calls?") narrows either, as does a kind of value it names
+//! ("the deadlines": [`kinds`]).
 
+mod kinds;
 mod topics;
 mod versions;
 mod wording;

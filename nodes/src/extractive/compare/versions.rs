@@ -15,7 +15,8 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use super::wording::edits;
+use super::kinds::{value_kind, ValueKind};
+use super::wording::{bounded, edits};
 use super::{jaccard, words_of, SAME_CLAUSE};
 use crate::docmodel::rules::{self, same_role, RoleKind};
 use crate::docmodel::values::{values, Value};
@@ -166,50 +167,6 @@ const ASKING: [&str; 35] = [
     "version",
     "revision",
 ];
-
-/// A kind of value a comparison can be asked about.
-#[derive(Clone, Copy, PartialEq)]
-enum ValueKind {
-    /// Deadlines, time limits, periods.
-    Time,
-    /// Amounts of money.
-    Money,
-    /// Thresholds: an amount, a percentage or a count.
-    Threshold,
-    /// Percentages, rates.
-    Percent,
-}
-
-impl ValueKind {
-    fn holds(self, v: &Value) -> bool {
-        match self {
-            ValueKind::Time => v.calendar_days().is_some(),
-            ValueKind::Money => matches!(v.unit, crate::docmodel::values::Unit::Money(_)),
-            ValueKind::Percent => v.unit == crate::docmodel::values::Unit::Percent,
-            ValueKind::Threshold => {
-                ValueKind::Money.holds(v)
-                    || ValueKind::Percent.holds(v)
-                    || v.unit == crate::docmodel::values::Unit::Count
-            }
-        }
-    }
-}
-
-/// The kind of value a term of a request names ("deadlines", "thresholds", "percentages").
-fn value_kind(term: &str) -> Option<ValueKind> {
-    let is = |words: &[&str]| words.iter().any(|w| crate::vocabulary::term(w) == term);
-    if is(&["deadline", "timescale", "timeframe", "timeline", "duration"]) {
-        Some(ValueKind::Time)
-    } else if is(&["threshold"]) {
-        Some(ValueKind::Threshold)
-    } else if is(&["amount"]) {
-        Some(ValueKind::Money)
-    } else if is(&["percentage"]) {
-        Some(ValueKind::Percent)
-    } else {
-        None
-    }
-}
 
 /// Whether two texts say the same words, whatever their case, punctuation and layout.
 fn same_words(a: &str, b: &str) -> bool {
@@ -597,45 +554,6 @@ fn changes_at(a: &str, b: &str) -> (Vec<String>, Vec<Range<usize>>) {
 #[cfg(test)]
 pub(crate) fn changes(a: &str, b: &str) -> Vec<String> {
     changes_at(a, b).0
-}
-
-/// A value with the words that bound it, as the text writes them ("within 4 hours", "at
-/// least 20 closed alerts", "no more than EUR 500"): a limit's direction is part of the
-/// rule.
-fn bounded(text: &str, v: &Value) -> String {
-    const BOUNDS: [&str; 17] = [
-        "within",
-        "at least",
-        "at most",
-        "up to",
-        "no more than",
-        "no less than",
-        "no fewer than",
-        "not more than",
-        "not less than",
-        "more than",
-        "less than",
-        "fewer than",
-        "over",
-        "under",
-        "above",
-        "below",
-        "exceeding",
-    ];
-    let before = text.get(..v.span.start).unwrap_or("").trim_end();
-    BOUNDS
-        .iter()
-        .filter_map(|b| {
-            let start = before.len().checked_sub(b.len())?;
-            let tail = before.get(start..)?;
-            let whole_word = before[..start]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !c.is_alphanumeric());
-            (tail.eq_ignore_ascii_case(b) && whole_word).then_some(tail)
-        })
-        .max_by_key(|t| t.len())
-        .map_or_else(|| v.written.clone(), |t| format!("{t} {}", v.written))
 }
 
 /// The values that moved, old → new, with where each sits in the newer text (an empty

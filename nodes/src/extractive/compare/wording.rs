@@ -5,13 +5,14 @@
 //! Executive Committee"), a modal verb when the sentence's force changed ("should" →
 //! "must"), or a phrase of at least two words of meaning added or dropped ("…, and to data
 //! held in cloud collaboration tools"). A reworded sentence ("Staff may stay with friends"
-//! → "Staying with friends is allowed") changes none of these.
+//! → "Staying with friends is allowed") changes none of these. A value that moved is
+//! shown with the words that bound it ("within 4 hours").
 
 use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::docmodel::rules;
-use crate::docmodel::values::{words, Word};
+use crate::docmodel::values::{words, Value, Word};
 use crate::text::is_stopword;
 use crate::vocabulary::term;
 
@@ -185,6 +186,45 @@ fn differing_runs(ka: &[String], kb: &[String]) -> Vec<(Range<usize>, Range<usiz
         runs.push((si..n, sj..m));
     }
     runs
+}
+
+/// A value with the words that bound it, as the text writes them ("within 4 hours", "at
+/// least 20 closed alerts", "no more than EUR 500"): a limit's direction is part of the
+/// rule.
+pub(super) fn bounded(text: &str, v: &Value) -> String {
+    const BOUNDS: [&str; 17] = [
+        "within",
+        "at least",
+        "at most",
+        "up to",
+        "no more than",
+        "no less than",
+        "no fewer than",
+        "not more than",
+        "not less than",
+        "more than",
+        "less than",
+        "fewer than",
+        "over",
+        "under",
+        "above",
+        "below",
+        "exceeding",
+    ];
+    let before = text.get(..v.span.start).unwrap_or("").trim_end();
+    BOUNDS
+        .iter()
+        .filter_map(|b| {
+            let start = before.len().checked_sub(b.len())?;
+            let tail = before.get(start..)?;
+            let whole_word = before[..start]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            (tail.eq_ignore_ascii_case(b) && whole_word).then_some(tail)
+        })
+        .max_by_key(|t| t.len())
+        .map_or_else(|| v.written.clone(), |t| format!("{t} {}", v.written))
 }
 
 #[cfg(test)]

@@ -1,0 +1,256 @@
+//! The actions a message asks for, read from its words: "summarize", "main points" and
+//! "in brief" a summary; "compare", "what changed" and "what was dropped in v4" a
+//! comparison; "audit", "check ... against", "does this comply" and "is this in line with
+//! our policy" an audit. A question about what the user may do ("can I paste a file into
+//! ChatGPT to get a summary?") asks for none of them: it is a question.
+
+use crate::state::Action;
+use crate::text::tokens;
+
+/// The actions a text asks for, in order of first appearance (inquire is never listed:
+/// it is what a question wants when nothing else is asked).
+pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
+    let words = tokens(text);
+    // "Can I paste a client file into ChatGPT to get a summary?": a question about what the
+    // user may do, whatever it names doing; PalAssist is asked nothing but to answer.
+    let asks_leave = matches!(
+        words.iter().take(3).map(String::as_str).collect::<Vec<_>>().as_slice(),
+        ["can" | "may" | "could" | "should", "i" | "we", ..]
+            | ["am", "i", "allowed" | "permitted"]
+            | ["are", "we", "allowed" | "permitted"]
+            | ["is", "it", "ok" | "okay" | "allowed" | "permitted" | "fine"]
+    ) && sentences(text) == 1
+        // "Can I get a summary", "can we compare them": asked of PalAssist.
+        && !words.iter().skip(2).take(2).any(|w| {
+            matches!(
+                w.as_str(),
+                "get" | "have" | "see" | "ask" | "request" | "do" | "please" | "you"
+            ) || w.starts_with("summar")
+                || w.starts_with("compar")
+                || matches!(w.as_str(), "audit" | "check" | "review" | "read")
+        });
+    if asks_leave {
+        return Vec::new();
+    }
+    let raw: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut found: Vec<(usize, Action)> = Vec::new();
+    let mut note = |pos: usize, a: Action| {
+        if !found.iter().any(|(_, f)| *f == a) {
+            found.push((pos, a));
+        }
+    };
+    let within = |i: usize, n: usize, list: &[&str]| {
+        words[i + 1..words.len().min(i + 1 + n)]
+            .iter()
+            .any(|w| list.contains(&w.as_str()))
+    };
+    // "which rules were added in the 2025 revision", "what was dropped in v1.1": a change
+    // between versions.
+    let names_a_version = !crate::question::versions_asked(text).is_empty()
+        || words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "revision" | "revised" | "version" | "versions" | "edition" | "editions" | "issue"
+            )
+        });
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+        let added_or_dropped = names_a_version
+            && matches!(
+                w.as_str(),
+                "added" | "dropped" | "removed" | "introduced" | "deleted" | "scrapped"
+            );
+        if w.starts_with("summar")
+            || matches!(w.as_str(), "overview" | "tldr" | "gist" | "recap")
+            || (matches!(w.as_str(), "key" | "main")
+                && ["point", "step", "rule", "requirement", "obligation", "provision", "takeaway"]
+                    .iter()
+                    .any(|p| next.starts_with(p)))
+            // "what does it say, in brief?", "briefly", "in short", "in a nutshell".
+            || w == "briefly"
+            || (w == "in" && matches!(next, "brief" | "short" | "nutshell"))
+            || (w == "a" && next == "nutshell")
+        {
+            note(i, Action::Summarize);
+        }
+        // "what changed", "how did the limits change", "changes between", "what is new in".
+        let asks_change = w.starts_with("chang")
+            && (i.checked_sub(4).map_or(0, |k| k)..i).any(|k| {
+                matches!(
+                    words[k].as_str(),
+                    "what" | "how" | "did" | "has" | "have" | "what's"
+                )
+            })
+            || w.starts_with("chang") && matches!(next, "between" | "since" | "from")
+            // "How did the deadlines ... change in v4?"
+            || (names_a_version
+                && matches!(w.as_str(), "change" | "changed" | "changes")
+                && matches!(next, "in" | "to" | "with" | "after" | ""))
+            || (w == "new" && matches!(next, "in" | "since"));
+        if w.starts_with("compar")
+            || w.starts_with("differ")
+            || matches!(w.as_str(), "contrast" | "versus" | "vs" | "diff")
+            || asks_change
+            || added_or_dropped
+        {
+            note(i, Action::Compare);
+        }
+        if asks_for_audit(&words, &raw, i)
+            || (matches!(
+                w.as_str(),
+                "check" | "review" | "assess" | "evaluate" | "verify" | "test" | "vet"
+            ) && (within(i, 4, &AUDIT_OBJECTS)
+                // "check how we handled the factsheet against the procedure".
+                || within(i, 12, &["against"])))
+        {
+            note(i, Action::Audit);
+        }
+        // "does this comply", "is this allowed", "whether our practice is OK", "is this in
+        // line with", "have we followed the policy".
+        if matches!(
+            w.as_str(),
+            "does"
+                | "do"
+                | "did"
+                | "is"
+                | "are"
+                | "was"
+                | "were"
+                | "have"
+                | "has"
+                | "would"
+                | "will"
+                | "whether"
+                | "if"
+        ) && words.get(i + 1).is_some_and(|n| {
+            matches!(
+                n.as_str(),
+                "this" | "that" | "it" | "these" | "our" | "my" | "we" | "they" | "the"
+            )
+        }) && within(i, 5, &AUDIT_JUDGEMENTS)
+        {
+            note(i, Action::Audit);
+        }
+    }
+    found.sort_by_key(|(pos, _)| *pos);
+    found.into_iter().map(|(_, a)| a).collect()
+}
+
+/// How many sentences a text has.
+fn sentences(text: &str) -> usize {
+    crate::text::sentences(text).len()
+}
+
+/// Words after "check" or "review" that make it a check against rules.
+const AUDIT_OBJECTS: [&str; 10] = [
+    "against",
+    "compliance",
+    "comply",
+    "complies",
+    "compliant",
+    "follows",
+    "follow",
+    "breach",
+    "breaches",
+    "rules",
+];
+
+/// What a question asks of a practice when it asks for an audit ("does this comply").
+const AUDIT_JUDGEMENTS: [&str; 25] = [
+    "followed",
+    "complied",
+    "breached",
+    "violated",
+    "line",
+    "comply",
+    "complies",
+    "compliant",
+    "follow",
+    "follows",
+    "meet",
+    "meets",
+    "satisfy",
+    "conform",
+    "breach",
+    "breaches",
+    "break",
+    "violate",
+    "allowed",
+    "permitted",
+    "ok",
+    "okay",
+    "acceptable",
+    "fine",
+    "consistent",
+];
+
+/// Nouns after "audit" that make it a name, not a request ("Audit Committee", "audit
+/// rights").
+const AUDIT_NOUNS: [&str; 14] = [
+    "committee",
+    "trail",
+    "trails",
+    "rights",
+    "right",
+    "report",
+    "reports",
+    "log",
+    "logs",
+    "team",
+    "function",
+    "department",
+    "plan",
+    "findings",
+];
+
+/// Whether word `i` is "audit" (or "violate", "comply" ...) used to ask for an audit: not
+/// an "Audit Committee" mid-sentence, not "audit rights", "audited accounts".
+fn asks_for_audit(words: &[String], raw: &[&str], i: usize) -> bool {
+    let w = words[i].as_str();
+    if w.starts_with("violat") || matches!(w, "noncompliant") {
+        return true;
+    }
+    if w == "gap" {
+        return words.get(i + 1).is_some_and(|n| n.starts_with("analys"));
+    }
+    if !matches!(w, "audit" | "audits" | "auditing") {
+        return false;
+    }
+    let prev = i.checked_sub(1).map(|k| words[k].as_str()).unwrap_or("");
+    let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+    let capitalised_mid_sentence = i > 0
+        && raw
+            .get(i)
+            .is_some_and(|r| r.starts_with(char::is_uppercase));
+    if AUDIT_NOUNS.contains(&next)
+        || capitalised_mid_sentence && !matches!(prev, "please" | "and" | "then")
+    {
+        return false;
+    }
+    // Asked for ("audit this", "please audit", "can you audit our ..."), not named ("an
+    // on-site audit", "the annual audit").
+    i == 0
+        || matches!(
+            prev,
+            "please" | "pls" | "you" | "to" | "and" | "then" | "now" | "also" | "just" | "quickly"
+        )
+        || matches!(
+            next,
+            "this"
+                | "that"
+                | "it"
+                | "these"
+                | "those"
+                | "the"
+                | "our"
+                | "my"
+                | "against"
+                | "whether"
+                | "if"
+                | "following"
+                | "me"
+        )
+}
