@@ -857,6 +857,14 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
             i + 3,
         ));
     }
+    // A share in words: "by about a fifth", "a third of the alerts", "two thirds of".
+    if let Some((share, n)) = fraction_at(ws, i) {
+        let pct = share * 100.0;
+        return Some((
+            make(Unit::Percent, pct, pct, "percent", pct, i + n, false),
+            i + n,
+        ));
+    }
     // A currency before the number: "EUR 150", "€150", "US$ 5".
     if let Some(code) = currency(w) {
         let (lo, hi, j) =
@@ -979,6 +987,66 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
     None
 }
 
+/// A share written as a fraction at word `i` ("a fifth", "one third", "two thirds",
+/// "half"), as a part of one and how many words it takes: only where it is a share of
+/// something ("a third of the alerts", not "a quarter of an hour") or a change by it ("cut
+/// by about a fifth").
+fn fraction_at(ws: &[Word], i: usize) -> Option<(f64, usize)> {
+    let word = |k: usize| ws.get(k).map(|w| w.text.as_str()).unwrap_or("");
+    let denominator = |w: &str| match w {
+        "half" | "halves" => Some(2.0),
+        "third" | "thirds" => Some(3.0),
+        "quarter" | "quarters" => Some(4.0),
+        "fifth" | "fifths" => Some(5.0),
+        "tenth" | "tenths" => Some(10.0),
+        _ => None,
+    };
+    let (share, n) = match (word(i), word(i + 1)) {
+        ("a" | "an" | "one", d) if !d.ends_with('s') || d == "halves" => (1.0 / denominator(d)?, 2),
+        ("two" | "three" | "four", d) if d.ends_with('s') => {
+            (number_word(word(i))? / denominator(d)?, 2)
+        }
+        ("half", "of") => (0.5, 1),
+        _ => return None,
+    };
+    // "of" a thing, not of a time ("a quarter of an hour", "half of the year").
+    let mut after = i + n;
+    let of = word(after) == "of" && {
+        after += 1;
+        while matches!(
+            word(after),
+            "the" | "a" | "an" | "its" | "our" | "their" | "all"
+        ) {
+            after += 1;
+        }
+        duration_unit(word(after)).is_none() && !matches!(word(after), "" | "it" | "them")
+    };
+    // "by" a share, perhaps roughly: "by about a fifth", "by more than a third".
+    let mut k = i;
+    while k > 0
+        && matches!(
+            word(k - 1),
+            "about"
+                | "around"
+                | "roughly"
+                | "nearly"
+                | "almost"
+                | "some"
+                | "over"
+                | "under"
+                | "approximately"
+                | "just"
+                | "than"
+                | "more"
+                | "less"
+        )
+    {
+        k -= 1;
+    }
+    let by = k > 0 && word(k - 1) == "by";
+    (of || by).then_some((share, n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -991,6 +1059,21 @@ mod tests {
         let v = values(text);
         assert_eq!(v.len(), 1, "{text}: {v:?}");
         v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_share_in_words_is_a_percentage_and_a_quarter_of_an_hour_is_not() {
+        let fifth = one("the vendor expects it to cut alert volume by about a fifth");
+        assert_eq!((fifth.unit, fifth.low), (Unit::Percent, 20.0));
+        let thirds = one("two thirds of the alerts were closed");
+        assert_eq!((thirds.unit, thirds.low.round()), (Unit::Percent, 67.0));
+        assert!(values("a third party").is_empty());
+        assert!(values("within a quarter of an hour")
+            .iter()
+            .all(|v| v.unit != Unit::Percent));
+        assert!(values("half of the year")
+            .iter()
+            .all(|v| v.unit != Unit::Percent));
     }
 
     #[test]

@@ -21,14 +21,19 @@ pub(super) struct Tried {
     /// Whether it is the rule the fact is most about.
     pub(super) primary: bool,
     pub(super) coverage: Coverage,
+    /// For a table's row for a band of values, whether the practice's case falls in it
+    /// (`None`: it cannot be told).
+    pub(super) in_band: Option<bool>,
 }
 
-/// Checks one rule against a fact (and the facts of its scope): `None` when they have
-/// nothing to compare and the fact does not restate the rule.
+/// Checks one rule against a fact (and the facts of its scope, and for what the rule
+/// applies to, the whole practice): `None` when they have nothing to compare and the fact
+/// does not restate the rule.
 pub(super) fn check<'a>(
     fact: &'a Fact,
     mine: &[&Bound],
     scope: &[&'a Fact],
+    practice: &[&'a Fact],
     rule: &Rule<'_>,
     tried: &Tried,
 ) -> Option<Finding<'a>> {
@@ -37,6 +42,7 @@ pub(super) fn check<'a>(
         score,
         primary,
         ref coverage,
+        in_band,
     } = *tried;
     let mut breaks = Vec::new();
     let mut meets = Vec::new();
@@ -46,18 +52,45 @@ pub(super) fn check<'a>(
 
     // Conditions: does the rule apply to what the practice did? A fact's value decides
     // only when it speaks of the same thing (a word around it in common).
-    for b in rule
+    let mut inherited_fails = false;
+    for (b, inherited) in rule
         .reading
         .bounds
         .iter()
-        .filter(|b| matches!(b.binding, Binding::Applies { .. }))
+        .map(|b| (b, false))
+        .chain(rule.inherited.iter().map(|b| (b, true)))
+        .filter(|(b, _)| matches!(b.binding, Binding::Applies { .. }))
     {
         let Binding::Applies { above } = b.binding else {
             continue;
         };
-        let found = counterpart(b, &own).or_else(|| counterpart(b, scope));
+        // A condition of an earlier sentence decides only when the practice's value is
+        // outside it: the rule then says nothing of the practice.
+        if inherited {
+            let told = counterpart(b, &own)
+                .or_else(|| counterpart(b, scope))
+                .filter(|(_, shared)| *shared > 0)
+                .or_else(|| {
+                    pairs_alone(practice, b)
+                        .then(|| counterpart(b, practice))
+                        .flatten()
+                });
+            let limit = if above { Limit::AtLeast } else { Limit::AtMost };
+            inherited_fails |=
+                told.is_some_and(|(f, _)| f.value.keeps(limit, &b.value) == Some(false));
+            continue;
+        }
+        // The case's value may be told anywhere in the practice ("We bought 40 laptops for
+        // £38,400. ... Sarah approved the PO"): the practice's only value of the kind.
+        let told = pairs_alone(practice, b)
+            .then(|| counterpart(b, practice))
+            .flatten()
+            .map(|(f, _)| (f, 0));
+        let found = counterpart(b, &own)
+            .or_else(|| counterpart(b, scope))
+            .or(told);
         match found {
-            Some((f, shared)) if shared > 0 || pairs_alone(&own, b) => {
+            Some((f, shared)) if shared > 0 || pairs_alone(&own, b) || pairs_alone(practice, b) => {
                 let limit = if above { Limit::AtLeast } else { Limit::AtMost };
                 match f.value.keeps(limit, &b.value) {
                     Some(true) => {}
@@ -84,6 +117,9 @@ pub(super) fn check<'a>(
                 b.value.written
             )),
         }
+    }
+    if inherited_fails {
+        return None;
     }
     if !applies {
         // The rule does not apply: said of the rule the fact is most about, left out
@@ -126,6 +162,14 @@ pub(super) fn check<'a>(
             .collect();
         !row.applies(&said)
     });
+
+    // A row for a band of values the practice's case may or may not fall in.
+    if let (Some(band), None) = (&rule.band, in_band) {
+        open.push(format!(
+            "whether the practice's case falls in the row's \"{}\"",
+            band.label
+        ));
+    }
 
     // Limits.
     let limits: Vec<&Bound> = rule
@@ -311,17 +355,27 @@ pub(super) fn check<'a>(
 
     // Before an event, with no figure: "approved in advance", "before onboarding".
     if rule.reading.before.is_some() && limits.is_empty() {
-        let after = fact
-            .reading
-            .bounds
-            .iter()
-            .find(|b| matches!(b.anchor, Some(Anchor::After(_))));
-        let deferred = ["later", "afterwards", "after", "next"].iter().any(|w| {
-            fact.text
-                .to_lowercase()
-                .split_whitespace()
-                .any(|x| x.trim_matches(|c: char| !c.is_alphanumeric()) == *w)
+        // After the rule's event, or after one it does not name ("paid four weeks after we
+        // received it" is not after the order a PO must come before).
+        let event = rule.reading.before.as_deref().unwrap_or_default();
+        let after = fact.reading.bounds.iter().find(|b| match &b.anchor {
+            Some(Anchor::After(t)) => same_event(t, event),
+            _ => false,
         });
+        // "after" that is a value's, of another event, says nothing of this one.
+        let other_after = fact.reading.bounds.iter().any(|b| match &b.anchor {
+            Some(Anchor::After(t)) => !same_event(t, event),
+            _ => false,
+        });
+        let deferred = ["later", "afterwards", "after", "next"]
+            .iter()
+            .filter(|w| !(other_after && **w == "after"))
+            .any(|w| {
+                fact.text
+                    .to_lowercase()
+                    .split_whitespace()
+                    .any(|x| x.trim_matches(|c: char| !c.is_alphanumeric()) == *w)
+            });
         // Said to be done first: "in advance", "beforehand", "before ...", "prior to".
         let first = fact.reading.before.is_some()
             || fact

@@ -39,7 +39,7 @@ mod tables;
 
 use check::{check, Coverage, Tried};
 use pairing::{can_pair, pairs_a_value, SumInOrder};
-use tables::{catch_all, row_label, Row};
+use tables::{catch_all, row_band, row_label, Band, Row};
 
 /// A fact and a rule must share at least this much of their meaning to be compared.
 const APPLIES: f64 = 0.22;
@@ -81,6 +81,13 @@ struct Rule<'a> {
     actions: Vec<String>,
     /// The case it is for, when it is a table's row ("New York | USD 375").
     row: Option<Row>,
+    /// The band of values it is for, when it is a table's row for one ("£5,000.01 to
+    /// £50,000 | Head of Department").
+    band: Option<Band>,
+    /// The conditions of an earlier sentence of its clause that it goes on under: "4.2
+    /// Purchases above £100,000 require a formal tender. Suppliers must be given at least
+    /// 15 business days to respond" (the tender's suppliers, so above £100,000).
+    inherited: Vec<Bound>,
 }
 
 /// What a check found of one aspect of a rule.
@@ -136,13 +143,59 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
         if p.about_the_document() {
             continue;
         }
+        // The conditions of the clause's sentences so far, with the words they qualify.
+        let mut conditions: Vec<(HashSet<String>, Bound)> = Vec::new();
         for s in sentences(&meaning) {
+            let stated: Vec<(HashSet<String>, Bound)> = rules::read(&s)
+                .bounds
+                .into_iter()
+                .filter(|b| matches!(b.binding, Binding::Applies { .. }))
+                .map(|b| {
+                    (
+                        terms(&s[..b.value.span.start.min(s.len())])
+                            .into_iter()
+                            .collect(),
+                        b,
+                    )
+                })
+                .collect();
             for c in facts::clauses(&s) {
-                let reading = rules::read(&c);
+                let mut reading = rules::read(&c);
                 if !reading.is_rule() || crate::docmodel::header::is_metadata_line(&c) {
                     continue;
                 }
+                // A band's figures are the row's case, not a limit it sets.
+                let band = row_band(p);
+                if let Some(band) = &band {
+                    reading
+                        .bounds
+                        .retain(|b| !band.written.contains(&b.value.written));
+                }
                 let own: HashSet<String> = terms(&c).into_iter().collect();
+                // A sentence that names again what a condition qualified sets its own
+                // ("Gifts above £50 must be declared. Gifts from officials must be
+                // refused"); one about something else goes on under it.
+                let subject: HashSet<String> = {
+                    let t = pairing::subject_terms(&c);
+                    if t.is_empty() {
+                        terms(&c).into_iter().take(3).collect()
+                    } else {
+                        t.into_iter().collect()
+                    }
+                };
+                let inherited: Vec<Bound> = if reading
+                    .bounds
+                    .iter()
+                    .any(|b| matches!(b.binding, Binding::Applies { .. }))
+                {
+                    Vec::new()
+                } else {
+                    conditions
+                        .iter()
+                        .filter(|(qualified, _)| qualified.is_disjoint(&subject))
+                        .map(|(_, b)| b.clone())
+                        .collect()
+                };
                 let mut words = own.clone();
                 words.extend(context.iter().cloned());
                 let row = row_label(p).map(|label| Row {
@@ -158,6 +211,8 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
                 });
                 out.push(Rule {
                     row,
+                    band,
+                    inherited,
                     passage: p,
                     actions: rules::actions(&c),
                     quote: if p.lead.is_some() {
@@ -171,6 +226,7 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
                     own,
                 });
             }
+            conditions.extend(stated);
         }
     }
     out
@@ -196,6 +252,28 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
     }
     let idf = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
 
+    // Whether the practice's case falls in the band of values a table's row is for: every
+    // value of the practice of the band's kind inside it, or every one outside it.
+    let practice: Vec<&Fact> = facts.iter().collect();
+    let in_band: Vec<Option<bool>> = rules
+        .iter()
+        .map(|r| match &r.band {
+            None => Some(true),
+            Some(band) => {
+                let held: Vec<bool> = practice
+                    .iter()
+                    .flat_map(|f| f.reading.bounds.iter())
+                    .filter_map(|b| band.holds(&b.value))
+                    .collect();
+                match (held.iter().all(|h| *h), held.iter().any(|h| *h)) {
+                    _ if held.is_empty() => None,
+                    (true, _) => Some(true),
+                    (false, false) => Some(false),
+                    _ => None,
+                }
+            }
+        })
+        .collect();
     let denials: HashSet<String> = rules::NEGATIONS
         .iter()
         .map(|w| crate::vocabulary::term(w))
@@ -222,6 +300,7 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
         let mut scored: Vec<(f64, usize)> = rules
             .iter()
             .enumerate()
+            .filter(|(i, _)| in_band[*i] != Some(false))
             .filter_map(|(i, r)| {
                 let shared: Vec<&&str> = fact_terms
                     .iter()
@@ -275,10 +354,15 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
         let best = scored.first().map_or(0.0, |s| s.0);
         if std::env::var("AUDIT_DEBUG").is_ok() {
             eprintln!(
-                "FACT {:?} denied={} restates={} best={:?}",
+                "FACT {:?} denied={} restates={} bounds={:?} best={:?}",
                 fact.text,
                 fact.denied,
                 fact.restates,
+                fact.reading
+                    .bounds
+                    .iter()
+                    .map(|b| (&b.value.written, b.value.frequency, &b.anchor, &b.context))
+                    .collect::<Vec<_>>(),
                 scored
                     .iter()
                     .take(3)
@@ -323,8 +407,9 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 rules
                     .iter()
                     .enumerate()
-                    .filter(|(_, r)| {
-                        r.reading.bounds.iter().any(|x| can_pair(b, x))
+                    .filter(|(i, r)| {
+                        in_band[*i] != Some(false)
+                            && r.reading.bounds.iter().any(|x| can_pair(b, x))
                             && r.row.as_ref().is_none_or(|row| row.applies(&said))
                     })
                     .map(|(i, r)| {
@@ -382,8 +467,9 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 score,
                 primary: primary == Some(i),
                 coverage,
+                in_band: in_band[i],
             };
-            if let Some(f) = check(fact, &mine, &scope, rule, &tried) {
+            if let Some(f) = check(fact, &mine, &scope, &practice, rule, &tried) {
                 findings.push(f);
             }
         }

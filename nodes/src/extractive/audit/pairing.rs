@@ -24,10 +24,15 @@ pub(super) fn can_pair(fact: &Bound, rule: &Bound) -> bool {
     if !fact.value.weighs_with(&rule.value) {
         return false;
     }
-    if rule.value.frequency && !fact.value.frequency && fact.anchor.is_none() {
+    if rule.value.frequency
+        && !fact.value.frequency
+        && fact.anchor.as_ref().is_none_or(|a| a.terms().is_empty())
+    {
         // "every year" and "two years later" are not the same kind of thing; a fact value
-        // with no event ("eighteen months ago", "every two years") may be an interval.
+        // with no event ("eighteen months ago", "was fourteen months before", "every two
+        // years") may be an interval.
         return fact.value.frequency
+            || matches!(&fact.anchor, Some(Anchor::Before(t)) if t.is_empty())
             || fact
                 .context
                 .iter()
