@@ -98,16 +98,26 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
     out
 }
 
-/// Whether a clause says the record is silent on something: "does not say whether",
-/// "it is unclear whether", "no record of whether".
+/// Whether a clause says the record, or the writer, is silent on something: "does not say
+/// whether", "it is unclear whether", "no record of whether", "I don't know whether", "not
+/// sure if".
 fn silent_on(clause: &str) -> bool {
     let words = lower_words(clause);
-    let Some(at) = words.iter().position(|w| w == "whether") else {
+    let Some(at) = words.iter().enumerate().position(|(i, w)| {
+        w == "whether"
+            || (w == "if"
+                && i > 0
+                && matches!(
+                    words[i - 1].as_str(),
+                    "know" | "sure" | "say" | "says" | "tell" | "clear" | "certain" | "recall"
+                ))
+    }) else {
         return false;
     };
     words[..at].iter().any(|w| {
         rules::NEGATIONS.contains(&w.as_str())
-            || matches!(w.as_str(), "unclear" | "unknown" | "uncertain")
+            || w.ends_with("n't")
+            || matches!(w.as_str(), "unclear" | "unknown" | "uncertain" | "cannot")
     })
 }
 
@@ -410,6 +420,13 @@ mod tests {
         assert!(!f[1].denied);
         assert!(f[2].restates && !f[2].denied);
         assert!(f[3].uncertain && !f[3].reading.negated && f[3].reading.roles.is_empty());
+        for unknown in [
+            "I don't know whether Mr Hale ever confirmed his son's nomination in writing.",
+            "We're not sure if the Board approved it.",
+        ] {
+            let f = read(unknown);
+            assert!(f[0].uncertain && !f[0].denied, "{unknown}");
+        }
     }
 
     #[test]

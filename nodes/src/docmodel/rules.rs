@@ -889,6 +889,34 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                     add(&mut out, name, RoleKind::Told, negated);
                 }
             }
+            // "the Specialist Support Team received the referral": told, by what it got.
+            "received" | "receives" | "receive" | "got"
+                if lower
+                    .get(i + 1..(i + 4).min(lower.len()))
+                    .is_some_and(|after| {
+                        after.iter().any(|a| {
+                            [
+                                "referral",
+                                "report",
+                                "notification",
+                                "notice",
+                                "escalation",
+                                "alert",
+                                "disclosure",
+                                "declaration",
+                                "complaint",
+                                "request",
+                            ]
+                            .iter()
+                            .any(|n| a.trim_end_matches('s') == *n)
+                        })
+                    }) =>
+            {
+                let name = backward(i);
+                if !name.is_empty() {
+                    add(&mut out, name, RoleKind::Told, negated_near(i));
+                }
+            }
             // "it never went to the Audit Committee", "put to the Board": submitted to them.
             "went" | "go" | "goes" | "gone" | "put" | "taken" | "brought" | "presented"
             | "escalated"
@@ -1370,5 +1398,14 @@ mod tests {
         assert!(!same_role("Compliance", "Head of Compliance"));
         assert!(!same_role("a director", "a Managing Director"));
         assert!(same_role("the Board", "Board of Directors"));
+    }
+
+    #[test]
+    fn a_team_that_received_the_referral_was_told() {
+        let r = read("the Specialist Support Team received the referral three hours later");
+        assert!(r
+            .roles
+            .iter()
+            .any(|x| x.who == "Specialist Support Team" && x.kind == RoleKind::Told));
     }
 }

@@ -702,6 +702,18 @@ fn relative_at(ws: &[Word], i: usize) -> Option<Relative> {
         ("the" | "that", "same", "day" | "morning" | "afternoon" | "evening", _)
         | ("on", "the", "day", _) => Some(same_day(3)),
         ("same", "day", ..) => Some(same_day(2)),
+        // "countersigned it that afternoon": later on the day of the event before (not
+        // a clause's opening "That afternoon ...", nor "at 11:50 that morning", which
+        // place an event on the timeline).
+        ("that", "morning" | "afternoon" | "evening", ..)
+            if i.checked_sub(1).is_some_and(|p| {
+                let p = ws[p].text.as_str();
+                p.chars().all(char::is_alphabetic)
+                    && !matches!(p, "and" | "but" | "then" | "so" | "am" | "pm")
+            }) =>
+        {
+            Some(same_day(2))
+        }
         ("the" | "that", "next" | "following", "week", _) => Some(days(4.0, 13.0, "week", 3)),
         ("the" | "that", "next" | "following", "month", _) => Some(days(15.0, 45.0, "month", 3)),
         _ => None,

@@ -178,6 +178,11 @@ pub(super) fn check<'a>(
         .iter()
         .filter(|b| matches!(b.binding, Binding::Limit(_)))
         .collect();
+    // The fact does what the rule requires ("wrote a note of that call ten minutes after
+    // hanging up" against "must write a note of the call within 15 minutes"): its value is
+    // the time of that act, whatever the words around it.
+    let does_the_act =
+        primary && !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
     let mut paired = 0usize;
     let mut best_shared = 0usize;
     let mut unpaired: Vec<(&Bound, usize)> = Vec::new();
@@ -279,7 +284,7 @@ pub(super) fn check<'a>(
         match f.value.keeps(limit, &b.value) {
             // A value vouches for a rule only when its words say it is about what the rule's
             // figure is about.
-            Some(true) if shared == 0 => open.push(format!(
+            Some(true) if shared == 0 && !does_the_act => open.push(format!(
                 "whether {} is what the rule's {} is about",
                 f.value.written, b.value.written
             )),
@@ -599,24 +604,82 @@ pub(super) fn check<'a>(
             .collect()
     };
     let rule_words = words_of(&rule.text);
+    // "Written" asks for writing when it is of an act ("written approval", "a written
+    // request"), not of a way to do something else ("an approved written channel").
+    let act = |w: &str| {
+        let w = w.trim_end_matches('s');
+        matches!(
+            w,
+            "approval"
+                | "consent"
+                | "confirmation"
+                | "notice"
+                | "notification"
+                | "request"
+                | "agreement"
+                | "authorisation"
+                | "authorization"
+                | "permission"
+                | "record"
+                | "note"
+                | "justification"
+                | "statement"
+                | "declaration"
+                | "report"
+                | "response"
+                | "reply"
+                | "explanation"
+                | "acknowledgement"
+                | "acknowledgment"
+                | "evidence"
+                | "instruction"
+                | "undertaking"
+                | "attestation"
+                | "quotation"
+                | "quote"
+                | "rationale"
+                | "sign"
+                | "decision"
+                | "mandate"
+        )
+    };
     let in_writing = rule_words
         .windows(2)
         .any(|p| p[0] == "in" && p[1] == "writing")
-        || rule_words.iter().any(|w| w == "written");
+        || rule_words
+            .iter()
+            .enumerate()
+            .any(|(i, w)| w == "written" && rule_words[i + 1..].iter().take(2).any(|n| act(n)));
     if in_writing && !fact.reading.negated && (!meets.is_empty() || breaks.is_empty()) {
-        let said: Vec<String> = scope.iter().flat_map(|f| words_of(&f.text)).collect();
-        let spoken = said.iter().any(|w| {
+        let spoken_word = |w: &String| {
             matches!(
                 w.as_str(),
                 "verbal" | "verbally" | "oral" | "orally" | "phone" | "telephone" | "spoke"
             )
-        });
-        let written = said.iter().any(|w| {
+        };
+        let written_word = |w: &String| {
             matches!(
                 w.as_str(),
                 "writing" | "written" | "email" | "emailed" | "letter" | "signed" | "form"
             )
-        });
+        };
+        // The fact's own clause first ("told the regulator by phone six weeks before we
+        // signed": the telling was spoken, whatever was signed), then the sentences around.
+        let own: Vec<String> = words_of(&fact.text);
+        let said: Vec<String> = scope.iter().flat_map(|f| words_of(&f.text)).collect();
+        let (spoken, written) = if own.iter().any(spoken_word) {
+            (
+                true,
+                own.iter().any(|w| {
+                    matches!(
+                        w.as_str(),
+                        "writing" | "written" | "email" | "emailed" | "letter"
+                    )
+                }),
+            )
+        } else {
+            (said.iter().any(spoken_word), said.iter().any(written_word))
+        };
         if spoken && !written {
             breaks
                 .push("given by word of mouth, where the rule asks for it in writing".to_string());

@@ -199,6 +199,15 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
                 let mut words = own.clone();
                 words.extend(context.iter().cloned());
                 let row = row_label(p).map(|label| Row {
+                    siblings: p
+                        .lead
+                        .as_deref()
+                        .and_then(|l| tables.get(&(p.doc_id.as_str(), l)))
+                        .map(|rows| {
+                            let own = terms(&label);
+                            rows.iter().filter(|r| **r != own).cloned().collect()
+                        })
+                        .unwrap_or_default(),
                     terms: terms(&label),
                     catch_all: catch_all(&label).then(|| {
                         p.lead
@@ -252,12 +261,25 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
     }
     let idf = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
 
-    // Whether the practice's case falls in the band of values a table's row is for: every
-    // value of the practice of the band's kind inside it, or every one outside it.
+    // Whether the practice's case is a table row's: for a band of values, every value of
+    // the practice of the band's kind inside it, or every one outside it; for a named case,
+    // not when the practice names another row's case and not this one's.
     let practice: Vec<&Fact> = facts.iter().collect();
+    let said_all: HashSet<&String> = facts
+        .iter()
+        .flat_map(|f| f.terms.iter().chain(&f.carried))
+        .collect();
     let in_band: Vec<Option<bool>> = rules
         .iter()
         .map(|r| match &r.band {
+            // A row of another case the practice names ("Level 3", not "Level 2").
+            None if r
+                .row
+                .as_ref()
+                .is_some_and(|row| row.of_another_case(&said_all)) =>
+            {
+                Some(false)
+            }
             None => Some(true),
             Some(band) => {
                 let held: Vec<bool> = practice

@@ -13,23 +13,34 @@ pub(super) struct Row {
     /// The row for every case the others do not name ("Other US cities", "Rest of the
     /// world"), and the terms of the other rows' cases.
     pub(super) catch_all: Option<Vec<Vec<String>>>,
+    /// The terms of the other rows' cases of its table.
+    pub(super) siblings: Vec<Vec<String>>,
 }
 
 impl Row {
     /// Whether the practice's words (`said`) speak of this row's case: they name it, or,
     /// for a row of every other case, name none of the others.
     pub(super) fn applies(&self, said: &HashSet<&String>) -> bool {
-        // Named: all of a short name's terms, half of a longer one's ("suitability
-        // reports" for "Suitability reports and client fact-finds").
-        let names = |ts: &[String]| {
-            let n = ts.iter().filter(|t| said.contains(t)).count();
-            !ts.is_empty() && (n == ts.len() || (ts.len() > 2 && 2 * n >= ts.len()))
-        };
         match &self.catch_all {
-            Some(others) => !others.iter().any(|o| names(o)),
-            None => names(&self.terms),
+            Some(others) => !others.iter().any(|o| names(o, said)),
+            None => names(&self.terms, said),
         }
     }
+
+    /// Whether the practice's words are of another row's case and not of this one ("a
+    /// Level 3 case" against the row for Level 2): the row says nothing of the practice.
+    pub(super) fn of_another_case(&self, said: &HashSet<&String>) -> bool {
+        self.catch_all.is_none()
+            && !names(&self.terms, said)
+            && self.siblings.iter().any(|s| names(s, said))
+    }
+}
+
+/// Whether words name a case: all of a short name's terms, half of a longer one's
+/// ("suitability reports" for "Suitability reports and client fact-finds").
+fn names(ts: &[String], said: &HashSet<&String>) -> bool {
+    let n = ts.iter().filter(|t| said.contains(t)).count();
+    !ts.is_empty() && (n == ts.len() || (ts.len() > 2 && 2 * n >= ts.len()))
 }
 
 /// The label of a table row: its first cell, when the passage is a row under a header and
