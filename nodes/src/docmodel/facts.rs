@@ -291,6 +291,35 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
         if before >= 4 && crate::vocabulary::is_past_form(&next) && !next.ends_with("ly") {
             return Some((i, 5));
         }
+        // Another subject and its act: "and the Level 1 analyst escalated it", "and we paid
+        // it": a pronoun, or a determiner and up to four words of a name, then a verb in
+        // the past.
+        let words: Vec<String> = text[i + 5..]
+            .split_whitespace()
+            .take(6)
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .collect();
+        let verb_at = |k: usize| {
+            words
+                .get(k)
+                .is_some_and(|w| crate::vocabulary::is_past_form(w) && !w.ends_with("ly"))
+        };
+        let subject = match words.first().map(String::as_str) {
+            Some("we" | "he" | "she" | "they" | "i") => verb_at(1),
+            Some("the" | "our" | "his" | "her" | "their" | "its") => (2..=5).any(|k| {
+                verb_at(k)
+                    && words[1..k].iter().all(|w| {
+                        !crate::text::is_stopword(w) && !crate::vocabulary::is_past_form(w)
+                    })
+            }),
+            _ => false,
+        };
+        if before >= 4 && subject {
+            return Some((i, 5));
+        }
     }
     None
 }
