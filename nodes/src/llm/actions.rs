@@ -58,10 +58,25 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
         });
     for (i, w) in words.iter().enumerate() {
         let next = words.get(i + 1).map(String::as_str).unwrap_or("");
+        // Asked ("what was added", "which rules were dropped", "anything removed"), not
+        // told ("the model was added to the inventory on 2 April 2025").
+        let asked = (i.saturating_sub(10)..i).any(|k| {
+            matches!(
+                words[k].as_str(),
+                "what" | "which" | "anything" | "any" | "whether" | "what's"
+            )
+        });
         let added_or_dropped = names_a_version
+            && asked
             && matches!(
                 w.as_str(),
                 "added" | "dropped" | "removed" | "introduced" | "deleted" | "scrapped"
+            );
+        // "a change to a threshold": a thing, not a question of what changed.
+        let a_change = i > 0
+            && matches!(
+                words[i - 1].as_str(),
+                "a" | "an" | "any" | "the" | "each" | "every" | "this" | "that" | "such"
             );
         if w.starts_with("summar")
             || matches!(w.as_str(), "overview" | "tldr" | "gist" | "recap")
@@ -87,6 +102,7 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             || w.starts_with("chang") && matches!(next, "between" | "since" | "from")
             // "How did the deadlines ... change in v4?"
             || (names_a_version
+                && !a_change
                 && matches!(w.as_str(), "change" | "changed" | "changes")
                 && matches!(next, "in" | "to" | "with" | "after" | ""))
             || (w == "new" && matches!(next, "in" | "since"));

@@ -459,6 +459,24 @@ mod tests {
     }
 
     #[test]
+    fn a_change_or_an_addition_told_of_is_no_comparison() {
+        let d = intent(
+            "Under version 1.4, who had to approve a change to a monitoring threshold?",
+            &[],
+        );
+        assert_eq!(d.action, Action::Inquire);
+        let d = intent(
+            "Please audit the roll-out. Development began in December 2024, and the model was added to the Model Inventory on 2 April 2025.",
+            &[],
+        );
+        assert_eq!(d.requested_actions, [Action::Audit]);
+        let d = intent("What was added in version 2.0?", &[]);
+        assert_eq!(d.action, Action::Compare);
+        let d = intent("How did the deadlines change in v4?", &[]);
+        assert_eq!(d.action, Action::Compare);
+    }
+
+    #[test]
     fn questions_inquire_and_bare_messages_are_unsure_until_history_helps() {
         let d = intent("What are the capital requirements?", &[]);
         assert_eq!(d.action, Action::Inquire);
