@@ -48,12 +48,20 @@ fn in_force<'a>(docs: &'a [Document], versions: &Versions) -> Vec<&'a Document> 
         .collect()
 }
 
-/// A document in force, or the version before it when the request asks for the old one.
+/// A document in force, or the version of its family the request asks for: the one before
+/// it ("the old policy"), or the one a version or year names when the request names one
+/// ("under version 1.4, who approved ..."; a family without it keeps the one in force).
 fn as_asked(d: DocRef, versions: &Versions, asks: &[VersionAsk]) -> DocRef {
     if asks.iter().any(|a| matches!(a, VersionAsk::Previous)) {
-        versions.previous(&d.id).unwrap_or(d)
-    } else {
-        d
+        return versions.previous(&d.id).unwrap_or(d);
+    }
+    let named: Vec<&VersionAsk> = asks
+        .iter()
+        .filter(|a| matches!(a, VersionAsk::Named(_) | VersionAsk::Year(_)))
+        .collect();
+    match named.as_slice() {
+        [one] => versions.asked(&d.id, Some(one)).unwrap_or(d),
+        _ => d,
     }
 }
 

@@ -103,6 +103,14 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             // "How did the deadlines ... change in v4?"
             || (names_a_version
                 && !a_change
+                // Asked how or what ("how did the deadlines change"), not who approves
+                // "threshold changes".
+                && (i.saturating_sub(20)..i).any(|k| {
+                    matches!(
+                        words[k].as_str(),
+                        "how" | "what" | "which" | "did" | "has" | "have" | "were" | "was"
+                    )
+                })
                 && matches!(w.as_str(), "change" | "changed" | "changes")
                 && matches!(next, "in" | "to" | "with" | "after" | ""))
             || (w == "new" && matches!(next, "in" | "since"));
