@@ -80,7 +80,47 @@ pub(crate) fn for_documents(
             }
         }
     }
+    // A section named by words of the title ("the suspicious activity reporting section of
+    // the transaction monitoring policy") is what the request is about.
+    for t in section_named(text) {
+        naming.remove(&t);
+    }
     read_in_context(text, previous, &naming)
+}
+
+/// The terms of a section a request names: the words before "section", "part" or
+/// "chapter" ("the suspicious activity reporting section"), or after "section on" or
+/// "part about" ("the section on record keeping").
+pub(crate) fn section_named(text: &str) -> Vec<String> {
+    let words = tokens(text);
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if !matches!(w.as_str(), "section" | "sections" | "part" | "chapter") {
+            continue;
+        }
+        let mut before: Vec<&String> = words[..i]
+            .iter()
+            .rev()
+            .take_while(|x| !crate::text::is_stopword(x))
+            .take(4)
+            .collect();
+        before.reverse();
+        out.extend(before.iter().flat_map(|x| crate::text::terms(x)));
+        if matches!(
+            words.get(i + 1).map(String::as_str),
+            Some("on" | "about" | "covering" | "for")
+        ) {
+            out.extend(
+                words[i + 2..]
+                    .iter()
+                    .skip_while(|x| matches!(x.as_str(), "the" | "a" | "an"))
+                    .take_while(|x| !crate::text::is_stopword(x))
+                    .take(4)
+                    .flat_map(|x| crate::text::terms(x)),
+            );
+        }
+    }
+    out
 }
 
 /// Reads a request in its conversation: its topic without `naming` (the words that name
@@ -454,6 +494,24 @@ pub(crate) fn versions_asked(text: &str) -> Vec<VersionAsk> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_section_named_in_the_titles_words_is_what_the_request_is_about() {
+        let t = |w: &[&str]| {
+            w.iter()
+                .map(|x| crate::vocabulary::term(x))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            section_named("Summarise the suspicious activity reporting section of the policy"),
+            t(&["suspicious", "activity", "reporting"])
+        );
+        assert_eq!(
+            section_named("What does the section on record keeping say?"),
+            t(&["record", "keeping"])
+        );
+        assert!(section_named("Summarise the policy").is_empty());
+    }
 
     #[test]
     fn the_kind_of_value_asked_for() {

@@ -260,14 +260,23 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         if candidates.is_empty() {
             continue;
         }
-        // A topic beyond the document's own title narrows the summary.
-        let title: HashSet<String> = terms(&doc.title).into_iter().collect();
+        // A topic beyond the document's own title narrows the summary, and so does a
+        // section named in the title's words ("the suspicious activity reporting section").
+        let section: Vec<String> = crate::question::section_named(&request.question);
+        let title: HashSet<String> = terms(&doc.title)
+            .into_iter()
+            .filter(|t| !section.contains(t))
+            .collect();
+        let structure: Vec<String> = ["section", "part", "chapter"]
+            .iter()
+            .map(|w| crate::vocabulary::term(w))
+            .collect();
         // Not the words of asking for a summary ("the main steps", "in brief").
         let asking: Vec<String> = ASKING.iter().map(|w| crate::vocabulary::term(w)).collect();
         let topic: Vec<&String> = q
             .topic
             .iter()
-            .filter(|t| !title.contains(*t) && !asking.contains(t))
+            .filter(|t| !title.contains(*t) && !asking.contains(t) && !structure.contains(t))
             .collect();
         let about_focus = |c: &Candidate| {
             topic
