@@ -21,6 +21,8 @@ use crate::text::{asks_for_library, sentences, shorten, terms};
 
 /// Passages scoring at least this share of the best one are used.
 const NEAR_BEST: f64 = 0.8;
+/// The factor of a sentence that holds none of a follow-up's own terms.
+const FOLLOW_UP_ELSEWHERE: f64 = 0.6;
 /// At most this many passages answer.
 const MAX_PASSAGES: usize = 3;
 /// Below this score, nothing in the documents answers ...
@@ -157,7 +159,10 @@ pub(crate) fn answering(text: &str, q: &Question) -> String {
     if all.len() <= 1 {
         return text.to_string();
     }
-    let wanted: HashSet<&String> = q.topic.iter().chain(&q.context).collect();
+    // The conversation's terms count for half the request's own ("and for contractors?"
+    // after a question on the training deadline: the sentence on contractors).
+    let own: HashSet<&String> = q.topic.iter().collect();
+    let before: HashSet<&String> = q.context.iter().filter(|t| !own.contains(t)).collect();
     // "The PAC is chaired by ..." speaks of the Product Approval Committee the clause
     // defines.
     let defined = crate::docmodel::acronyms(text);
@@ -166,9 +171,16 @@ pub(crate) fn answering(text: &str, q: &Question) -> String {
         .map(|s| {
             let mut t: HashSet<String> = terms(s).into_iter().collect();
             crate::docmodel::expand(&mut t, &defined);
-            let mut score = wanted.iter().filter(|w| t.contains(w.as_str())).count() as f64;
+            let mut score = own.iter().filter(|w| t.contains(w.as_str())).count() as f64
+                + 0.5 * before.iter().filter(|w| t.contains(w.as_str())).count() as f64;
             if !q.expects.is_empty() && q.answered_by(&rules::read(s)) {
                 score += 1.5;
+            }
+            // A follow-up asks of its own words: a sentence with none of them answers the
+            // question before it.
+            if !own.is_empty() && !before.is_empty() && !own.iter().any(|w| t.contains(w.as_str()))
+            {
+                score *= FOLLOW_UP_ELSEWHERE;
             }
             (score, s)
         })
@@ -520,6 +532,19 @@ mod tests {
         ] {
             assert_eq!(asked_thing(question).as_deref(), thing, "{question}");
         }
+    }
+
+    #[test]
+    fn a_follow_up_is_answered_by_the_sentence_with_its_own_words() {
+        let q = crate::question::read_in_context(
+            "And for contractors?",
+            Some("By when must staff finish the yearly financial crime e-learning?"),
+            &Default::default(),
+        );
+        let clause = "All employees must complete the annual financial crime e-learning by \
+                      31 October each year. Contractors must complete it within 14 days of \
+                      their start date.";
+        assert!(answering(clause, &q).contains("within 14 days"));
     }
 
     #[test]

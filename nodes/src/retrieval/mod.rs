@@ -37,6 +37,9 @@ const MIN_SHARED: usize = 2;
 const FRAMING: f64 = 0.8;
 /// What a term of the conversation before a follow-up counts for.
 const CONTEXT_TERM: f64 = 0.5;
+/// The factor of a sentence that holds none of a follow-up's own terms ("and for
+/// contractors?": the sentence on employees beside the one on contractors).
+const FOLLOW_UP_ELSEWHERE: f64 = 0.6;
 /// Only sentences scoring at least this share of the best are hits: every use of a
 /// ranking takes those near the best (the documents within 0.7 of the best one, the
 /// passages within 0.8), and scoring the rest of a large library costs most of a turn.
@@ -140,7 +143,15 @@ pub(crate) fn rank(analyses: &[Arc<Analysis>], question: &Question) -> Vec<Hit> 
         .filter(|&i| index.df(query[i]) * RARE_SHARE <= index.units)
         .fold(0u64, |m, i| m | (1 << i));
     let all: u64 = (0..query.len()).fold(0u64, |m, i| m | (1 << i));
+    let follow_up: u64 = if question.context.is_empty() {
+        0
+    } else {
+        (0..query.len())
+            .filter(|&i| question.topic.iter().any(|o| o == query[i]))
+            .fold(0u64, |m, i| m | (1 << i))
+    };
     let mut scan = Scan {
+        follow_up,
         analyses,
         index: &index,
         query: &query,
@@ -199,6 +210,8 @@ struct Scan<'a> {
     needed: usize,
     ceiling: &'a dyn Fn(u64) -> f64,
     question: &'a Question,
+    /// A follow-up's own terms (a bit per query term; none for a request of its own).
+    follow_up: u64,
     /// For each sentence, the query's terms read for it from the index: its own, its
     /// clause's.
     own_bits: Vec<u64>,
@@ -344,6 +357,9 @@ impl Scan<'_> {
             covered += share * self.weights[i];
         }
         let mut score = covered / self.total;
+        if self.follow_up != 0 && own & self.follow_up == 0 {
+            score *= FOLLOW_UP_ELSEWHERE;
+        }
         if !self.question.answered_by(&s.reading) {
             score *= NO_VALUE;
         }
