@@ -141,6 +141,9 @@ fn read_title_terms(title: &str) -> TitleTerms {
         all.extend(a.iter().cloned());
     }
     all.extend(extra);
+    // The initials of its runs of capitalised words: "the SAR policy" names the
+    // "Transaction Monitoring and Suspicious Activity Reporting Policy".
+    all.extend(initialisms(&main_text));
     let mut all: Vec<String> = all.into_iter().collect();
     all.sort_unstable();
     TitleTerms {
@@ -151,6 +154,35 @@ fn read_title_terms(title: &str) -> TitleTerms {
             .collect(),
         all: all.into_iter().map(Term::of).collect(),
     }
+}
+
+/// The initials of each run of three or four capitalised words of a title, as terms
+/// ("Suspicious Activity Reporting": "sar"; "and", "of" may sit inside a run).
+fn initialisms(title: &str) -> Vec<String> {
+    let words: Vec<&str> = title
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for start in 0..words.len() {
+        let mut letters = String::new();
+        for w in &words[start..] {
+            if matches!(*w, "and" | "of" | "&") && !letters.is_empty() {
+                continue;
+            }
+            let Some(first) = w.chars().next().filter(|c| c.is_uppercase()) else {
+                break;
+            };
+            letters.extend(first.to_lowercase());
+            if (3..=4).contains(&letters.chars().count()) {
+                out.extend(terms(&letters));
+            }
+            if letters.chars().count() >= 4 {
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn is_number(w: &str) -> bool {
@@ -419,6 +451,25 @@ pub(crate) fn title_has_word(title: &str, noun: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_by_the_initials_of_a_run_of_title_words_fits_it() {
+        let docs = [
+            DocRef {
+                id: "tm".into(),
+                title: "Transaction Monitoring and Suspicious Activity Reporting Policy v2.0"
+                    .into(),
+            },
+            DocRef {
+                id: "mrm".into(),
+                title: "Model Risk Management Policy".into(),
+            },
+        ];
+        let found = match_name("the SAR policy", &docs);
+        assert_eq!(found.first().map(|s| s.doc.id.as_str()), Some("tm"));
+        let found = match_name("the MRM policy", &docs);
+        assert_eq!(found.first().map(|s| s.doc.id.as_str()), Some("mrm"));
+    }
 
     fn docs() -> Vec<DocRef> {
         [

@@ -974,6 +974,24 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
             ws[i - 1].text.as_str(),
             "any" | "each" | "every" | "no" | "only"
         );
+    // "2 or more external SARs", "three or fewer breaches": a count with its bound.
+    if !is_year && !w.contains('.') && next == "or" && matches!(after, "more" | "fewer" | "less") {
+        let mut end = j + 2;
+        while let Some(n) = ws.get(end).map(|x| x.text.as_str()) {
+            if end > j + 4
+                || n.len() <= 2
+                || !n.chars().all(|c| c.is_alphabetic())
+                || crate::text::is_stopword(n)
+                || NOT_COUNTED.contains(&n)
+            {
+                break;
+            }
+            end += 1;
+        }
+        if end > j + 2 {
+            return Some((make(Unit::Count, lo, hi, "count", lo, end, false), end));
+        }
+    }
     if !is_year && noun_like && !w.contains('.') && !one_of {
         // The whole noun: "two pre-clearances".
         let mut end = j + 1;
@@ -1075,6 +1093,15 @@ mod tests {
         let v = values(text);
         assert_eq!(v.len(), 1, "{text}: {v:?}");
         v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_count_with_or_more_is_read_with_its_noun() {
+        assert_eq!(
+            shown("Where 2 or more external SARs have been submitted"),
+            ["2 or more external SARs"]
+        );
+        assert_eq!(one("3 or more external SARs").unit, Unit::Count);
     }
 
     #[test]

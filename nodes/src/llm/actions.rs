@@ -113,7 +113,16 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 })
                 && matches!(w.as_str(), "change" | "changed" | "changes")
                 && matches!(next, "in" | "to" | "with" | "after" | ""))
-            || (w == "new" && matches!(next, "in" | "since"));
+            || (w == "new" && matches!(next, "in" | "since"))
+            // "Did the new version of the SAR policy change when ...?": asked whether a
+            // document changed.
+            || (names_a_version
+                && !a_change
+                && matches!(w.as_str(), "change" | "changed" | "alter" | "altered")
+                && matches!(
+                    words.first().map(String::as_str),
+                    Some("did" | "has" | "have" | "does")
+                ));
         if w.starts_with("compar")
             || w.starts_with("differ")
             || matches!(w.as_str(), "contrast" | "versus" | "vs" | "diff")

@@ -472,6 +472,11 @@ mod tests {
         assert_eq!(d.requested_actions, [Action::Audit]);
         let d = intent("In version 1.4, who approves threshold changes?", &[]);
         assert_eq!(d.action, Action::Inquire);
+        let d = intent(
+            "Did the new version of the SAR policy change when a customer goes to the exit panel?",
+            &[],
+        );
+        assert_eq!(d.action, Action::Compare);
         let d = intent("What was added in version 2.0?", &[]);
         assert_eq!(d.action, Action::Compare);
         let d = intent("How did the deadlines change in v4?", &[]);
