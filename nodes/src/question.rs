@@ -88,6 +88,30 @@ pub(crate) fn for_documents(
     read_in_context(text, previous, &naming)
 }
 
+/// The terms of what a request says it is about, though they may be words of a title: a
+/// section it names ([`section_named`]), or what follows "on", "about", "regarding" or
+/// "concerning" ("how did the rules on keeping and deleting recordings change": keeping,
+/// deleting, recordings).
+pub(crate) fn topic_named(text: &str) -> Vec<String> {
+    let words = tokens(text);
+    let mut out = section_named(text);
+    for (i, w) in words.iter().enumerate() {
+        if !matches!(w.as_str(), "on" | "about" | "regarding" | "concerning") {
+            continue;
+        }
+        out.extend(
+            words[i + 1..]
+                .iter()
+                .skip_while(|x| matches!(x.as_str(), "the" | "a" | "an" | "our"))
+                .take_while(|x| matches!(x.as_str(), "and" | "or") || !crate::text::is_stopword(x))
+                .take(6)
+                .filter(|x| !matches!(x.as_str(), "and" | "or"))
+                .flat_map(|x| crate::text::terms(x)),
+        );
+    }
+    out
+}
+
 /// The terms of a section a request names: the words before "section", "part" or
 /// "chapter" ("the suspicious activity reporting section"), or after "section on" or
 /// "part about" ("the section on record keeping").
@@ -511,6 +535,10 @@ mod tests {
             t(&["record", "keeping"])
         );
         assert!(section_named("Summarise the policy").is_empty());
+        assert_eq!(
+            topic_named("What changed in the rules on keeping and deleting recordings?"),
+            t(&["keeping", "deleting", "recordings"])
+        );
     }
 
     #[test]

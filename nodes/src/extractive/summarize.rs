@@ -262,7 +262,7 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         }
         // A topic beyond the document's own title narrows the summary, and so does a
         // section named in the title's words ("the suspicious activity reporting section").
-        let section: Vec<String> = crate::question::section_named(&request.question);
+        let section: Vec<String> = crate::question::topic_named(&request.question);
         let title: HashSet<String> = terms(&doc.title)
             .into_iter()
             .filter(|t| !section.contains(t))

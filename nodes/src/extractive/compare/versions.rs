@@ -204,12 +204,15 @@ pub(super) fn compare(
         .chain(&q.context)
         .filter_map(|t| value_kind(t))
         .collect();
+    // Words of the title the request says it is about ("the rules on keeping and deleting
+    // recordings" of a record-keeping policy) are its topic all the same.
+    let said_topic = crate::question::topic_named(&request.question);
     let mut wanted: HashSet<String> = q
         .topic
         .iter()
         .chain(&q.context)
         .filter(|t| {
-            !title.contains(*t)
+            (!title.contains(*t) || said_topic.contains(*t))
                 && !asking.contains(*t)
                 && !crate::version_words::is_version_word(t)
                 && value_kind(t).is_none()
