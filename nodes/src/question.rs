@@ -316,9 +316,14 @@ fn expects(words: &[String]) -> Vec<Expect> {
             ("how", "many", _) => out.push(Expect::Count),
             ("what", "percentage" | "percent" | "share" | "proportion" | "ratio", _)
             | ("how", "big", "a" | "share") => out.push(Expect::Percent),
-            ("how", "much", _)
-            | ("what", "amount" | "limit" | "cap" | "threshold" | "value" | "rate", _) => {
+            ("how", "much", _) | ("what", "amount" | "value" | "rate", _) => {
                 out.push(Expect::Money)
+            }
+            // A limit may be an amount or a share ("the cap on commission": 5% of the
+            // contract's value).
+            ("what", "limit" | "cap" | "threshold" | "ceiling" | "maximum" | "minimum", _) => {
+                out.push(Expect::Money);
+                out.push(Expect::Percent);
             }
             ("above" | "over" | "below" | "under" | "from", "what", _)
             | ("up", "to", "what")
@@ -358,20 +363,23 @@ fn expects(words: &[String]) -> Vec<Expect> {
             out.push(Expect::Percent);
         }
     }
-    let money_words = [
-        "most",
+    let money_words = ["most", "least", "spend", "worth", "cost"];
+    let limit_words = [
         "maximum",
         "minimum",
-        "least",
-        "spend",
-        "worth",
-        "cost",
         "cap",
         "limit",
         "threshold",
+        "ceiling",
+        "max",
+        "min",
     ];
     if out.is_empty() && words.iter().any(|v| money_words.contains(&v.as_str())) {
         out.push(Expect::Money);
+    }
+    if out.is_empty() && words.iter().any(|v| limit_words.contains(&v.as_str())) {
+        out.push(Expect::Money);
+        out.push(Expect::Percent);
     }
     let mut seen = Vec::new();
     out.retain(|e| {
