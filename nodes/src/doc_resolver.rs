@@ -547,6 +547,22 @@ pub async fn doc_resolver(
                 }
                 retrieve::Retrieved::Nothing => {}
             }
+        } else if action == Action::Compare {
+            // "Did the new version change how often we re-check our custodians?": the
+            // family whose text answers it, its version in force and the one before.
+            let q = question::read(&text);
+            if let retrieve::Retrieved::Docs(docs) =
+                retrieve::retrieve(&documents, &versions, &q, &asks)
+            {
+                let pair = docs.first().and_then(|(d, _)| {
+                    let current = versions.in_force(&d.id)?;
+                    let before = versions.previous(&current.id)?;
+                    Some([before, current])
+                });
+                for d in pair.into_iter().flatten() {
+                    found.add(&d, retrieve::RETRIEVAL_MIN, InferenceSource::Retrieval);
+                }
+            }
         }
     }
 

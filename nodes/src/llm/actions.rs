@@ -72,12 +72,17 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 w.as_str(),
                 "added" | "dropped" | "removed" | "introduced" | "deleted" | "scrapped"
             );
-        // "a change to a threshold": a thing, not a question of what changed.
-        let a_change = i > 0
-            && matches!(
-                words[i - 1].as_str(),
-                "a" | "an" | "any" | "the" | "each" | "every" | "this" | "that" | "such"
-            );
+        // "a change to a threshold", "a material change to our arrangements": a thing,
+        // not a question of what changed; "have to change their passwords": a duty.
+        let indefinite = |k: usize| {
+            matches!(
+                words[k].as_str(),
+                "a" | "an" | "any" | "each" | "every" | "such" | "no"
+            )
+        };
+        let a_thing =
+            i > 0 && (indefinite(i - 1) || words[i - 1] == "to" || (i > 1 && indefinite(i - 2)));
+        let a_change = a_thing || i > 0 && matches!(words[i - 1].as_str(), "the" | "this" | "that");
         if w.starts_with("summar")
             || matches!(w.as_str(), "overview" | "tldr" | "gist" | "recap")
             || (matches!(w.as_str(), "key" | "main")
@@ -92,7 +97,8 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             note(i, Action::Summarize);
         }
         // "what changed", "how did the limits change", "changes between", "what is new in".
-        let asks_change = w.starts_with("chang")
+        let asks_change = !a_thing
+            && w.starts_with("chang")
             && (i.checked_sub(4).map_or(0, |k| k)..i).any(|k| {
                 matches!(
                     words[k].as_str(),
@@ -123,19 +129,81 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                     words.first().map(String::as_str),
                     Some("did" | "has" | "have" | "does")
                 ));
+        // "differ", "how is v2 different from v1", "the differences between": not "a
+        // reconciliation difference that turns up".
+        let differ = w.starts_with("differ")
+            && (!matches!(w.as_str(), "difference" | "differences" | "different")
+                || matches!(
+                    next,
+                    "between"
+                        | "from"
+                        | "in"
+                        | "to"
+                        | "with"
+                        | "before"
+                        | "previously"
+                        | "earlier"
+                        | "then"
+                        | "now"
+                        | ""
+                )
+                || (i > 0
+                    && matches!(
+                        words[i - 1].as_str(),
+                        "what"
+                            | "the"
+                            | "key"
+                            | "main"
+                            | "any"
+                            | "what's"
+                            | "major"
+                            | "that"
+                            | "this"
+                            | "it"
+                            | "anything"
+                    )));
         if w.starts_with("compar")
-            || w.starts_with("differ")
+            || differ
             || matches!(w.as_str(), "contrast" | "versus" | "vs" | "diff")
             || asks_change
             || added_or_dropped
         {
             note(i, Action::Compare);
         }
+        // Asked for ("please review", "can you check", "review this"), not named ("the
+        // access review rules", "the credit check").
+        let asked_verb = i == 0
+            || matches!(
+                words[i - 1].as_str(),
+                "please"
+                    | "pls"
+                    | "you"
+                    | "to"
+                    | "and"
+                    | "then"
+                    | "can"
+                    | "could"
+                    | "would"
+                    | "we"
+                    | "i"
+                    | "us"
+                    | "also"
+                    | "just"
+                    | "now"
+                    | "a"
+                    | "an"
+                    | "quickly"
+                    | "me"
+                    | "should"
+                    | "must"
+            );
         if asks_for_audit(&words, &raw, i)
-            || (matches!(
-                w.as_str(),
-                "check" | "review" | "assess" | "evaluate" | "verify" | "test" | "vet"
-            ) && (within(i, 4, &AUDIT_OBJECTS)
+            || (asked_verb
+                && matches!(
+                    w.as_str(),
+                    "check" | "review" | "assess" | "evaluate" | "verify" | "test" | "vet"
+                )
+                && (within(i, 4, &AUDIT_OBJECTS)
                 // "check how we handled the factsheet against the procedure".
                 || within(i, 12, &["against"])))
         {
@@ -164,6 +232,19 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 "this" | "that" | "it" | "these" | "our" | "my" | "we" | "they" | "the"
             )
         }) && within(i, 5, &AUDIT_JUDGEMENTS)
+        {
+            note(i, Action::Audit);
+        }
+        // "Is what we did with the new venue in line with our dealing rules?": asked of a
+        // practice, however long the words between.
+        if w == "line"
+            && i > 0
+            && words[i - 1] == "in"
+            && next == "with"
+            && matches!(
+                words.first().map(String::as_str),
+                Some("is" | "was" | "are" | "were" | "does" | "did" | "do" | "has" | "have")
+            )
         {
             note(i, Action::Audit);
         }

@@ -450,6 +450,7 @@ mod tests {
             "Is this in line with our policy? We signed up an introducer at a 4.5% commission.",
             "Have we followed our procurement policy here? Facilities signed a lease alone.",
             "Did we comply with the standard? The report went out a week late.",
+            "Is what we did with Meridian MTF in line with our dealing rules? We routed orders to it.",
             "Please check how we handled the fund factsheet against the procedure. We logged it late.",
         ] {
             assert_eq!(intent(message, &[]).action, Action::Audit, "{message}");
@@ -477,6 +478,20 @@ mod tests {
             &[],
         );
         assert_eq!(d.action, Action::Compare);
+        for message in [
+            "What's our minimum password length, and how often do staff have to change their passwords?",
+            "What's the current amount above which a reconciliation difference goes to the CASS Oversight Officer?",
+        ] {
+            assert_eq!(intent(message, &[]).action, Action::Inquire, "{message}");
+        }
+        for message in [
+            "What are the changes in version 2.0?",
+            "How is v2 different from v1?",
+            "What are the differences between the two versions?",
+            "Was that different before?",
+        ] {
+            assert_eq!(intent(message, &[]).action, Action::Compare, "{message}");
+        }
         let d = intent("What was added in version 2.0?", &[]);
         assert_eq!(d.action, Action::Compare);
         let d = intent("How did the deadlines change in v4?", &[]);
