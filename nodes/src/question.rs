@@ -4,7 +4,7 @@
 //! version of a document it asks about ("v1.3", "the 2022 edition", "the current policy",
 //! "the old one", "was that different before?").
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::docmodel::header::Version;
 use crate::docmodel::rules::Reading;
@@ -85,6 +85,14 @@ pub(crate) fn for_documents(
     for t in section_named(text) {
         naming.remove(&t);
     }
+    // A title's word the request uses again outside the title ("under v2.2 of the incident
+    // and access review policy, how long did we have to cut off a leaver's access?") is
+    // also what it asks about.
+    let mut said: HashMap<String, usize> = HashMap::new();
+    for t in crate::text::terms(text) {
+        *said.entry(t).or_default() += 1;
+    }
+    naming.retain(|t| said.get(t).copied().unwrap_or(0) < 2);
     read_in_context(text, previous, &naming)
 }
 

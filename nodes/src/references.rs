@@ -220,7 +220,18 @@ pub(crate) fn find(text: &str) -> Vec<Reference> {
                     let before = w[j - 2].text.to_lowercase();
                     !is_stopword(&before) && !NAME_BREAKS.contains(&before.as_str())
                 };
-                if stops || (!joins && (is_stopword(&prev) || NAME_BREAKS.contains(&prev.as_str())))
+                // An action word inside a name ("the incident and access review policy")
+                // is the name's: a word of the name comes before it.
+                let inside = NAME_BREAKS.contains(&prev.as_str()) && j >= 2 && {
+                    let before = w[j - 2].text.to_lowercase();
+                    !is_stopword(&before)
+                        && !NAME_BREAKS.contains(&before.as_str())
+                        && !matches!(w[j - 2].next_char, Some(',' | ';' | ':' | '.' | '?' | '!'))
+                };
+                if stops
+                    || (!joins
+                        && (is_stopword(&prev)
+                            || (NAME_BREAKS.contains(&prev.as_str()) && !inside)))
                 {
                     break;
                 }
@@ -324,6 +335,14 @@ mod tests {
         assert_eq!(
             find("Summarize the data retention policy"),
             [named("data retention policy", true)]
+        );
+        assert_eq!(
+            find("Review AML policy"),
+            [named("AML", false), named("AML policy", true)]
+        );
+        assert!(
+            find("the two versions of the incident and access review policy?")
+                .contains(&named("incident and access review policy", true))
         );
         assert_eq!(
             find("What does the AML policy require for PEPs?"),

@@ -80,9 +80,24 @@ pub(super) fn compare(
         named(request, &a.doc),
         named(request, &b.doc)
     );
-    let wanted: Vec<&String> = q.topic.iter().chain(&q.context).collect();
+    // Not the words of either title: every passage of that document is about them.
+    let titles: HashSet<String> = crate::text::terms(&a.doc.title)
+        .into_iter()
+        .chain(crate::text::terms(&b.doc.title))
+        .collect();
+    let wanted: Vec<&String> = q
+        .topic
+        .iter()
+        .chain(&q.context)
+        .filter(|t| !titles.contains(*t))
+        .collect();
     if !wanted.is_empty() {
-        let topic: Vec<&str> = q.topic.iter().map(String::as_str).collect();
+        let topic: Vec<&str> = q
+            .topic
+            .iter()
+            .filter(|t| wanted.contains(t))
+            .map(String::as_str)
+            .collect();
         let _ = writeln!(out, "(on {})", topic.join(", "));
     }
     out.push('\n');
