@@ -166,6 +166,7 @@ pub(crate) fn answering(text: &str, q: &Question) -> String {
     // "The PAC is chaired by ..." speaks of the Product Approval Committee the clause
     // defines.
     let defined = crate::docmodel::acronyms(text);
+    let gives = |s: &str| !q.expects.is_empty() && q.answered_by(&rules::read(s));
     let scored: Vec<(f64, &String)> = all
         .iter()
         .map(|s| {
@@ -173,7 +174,7 @@ pub(crate) fn answering(text: &str, q: &Question) -> String {
             crate::docmodel::expand(&mut t, &defined);
             let mut score = own.iter().filter(|w| t.contains(w.as_str())).count() as f64
                 + 0.5 * before.iter().filter(|w| t.contains(w.as_str())).count() as f64;
-            if !q.expects.is_empty() && q.answered_by(&rules::read(s)) {
+            if gives(s) {
                 score += 1.5;
             }
             // A follow-up asks of its own words: a sentence with none of them answers the
@@ -196,6 +197,21 @@ pub(crate) fn answering(text: &str, q: &Question) -> String {
         .take(2)
         .map(|(k, _)| k)
         .collect();
+    // The value asked for, when the sentences kept do not give it and another on the
+    // question does ("The firm may keep some of its own money ... The amount must not
+    // exceed 3%").
+    if !kept.iter().any(|&k| gives(&all[k])) {
+        let giving = scored
+            .iter()
+            .enumerate()
+            .filter(|(_, (s, text))| *s > 0.0 && gives(text))
+            .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(b.0.cmp(&a.0)))
+            .map(|(k, _)| k);
+        if let Some(k) = giving {
+            kept.push(k);
+            kept.sort_unstable();
+        }
+    }
     // A sentence that goes on with one kept ("Such posts are passed to the Head of
     // Corporate Communications") belongs with it.
     let mut k = 0;
@@ -532,6 +548,17 @@ mod tests {
         ] {
             assert_eq!(asked_thing(question).as_deref(), thing, "{question}");
         }
+    }
+
+    #[test]
+    fn the_sentence_with_the_value_asked_for_is_kept() {
+        let q = crate::question::read(
+            "What's the cap on the buffer of the firm's own money that we keep in client bank accounts?",
+        );
+        let clause = "The firm may keep some of its own money in client bank accounts as a \
+                      prudent segregation amount. The amount must not exceed 3% of the client \
+                      money requirement.";
+        assert!(answering(clause, &q).contains("3%"));
     }
 
     #[test]

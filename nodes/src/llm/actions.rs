@@ -120,6 +120,15 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 && matches!(w.as_str(), "change" | "changed" | "changes")
                 && matches!(next, "in" | "to" | "with" | "after" | ""))
             || (w == "new" && matches!(next, "in" | "since"))
+            // "Anything in version 2.0 that wasn't in 1.4?": what one version has and the
+            // other had not.
+            || (names_a_version
+                && w == "in"
+                && i > 0
+                && (words[i - 1] == "not"
+                    || (i > 1
+                        && words[i - 1] == "t"
+                        && matches!(words[i - 2].as_str(), "wasn" | "weren" | "isn" | "aren"))))
             // "Did the new version of the SAR policy change when ...?": asked whether a
             // document changed.
             || (names_a_version

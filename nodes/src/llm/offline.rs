@@ -489,6 +489,7 @@ mod tests {
             "How is v2 different from v1?",
             "What are the differences between the two versions?",
             "Was that different before?",
+            "Is there anything in version 2.0 of the client assets policy that wasn't in 1.4 at all?",
         ] {
             assert_eq!(intent(message, &[]).action, Action::Compare, "{message}");
         }
