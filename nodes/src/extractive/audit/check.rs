@@ -185,6 +185,9 @@ pub(super) fn check<'a>(
         primary && !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
     let mut paired = 0usize;
     let mut best_shared = 0usize;
+    // The words a quantity of the fact (not a time: a time may be counted from another
+    // event) shares with the rule's.
+    let mut quantity_shared = 0usize;
     let mut unpaired: Vec<(&Bound, usize)> = Vec::new();
     for b in &limits {
         let Binding::Limit(limit) = b.binding else {
@@ -207,6 +210,9 @@ pub(super) fn check<'a>(
         };
         paired += 1;
         best_shared = best_shared.max(shared);
+        if f.value.calendar_days().is_none() {
+            quantity_shared = quantity_shared.max(shared);
+        }
         // A time the practice gives by when it happened, against a rule that says from
         // which event it counts: the time since the practice's event of those words.
         // A deadline that names no event counts from what its subject says arrived ("a
@@ -732,9 +738,17 @@ pub(super) fn check<'a>(
     }
     // A fact that meets a rule's figures but says nothing of what the rule requires be
     // done ("returned the gift two days after receipt" against "record a gift within 3
-    // business days") may be about something else: not verifiable.
+    // business days") may be about something else: not verifiable. A quantity said with
+    // two or more of the words of the rule's ("five market scenarios" against "at least 4
+    // market scenarios", "our CET1 ratio stands at five percent") is of the same thing.
     let restates = coverage.of_fact >= WHOLLY && coverage.of_rule >= SPEAKS;
-    if !meets.is_empty() && breaks.is_empty() && !rule.actions.is_empty() && !restates {
+    let same_thing = quantity_shared >= SAME_THING;
+    if !meets.is_empty()
+        && breaks.is_empty()
+        && !rule.actions.is_empty()
+        && !restates
+        && !same_thing
+    {
         // Said of the fact's own clause (or the one whose subject it goes on with): a
         // figure beside another act of the same sentence is that act's.
         let said: HashSet<&String> = fact.terms.iter().chain(&fact.carried).collect();

@@ -63,6 +63,9 @@ const PAIRED: f64 = 0.12;
 const ACTION: f64 = 0.08;
 /// A value's own words must share at least this much with a rule for the rule to take it.
 const VALUE_APPLIES: f64 = 0.3;
+/// A value of the practice said with at least this many of the words around the rule's is
+/// a value of the same thing.
+const SAME_THING: usize = 2;
 
 /// One rule: a clause of a document's sentence, read.
 struct Rule<'a> {
