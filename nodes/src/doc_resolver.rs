@@ -566,6 +566,22 @@ pub async fn doc_resolver(
         }
     }
 
+    // "Against the policy in force at the time": for a practice it dates ("a misdirected
+    // email in November 2024"), the version that was in force then.
+    if let Some(date) = at_the_time(&text) {
+        let dated: Vec<DocRef> = found
+            .docs
+            .iter()
+            .map(|d| {
+                versions
+                    .in_force_on(&d.id, date)
+                    .unwrap_or_else(|| d.clone())
+            })
+            .collect();
+        found.docs = dated;
+        found.docs.dedup_by(|a, b| a.id == b.id);
+    }
+
     // Prompts.
     let mut asker = Asker::new(&ctx);
     loop {
@@ -720,9 +736,43 @@ fn cancelled(ctx: &NodeContext, found: &Found, usage: Usage, asker: Asker<'_>) -
         .with_messages(asker.into_records())
 }
 
+/// The date a request asks the documents in force at ("against the policy in force at the
+/// time", "the rules that applied then"): the first date it gives with a year (year,
+/// month, day; 0 for a day not given).
+fn at_the_time(text: &str) -> Option<(u16, u8, u8)> {
+    let lower = text.to_lowercase();
+    let asks = [
+        "at the time",
+        "in force then",
+        "then in force",
+        "applied then",
+        "applicable then",
+        "back then",
+        "in force on that date",
+    ]
+    .iter()
+    .any(|p| lower.contains(p));
+    if !asks {
+        return None;
+    }
+    crate::docmodel::header::first_date(text).map(|d| (d.year, d.month, d.day))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_practice_checked_against_the_rules_in_force_at_the_time_is_dated() {
+        assert_eq!(
+            at_the_time("Audit how we handled an email in November 2024, against the policy in force at the time."),
+            Some((2024, 11, 0))
+        );
+        assert_eq!(
+            at_the_time("Audit how we handled an email in November 2024."),
+            None
+        );
+    }
 
     #[test]
     fn plural_names_mean_several_documents() {

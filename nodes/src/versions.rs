@@ -65,6 +65,8 @@ struct Entry {
     label: Option<String>,
     version: Option<crate::docmodel::header::Version>,
     year: Option<u16>,
+    /// The date it takes effect (year, month, day; 0 for a day or month not given).
+    effective: Option<(u16, u8, u8)>,
     family: usize,
     older: Option<usize>,
     newer: Option<usize>,
@@ -159,6 +161,21 @@ impl Versions {
                 .into_iter()
                 .find(|d| entry(d).is_some_and(|e| e.year == Some(*y))),
         }
+    }
+
+    /// The version of `id`'s family that was in force on `date` (year, month, day; 0 for
+    /// a day not given): the one that took effect last on or before it. `None` when the
+    /// family's versions give no dates, or the date is before them all.
+    pub(crate) fn in_force_on(&self, id: &str, date: (u16, u8, u8)) -> Option<DocRef> {
+        let family = self.family(id);
+        family
+            .iter()
+            .filter_map(|d| {
+                let e = self.find(&d.id).map(|i| &self.entries[i])?;
+                e.effective.filter(|eff| *eff <= date).map(|eff| (eff, d))
+            })
+            .max_by_key(|(eff, _)| *eff)
+            .map(|(_, d)| d.clone())
     }
 
     /// Whether two documents are versions of one family.
@@ -348,6 +365,7 @@ fn find(library: &[Document], analyses: &[Arc<Analysis>]) -> Versions {
             label: h.label(),
             version: h.version.clone(),
             year: h.year.or(h.effective.map(|e| e.year)),
+            effective: h.effective.map(|e| (e.year, e.month, e.day)),
             family: family[i],
             older: None,
             newer: None,
@@ -440,6 +458,26 @@ mod tests {
         assert!(v.is_superseded("a"));
         assert!(!v.is_superseded("c"));
         assert!(v.edition("c").unwrap().in_force);
+    }
+
+    #[test]
+    fn the_version_in_force_on_a_date_is_the_last_to_take_effect_by_then() {
+        let library = [
+            doc(
+                "v5",
+                "Personal Account Dealing Policy",
+                "Version 5 — effective 1 September 2025\n\nRules.",
+            ),
+            doc(
+                "v4",
+                "Personal Account Dealing Policy",
+                "Version 4 — effective 1 January 2024\n\nRules.",
+            ),
+        ];
+        let v = versions(&library);
+        assert_eq!(v.in_force_on("v5", (2024, 11, 0)).unwrap().id, "v4");
+        assert_eq!(v.in_force_on("v4", (2025, 9, 1)).unwrap().id, "v5");
+        assert!(v.in_force_on("v4", (2023, 6, 1)).is_none());
     }
 
     #[test]
