@@ -119,6 +119,31 @@ impl Timeline {
                 // "two days later" moves the timeline on; "a week before the launch" says
                 // nothing of when this happened.
                 self.last = match (&self.last, b.value.calendar_days()) {
+                    // "forty minutes later", "an hour after that": later the same day, or
+                    // into the next when the clock runs past midnight.
+                    (Some(last), Some((low, high))) if low == high && low < 1.0 => {
+                        let delta = (low * DAY).round() as u32;
+                        let (from, to) = last.minutes;
+                        let (day, minutes) = if to + delta < DAY as u32 {
+                            (last.day, (from + delta, to + delta))
+                        } else if from + delta >= DAY as u32 {
+                            (
+                                last.day + 1,
+                                (from + delta - DAY as u32, to + delta - DAY as u32),
+                            )
+                        } else {
+                            (last.day, (from + delta, DAY as u32))
+                        };
+                        let moved = day - last.day;
+                        Some(Point {
+                            day,
+                            weekday: last
+                                .weekday
+                                .map(|w| ((i32::from(w) + moved).rem_euclid(7)) as u8),
+                            date: last.date.map(|d| d + moved),
+                            minutes,
+                        })
+                    }
                     (Some(last), Some((low, high))) if low == high && low.fract() == 0.0 => {
                         let days = low as i32;
                         Some(Point {
@@ -454,6 +479,18 @@ mod tests {
         s.iter()
             .find(|s| s.event.contains(word))
             .unwrap_or_else(|| panic!("{word}: {s:?}"))
+    }
+
+    #[test]
+    fn minutes_later_keep_the_timeline_for_a_weekday_after() {
+        let v = timeline(&[
+            "On Monday at 09:00 a manager realised he had emailed a list to the wrong address",
+            "He rang the Service Desk forty minutes later",
+            "The DPO notified the supervisory authority on Friday morning that week",
+        ]);
+        let (_, s) = v[2].as_ref().expect("placed");
+        let d = since(s, "manag").days;
+        assert!(d.0 >= 3.8 && d.1 <= 4.2, "{d:?}");
     }
 
     #[test]
