@@ -294,7 +294,10 @@ pub(crate) fn read(sentence: &str) -> Reading {
             continue;
         }
         let mut binding = binding(&lower, start, modal_at, &v);
-        let anchor = anchor(&ws, end);
+        // "ran for 75 days before due diligence was complete": how long something lasted
+        // until the event, not notice given ahead of it.
+        let lasted = start > 0 && lower[start - 1] == "for";
+        let anchor = anchor(&ws, end).filter(|a| !(lasted && a.before()));
         // "no later than 10 days before the trade" is at least 10 days before it.
         let later_than = lower[start.saturating_sub(4)..start]
             .windows(2)
@@ -1272,6 +1275,8 @@ mod tests {
         assert_eq!(a, Some(Anchor::After(terms("its receipt"))));
         let (_, a) = bound("Book at least 10 business days before the trade.");
         assert!(a.unwrap().before());
+        let (_, a) = bound("The engagement ran for 75 days before due diligence was complete.");
+        assert_eq!(a, None);
     }
 
     #[test]

@@ -912,7 +912,18 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
     // "10 business days", "five working days", "3 calendar days", "2 clear days".
     if matches!(
         next,
-        "business" | "working" | "calendar" | "clear" | "full" | "banking" | "trading"
+        "business"
+            | "working"
+            | "calendar"
+            | "clear"
+            | "full"
+            | "banking"
+            | "trading"
+            | "consecutive"
+            | "continuous"
+            | "successive"
+            | "whole"
+            | "complete"
     ) {
         if let Some((unit, per)) = duration_unit(after) {
             let end = j + 2;
@@ -1093,6 +1104,13 @@ mod tests {
         let v = values(text);
         assert_eq!(v.len(), 1, "{text}: {v:?}");
         v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn consecutive_weeks_and_complete_years_are_durations() {
+        let v = one("must not exceed 4 consecutive weeks");
+        assert_eq!((v.unit, v.low), (Unit::Days, 28.0));
+        assert_eq!(one("the previous 5 complete years").unit, Unit::Days);
     }
 
     #[test]
