@@ -75,6 +75,9 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
                 }
                 None => Vec::new(),
             };
+            if let Some(b) = after_quarter_end(&c, &reading) {
+                reading.bounds.push(b);
+            }
             let own = terms(&c);
             let carried = if goes_on(&c) {
                 before.clone()
@@ -96,6 +99,49 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
         }
     }
     out
+}
+
+/// The last day of each quarter of a year that is not a leap year, as its day of the year.
+const QUARTER_ENDS: [f64; 4] = [90.0, 181.0, 273.0, 365.0];
+
+/// The time from the end of the quarter a clause names to the date it gives ("sent its Q2
+/// 2025 data on 25 July": 25 days after the quarter end), as a value counted from the
+/// quarter's end, for a rule that counts from it ("within 20 days of the quarter end").
+fn after_quarter_end(clause: &str, reading: &rules::Reading) -> Option<rules::Bound> {
+    let words = lower_words(clause);
+    let quarter = words.iter().find_map(|w| match w.as_str() {
+        "q1" => Some(0),
+        "q2" => Some(1),
+        "q3" => Some(2),
+        "q4" => Some(3),
+        _ => None,
+    })?;
+    let date = reading.bounds.iter().find(|b| {
+        b.value.unit == super::values::Unit::Date
+            && b.value.low == b.value.high
+            && b.anchor.is_none()
+    })?;
+    let mut days = date.value.low - QUARTER_ENDS[quarter];
+    if days < 0.0 {
+        // Early the next year, after the fourth quarter.
+        days += 365.0;
+    }
+    if !(0.0..=200.0).contains(&days) {
+        return None;
+    }
+    let mut value = date.value.clone();
+    value.unit = super::values::Unit::Days;
+    value.low = days;
+    value.high = days;
+    value.number = days;
+    value.shown_unit = "day";
+    value.written = format!("{} ({days} days after the quarter end)", date.value.written);
+    Some(rules::Bound {
+        value,
+        binding: date.binding,
+        anchor: Some(rules::Anchor::After(terms("quarter end"))),
+        context: date.context.clone(),
+    })
 }
 
 /// Whether a clause says the record, or the writer, is silent on something: "does not say
@@ -441,6 +487,19 @@ fn push(out: &mut Vec<String>, clause: &str) {
 mod tests {
     use super::*;
     use crate::docmodel::rules::{Anchor, RoleKind};
+
+    #[test]
+    fn a_date_after_a_named_quarter_is_counted_from_its_end() {
+        let f = read("Our distributor sent its Q2 2025 sales data on 25 July.");
+        let b = f[0]
+            .reading
+            .bounds
+            .iter()
+            .find(|b| b.value.unit == crate::docmodel::values::Unit::Days)
+            .expect("a time after the quarter end");
+        assert_eq!(b.value.low, 25.0);
+        assert_eq!(b.anchor, Some(Anchor::After(terms("quarter end"))));
+    }
 
     #[test]
     fn a_requirement_told_then_denied_is_denied_and_a_silent_record_is_uncertain() {
