@@ -644,7 +644,49 @@ pub(crate) fn values(text: &str) -> Vec<Value> {
             None => i += 1,
         }
     }
+    shares(text, &mut out);
     out
+}
+
+/// Adds, after an amount told as part of another ("£2.1 million of the £14 million of
+/// client money"), the share it is of it, as a percentage.
+fn shares(text: &str, out: &mut Vec<Value>) {
+    let mut k = 0;
+    while k + 1 < out.len() {
+        let (a, b) = (&out[k], &out[k + 1]);
+        let between = text
+            .get(a.span.end..b.span.start)
+            .unwrap_or("")
+            .to_lowercase();
+        let joined = matches!(
+            between.split_whitespace().collect::<Vec<_>>().as_slice(),
+            ["of"] | ["of", "the" | "our" | "its" | "their"] | ["out", "of"]
+        );
+        if joined
+            && matches!(a.unit, Unit::Money(_))
+            && a.unit == b.unit
+            && b.low > 0.0
+            && a.high <= b.low
+        {
+            let low = a.low / b.high * 100.0;
+            let high = a.high / b.low * 100.0;
+            let share = Value {
+                unit: Unit::Percent,
+                low,
+                high,
+                shown_unit: "percent",
+                number: low,
+                written: text[a.span.start..b.span.end].to_string(),
+                span: a.span.start..b.span.end,
+                frequency: false,
+                business: None,
+            };
+            out.insert(k + 2, share);
+            k += 3;
+        } else {
+            k += 1;
+        }
+    }
 }
 
 /// A time said in words, relative to an event: "immediately", "the next working day", "the
@@ -1104,6 +1146,16 @@ mod tests {
         let v = values(text);
         assert_eq!(v.len(), 1, "{text}: {v:?}");
         v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn an_amount_told_as_part_of_another_is_also_its_share() {
+        let v = values("£2.1 million of the £14 million of client money we hold");
+        let share = v.iter().find(|v| v.unit == Unit::Percent).expect("a share");
+        assert!((share.low - 15.0).abs() < 1e-9);
+        assert!(values("£500 of expenses and £300 of fees")
+            .iter()
+            .all(|v| v.unit != Unit::Percent));
     }
 
     #[test]
