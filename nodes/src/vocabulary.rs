@@ -346,6 +346,42 @@ const IRREGULAR: &[(&str, &str)] = &[
     ("did", "do"),
 ];
 
+/// Nouns made from a verb whose stem the stemmer does not take back to the verb's ("the
+/// Panel decides" and "a decision", "within 3 days of receipt" and "received"), with the
+/// verb.
+const DERIVED: &[(&str, &str)] = &[
+    ("decision", "decide"),
+    ("decisions", "decide"),
+    ("receipt", "receive"),
+    ("receipts", "receive"),
+    ("referral", "refer"),
+    ("referrals", "refer"),
+    ("submission", "submit"),
+    ("submissions", "submit"),
+    ("permission", "permit"),
+    ("admission", "admit"),
+    ("omission", "omit"),
+    ("extension", "extend"),
+    ("extensions", "extend"),
+    ("suspension", "suspend"),
+    ("conclusion", "conclude"),
+    ("exclusion", "exclude"),
+    ("inclusion", "include"),
+    ("revision", "revise"),
+    ("failure", "fail"),
+    ("failures", "fail"),
+    ("closure", "close"),
+    ("disclosure", "disclose"),
+    ("disclosures", "disclose"),
+    ("departure", "depart"),
+    ("refusal", "refuse"),
+    ("renewal", "renew"),
+    ("removal", "remove"),
+    ("dismissal", "dismiss"),
+    ("proposal", "propose"),
+    ("denial", "deny"),
+];
+
 /// Whether `word` (lower case) is a past form of a verb: a regular "-ed" form, or an
 /// irregular one ("took", "sent").
 pub(crate) fn is_past_form(word: &str) -> bool {
@@ -355,6 +391,11 @@ pub(crate) fn is_past_form(word: &str) -> bool {
 fn irregular() -> &'static HashMap<&'static str, &'static str> {
     static MAP: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
     MAP.get_or_init(|| IRREGULAR.iter().copied().collect())
+}
+
+fn derived() -> &'static HashMap<&'static str, &'static str> {
+    static MAP: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    MAP.get_or_init(|| DERIVED.iter().copied().collect())
 }
 
 fn synonyms() -> &'static HashMap<&'static str, &'static str> {
@@ -384,6 +425,7 @@ fn stems() -> &'static RwLock<HashMap<String, String>> {
 /// The retrieval term of a lower-case word: its group's common word, stemmed.
 pub(crate) fn term(word: &str) -> String {
     let word = irregular().get(word).copied().unwrap_or(word);
+    let word = derived().get(word).copied().unwrap_or(word);
     let word = synonyms().get(word).copied().unwrap_or(word);
     if let Some(stem) = stems().read().unwrap_or_else(|e| e.into_inner()).get(word) {
         return stem.clone();
@@ -408,6 +450,13 @@ mod tests {
         assert_eq!(term("deletion"), term("deleted"));
         assert_eq!(term("suspected"), term("suspects"));
         assert_ne!(term("record"), term("report"));
+    }
+
+    #[test]
+    fn a_noun_made_from_a_verb_meets_the_verb() {
+        assert_eq!(term("decision"), term("decides"));
+        assert_eq!(term("receipt"), term("received"));
+        assert_eq!(term("referral"), term("referred"));
     }
 
     #[test]
