@@ -489,6 +489,17 @@ mod tests {
     use crate::docmodel::rules::{Anchor, RoleKind};
 
     #[test]
+    fn each_act_of_a_clause_has_its_own_time() {
+        let f = read("On Friday 8 November an analyst paid for groceries with her card. She told the Expenses Team on Wednesday 13 November and repaid the amount on 2 December.");
+        assert_eq!(
+            f.len(),
+            3,
+            "{:?}",
+            f.iter().map(|f| &f.text).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
     fn a_date_after_a_named_quarter_is_counted_from_its_end() {
         let f = read("Our distributor sent its Q2 2025 sales data on 25 July.");
         let b = f[0]

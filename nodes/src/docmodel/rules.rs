@@ -293,7 +293,15 @@ pub(crate) fn read(sentence: &str) -> Reading {
         {
             continue;
         }
-        let mut binding = binding(&lower, start, modal_at, &v);
+        // The comparator before a value is its own, not past the value before it
+        // ("exceeds GBP 50,000, 40% of it is deferred": the 40% has none).
+        let after_value = spans
+            .iter()
+            .filter(|(_, b)| *b <= start)
+            .map(|(_, b)| *b)
+            .max()
+            .unwrap_or(0);
+        let mut binding = binding(&lower, start, after_value, modal_at, &v);
         // "ran for 75 days before due diligence was complete": how long something lasted
         // until the event, not notice given ahead of it.
         let lasted = start > 0 && lower[start - 1] == "for";
@@ -416,8 +424,8 @@ fn in_condition(lower: &[&str], at: usize, modal_at: Option<usize>) -> bool {
 /// ("where ... below 6 hours") or before the modal verb with a comparator ("transactions
 /// above EUR 25,000 must"), a limit otherwise, its direction from the comparator or the
 /// words before it.
-fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Binding {
-    let window = &lower[at.saturating_sub(4)..at];
+fn binding(lower: &[&str], at: usize, from: usize, modal_at: Option<usize>, v: &Value) -> Binding {
+    let window = &lower[at.saturating_sub(4).max(from.min(at))..at];
     let has = |list: &[&str]| window.iter().rev().position(|w| list.contains(w));
     let above = has(&ABOVE).or_else(|| {
         window
@@ -441,8 +449,11 @@ fn binding(lower: &[&str], at: usize, modal_at: Option<usize>, v: &Value) -> Bin
         .rposition(|w| *w == "unless" || CONDITION_OPENERS.contains(w))
         .is_some_and(|c| lower[c] == "unless" && modal_at.is_none_or(|m| m < c || m > at));
     // "no more than 20% may be ...": a limit, whatever comes after.
+    // "may not exceed GBP 250": a cap, not a condition.
     let limit_words = window.windows(2).any(|p| {
         matches!(p[0], "no" | "not") && matches!(p[1], "more" | "less" | "fewer" | "greater")
+            || matches!(p[0], "not" | "never" | "cannot")
+                && (p[1].starts_with("exceed") || p[1].starts_with("surpass"))
     });
     if let Some(above) = comparator.filter(|_| !limit_words) {
         if exception {
@@ -815,6 +826,15 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 break;
             }
         }
+        // "the Head of Compliance Operations approved": the head, not the function.
+        if !name.is_empty() && k >= 2 && lower[k - 1] == "of" && namey(raw[k - 2]) {
+            let mut from = k - 2;
+            while from > 0 && namey(raw[from - 1]) && k - from < 4 {
+                from -= 1;
+            }
+            name.splice(0..0, raw[from..k].iter().copied());
+            k = from;
+        }
         // "a member of the Executive Committee approved": one of the body.
         if !name.is_empty() {
             let the = usize::from(k >= 1 && matches!(lower[k - 1], "the" | "our" | "its"));
@@ -840,8 +860,12 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 let j = by_after(&lower, i + 1).map_or(i + 2, |b| b + 1);
                 add(&mut out, forward(j), RoleKind::Approves, negated_near(i));
             }
-            // "... by her line manager and by a member of the Executive Committee".
-            "by" if i >= 1 && matches!(lower[i - 1], "and" | "or") && out.last().is_some() => {
+            // "... by her line manager and by a member of the Executive Committee", "and,
+            // where the value exceeds £50,000, also by the Chief Financial Officer".
+            "by" if i >= 1
+                && matches!(lower[i - 1], "and" | "or" | "also")
+                && out.last().is_some() =>
+            {
                 let kind = out.last().map_or(RoleKind::Approves, |r| r.kind);
                 add(&mut out, forward(i + 1), kind, negated_near(i));
             }
@@ -1073,10 +1097,23 @@ const OBJECT_ENDS: [&str; 16] = [
 /// ("senior management", "Senior Management Committee"); or known synonyms ("boss" and
 /// "line manager").
 pub(crate) fn same_role(a: &str, b: &str) -> bool {
+    // Whose it is ("the traveller's line manager", "the user's line manager") says no more
+    // than the practice's "his line manager": the possessor is left out.
     let norm = |s: &str| -> Vec<String> {
-        s.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        let words: Vec<&str> = s
+            .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
             .filter(|w| !w.is_empty())
-            .map(|w| w.trim_end_matches("'s").to_lowercase())
+            .collect();
+        let last = words.len().saturating_sub(1);
+        words
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| *i == last || !(w.ends_with("'s") || w.ends_with("\u{2019}s")))
+            .map(|(_, w)| {
+                w.trim_end_matches("'s")
+                    .trim_end_matches("\u{2019}s")
+                    .to_lowercase()
+            })
             .filter(|w| {
                 !matches!(
                     w.as_str(),
@@ -1403,6 +1440,9 @@ mod tests {
         assert!(!same_role("Compliance", "Head of Compliance"));
         assert!(!same_role("a director", "a Managing Director"));
         assert!(same_role("the Board", "Board of Directors"));
+        assert!(same_role("line manager", "traveller's line manager"));
+        assert!(same_role("his line manager", "the user's line manager"));
+        assert!(!same_role("the traveller", "traveller's line manager"));
     }
 
     #[test]
@@ -1412,5 +1452,47 @@ mod tests {
             .roles
             .iter()
             .any(|x| x.who == "Specialist Support Team" && x.kind == RoleKind::Told));
+    }
+
+    #[test]
+    fn the_head_of_a_function_who_approved_is_the_head() {
+        let r = read("In March the Head of Compliance Operations approved an exception.");
+        assert!(r
+            .roles
+            .iter()
+            .any(|x| x.who == "Head of Compliance Operations" && x.kind == RoleKind::Approves));
+    }
+
+    #[test]
+    fn an_approver_added_under_a_condition_is_an_approver() {
+        let r = read("It is approved by the Head of Procurement and, where the purchase value exceeds £50,000, also by the Chief Financial Officer.");
+        assert!(r
+            .roles
+            .iter()
+            .any(|x| x.who == "Chief Financial Officer" && x.kind == RoleKind::Approves));
+    }
+
+    #[test]
+    fn a_cap_after_a_condition_is_a_limit() {
+        let r = read(
+            "Where a person's variable pay for a year exceeds GBP 50,000, 40% of it is deferred.",
+        );
+        let pct = r
+            .bounds
+            .iter()
+            .find(|b| b.value.written == "40%")
+            .expect("40%");
+        assert!(
+            matches!(pct.binding, Binding::Limit(_)),
+            "{:?}",
+            pct.binding
+        );
+        let r = read("For other products, a competition may run for no more than 4 weeks, prizes may not exceed GBP 250 per person.");
+        let cap = r
+            .bounds
+            .iter()
+            .find(|b| b.value.written == "GBP 250")
+            .expect("GBP 250");
+        assert_eq!(cap.binding, Binding::Limit(Limit::AtMost));
     }
 }

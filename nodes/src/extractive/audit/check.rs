@@ -123,7 +123,26 @@ pub(super) fn check<'a>(
     }
     if !applies {
         // The rule does not apply: said of the rule the fact is most about, left out
-        // otherwise.
+        // otherwise. A value of the fact that goes past one of the rule's limits says
+        // the condition may have been misread: not verifiable, never "meets".
+        let past_a_limit = rule.reading.bounds.iter().any(|b| {
+            let Binding::Limit(limit) = b.binding else {
+                return false;
+            };
+            fact.reading
+                .bounds
+                .iter()
+                .any(|f| can_pair(f, b) && f.value.keeps(limit, &b.value) == Some(false))
+        });
+        if past_a_limit {
+            meets.push("but the practice goes past a limit the rule sets".to_string());
+            return primary.then_some(Finding {
+                verdict: Verdict::NotVerifiable,
+                rule: index,
+                fact,
+                why: meets,
+            });
+        }
         return primary.then_some(Finding {
             verdict: Verdict::Meets,
             rule: index,
@@ -761,6 +780,21 @@ pub(super) fn check<'a>(
     if !primary && mine.is_empty() && breaks.is_empty() {
         return None;
     }
+    // A second act the rule joins to the first ("must be approved by the Head of
+    // Compliance Operations and recorded in the exceptions register"): the practice must
+    // say it too.
+    if !meets.is_empty() && breaks.is_empty() {
+        let said: HashSet<String> = scope
+            .iter()
+            .filter(|f| f.sentence == fact.sentence)
+            .flat_map(|f| f.terms.iter().chain(&f.carried).cloned())
+            .collect();
+        for act in joined_acts(&rule.text) {
+            if !said.contains(&crate::vocabulary::term(&act)) {
+                open.push(format!("whether it was also {act}, as the rule asks"));
+            }
+        }
+    }
     // "Meets" only of the rule the fact is most about, or of one whose value the fact
     // states: anything else the fact touches it cannot vouch for.
     // A practice that tells what the rule asks, or says the record is silent, is no
@@ -815,4 +849,29 @@ pub(super) fn condition_in_words(text: &str) -> bool {
             .bounds
             .iter()
             .any(|b| matches!(b.binding, Binding::Applies { .. }))
+}
+
+/// The acts a rule joins to the one its modal governs: the participles after "and" in a
+/// passive rule ("must be approved by X and recorded in the register": recorded).
+pub(super) fn joined_acts(rule: &str) -> Vec<String> {
+    let words: Vec<String> = rule
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let Some(modal) = words
+        .iter()
+        .position(|w| matches!(w.as_str(), "must" | "shall" | "should"))
+    else {
+        return Vec::new();
+    };
+    if words.get(modal + 1).map(String::as_str) != Some("be") {
+        return Vec::new();
+    }
+    words
+        .windows(2)
+        .skip(modal + 2)
+        .filter(|p| p[0] == "and" && crate::vocabulary::is_past_form(&p[1]))
+        .map(|p| p[1].clone())
+        .collect()
 }
