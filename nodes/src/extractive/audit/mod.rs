@@ -285,10 +285,20 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             }
             None => Some(true),
             Some(band) => {
-                let held: Vec<bool> = practice
+                // The practice's values of the band's kind; those said with the words of
+                // its column's heading ("a claim of GBP 1,450" for "Total value of claim")
+                // when there are some.
+                let values: Vec<(&Bound, bool)> = practice
                     .iter()
                     .flat_map(|f| f.reading.bounds.iter())
-                    .filter_map(|b| band.holds(&b.value))
+                    .filter_map(|b| band.holds(&b.value).map(|h| (b, h)))
+                    .collect();
+                let of_it = |b: &Bound| band.of.iter().any(|t| b.context.contains(t));
+                let named = values.iter().any(|(b, _)| of_it(b));
+                let held: Vec<bool> = values
+                    .iter()
+                    .filter(|(b, _)| !named || of_it(b))
+                    .map(|(_, h)| *h)
                     .collect();
                 match (held.iter().all(|h| *h), held.iter().any(|h| *h)) {
                     _ if held.is_empty() => None,

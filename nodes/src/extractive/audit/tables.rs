@@ -131,6 +131,8 @@ pub(super) struct Band {
     pub(super) label: String,
     /// The values the cell writes (a row's figures that are its case, not its rule).
     pub(super) written: Vec<String>,
+    /// The terms of its column's heading ("Total value of claim"): what the value is of.
+    pub(super) of: Vec<String>,
     /// Its lowest and highest value, in the unit of `unit`.
     low: f64,
     high: f64,
@@ -160,7 +162,9 @@ pub(super) fn row_band(p: &Passage) -> Option<Band> {
         return None;
     }
     let first = p.text.split(" | ").next()?.trim().trim_matches('|').trim();
-    band(first)
+    let mut b = band(first)?;
+    b.of = terms(lead.split(" | ").next().unwrap_or(""));
+    Some(b)
 }
 
 /// The band a cell names: two values ("£5,000.01 to £50,000"), a range ("10-49"), or one
@@ -216,6 +220,7 @@ pub(super) fn band(cell: &str) -> Option<Band> {
     Some(Band {
         label: cell.to_string(),
         written: vs.iter().map(|v| v.written.clone()).collect(),
+        of: Vec::new(),
         low,
         high,
         unit,
