@@ -460,9 +460,9 @@ mod tests {
         assert!(v.edition("c").unwrap().in_force);
     }
 
-    #[test]
-    fn the_version_in_force_on_a_date_is_the_last_to_take_effect_by_then() {
-        let library = [
+    /// Two versions of one title, told apart by the version and date in their openings.
+    fn dealing_versions() -> [Document; 2] {
+        [
             doc(
                 "v5",
                 "Personal Account Dealing Policy",
@@ -473,7 +473,12 @@ mod tests {
                 "Personal Account Dealing Policy",
                 "Version 4 — effective 1 January 2024\n\nRules.",
             ),
-        ];
+        ]
+    }
+
+    #[test]
+    fn the_version_in_force_on_a_date_is_the_last_to_take_effect_by_then() {
+        let library = dealing_versions();
         let v = versions(&library);
         assert_eq!(v.in_force_on("v5", (2024, 11, 0)).unwrap().id, "v4");
         assert_eq!(v.in_force_on("v4", (2025, 9, 1)).unwrap().id, "v5");
@@ -482,17 +487,10 @@ mod tests {
 
     #[test]
     fn versions_in_titles_bodies_and_editions_order_a_family() {
+        let [v5, v4] = dealing_versions();
         let library = [
-            doc(
-                "v5",
-                "Personal Account Dealing Policy",
-                "Version 5 — effective 1 September 2025\n\nRules.",
-            ),
-            doc(
-                "v4",
-                "Personal Account Dealing Policy",
-                "Version 4 — effective 1 January 2024\n\nRules.",
-            ),
+            v5,
+            v4,
             doc(
                 "e25",
                 "Complaints Handling Procedure (2025 edition)",

@@ -325,14 +325,8 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
     let mut from = 0;
     while let Some(i) = text[from..].find(" and ").map(|i| from + i) {
         from = i + 5;
-        let next = text[i + 5..]
-            .split_whitespace()
-            .next()
-            .map(|w| {
-                w.trim_matches(|c: char| !c.is_alphanumeric())
-                    .to_lowercase()
-            })
-            .unwrap_or_default();
+        let words = next_words(&text[i + 5..], 6);
+        let next = words.first().cloned().unwrap_or_default();
         let before = text[..i].split_whitespace().count();
         if before >= 4 && crate::vocabulary::is_past_form(&next) && !next.ends_with("ly") {
             return Some((i, 5));
@@ -340,14 +334,6 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
         // Another subject and its act: "and the Level 1 analyst escalated it", "and we paid
         // it": a pronoun, or a determiner and up to four words of a name, then a verb in
         // the past.
-        let words: Vec<String> = text[i + 5..]
-            .split_whitespace()
-            .take(6)
-            .map(|w| {
-                w.trim_matches(|c: char| !c.is_alphanumeric())
-                    .to_lowercase()
-            })
-            .collect();
         let verb_at = |k: usize| {
             words
                 .get(k)
@@ -370,6 +356,17 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
     None
 }
 
+/// The first `n` words of `text`, lower case, without the punctuation around them.
+fn next_words(text: &str, n: usize) -> Vec<String> {
+    text.split_whitespace()
+        .take(n)
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect()
+}
+
 /// Where a comma in `text` starts another clause: the next words are a subject and a verb
 /// ("our payroll vendor has"), or a verb in the past ("took a taxi"); the words before it
 /// are a clause of four words or more.
@@ -378,14 +375,7 @@ fn comma_clause(text: &str) -> Option<usize> {
     while let Some(i) = text[from..].find(", ").map(|i| from + i) {
         from = i + 2;
         let before = text[..i].split_whitespace().count();
-        let after: Vec<String> = text[i + 2..]
-            .split_whitespace()
-            .take(5)
-            .map(|w| {
-                w.trim_matches(|c: char| !c.is_alphanumeric())
-                    .to_lowercase()
-            })
-            .collect();
+        let after = next_words(&text[i + 2..], 5);
         let Some(first) = after.first() else { break };
         if before < 4 {
             continue;
