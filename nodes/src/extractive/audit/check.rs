@@ -47,80 +47,17 @@ pub(super) fn check<'a>(
     let mut breaks = Vec::new();
     let mut meets = Vec::new();
     let mut open = Vec::new();
-    let own = [fact];
-    let mut applies = true;
-
-    // Conditions: does the rule apply to what the practice did? A fact's value decides
-    // only when it speaks of the same thing (a word around it in common).
-    let mut inherited_fails = false;
-    for (b, inherited) in rule
-        .reading
-        .bounds
-        .iter()
-        .map(|b| (b, false))
-        .chain(rule.inherited.iter().map(|b| (b, true)))
-        .filter(|(b, _)| matches!(b.binding, Binding::Applies { .. }))
-    {
-        let Binding::Applies { above } = b.binding else {
-            continue;
-        };
-        // A condition of an earlier sentence decides only when the practice's value is
-        // outside it: the rule then says nothing of the practice.
-        if inherited {
-            let told = counterpart(b, &own)
-                .or_else(|| counterpart(b, scope))
-                .filter(|(_, shared)| *shared > 0)
-                .or_else(|| {
-                    pairs_alone(practice, b)
-                        .then(|| counterpart(b, practice))
-                        .flatten()
-                });
-            let limit = if above { Limit::AtLeast } else { Limit::AtMost };
-            inherited_fails |=
-                told.is_some_and(|(f, _)| f.value.keeps(limit, &b.value) == Some(false));
-            continue;
-        }
-        // The case's value may be told anywhere in the practice ("We bought 40 laptops for
-        // £38,400. ... Sarah approved the PO"): the practice's only value of the kind.
-        let told = pairs_alone(practice, b)
-            .then(|| counterpart(b, practice))
-            .flatten()
-            .map(|(f, _)| (f, 0));
-        let found = counterpart(b, &own)
-            .or_else(|| counterpart(b, scope))
-            .or(told);
-        match found {
-            Some((f, shared)) if shared > 0 || pairs_alone(&own, b) || pairs_alone(practice, b) => {
-                let limit = if above { Limit::AtLeast } else { Limit::AtMost };
-                match f.value.keeps(limit, &b.value) {
-                    Some(true) => {}
-                    Some(false) => {
-                        applies = false;
-                        meets.push(format!(
-                            "the rule applies {} {}; the practice states {}",
-                            if above { "above" } else { "below" },
-                            b.value.written,
-                            f.value.written
-                        ));
-                    }
-                    None => open.push(format!(
-                        "whether {} is {} {}",
-                        f.value.written,
-                        if above { "above" } else { "below" },
-                        b.value.written
-                    )),
-                }
-            }
-            _ => open.push(format!(
-                "the amount the rule applies to ({} {})",
-                if above { "above" } else { "below" },
-                b.value.written
-            )),
-        }
-    }
-    if inherited_fails {
+    let conditions::Applies {
+        applies,
+        elsewhere,
+        said,
+        unknown,
+    } = conditions::applies(rule, fact, scope, practice);
+    if elsewhere {
         return None;
     }
+    meets.extend(said);
+    open.extend(unknown);
     if !applies {
         // The rule does not apply: said of the rule the fact is most about, left out
         // otherwise. A value of the fact that goes past one of the rule's limits says
@@ -565,151 +502,20 @@ pub(super) fn check<'a>(
         }
     }
 
-    // One member of a body where the rule names the body ("the Disclosure Committee shall
-    // decide"): the body did not act; broken when the practice says it did not.
-    if let Some(body) = member_of(&fact.text) {
-        let rule_lower = rule.text.to_lowercase();
-        let body_lower = body.to_lowercase();
-        let names_body = rule_lower.contains(&body_lower)
-            && !rule_lower
-                .split(|c: char| !c.is_alphanumeric())
-                .any(|w| matches!(w, "member" | "members"));
-        if names_body {
-            let last = body_lower.split_whitespace().last().unwrap_or("");
-            let body_did_not = scope
-                .iter()
-                .any(|f| f.reading.negated && f.text.to_lowercase().contains(last));
-            if body_did_not {
-                breaks.push(format!(
-                    "one member of the {body} acted and the practice says the {body} did not"
-                ));
-            } else {
-                open.push(format!(
-                    "whether the {body} acted, not only one of its members"
-                ));
+    // Who acted for whom: one member for the body, a stand-in for the one they stand in
+    // for.
+    acting_for(fact, scope, &rule.text, &mut breaks, &mut open);
+
+    // A form the rule asks for ("approved in writing"): said otherwise, broken; not said,
+    // open.
+    if !fact.reading.negated && (!meets.is_empty() || breaks.is_empty()) {
+        match form::in_writing(&rule.text, fact, scope) {
+            Some(form::Said::Spoken) => breaks
+                .push("given by word of mouth, where the rule asks for it in writing".to_string()),
+            Some(form::Said::Nothing) if !meets.is_empty() => {
+                open.push("whether it was in writing, as the rule asks".to_string())
             }
-        }
-    }
-
-    // A stand-in the rule allows only in someone's absence ("the Deputy MLRO in the MLRO's
-    // absence"): their act meets the rule only when the practice says the other was away.
-    if let Some((stand_in, absent)) = stand_in(&rule.text) {
-        let acted = fact.text.to_lowercase().contains(&stand_in.to_lowercase());
-        let away = scope.iter().any(|f| {
-            f.text
-                .to_lowercase()
-                .split(|c: char| !c.is_alphanumeric())
-                .any(|w| {
-                    matches!(
-                        w,
-                        "absent"
-                            | "absence"
-                            | "away"
-                            | "leave"
-                            | "holiday"
-                            | "unavailable"
-                            | "sick"
-                            | "vacation"
-                    )
-                })
-        });
-        if acted && !away && breaks.is_empty() {
-            open.push(format!(
-                "whether the {absent} was absent, as the rule asks before the {stand_in} acts"
-            ));
-        }
-    }
-
-    // A form the rule asks for ("approved in writing", "written consent"): said otherwise
-    // ("agreed verbally"), it is broken; not said, it is open.
-    let words_of = |t: &str| -> Vec<String> {
-        t.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect()
-    };
-    let rule_words = words_of(&rule.text);
-    // "Written" asks for writing when it is of an act ("written approval", "a written
-    // request"), not of a way to do something else ("an approved written channel").
-    let act = |w: &str| {
-        let w = w.trim_end_matches('s');
-        matches!(
-            w,
-            "approval"
-                | "consent"
-                | "confirmation"
-                | "notice"
-                | "notification"
-                | "request"
-                | "agreement"
-                | "authorisation"
-                | "authorization"
-                | "permission"
-                | "record"
-                | "note"
-                | "justification"
-                | "statement"
-                | "declaration"
-                | "report"
-                | "response"
-                | "reply"
-                | "explanation"
-                | "acknowledgement"
-                | "acknowledgment"
-                | "evidence"
-                | "instruction"
-                | "undertaking"
-                | "attestation"
-                | "quotation"
-                | "quote"
-                | "rationale"
-                | "sign"
-                | "decision"
-                | "mandate"
-        )
-    };
-    let in_writing = rule_words
-        .windows(2)
-        .any(|p| p[0] == "in" && p[1] == "writing")
-        || rule_words
-            .iter()
-            .enumerate()
-            .any(|(i, w)| w == "written" && rule_words[i + 1..].iter().take(2).any(|n| act(n)));
-    if in_writing && !fact.reading.negated && (!meets.is_empty() || breaks.is_empty()) {
-        let spoken_word = |w: &String| {
-            matches!(
-                w.as_str(),
-                "verbal" | "verbally" | "oral" | "orally" | "phone" | "telephone" | "spoke"
-            )
-        };
-        let written_word = |w: &String| {
-            matches!(
-                w.as_str(),
-                "writing" | "written" | "email" | "emailed" | "letter" | "signed" | "form"
-            )
-        };
-        // The fact's own clause first ("told the regulator by phone six weeks before we
-        // signed": the telling was spoken, whatever was signed), then the sentences around.
-        let own: Vec<String> = words_of(&fact.text);
-        let said: Vec<String> = scope.iter().flat_map(|f| words_of(&f.text)).collect();
-        let (spoken, written) = if own.iter().any(spoken_word) {
-            (
-                true,
-                own.iter().any(|w| {
-                    matches!(
-                        w.as_str(),
-                        "writing" | "written" | "email" | "emailed" | "letter"
-                    )
-                }),
-            )
-        } else {
-            (said.iter().any(spoken_word), said.iter().any(written_word))
-        };
-        if spoken && !written {
-            breaks
-                .push("given by word of mouth, where the rule asks for it in writing".to_string());
-        } else if !written && !meets.is_empty() {
-            open.push("whether it was in writing, as the rule asks".to_string());
+            _ => {}
         }
     }
 
@@ -789,7 +595,7 @@ pub(super) fn check<'a>(
             .filter(|f| f.sentence == fact.sentence)
             .flat_map(|f| f.terms.iter().chain(&f.carried).cloned())
             .collect();
-        for act in joined_acts(&rule.text) {
+        for act in form::joined_acts(&rule.text) {
             if !said.contains(&crate::vocabulary::term(&act)) {
                 open.push(format!("whether it was also {act}, as the rule asks"));
             }
@@ -849,29 +655,4 @@ pub(super) fn condition_in_words(text: &str) -> bool {
             .bounds
             .iter()
             .any(|b| matches!(b.binding, Binding::Applies { .. }))
-}
-
-/// The acts a rule joins to the one its modal governs: the participles after "and" in a
-/// passive rule ("must be approved by X and recorded in the register": recorded).
-pub(super) fn joined_acts(rule: &str) -> Vec<String> {
-    let words: Vec<String> = rule
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let Some(modal) = words
-        .iter()
-        .position(|w| matches!(w.as_str(), "must" | "shall" | "should"))
-    else {
-        return Vec::new();
-    };
-    if words.get(modal + 1).map(String::as_str) != Some("be") {
-        return Vec::new();
-    }
-    words
-        .windows(2)
-        .skip(modal + 2)
-        .filter(|p| p[0] == "and" && crate::vocabulary::is_past_form(&p[1]))
-        .map(|p| p[1].clone())
-        .collect()
 }

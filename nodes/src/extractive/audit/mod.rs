@@ -33,6 +33,8 @@ use crate::state::DocRef;
 use crate::text::{sentences, terms};
 
 mod check;
+mod conditions;
+mod form;
 mod pairing;
 mod parties;
 mod tables;

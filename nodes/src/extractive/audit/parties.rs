@@ -182,6 +182,72 @@ pub(super) fn unnamed_body(who: &str) -> bool {
     )
 }
 
+/// Whether the one who acted could act for the rule: one member of a body where the rule
+/// names the body, a stand-in where the rule allows one only in someone's absence. Adds
+/// what breaks the rule to `breaks` and what it leaves open to `open`.
+pub(super) fn acting_for(
+    fact: &Fact,
+    scope: &[&Fact],
+    rule: &str,
+    breaks: &mut Vec<String>,
+    open: &mut Vec<String>,
+) {
+    // One member of a body where the rule names the body ("the Disclosure Committee shall
+    // decide"): the body did not act; broken when the practice says it did not.
+    if let Some(body) = member_of(&fact.text) {
+        let rule_lower = rule.to_lowercase();
+        let body_lower = body.to_lowercase();
+        let names_body = rule_lower.contains(&body_lower)
+            && !rule_lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| matches!(w, "member" | "members"));
+        if names_body {
+            let last = body_lower.split_whitespace().last().unwrap_or("");
+            let body_did_not = scope
+                .iter()
+                .any(|f| f.reading.negated && f.text.to_lowercase().contains(last));
+            if body_did_not {
+                breaks.push(format!(
+                    "one member of the {body} acted and the practice says the {body} did not"
+                ));
+            } else {
+                open.push(format!(
+                    "whether the {body} acted, not only one of its members"
+                ));
+            }
+        }
+    }
+
+    // A stand-in the rule allows only in someone's absence ("the Deputy MLRO in the MLRO's
+    // absence"): their act meets the rule only when the practice says the other was away.
+    if let Some((stand_in, absent)) = stand_in(rule) {
+        let acted = fact.text.to_lowercase().contains(&stand_in.to_lowercase());
+        let away = scope.iter().any(|f| {
+            f.text
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| {
+                    matches!(
+                        w,
+                        "absent"
+                            | "absence"
+                            | "away"
+                            | "leave"
+                            | "holiday"
+                            | "unavailable"
+                            | "sick"
+                            | "vacation"
+                    )
+                })
+        });
+        if acted && !away && breaks.is_empty() {
+            open.push(format!(
+                "whether the {absent} was absent, as the rule asks before the {stand_in} acts"
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
