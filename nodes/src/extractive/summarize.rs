@@ -255,24 +255,24 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         ONE_DOC
     };
     let mut out = String::new();
+    // A topic beyond a document's own title narrows the summary, and so does a section
+    // named in the title's words ("the suspicious activity reporting section"); not the
+    // words of asking for a summary ("the main steps", "in brief"), nor "section" itself.
+    let section: Vec<String> = crate::question::topic_named(&request.question);
+    let structure: Vec<String> = ["section", "part", "chapter"]
+        .iter()
+        .map(|w| crate::vocabulary::term(w))
+        .collect();
+    let asking: Vec<String> = ASKING.iter().map(|w| crate::vocabulary::term(w)).collect();
     for doc in &request.documents {
         let mut candidates = candidates(request, &doc.id);
         if candidates.is_empty() {
             continue;
         }
-        // A topic beyond the document's own title narrows the summary, and so does a
-        // section named in the title's words ("the suspicious activity reporting section").
-        let section: Vec<String> = crate::question::topic_named(&request.question);
         let title: HashSet<String> = terms(&doc.title)
             .into_iter()
             .filter(|t| !section.contains(t))
             .collect();
-        let structure: Vec<String> = ["section", "part", "chapter"]
-            .iter()
-            .map(|w| crate::vocabulary::term(w))
-            .collect();
-        // Not the words of asking for a summary ("the main steps", "in brief").
-        let asking: Vec<String> = ASKING.iter().map(|w| crate::vocabulary::term(w)).collect();
         let topic: Vec<&String> = q
             .topic
             .iter()
