@@ -49,6 +49,12 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
         let first = out.len();
         for c in clauses(s).iter().flat_map(|c| acts(c)) {
             let mut reading = rules::read(&c);
+            // A time of day is a value, not words: "09:15" shares nothing with "15
+            // minutes" (a label's number stays: "Level 3").
+            let clock = clock_figures(&c);
+            for b in &mut reading.bounds {
+                b.context.retain(|t| !clock.contains(t));
+            }
             let uncertain = silent_on(&c) || not_asserted(&c);
             if uncertain {
                 // What the record does not say was neither done nor not done.
@@ -78,7 +84,10 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
             if let Some(b) = after_quarter_end(&c, &reading) {
                 reading.bounds.push(b);
             }
-            let own = terms(&c);
+            let own: Vec<String> = terms(&c)
+                .into_iter()
+                .filter(|t| !clock.contains(t))
+                .collect();
             let carried = if goes_on(&c) {
                 before.clone()
             } else {
@@ -99,6 +108,32 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
         }
     }
     out
+}
+
+/// The figures of a clause that are only parts of times of day ("09" and "15" of "at
+/// 09:15"), not numbers of their own.
+fn clock_figures(clause: &str) -> Vec<String> {
+    let tokens: Vec<&str> = clause
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .collect();
+    let alone: Vec<&str> = tokens
+        .iter()
+        .copied()
+        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    tokens
+        .iter()
+        .filter_map(|w| {
+            let w = w.trim_end_matches("am").trim_end_matches("pm");
+            let (h, m) = w.split_once(':').or_else(|| w.split_once('.'))?;
+            let digits =
+                |x: &str| !x.is_empty() && x.len() <= 2 && x.chars().all(|c| c.is_ascii_digit());
+            (digits(h) && m.len() == 2 && digits(m)).then(|| [h.to_string(), m.to_string()])
+        })
+        .flatten()
+        .filter(|d| !alone.contains(&d.as_str()))
+        .collect()
 }
 
 /// The last day of each quarter of a year that is not a leap year, as its day of the year.
@@ -169,7 +204,7 @@ fn silent_on(clause: &str) -> bool {
 
 /// Whether a clause only supposes or plans what it tells: "we believe the manager approved
 /// it", "probably", "will be put to the Board next month", "intends to submit", "is still
-/// being drafted".
+/// being drafted", "as far as we know".
 fn not_asserted(clause: &str) -> bool {
     let words = lower_words(clause);
     let hedged = words.iter().any(|w| {
@@ -200,7 +235,11 @@ fn not_asserted(clause: &str) -> bool {
                 | ("may" | "might" | "could", "have")
         )
     });
-    hedged || planned
+    // "as far as we know", "as far as I can tell": what someone supposes, not a record.
+    let supposed = words
+        .windows(3)
+        .any(|p| p[0] == "as" && p[1] == "far" && p[2] == "as");
+    hedged || planned || supposed
 }
 
 /// Whether a clause points back at what its sentence said before: it opens with "that",
@@ -516,6 +555,21 @@ mod tests {
             let f = read(unknown);
             assert!(f[0].uncertain && !f[0].denied, "{unknown}");
         }
+    }
+
+    #[test]
+    fn a_time_of_day_is_no_words_and_a_supposition_is_no_record() {
+        assert_eq!(
+            clock_figures("Compliance was told at 09:15 the next morning"),
+            ["09", "15"]
+        );
+        assert!(clock_figures("flagged as Level 3 at 3.30pm on 3 June")
+            .iter()
+            .all(|d| d != "3"));
+        let f = read("Compliance was told at 09:15 the next morning.");
+        assert!(!f[0].terms.iter().any(|t| t == "15"));
+        let f = read("The Head of Compliance approved it, and as far as we know it was entered in the register.");
+        assert!(!f[0].uncertain && f[1].uncertain);
     }
 
     #[test]

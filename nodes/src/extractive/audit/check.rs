@@ -185,6 +185,21 @@ pub(super) fn check<'a>(
             value: v,
             ..f.clone()
         });
+        // The clause is itself the event the rule counts from, not the act it asks for
+        // ("spotted the error at 14:00" against "must be reported within 30 minutes of being
+        // discovered"): its time starts the rule's clock and says nothing of keeping it.
+        if from_event.is_none()
+            && matches!(f.anchor, Some(Anchor::Since))
+            && b.anchor
+                .as_ref()
+                .is_some_and(|a| is_the_event(&fact.text, a.terms()))
+        {
+            open.push(format!(
+                "{} is when the rule's {} start, not the time taken",
+                f.value.written, b.value.written
+            ));
+            continue;
+        }
         let f = from_event.as_ref().unwrap_or(f);
         // A cap on a whole ("EUR 100 per trip", "in total") takes the amounts of the clause
         // together ("EUR 80 on the first day and another EUR 60 on the last").
@@ -588,15 +603,20 @@ pub(super) fn check<'a>(
     }
     // A second act the rule joins to the first ("must be approved by the Head of
     // Compliance Operations and recorded in the exceptions register"): the practice must
-    // say it too.
+    // say it too, in the words of the act or of where it puts the thing ("the error was
+    // logged" for "recorded in the error log").
     if !meets.is_empty() && breaks.is_empty() {
         let said: HashSet<String> = scope
             .iter()
             .filter(|f| f.sentence == fact.sentence)
             .flat_map(|f| f.terms.iter().chain(&f.carried).cloned())
             .collect();
-        for act in form::joined_acts(&rule.text) {
-            if !said.contains(&crate::vocabulary::term(&act)) {
+        for (act, object) in form::joined_acts(&rule.text) {
+            let placed = !object.is_empty()
+                && scope.iter().any(|f| {
+                    !f.reading.negated && !f.uncertain && object.iter().all(|t| f.terms.contains(t))
+                });
+            if !said.contains(&crate::vocabulary::term(&act)) && !placed {
                 open.push(format!("whether it was also {act}, as the rule asks"));
             }
         }
@@ -655,4 +675,38 @@ pub(super) fn condition_in_words(text: &str) -> bool {
             .bounds
             .iter()
             .any(|b| matches!(b.binding, Binding::Applies { .. }))
+}
+
+/// Whether a practice's clause tells the event a rule counts from (`event`, its terms):
+/// its last verb in the past is the event's ("spotted the error at 14:00" for "of being
+/// discovered"; not "reported the freeze" for "of the freeze", nor "the alert this
+/// generated was reviewed" for "of being generated").
+fn is_the_event(clause: &str, event: &[String]) -> bool {
+    let last = clause
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .rfind(|w| crate::vocabulary::is_past_form(w));
+    last.is_some_and(|w| event.contains(&crate::vocabulary::term(&w)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clause_is_the_rules_event_when_its_last_verb_is() {
+        let event = |w: &str| vec![crate::vocabulary::term(w)];
+        assert!(is_the_event(
+            "spotted the error at 14:00",
+            &event("spotted")
+        ));
+        assert!(!is_the_event(
+            "the MLRO reported the freeze the Monday after that",
+            &event("freeze")
+        ));
+        assert!(!is_the_event(
+            "The alert this generated on Friday was reviewed on the following Wednesday",
+            &event("generated")
+        ));
+    }
 }

@@ -112,13 +112,10 @@ fn words_of(t: &str) -> Vec<String> {
 }
 
 /// The acts a rule joins to the one its modal governs: the participles after "and" in a
-/// passive rule ("must be approved by X and recorded in the register": recorded).
-pub(super) fn joined_acts(rule: &str) -> Vec<String> {
-    let words: Vec<String> = rule
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+/// passive rule ("must be approved by X and recorded in the register": recorded), each with
+/// the terms of what follows it up to the next "and" (the register).
+pub(super) fn joined_acts(rule: &str) -> Vec<(String, Vec<String>)> {
+    let words: Vec<String> = words_of(rule);
     let Some(modal) = words
         .iter()
         .position(|w| matches!(w.as_str(), "must" | "shall" | "should"))
@@ -128,11 +125,16 @@ pub(super) fn joined_acts(rule: &str) -> Vec<String> {
     if words.get(modal + 1).map(String::as_str) != Some("be") {
         return Vec::new();
     }
-    words
-        .windows(2)
-        .skip(modal + 2)
-        .filter(|p| p[0] == "and" && crate::vocabulary::is_past_form(&p[1]))
-        .map(|p| p[1].clone())
+    (modal + 2..words.len().saturating_sub(1))
+        .filter(|&i| words[i] == "and" && crate::vocabulary::is_past_form(&words[i + 1]))
+        .map(|i| {
+            let object: Vec<&str> = words[i + 2..]
+                .iter()
+                .take_while(|w| *w != "and")
+                .map(String::as_str)
+                .collect();
+            (words[i + 1].clone(), crate::text::terms(&object.join(" ")))
+        })
         .collect()
 }
 
@@ -146,10 +148,10 @@ mod tests {
             .windows(2)
             .all(|p| !(p[0] == "written" && written_act(&p[1]))));
         assert!(written_act("approval"));
-        assert_eq!(
-            joined_acts("Exceptions must be approved by the Head of Compliance Operations and recorded in the exceptions register"),
-            ["recorded"]
-        );
+        let joined = joined_acts("Exceptions must be approved by the Head of Compliance Operations and recorded in the exceptions register");
+        assert_eq!(joined.len(), 1);
+        assert_eq!(joined[0].0, "recorded");
+        assert!(joined[0].1.contains(&crate::vocabulary::term("register")));
         assert!(joined_acts("Staff must report it and the manager decides").is_empty());
     }
 }

@@ -361,6 +361,30 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                     .iter()
                     .any(|f| r.reading.roles.iter().any(|x| x.kind == f.kind));
                 let acts = r.actions.iter().any(|a| fact_terms.contains(a.as_str()));
+                // Both count a time from an event: the same one ("four weeks after we
+                // received it" and "30 days from receipt of a valid invoice"), or another.
+                let events: Vec<bool> = fact
+                    .reading
+                    .bounds
+                    .iter()
+                    .filter_map(|f| match &f.anchor {
+                        Some(Anchor::After(t)) if !t.is_empty() => Some((f, t)),
+                        _ => None,
+                    })
+                    .flat_map(|(f, t)| {
+                        r.reading
+                            .bounds
+                            .iter()
+                            .filter_map(move |b| match &b.anchor {
+                                Some(Anchor::After(u)) if !u.is_empty() && can_pair(f, b) => {
+                                    Some(pairing::same_event(t, u))
+                                }
+                                _ => None,
+                            })
+                    })
+                    .collect();
+                let same_event = events.iter().any(|s| *s);
+                let other_event = !events.is_empty() && !same_event;
                 if shared.len() < 2 && !(shared.len() == 1 && (paired || same_people || same_kind))
                 {
                     return None;
@@ -378,6 +402,11 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 }
                 if acts {
                     score += ACTION;
+                }
+                if same_event {
+                    score += PAIRED;
+                } else if other_event {
+                    score -= PAIRED / 2.0;
                 }
                 Some((score, i))
             })

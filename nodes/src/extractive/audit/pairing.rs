@@ -49,6 +49,15 @@ pub(super) fn can_pair(fact: &Bound, rule: &Bound) -> bool {
     {
         return false;
     }
+    // Nor is a time after the event told before ("the next morning", "a week later").
+    let relative = fact
+        .value
+        .written
+        .split_whitespace()
+        .any(|w| matches!(w.to_lowercase().as_str(), "next" | "following" | "later"));
+    if fact.anchor.is_none() && relative && matches!(rule.anchor, Some(Anchor::Before(_))) {
+        return false;
+    }
     if matches!(fact.anchor, Some(Anchor::Before(_)))
         && rule.binding == Binding::Limit(Limit::AtMost)
         && !matches!(rule.anchor, Some(Anchor::Before(_)))
@@ -250,6 +259,19 @@ mod tests {
             "EUR 150"
         ));
         assert!(!caps_a_whole("a limit of EUR 150", "EUR 150"));
+    }
+
+    #[test]
+    fn a_time_after_the_event_before_is_no_notice_ahead_of_one() {
+        let fact = rules::read("Compliance was told the next morning.");
+        let rule = rules::read(
+            "Clients must be told of any material change at least 14 days before it takes effect.",
+        );
+        let (Some(f), Some(r)) = (fact.bounds.first(), rule.bounds.first()) else {
+            panic!("{fact:?} {rule:?}");
+        };
+        assert!(matches!(r.anchor, Some(Anchor::Before(_))));
+        assert!(!can_pair(f, r));
     }
 
     #[test]
