@@ -192,6 +192,17 @@ const SYNONYMS: &[&[&str]] = &[
     ],
     &["complaint", "complaints", "grievance", "grievances"],
     &[
+        "complete",
+        "completes",
+        "completed",
+        "completing",
+        "completion",
+        "finish",
+        "finishes",
+        "finished",
+        "finishing",
+    ],
+    &[
         "refuse",
         "refuses",
         "refused",

@@ -286,19 +286,36 @@ fn when_written(text: &str) -> String {
     let lower = text.to_lowercase();
     let words: Vec<&str> = text.split_whitespace().collect();
     let lowers: Vec<&str> = lower.split_whitespace().collect();
-    let is_when = |w: &str| {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != ':');
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric() && c != ':')
+            .to_string()
+    };
+    let month = |i: usize| {
+        lowers
+            .get(i)
+            .is_some_and(|w| crate::docmodel::header::is_month(&bare(w)))
+    };
+    // A day of the month is a number beside its month ("4 July", "July 4"), not any small
+    // number ("Level 2").
+    let is_when = |i: usize| {
+        let w = bare(lowers[i]);
+        let w = w.as_str();
         WEEKDAYS.contains(&w)
             || PARTS.iter().any(|(p, _, _)| *p == w)
             || clock(w).is_some()
             || matches!(w, "day" | "next" | "following" | "same" | "that")
             || crate::docmodel::header::is_month(w)
-            || w.chars().all(|c| c.is_ascii_digit()) && (1..=2).contains(&w.len())
+            || w.chars().all(|c| c.is_ascii_digit())
+                && (1..=2).contains(&w.len())
+                && (month(i + 1) || i > 0 && month(i - 1))
     };
-    let Some(first) = lowers.iter().position(|w| is_when(w)) else {
+    let Some(first) = (0..lowers.len()).find(|&i| is_when(i)) else {
         return text.to_string();
     };
-    let last = lowers.iter().rposition(|w| is_when(w)).unwrap_or(first);
+    let last = (0..lowers.len())
+        .rev()
+        .find(|&i| is_when(i))
+        .unwrap_or(first);
     let from = if first > 0
         && matches!(
             lowers[first - 1],

@@ -621,6 +621,14 @@ pub(super) fn check<'a>(
             }
         }
     }
+    // A case the clause takes out of the rule, which the practice may be.
+    if !meets.is_empty() && breaks.is_empty() {
+        if let Some(exclusion) = conditions::excluded_case(rule, practice) {
+            open.push(format!(
+                "whether the practice is a case the clause excludes (\"{exclusion}\")"
+            ));
+        }
+    }
     // "Meets" only of the rule the fact is most about, or of one whose value the fact
     // states: anything else the fact touches it cannot vouch for.
     // A practice that tells what the rule asks, or says the record is silent, is no

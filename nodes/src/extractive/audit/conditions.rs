@@ -105,3 +105,52 @@ pub(super) fn applies(
         unknown,
     }
 }
+
+/// A sentence of the rule's clause that takes a case out of it ("No provisional start is
+/// allowed for a Critical third party"), when the practice speaks of that case in words
+/// the rule itself does not use ("a processor that supports one of our critical business
+/// services"): the rule may not be the practice's to meet.
+pub(super) fn excluded_case(rule: &Rule<'_>, practice: &[&Fact]) -> Option<String> {
+    const MARKERS: [&str; 7] = [
+        " is not allowed",
+        " are not allowed",
+        " is not permitted",
+        " are not permitted",
+        " does not apply",
+        " do not apply",
+        " may not be used",
+    ];
+    let said: HashSet<&String> = practice
+        .iter()
+        .flat_map(|f| f.terms.iter().chain(&f.carried))
+        .collect();
+    let marker_terms = terms("allowed permitted apply used no not");
+    sentences(&rule.passage.text)
+        .into_iter()
+        .filter(|s| {
+            !s.contains(rule.text.trim_end_matches('.'))
+                && !rule.text.contains(s.trim_end_matches('.'))
+        })
+        .find(|s| {
+            let lower = s.to_lowercase();
+            let at = if lower.starts_with("no ") {
+                lower.find(" allowed")
+            } else {
+                MARKERS.iter().filter_map(|m| lower.find(m)).min()
+            };
+            let Some(at) = at else {
+                return false;
+            };
+            // What it takes out is what the rule is about ("No provisional start ..."
+            // of "... may approve a provisional start"), for a case after the marker.
+            let subject: Vec<&str> = lower[..at].split_whitespace().rev().take(3).collect();
+            let of_the_rule = terms(&subject.join(" "))
+                .iter()
+                .any(|t| rule.own.contains(t));
+            of_the_rule
+                && terms(&lower[at..])
+                    .iter()
+                    .any(|t| !rule.own.contains(t) && !marker_terms.contains(t) && said.contains(t))
+        })
+        .map(|s| s.trim_end_matches('.').to_string())
+}
