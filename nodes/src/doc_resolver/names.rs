@@ -139,9 +139,16 @@ pub(super) fn fit(
                 })
                 .collect(),
         ),
+        // Each family as the request asks for it ("the 2023 expenses policy": its 2023
+        // version).
         many => Fit::Ambiguous(
             many.iter()
-                .filter_map(|(_, d, _)| versions.in_force(&d.id))
+                .filter_map(|(_, d, _)| {
+                    editions(&d.id, versions, asks, false)
+                        .into_iter()
+                        .next()
+                        .or_else(|| versions.in_force(&d.id))
+                })
                 .collect(),
         ),
     }

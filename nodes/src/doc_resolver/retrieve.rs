@@ -114,7 +114,14 @@ pub(super) fn retrieve(
                 })
         };
         if titled.len() != 1 && versioned.len() != 1 && !agree {
-            return Retrieved::Ambiguous(tied.into_iter().take(RETRIEVAL_MAX).collect());
+            // Each family as the request asks for it ("the 2023 expenses policy": each
+            // family's 2023 version, not the one in force).
+            return Retrieved::Ambiguous(
+                tied.into_iter()
+                    .take(RETRIEVAL_MAX)
+                    .map(|d| as_asked(d, versions, asks))
+                    .collect(),
+            );
         }
     }
     let found = ranked
