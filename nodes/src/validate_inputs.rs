@@ -169,16 +169,12 @@ pub async fn validate_inputs(
     let mut asker = Asker::new(&ctx);
     let mut missed: Option<String> = None;
 
-    let needed = match action {
-        Action::Compare => 2,
-        Action::Summarize => 1,
-        Action::Inquire | Action::Audit => 0,
-    };
     if action == Action::Compare && web {
         web = false;
         notices.push(COMPARE_DROPS_WEB.to_string());
     }
     // "What changed in the X policy?": a comparison of one document with its other version.
+    let mut action = action;
     if action == Action::Compare && docs.len() == 1 {
         let all = deps.documents(&ctx, &owner).await?;
         let versions = crate::versions::versions_of(&all);
@@ -187,9 +183,24 @@ pub async fn validate_inputs(
             docs.insert(0, older);
         } else if let Some(newer) = versions.edition(&one.id).and_then(|e| e.superseded_by) {
             docs.push(newer);
+        } else if crate::question::versions_asked(&instruction(&text))
+            .contains(&crate::question::VersionAsk::Previous)
+        {
+            // "Was that different before?" of a document with no other version: there is
+            // nothing to compare it with, and nothing to ask; it answers as it stands.
+            action = Action::Inquire;
+            notices.push(format!(
+                "Your documents hold no earlier version of \"{}\", so I can't say whether this was different before.",
+                one.title
+            ));
         }
     }
 
+    let needed = match action {
+        Action::Compare => 2,
+        Action::Summarize => 1,
+        Action::Inquire | Action::Audit => 0,
+    };
     while docs.len() < needed {
         if asker.asked() >= MAX_PROMPTS {
             return Ok(AgentStateUpdate::default()
@@ -279,7 +290,11 @@ pub async fn validate_inputs(
     }
 
     let query = web.then(|| web_query(&text, &docs));
-    let mut update = AgentStateUpdate::default()
+    let mut update = AgentStateUpdate::default();
+    if Some(action) != state.action {
+        update = update.action(Some(action));
+    }
+    let mut update = update
         .enable_web_search(web)
         .web_search_query(query)
         .audit_text(audited)

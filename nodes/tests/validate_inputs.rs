@@ -88,6 +88,29 @@ async fn compare_with_one_version_takes_the_version_next_to_it() {
 }
 
 #[tokio::test]
+async fn was_it_different_before_of_a_document_with_no_other_version_answers_as_it_stands() {
+    let kit = kit().await;
+    let (a, a_title) = kit.doc("Anti-Money").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request("Was that different before?", Action::Compare, &[&a]),
+    )
+    .await;
+    assert!(out.interrupts().is_empty(), "nothing to ask");
+    assert_eq!(out.state.action, Some(Action::Inquire));
+    assert_eq!(out.state.resolved_doc_ids, [a]);
+    assert!(
+        out.state
+            .notices
+            .iter()
+            .any(|n| n.contains("no earlier version") && n.contains(&a_title)),
+        "{:?}",
+        out.state.notices
+    );
+}
+
+#[tokio::test]
 async fn compare_with_no_document_takes_two_names_in_one_answer() {
     let kit = kit().await;
     let (crr, _) = kit.doc("Capital").await;

@@ -67,11 +67,19 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             )
         });
         let added_or_dropped = names_a_version
-            && asked
-            && matches!(
-                w.as_str(),
-                "added" | "dropped" | "removed" | "introduced" | "deleted" | "scrapped"
-            );
+            && (asked
+                && matches!(
+                    w.as_str(),
+                    "added" | "dropped" | "removed" | "introduced" | "deleted" | "scrapped"
+                )
+                // "Did the 2025 version add anything, or drop anything?"
+                || matches!(
+                    words.first().map(String::as_str),
+                    Some("did" | "does" | "has" | "have")
+                ) && matches!(
+                    w.as_str(),
+                    "add" | "drop" | "remove" | "introduce" | "delete" | "scrap"
+                ));
         // "a change to a threshold", "a material change to our arrangements": a thing,
         // not a question of what changed; "have to change their passwords": a duty.
         let indefinite = |k: usize| {
@@ -171,7 +179,20 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                             | "it"
                             | "anything"
                     )));
-        if w.starts_with("compar")
+        // "compared with their salary": a measure of a figure, not of documents; "compared
+        // with the old one", "compared to v1.4": documents.
+        let measured = matches!(w.as_str(), "compared" | "comparing")
+            && matches!(next, "with" | "to" | "against")
+            && !words[i + 1..words.len().min(i + 7)].iter().any(|n| {
+                crate::references::is_doc_noun_term(&crate::vocabulary::term(n))
+                    || crate::version_words::is_version_word(n)
+                    || matches!(
+                        n.as_str(),
+                        "one" | "ones" | "it" | "them" | "that" | "this" | "those" | "other"
+                    )
+            })
+            && text.matches('@').count() < 2;
+        if w.starts_with("compar") && !measured
             || differ
             || matches!(w.as_str(), "contrast" | "versus" | "vs" | "diff")
             || asks_change

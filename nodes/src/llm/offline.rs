@@ -460,6 +460,22 @@ mod tests {
     }
 
     #[test]
+    fn a_figure_compared_with_another_is_no_comparison_of_documents() {
+        let d = intent(
+            "What's the most variable pay an adviser can get, compared with their salary?",
+            &[],
+        );
+        assert_eq!(d.action, Action::Inquire);
+        for message in [
+            "How does the new policy compare with the old one?",
+            "What's in v2.0 compared to v1.4?",
+            "Did the 2025 version of the resilience policy add anything, or drop anything?",
+        ] {
+            assert_eq!(intent(message, &[]).action, Action::Compare, "{message}");
+        }
+    }
+
+    #[test]
     fn a_change_or_an_addition_told_of_is_no_comparison() {
         let d = intent(
             "Under version 1.4, who had to approve a change to a monitoring threshold?",
