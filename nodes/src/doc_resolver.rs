@@ -468,7 +468,10 @@ pub async fn doc_resolver(
     }
 
     // Stage 4: a short follow-up that names nothing is about the answer before it.
-    let follow_up = tokens(&text).len() <= FOLLOW_UP_WORDS;
+    // A request that points back at a document ("under that one", "in the same policy")
+    // is about the answer's documents however long it is.
+    let points_back = points_back(&text);
+    let follow_up = tokens(&text).len() <= FOLLOW_UP_WORDS || points_back;
     if found.docs.is_empty()
         && ambiguous.is_empty()
         && unknown.is_empty()
@@ -477,7 +480,7 @@ pub async fn doc_resolver(
     {
         let before = previous_answer_docs(&state);
         let q = question::read(&text);
-        if !before.is_empty() && (q.topic.len() <= 2 || !asks.is_empty()) {
+        if !before.is_empty() && (q.topic.len() <= 2 || !asks.is_empty() || points_back) {
             // "And under the older one?": the version of the answer's first document that
             // has versions, unless several are asked for ("the older versions", "both").
             let several = names_several(&text)
@@ -683,6 +686,16 @@ pub async fn doc_resolver(
 }
 
 /// Whether `name` is quoted in `text` (a title the user insists on).
+/// Whether a request points back at a document named before: "that one", "this one", "the
+/// same one", "that policy", "the same procedure".
+fn points_back(text: &str) -> bool {
+    let words = tokens(text);
+    words.windows(2).any(|p| {
+        matches!(p[0].as_str(), "that" | "this" | "same")
+            && (p[1] == "one" || references::is_doc_noun_term(&crate::vocabulary::term(&p[1])))
+    })
+}
+
 fn is_quoted(text: &str, name: &str) -> bool {
     text.contains(&format!("\"{name}\"")) || text.contains(&format!("“{name}”"))
 }
@@ -772,6 +785,15 @@ mod tests {
             at_the_time("Audit how we handled an email in November 2024."),
             None
         );
+    }
+
+    #[test]
+    fn a_request_points_back_at_a_document_by_that_one_or_the_same_policy() {
+        assert!(points_back(
+            "And under that one, what if the post claims one of our staff did something wrong?"
+        ));
+        assert!(points_back("Does the same policy say who approves it?"));
+        assert!(!points_back("What if that happens to one of our clients?"));
     }
 
     #[test]
