@@ -364,15 +364,15 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
     let mut from = 0;
     while let Some(i) = text[from..].find(" and ").map(|i| from + i) {
         from = i + 5;
-        let words = next_words(&text[i + 5..], 6);
+        let words = next_words(&text[i + 5..], 8);
         let next = words.first().cloned().unwrap_or_default();
         let before = text[..i].split_whitespace().count();
         if before >= 4 && crate::vocabulary::is_past_form(&next) && !next.ends_with("ly") {
             return Some((i, 5));
         }
         // Another subject and its act: "and the Level 1 analyst escalated it", "and we paid
-        // it": a pronoun, or a determiner and up to four words of a name, then a verb in
-        // the past.
+        // it": a pronoun, or a determiner and up to six words of a name, then a verb in the
+        // past.
         let verb_at = |k: usize| {
             words
                 .get(k)
@@ -380,11 +380,14 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
         };
         let subject = match words.first().map(String::as_str) {
             Some("we" | "he" | "she" | "they" | "i") => verb_at(1),
-            Some("the" | "our" | "his" | "her" | "their" | "its") => (2..=5).any(|k| {
+            // "and the Head of Operational Resilience presented": "of" inside a name.
+            Some("the" | "our" | "his" | "her" | "their" | "its") => (2..=7).any(|k| {
                 verb_at(k)
                     && words[1..k].iter().all(|w| {
-                        !crate::text::is_stopword(w) && !crate::vocabulary::is_past_form(w)
+                        (w == "of" || !crate::text::is_stopword(w))
+                            && !crate::vocabulary::is_past_form(w)
                     })
+                    && words.get(1).is_some_and(|w| w != "of")
             }),
             _ => false,
         };
@@ -526,6 +529,16 @@ mod tests {
             "{:?}",
             f.iter().map(|f| &f.text).collect::<Vec<_>>()
         );
+        let f = read("The last test ended on Friday 3 October 2025 and the Head of Operational Resilience presented the results to the ORC on Friday 24 October.");
+        assert_eq!(
+            f.len(),
+            2,
+            "{:?}",
+            f.iter().map(|f| &f.text).collect::<Vec<_>>()
+        );
+        assert!(f[1]
+            .text
+            .starts_with("the Head of Operational Resilience presented"));
     }
 
     #[test]
