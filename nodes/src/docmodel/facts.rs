@@ -47,7 +47,11 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
     for (n, s) in sentences(practice).iter().enumerate() {
         let mut before: Vec<String> = Vec::new();
         let first = out.len();
-        for c in clauses(s).iter().flat_map(|c| acts(c)) {
+        for c in clauses(s)
+            .iter()
+            .flat_map(|c| acts(c))
+            .flat_map(|c| dated_apart(&c))
+        {
             let mut reading = rules::read(&c);
             // A time of day is a value, not words: "09:15" shares nothing with "15
             // minutes" (a label's number stays: "Level 3").
@@ -357,6 +361,52 @@ fn acts(clause: &str) -> Vec<String> {
     out
 }
 
+/// A clause that tells two acts on two dates ("Two agents who joined the team on Monday 1
+/// September completed their training on Friday 12 September", "Her statement, dated 31
+/// March, was reconciled on 8 April"), cut after the first date: each act its own fact,
+/// with its own time. A clause with one date, or a range ("between 3 and 7 March"), stays
+/// whole.
+fn dated_apart(clause: &str) -> Vec<String> {
+    let dates: Vec<crate::docmodel::values::Value> = crate::docmodel::values::values(clause)
+        .into_iter()
+        .filter(|v| v.unit == crate::docmodel::values::Unit::Date && v.low == v.high)
+        .collect();
+    let acts = |t: &str| {
+        t.split(|c: char| !c.is_alphanumeric())
+            .any(|w| crate::vocabulary::is_past_form(&w.to_lowercase()))
+    };
+    match dates.as_slice() {
+        [first, second, ..] if first.low != second.low && first.span.end <= second.span.start => {
+            // At an "and" between the two, else after the first date and its year.
+            let between = &clause[first.span.end..second.span.start];
+            let (at, skip) = match between.find(" and ") {
+                Some(i) => (first.span.end + i, 5),
+                None => {
+                    let rest = &clause[first.span.end..];
+                    let year = rest
+                        .trim_start()
+                        .split(|c: char| !c.is_ascii_digit())
+                        .next()
+                        .filter(|y| y.len() == 4)
+                        .map_or(0, |y| rest.find(y).map_or(0, |i| i + 4));
+                    (first.span.end + year, 0)
+                }
+            };
+            if !clause.is_char_boundary(at) || !clause.is_char_boundary(at + skip) {
+                return vec![clause.to_string()];
+            }
+            let (a, b) = (&clause[..at], &clause[at + skip..]);
+            if acts(a) && acts(b) {
+                let b = b.trim_start_matches([',', ' ']);
+                vec![a.to_string(), b.to_string()]
+            } else {
+                vec![clause.to_string()]
+            }
+        }
+        _ => vec![clause.to_string()],
+    }
+}
+
 /// Where " and " in `text` starts another act of the same subject: a verb in the past
 /// follows ("spotted it at nine in the morning and told Compliance at three"), after a
 /// clause of four words or more. Gives the position of " and " and its length.
@@ -539,6 +589,26 @@ mod tests {
         assert!(f[1]
             .text
             .starts_with("the Head of Operational Resilience presented"));
+        for (clause, first, second) in [
+            (
+                "Two agents who joined the team on Monday 1 September completed their training on Friday 12 September.",
+                "Two agents who joined the team on Monday 1 September",
+                "completed their training on Friday 12 September.",
+            ),
+            (
+                "The previous review was completed on 10 April 2025 and the next one was opened on Monday 20 October 2025.",
+                "The previous review was completed on 10 April 2025",
+                "the next one was opened on Monday 20 October 2025.",
+            ),
+        ] {
+            let f = read(clause);
+            let texts: Vec<&str> = f.iter().map(|f| f.text.as_str()).collect();
+            assert_eq!(texts, [first, second], "{clause}");
+        }
+        assert_eq!(
+            read("The files were checked between 3 March and 7 March.").len(),
+            1
+        );
     }
 
     #[test]

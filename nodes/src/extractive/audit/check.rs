@@ -188,8 +188,7 @@ pub(super) fn check<'a>(
         // The clause is itself the event the rule counts from, not the act it asks for
         // ("spotted the error at 14:00" against "must be reported within 30 minutes of being
         // discovered"): its time starts the rule's clock and says nothing of keeping it.
-        if from_event.is_none()
-            && matches!(f.anchor, Some(Anchor::Since))
+        if matches!(f.anchor, Some(Anchor::Since))
             && b.anchor
                 .as_ref()
                 .is_some_and(|a| is_the_event(&fact.text, a.terms()))
@@ -685,16 +684,17 @@ pub(super) fn condition_in_words(text: &str) -> bool {
             .any(|b| matches!(b.binding, Binding::Applies { .. }))
 }
 
-/// Whether a practice's clause tells the event a rule counts from (`event`, its terms):
-/// its last verb in the past is the event's ("spotted the error at 14:00" for "of being
-/// discovered"; not "reported the freeze" for "of the freeze", nor "the alert this
-/// generated was reviewed" for "of being generated").
+/// Whether a practice's clause tells the event a rule counts from (`event`, its terms in
+/// order): its last verb in the past is the event's last word, its verb ("spotted the error
+/// at 14:00" for "of being discovered"; not "reported the freeze" for "of the freeze", "the
+/// alert this generated was reviewed" for "of being generated", nor "completed" for "of the
+/// date the complete application is received").
 fn is_the_event(clause: &str, event: &[String]) -> bool {
     let last = clause
         .split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
         .rfind(|w| crate::vocabulary::is_past_form(w));
-    last.is_some_and(|w| event.contains(&crate::vocabulary::term(&w)))
+    last.is_some_and(|w| event.last() == Some(&crate::vocabulary::term(&w)))
 }
 
 #[cfg(test)]
@@ -715,6 +715,17 @@ mod tests {
         assert!(!is_the_event(
             "The alert this generated on Friday was reviewed on the following Wednesday",
             &event("generated")
+        ));
+        let received = ["complete", "application", "received"]
+            .map(crate::vocabulary::term)
+            .to_vec();
+        assert!(!is_the_event(
+            "her identity verification was completed on Friday 14 November",
+            &received
+        ));
+        assert!(is_the_event(
+            "Her complete application was received on Monday 3 November",
+            &received
         ));
     }
 }
