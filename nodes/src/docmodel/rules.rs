@@ -484,6 +484,12 @@ fn binding(lower: &[&str], at: usize, from: usize, modal_at: Option<usize>, v: &
     // near ("shall at all times satisfy a CET1 capital ratio of 4.5%").
     let from = match modal_at {
         Some(m) if m < at && at - m <= 16 => m,
+        // "The standard monthly limit on each card is GBP 7,500": the subject's noun.
+        _ if lower[at.saturating_sub(2)..at].contains(&"is")
+            || lower[at.saturating_sub(2)..at].contains(&"are") =>
+        {
+            at.saturating_sub(8)
+        }
         _ => at.saturating_sub(4),
     };
     let near = lower[from..at].join(" ");
@@ -510,6 +516,10 @@ fn binding(lower: &[&str], at: usize, from: usize, modal_at: Option<usize>, v: &
         " cap ",
         " capped at ",
         " limited to ",
+        // "the monthly limit on each card is GBP 7,500", a table's "Limit" column.
+        " limit ",
+        " limits ",
+        " ceiling ",
         " less than ",
         " below ",
         " under ",
@@ -1494,5 +1504,18 @@ mod tests {
             .find(|b| b.value.written == "GBP 250")
             .expect("GBP 250");
         assert_eq!(cap.binding, Binding::Limit(Limit::AtMost));
+        for rule in [
+            "The standard monthly limit on each card is GBP 7,500.",
+            "Expense: Hotel in London, per night, room only, Limit: GBP 220",
+        ] {
+            let r = read(rule);
+            let cap = r
+                .bounds
+                .iter()
+                .find(|b| b.value.written.starts_with("GBP"))
+                .expect("an amount");
+            assert_eq!(cap.binding, Binding::Limit(Limit::AtMost), "{rule}");
+            assert!(r.bounds.iter().all(|b| !b.value.frequency), "{rule}");
+        }
     }
 }

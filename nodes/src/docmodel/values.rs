@@ -880,8 +880,32 @@ fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usize)> {
         frequency,
         business: None,
     };
-    // A frequency word: "annually".
-    if let Some((unit, n)) = frequency_word(w) {
+    // A frequency word: "annually"; not the period an amount is counted over ("the
+    // monthly limit", "an annual allowance", "daily spend").
+    let per_period = ws.get(i + 1).is_some_and(|n| {
+        matches!(
+            n.text.as_str(),
+            "limit"
+                | "limits"
+                | "cap"
+                | "caps"
+                | "allowance"
+                | "allowances"
+                | "budget"
+                | "budgets"
+                | "spend"
+                | "spending"
+                | "total"
+                | "maximum"
+                | "ceiling"
+                | "salary"
+                | "income"
+                | "turnover"
+                | "volume"
+                | "volumes"
+        )
+    });
+    if let Some((unit, n)) = frequency_word(w).filter(|_| !per_period) {
         let days = duration_unit(unit).and_then(|u| u.1).unwrap_or(1.0) * n;
         return Some((make(Unit::Days, days, days, unit, n, i + 1, true), i + 1));
     }

@@ -17,6 +17,10 @@ pub(super) enum Said {
 /// What `fact` (and the sentences around it, `scope`) says of the form of the act, when
 /// the rule asks for it in writing; `None` when the rule does not.
 pub(super) fn in_writing(rule: &str, fact: &Fact, scope: &[&Fact]) -> Option<Said> {
+    // An exception's form is not the rule's ("... apply unless an approver has agreed a
+    // higher amount in writing"): the words up to "unless".
+    let lower = rule.to_lowercase();
+    let rule = lower.find(" unless ").map_or(rule, |at| &rule[..at]);
     let rule_words = words_of(rule);
     // "Written" asks for writing when it is of an act ("written approval", "a written
     // request"), not of a way to do something else ("an approved written channel").
