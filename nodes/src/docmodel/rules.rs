@@ -653,8 +653,11 @@ fn anchor(ws: &[Word], end: usize) -> Option<Anchor> {
 fn before_without_figure(lower: &[&str]) -> Option<Vec<String>> {
     for (i, w) in lower.iter().enumerate() {
         let prev = i.checked_sub(1).map(|k| lower[k]).unwrap_or("");
-        let prev_is_unit = prev.ends_with('s') && prev.len() > 3
-            || matches!(prev, "day" | "week" | "month" | "year" | "hour");
+        // "3 days prior", "two weeks before": a figure's, not "requires prior approval".
+        let prev_is_unit = matches!(
+            prev.trim_end_matches('s'),
+            "minute" | "hour" | "day" | "week" | "fortnight" | "month" | "quarter" | "year"
+        );
         if prev_is_unit {
             continue;
         }
@@ -816,7 +819,28 @@ fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
     };
     // A name read backwards from word `j` (exclusive): "senior management approval".
     let backward = |j: usize| -> String {
-        let mut k = j;
+        // "the Head of Compliance then approved": past a word that says when or how.
+        let mut k = if j > 1
+            && matches!(
+                lower[j - 1],
+                "then"
+                    | "later"
+                    | "subsequently"
+                    | "finally"
+                    | "eventually"
+                    | "also"
+                    | "duly"
+                    | "formally"
+                    | "personally"
+                    | "promptly"
+                    | "immediately"
+            )
+            && namey(raw[j - 2])
+        {
+            j - 1
+        } else {
+            j
+        };
         let mut name = Vec::new();
         while k > 0 && name.len() < 4 {
             let w = raw[k - 1];
@@ -1471,6 +1495,12 @@ mod tests {
             .roles
             .iter()
             .any(|x| x.who == "Head of Compliance Operations" && x.kind == RoleKind::Approves));
+        let r = read("The Head of Financial Crime Compliance then approved the full engagement.");
+        assert!(r
+            .roles
+            .iter()
+            .any(|x| x.who.ends_with("Head of Financial Crime Compliance")
+                && x.kind == RoleKind::Approves));
     }
 
     #[test]

@@ -745,6 +745,10 @@ fn relative_at(ws: &[Word], i: usize) -> Option<Relative> {
         ("the", "day", "before" | "prior", _) => Some(days(0.5, 1.5, "day", 2)),
         ("the", "week", "before" | "prior", _) => Some(days(4.0, 10.0, "week", 2)),
         ("the", "month", "before" | "prior", _) => Some(days(15.0, 45.0, "month", 2)),
+        // "signed it off the week after Finance had paid it": after what, in the words
+        // after.
+        ("the", "week", "after", _) => Some(days(4.0, 10.0, "week", 2)),
+        ("the", "month", "after", _) => Some(days(15.0, 45.0, "month", 2)),
         ("the" | "that", "same", "day" | "morning" | "afternoon" | "evening", _)
         | ("on", "the", "day", _) => Some(same_day(3)),
         ("same", "day", ..) => Some(same_day(2)),
