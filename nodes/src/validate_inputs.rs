@@ -50,10 +50,25 @@ pub(crate) fn audit_text(message: &str) -> Option<String> {
     let enough = |t: &str| terms(t).len() >= 4;
     // A colon that introduces, not one of a time of day ("at 10:15").
     let bytes = message.as_bytes();
+    // The colon of the request ("Audit this: ...", "Check this against the policy: ...",
+    // "Here is what happened: ..."), not one inside the practice ("attended by four
+    // members: the Head of Trading, ..."): the words before it in its sentence ask, or
+    // are few.
+    let introduces = |i: usize| {
+        // Its sentence's start: after a full stop and a space ("version 1.0" goes on).
+        let start = [". ", "? ", "! ", "\n"]
+            .iter()
+            .filter_map(|end| message[..i].rfind(end).map(|at| at + end.len()))
+            .max()
+            .unwrap_or(0);
+        let lead = &message[start..i];
+        !requested_actions(lead).is_empty() || lead.split_whitespace().count() <= 6
+    };
     let colon = message.match_indices(':').map(|(i, _)| i).find(|&i| {
         !(i > 0
             && bytes[i - 1].is_ascii_digit()
             && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+            && introduces(i)
     });
     if let Some(after) = colon.map(|i| &message[i + 1..]) {
         let after = after.trim();
@@ -333,6 +348,22 @@ mod tests {
             audit_text("Audit this. On Tuesday at 10:15 a customer complained and we replied at 11:50 the same day.")
                 .as_deref(),
             Some("On Tuesday at 10:15 a customer complained and we replied at 11:50 the same day.")
+        );
+        // A colon inside the practice introduces a list of it, not the text.
+        let text = "Please audit our monitoring for the quarter. The team reviewed each report daily. The April meeting was attended by four members: the Head of Trading in the chair and the Head of Dealing.";
+        assert_eq!(
+            audit_text(text).as_deref(),
+            Some("The team reviewed each report daily. The April meeting was attended by four members: the Head of Trading in the chair and the Head of Dealing.")
+        );
+        assert_eq!(
+            audit_text("Is this OK? Here is what happened: we paid the invoice in 40 days.")
+                .as_deref(),
+            Some("we paid the invoice in 40 days.")
+        );
+        assert_eq!(
+            audit_text("Audit this against version 1.0 of the conflicts of interest policy: Tom declared it eight business days later.")
+                .as_deref(),
+            Some("Tom declared it eight business days later.")
         );
         assert_eq!(audit_text("Audit this policy"), None);
         assert_eq!(audit_text("Summarize and audit this"), None);

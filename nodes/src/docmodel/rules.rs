@@ -302,6 +302,30 @@ pub(crate) fn read(sentence: &str) -> Reading {
             .max()
             .unwrap_or(0);
         let mut binding = binding(&lower, start, after_value, modal_at, &v);
+        // "every item of GBP 10 or more": which things the rule is about; "complete 20
+        // hours or more": at least that.
+        let after = (
+            lower.get(end).copied().unwrap_or(""),
+            lower.get(end + 1).copied().unwrap_or(""),
+        );
+        let trailing = match after {
+            ("or" | "and", "more" | "above" | "over" | "higher" | "greater") => Some(true),
+            ("or" | "and", "less" | "fewer" | "below" | "under" | "lower") => Some(false),
+            _ => None,
+        };
+        if let Some(above) = trailing {
+            let of_a_thing = start >= 2
+                && lower[start - 1] == "of"
+                && !matches!(
+                    lower[start - 2],
+                    "minimum" | "maximum" | "total" | "limit" | "cap" | "period" | "rate" | "ratio"
+                );
+            binding = if of_a_thing || in_condition(&lower, start, modal_at) {
+                Binding::Applies { above }
+            } else {
+                Binding::Limit(if above { Limit::AtLeast } else { Limit::AtMost })
+            };
+        }
         // "ran for 75 days before due diligence was complete": how long something lasted
         // until the event, not notice given ahead of it.
         let lasted = start > 0 && lower[start - 1] == "for";
@@ -1534,6 +1558,10 @@ mod tests {
             .find(|b| b.value.written == "GBP 250")
             .expect("GBP 250");
         assert_eq!(cap.binding, Binding::Limit(Limit::AtMost));
+        let r = read("An itemised receipt is required for every item of GBP 10 or more.");
+        assert_eq!(r.bounds[0].binding, Binding::Applies { above: true });
+        let r = read("Analysts must complete 20 hours or more of training each year.");
+        assert_eq!(r.bounds[0].binding, Binding::Limit(Limit::AtLeast));
         for rule in [
             "The standard monthly limit on each card is GBP 7,500.",
             "Expense: Hotel in London, per night, room only, Limit: GBP 220",

@@ -265,6 +265,30 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
         {
             note(i, Action::Audit);
         }
+        // "Is what we did with Priya's claim okay under our rules? The conference was on
+        // ...": a judgement of a practice the message goes on to tell, however long the
+        // words between (not "is it OK under our rules to ...?", a question).
+        if matches!(
+            w.as_str(),
+            "ok" | "okay" | "fine" | "acceptable" | "allowed" | "permitted" | "compliant"
+        ) && matches!(
+            words.first().map(String::as_str),
+            Some("is" | "was" | "are" | "were")
+        ) && within(
+            i,
+            4,
+            &[
+                "rules",
+                "policy",
+                "policies",
+                "procedure",
+                "standard",
+                "guidelines",
+            ],
+        ) && sentences(text) > 1
+        {
+            note(i, Action::Audit);
+        }
         // "Is what we did with the new venue in line with our dealing rules?": asked of a
         // practice, however long the words between.
         if w == "line"

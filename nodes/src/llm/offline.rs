@@ -460,6 +460,17 @@ mod tests {
     }
 
     #[test]
+    fn a_practice_judged_okay_under_the_rules_is_an_audit() {
+        let d = intent("Is what we did with Priya's conference claim okay under our rules? The conference was on Wednesday 2 April 2025. She submitted a claim for GBP 6,200 on Monday 19 May 2025.", &[]);
+        assert_eq!(d.action, Action::Audit);
+        let d = intent(
+            "Is it okay under our rules to give a client a gift worth GBP 50?",
+            &[],
+        );
+        assert_ne!(d.action, Action::Audit);
+    }
+
+    #[test]
     fn a_figure_compared_with_another_is_no_comparison_of_documents() {
         let d = intent(
             "What's the most variable pay an adviser can get, compared with their salary?",

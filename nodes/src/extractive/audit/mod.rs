@@ -295,7 +295,18 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                     .flat_map(|f| f.reading.bounds.iter())
                     .filter_map(|b| band.holds(&b.value).map(|h| (b, h)))
                     .collect();
-                let of_it = |b: &Bound| band.of.iter().any(|t| b.context.contains(t));
+                // The heading's own noun ("claim" of "Total value of claim"), not the
+                // words any amount may have ("a dinner that cost GBP 570 in total").
+                let generic: Vec<String> = ["total", "value", "amount", "sum", "size"]
+                    .iter()
+                    .map(|w| crate::vocabulary::term(w))
+                    .collect();
+                let of_it = |b: &Bound| {
+                    band.of
+                        .iter()
+                        .filter(|t| !generic.contains(t))
+                        .any(|t| b.context.contains(t))
+                };
                 let named = values.iter().any(|(b, _)| of_it(b));
                 let held: Vec<bool> = values
                     .iter()

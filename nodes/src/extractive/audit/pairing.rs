@@ -41,6 +41,20 @@ pub(super) fn can_pair(fact: &Bound, rule: &Bound) -> bool {
     if rule.value.frequency && !fact.value.frequency {
         return false;
     }
+    // How often something is done says nothing of which case a rule is about ("monthly"
+    // against "where pay is deferred over 3 years").
+    if fact.value.frequency
+        && !rule.value.frequency
+        && matches!(rule.binding, Binding::Applies { .. })
+    {
+        return false;
+    }
+    // The time between a practice's events is no measure of what a condition speaks of
+    // ("flight time exceeds 6 hours" against "approved it two days later").
+    if matches!(fact.anchor, Some(Anchor::Since)) && matches!(rule.binding, Binding::Applies { .. })
+    {
+        return false;
+    }
     // "a month before the change" is notice given ahead of an event: it speaks of a
     // minimum notice ("at least 60 days before"), not of a deadline after something
     // ("within 24 hours").
