@@ -260,6 +260,20 @@ async fn a_request_about_the_present_turns_web_search_on_without_the_intent_reso
     .await;
     assert!(!out.state.enable_web_search);
     assert_eq!(out.state.web_search_query, None);
+    // An audit against the policy in force names the present of the document, not of the
+    // world.
+    let out = run(
+        &graph(&kit),
+        "v",
+        request(
+            "Audit this against the current policy: today we hold a leverage ratio of 2.9%.",
+            Action::Audit,
+            &[&crr],
+        ),
+    )
+    .await;
+    assert!(!out.state.enable_web_search);
+    assert_eq!(out.state.web_search_query, None);
 }
 
 #[tokio::test]
