@@ -78,7 +78,7 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
                 }
             }
             let restates = tells_a_rule(&c);
-            let since = match timeline.place(&c, &reading) {
+            let since = match timeline.place(&c, &mut reading) {
                 Some((bound, since)) => {
                     reading.bounds.push(bound);
                     since

@@ -101,19 +101,33 @@ impl Timeline {
     /// since the events before it, when it says when it happened and states no time of its
     /// own; a clause that states a time after the event before ("two days later") moves
     /// the timeline on by it.
-    pub(crate) fn place(&mut self, text: &str, reading: &Reading) -> Option<(Bound, Vec<Since>)> {
+    pub(crate) fn place(
+        &mut self,
+        text: &str,
+        reading: &mut Reading,
+    ) -> Option<(Bound, Vec<Since>)> {
         let said = read(text);
         let own: HashSet<String> = terms(text).into_iter().collect();
         let stated = reading
             .bounds
             .iter()
-            .find(|b| b.value.calendar_days().is_some());
-        if let Some(b) = stated {
+            .position(|b| b.value.calendar_days().is_some());
+        if let Some(k) = stated {
+            let b = reading.bounds[k].clone();
             if said.places() {
-                // "the next day": its own value says how long after; the timeline moves.
-                if let Some(now) = self.last.as_ref().and_then(|l| after(l, &said)) {
-                    self.events.push((now.clone(), own));
-                    self.last = Some(now);
+                // "the next day": its own value says how long after; the timeline moves,
+                // and with the weekdays known, the business days it crosses are too ("the
+                // next morning" after a Friday is no business day later).
+                if let Some(last) = self.last.clone() {
+                    if let Some(now) = after(&last, &said) {
+                        if let (Some(n), None) =
+                            (business_days(&last, &now), reading.bounds[k].value.business)
+                        {
+                            reading.bounds[k].value.business = Some((n, n));
+                        }
+                        self.events.push((now.clone(), own));
+                        self.last = Some(now);
+                    }
                 }
             } else if matches!(b.anchor, Some(Anchor::After(_))) {
                 // "two days later" moves the timeline on; "a week before the launch" says
@@ -488,7 +502,7 @@ mod tests {
         let mut t = Timeline::default();
         clauses
             .iter()
-            .map(|c| t.place(c, &rules::read(c)).map(|(b, s)| (b.value, s)))
+            .map(|c| t.place(c, &mut rules::read(c)).map(|(b, s)| (b.value, s)))
             .collect()
     }
 

@@ -181,10 +181,12 @@ pub(super) fn check<'a>(
                 anchor: Some(Anchor::After(t)),
                 ..(*b).clone()
             });
-        let from_event = since_event(fact, f, implicit.as_ref().unwrap_or(b)).map(|v| Bound {
-            value: v,
-            ..f.clone()
-        });
+        let actor = subject_terms(&rule.text);
+        let from_event =
+            since_event(fact, f, implicit.as_ref().unwrap_or(b), &actor).map(|v| Bound {
+                value: v,
+                ..f.clone()
+            });
         // The clause is itself the event the rule counts from, not the act it asks for
         // ("spotted the error at 14:00" against "must be reported within 30 minutes of being
         // discovered"): its time starts the rule's clock and says nothing of keeping it.

@@ -176,8 +176,30 @@ pub(super) fn same_event(a: &[String], b: &[String]) -> bool {
 /// of the escalation": the clause that speaks of escalating), when `value` is a time the
 /// practice gives by when it happened and one of its events shares the words of the
 /// rule's.
-pub(super) fn since_event(fact: &Fact, value: &Bound, rule: &Bound) -> Option<Value> {
+pub(super) fn since_event(
+    fact: &Fact,
+    value: &Bound,
+    rule: &Bound,
+    actor: &[String],
+) -> Option<Value> {
     let anchor = rule.anchor.as_ref()?.terms();
+    // "within 4 hours of receiving it", said of the SOC: received when it was reported,
+    // sent or passed to the SOC.
+    let receipt = crate::vocabulary::term("receive");
+    let anchor: Vec<String> = if anchor.iter().all(|t| *t == receipt) && !actor.is_empty() {
+        actor.to_vec()
+    } else {
+        anchor.to_vec()
+    };
+    // "of the incident being identified": when someone became aware of it ("realised",
+    // "spotted"); identifying is finding out.
+    let identified = crate::vocabulary::term("identified");
+    let aware = crate::vocabulary::term("aware");
+    let anchor: Vec<String> = anchor
+        .into_iter()
+        .map(|t| if t == identified { aware.clone() } else { t })
+        .collect();
+    let anchor = anchor.as_slice();
     if fact.since.is_empty() || anchor.is_empty() || value.value.calendar_days().is_none() {
         return None;
     }
@@ -286,6 +308,36 @@ mod tests {
         };
         assert!(matches!(r.anchor, Some(Anchor::Before(_))));
         assert!(!can_pair(f, r));
+    }
+
+    #[test]
+    fn a_receipt_is_when_the_actor_was_sent_it_and_identifying_is_becoming_aware() {
+        let facts = crate::docmodel::facts::read(
+            "She realised at 10:20 and reported it to the SOC at 11:45. The SOC classified it as Severity 3 at 13:00. The incident was referred to the DPO at 16:00.",
+        );
+        let time = |f: &Fact| {
+            f.reading
+                .bounds
+                .iter()
+                .find(|b| matches!(b.anchor, Some(Anchor::Since)))
+                .cloned()
+                .expect("a time since")
+        };
+        let triage = rules::read("The SOC must triage each report within 4 hours of receiving it.");
+        let actor =
+            subject_terms("The SOC must triage each report within 4 hours of receiving it.");
+        let v = since_event(&facts[2], &time(&facts[2]), &triage.bounds[0], &actor)
+            .expect("since the report");
+        assert!((v.low * 24.0 - 1.25).abs() < 1e-6, "{v:?}");
+        let dpo = rules::read(
+            "Any incident must be referred to the DPO within 24 hours of the incident being identified.",
+        );
+        let v = since_event(&facts[3], &time(&facts[3]), &dpo.bounds[0], &[])
+            .expect("since she realised");
+        assert!(
+            (v.low * 24.0 - (16.0 - 10.0 - 20.0 / 60.0)).abs() < 1e-6,
+            "{v:?}"
+        );
     }
 
     #[test]
