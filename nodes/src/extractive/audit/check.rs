@@ -149,6 +149,11 @@ pub(super) fn check<'a>(
         let Binding::Limit(limit) = b.binding else {
             continue;
         };
+        // Notice ahead of an event the practice dates elsewhere ("went to the Committee on
+        // 10 February" ... "launched on 1 April"): the days between.
+        let notice = (primary && limit == Limit::AtLeast)
+            .then(|| notice_before(fact, b, practice))
+            .flatten();
         let Some((f, shared)) = mine
             .iter()
             .filter(|m| can_pair(m, b))
@@ -157,6 +162,7 @@ pub(super) fn check<'a>(
                 Some((_, k)) if k >= n => best,
                 _ => Some((m, n)),
             })
+            .or(notice.as_ref().map(|n| (n, 1)))
         else {
             unpaired.push((
                 b,

@@ -227,6 +227,67 @@ pub(super) fn since_event(
     })
 }
 
+/// The notice a practice gave ahead of an event it dates elsewhere, for a rule that asks
+/// for notice before that event ("at least 20 business days before the planned launch
+/// date"): the days from the fact's own date ("the proposal went to the Committee on
+/// Monday 10 February") to the date of the practice's clause that names the event ("it
+/// launched on Tuesday 1 April"), as a value counted before that event. `None` when the
+/// fact has no date of its own, no clause of the practice names and dates the event, or
+/// the event came first.
+pub(super) fn notice_before(fact: &Fact, rule: &Bound, practice: &[&Fact]) -> Option<Bound> {
+    let Some(Anchor::Before(event)) = &rule.anchor else {
+        return None;
+    };
+    rule.value.calendar_days()?;
+    let exact_date = |f: &Fact| {
+        f.reading
+            .bounds
+            .iter()
+            .find(|b| b.value.unit == Unit::Date && b.value.low == b.value.high)
+            .map(|b| b.value.clone())
+    };
+    // Its date, or its sentence's ("The proposal, with a draft map, went to the
+    // Committee on 15 September": one act cut at a comma).
+    let own = exact_date(fact).or_else(|| {
+        practice
+            .iter()
+            .filter(|f| f.sentence == fact.sentence)
+            .find_map(|f| exact_date(f))
+    })?;
+    // The event's own first word ("launch" of "before launch, with a draft map"), not
+    // "date" or "day" that any dated clause may have.
+    let generic = ["date", "day", "time", "plan"].map(crate::vocabulary::term);
+    let named: Vec<&String> = event.iter().filter(|t| !generic.contains(t)).collect();
+    if named.is_empty() {
+        return None;
+    }
+    let when = practice
+        .iter()
+        .filter(|f| !std::ptr::eq(**f, fact) && f.terms.contains(named[0]))
+        .filter_map(|f| exact_date(f))
+        .find(|d| d.low != own.low)?;
+    let days = when.low - own.low;
+    if days < 0.0 {
+        return None;
+    }
+    Some(Bound {
+        value: Value {
+            unit: Unit::Days,
+            low: days,
+            high: days,
+            shown_unit: "day",
+            number: days,
+            written: format!("{} ({days} days before {})", own.written, when.written),
+            span: own.span.clone(),
+            frequency: false,
+            business: None,
+        },
+        binding: rule.binding,
+        anchor: Some(Anchor::Before(event.clone())),
+        context: rule.context.clone(),
+    })
+}
+
 /// Whether the fact itself states exactly one value that can pair with `bound` (then it
 /// speaks of it, whatever the words around it).
 pub(super) fn pairs_alone(own: &[&Fact], bound: &Bound) -> bool {
@@ -338,6 +399,25 @@ mod tests {
             (v.low * 24.0 - (16.0 - 10.0 - 20.0 / 60.0)).abs() < 1e-6,
             "{v:?}"
         );
+    }
+
+    #[test]
+    fn notice_ahead_of_an_event_dated_elsewhere_is_the_days_between() {
+        let facts = crate::docmodel::facts::read(
+            "The full proposal went to the Committee on Monday 10 February 2025. The scheme launched on Tuesday 1 April 2025.",
+        );
+        let practice: Vec<&Fact> = facts.iter().collect();
+        let rule = rules::read(
+            "The complete proposal must reach the Committee at least 20 business days before the planned launch date.",
+        );
+        let n = notice_before(&facts[0], &rule.bounds[0], &practice).expect("the notice");
+        assert_eq!(n.value.low, 50.0);
+        assert_eq!(
+            n.value.keeps(Limit::AtLeast, &rule.bounds[0].value),
+            Some(true)
+        );
+        // The event before the act: no notice was given.
+        assert!(notice_before(&facts[1], &rule.bounds[0], &practice).is_none());
     }
 
     #[test]
