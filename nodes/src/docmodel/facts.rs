@@ -429,7 +429,14 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
                 .is_some_and(|w| crate::vocabulary::is_past_form(w) && !w.ends_with("ly"))
         };
         let subject = match words.first().map(String::as_str) {
-            Some("we" | "he" | "she" | "they" | "i") => verb_at(1),
+            // "and it was taken down at 6pm", "and we paid it".
+            Some("we" | "he" | "she" | "they" | "i" | "it") => {
+                verb_at(1)
+                    || words
+                        .get(1)
+                        .is_some_and(|w| matches!(w.as_str(), "was" | "were" | "had" | "has"))
+                        && verb_at(2)
+            }
             // "and the Head of Operational Resilience presented": "of" inside a name.
             Some("the" | "our" | "his" | "her" | "their" | "its") => (2..=7).any(|k| {
                 verb_at(k)
@@ -608,6 +615,14 @@ mod tests {
         assert_eq!(
             read("The files were checked between 3 March and 7 March.").len(),
             1
+        );
+        let f =
+            read("A compliance analyst spotted it at 4pm on Friday and it was taken down at 6pm.");
+        assert_eq!(
+            f.len(),
+            2,
+            "{:?}",
+            f.iter().map(|f| &f.text).collect::<Vec<_>>()
         );
     }
 

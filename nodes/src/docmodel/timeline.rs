@@ -73,6 +73,8 @@ struct Said {
     weekday: Option<u8>,
     /// "the following Tuesday", "the Monday after that": the next such day, not today.
     later_weekday: bool,
+    /// "last Thursday": a day before now, which starts a story but follows no event.
+    before_now: bool,
     date: Option<i32>,
     /// Days after the event before ("the next day": 1, "that evening": 0).
     days_after: Option<i32>,
@@ -179,6 +181,9 @@ impl Timeline {
             return None;
         }
         if !said.places() {
+            return None;
+        }
+        if said.before_now && self.last.is_some() {
             return None;
         }
         let now = self.last.as_ref().and_then(|last| after(last, &said));
@@ -355,9 +360,14 @@ fn clock(word: &str) -> Option<u32> {
             w.ends_with("am").then_some(false),
         ),
     };
-    let (h, m) = w.split_once(':').or_else(|| w.split_once('.'))?;
+    // "4pm", "11am": the hour alone, with its half of the day.
+    let (h, m) = match w.split_once(':').or_else(|| w.split_once('.')) {
+        Some(hm) => hm,
+        None if pm.is_some() && (1..=2).contains(&w.len()) => (w, "0"),
+        None => return None,
+    };
     let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    if h > 23 || m > 59 || m.to_string().len() > 2 {
+    if h > 23 || m > 59 || m.to_string().len() > 2 || pm.is_some() && !(1..=12).contains(&h) {
         return None;
     }
     let h = match pm {
@@ -437,9 +447,9 @@ fn read(text: &str) -> Said {
     let has = |a: &str, b: &str| ws.windows(2).any(|p| p[0] == a && p[1] == b);
     for (i, w) in ws.iter().enumerate() {
         if let Some(d) = WEEKDAYS.iter().position(|x| x == w) {
-            // "last Friday" is before: not placed.
+            // "last Friday" is before now: it may start a story, never follow an event.
             if i > 0 && ws[i - 1] == "last" {
-                return Said::default();
+                said.before_now = true;
             }
             said.weekday = Some(d as u8);
             let before = &ws[i.saturating_sub(2)..i];
@@ -578,6 +588,13 @@ mod tests {
         );
         assert_eq!(since(s, "manag").business, Some((1.0, 1.0)));
         assert!(timeline(&["On Friday we met", "last Monday we had met"])[1].is_none());
+        // "last Thursday" starts a story; "4pm" is a time of day.
+        let v = timeline(&[
+            "Last Thursday at 3pm Marketing published a post",
+            "A compliance analyst spotted it at 4pm on Friday",
+        ]);
+        let (d, _) = v[1].as_ref().unwrap();
+        assert!((d.low - 25.0 / 24.0).abs() < 1e-9, "{d:?}");
         let v = timeline(&[
             "IT Operations spotted it at nine in the morning",
             "told Compliance at three in the afternoon",
