@@ -178,10 +178,12 @@ pub async fn validate_inputs(
     let mut notices: Vec<String> = crate::attachments::unread_notice(&state.messages)
         .into_iter()
         .collect();
-    // A question about the present ("what is the current base rate?") may need the web;
-    // an audit checks a practice against documents, whatever year its words name.
+    // A question about the present ("what is the current base rate?") may need the web; a
+    // summary or an audit works on documents ("summarise the current policy": the version
+    // in force), whatever year its words name.
     let mut web = state.enable_web_search
-        || action != Action::Audit && asks_about_present(&instruction(&text), current_year());
+        || matches!(action, Action::Inquire | Action::Compare)
+            && asks_about_present(&instruction(&text), current_year());
     let mut audited = None;
     let mut asker = Asker::new(&ctx);
     let mut missed: Option<String> = None;

@@ -104,6 +104,42 @@ async fn each_action_appends_one_cited_assistant_message() {
 }
 
 #[tokio::test]
+async fn a_summary_is_narrowed_by_what_its_request_names_not_by_the_situation_told_beside_it() {
+    let kit = kit().await;
+    let (aml, _) = kit.doc("Anti-Money").await;
+    let g = graph_for(Action::Summarize, &kit);
+    let whole = run(
+        &g,
+        "a",
+        request(
+            "I've just been made a relationship manager for politically exposed clients. Can you summarise the policy for me?",
+            Action::Summarize,
+            &[&aml],
+        ),
+    )
+    .await;
+    let r = &whole.state.response;
+    assert!(!r.contains("\nOn "), "not narrowed: {r}");
+    let narrowed = run(
+        &g,
+        "b",
+        request(
+            "Summarise what it says about politically exposed persons.",
+            Action::Summarize,
+            &[&aml],
+        ),
+    )
+    .await;
+    let r = &narrowed.state.response;
+    let on = r.lines().find(|l| l.starts_with("On ")).unwrap_or_default();
+    assert!(on.contains("politically") && on.contains("exposed"), "{r}");
+    assert!(
+        !on.contains("expos,") && !on.contains("polit,"),
+        "written words, not terms: {r}"
+    );
+}
+
+#[tokio::test]
 async fn audit_finds_optional_wording_another_approver_and_differing_figures() {
     let kit = kit().await;
     let (aml, _) = kit.doc("Anti-Money").await;

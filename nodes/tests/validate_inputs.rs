@@ -274,6 +274,13 @@ async fn a_request_about_the_present_turns_web_search_on_without_the_intent_reso
     .await;
     assert!(!out.state.enable_web_search);
     assert_eq!(out.state.web_search_query, None);
+    let out = run(
+        &graph(&kit),
+        "w",
+        request("Summarise the current policy.", Action::Summarize, &[&crr]),
+    )
+    .await;
+    assert!(!out.state.enable_web_search);
 }
 
 #[tokio::test]

@@ -273,10 +273,24 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
             .into_iter()
             .filter(|t| !section.contains(t))
             .collect();
+        // What the request for a summary names, not the situation told beside it ("I've
+        // just been made Business Sponsor. Can you summarise the policy for me?").
+        let asked: Option<HashSet<String>> = {
+            let said = sentences(&request.question);
+            let asks: Vec<&String> = said
+                .iter()
+                .filter(|s| {
+                    crate::llm::requested_actions(s).contains(&crate::state::Action::Summarize)
+                })
+                .collect();
+            (said.len() > 1 && !asks.is_empty())
+                .then(|| asks.iter().flat_map(|s| terms(s)).collect())
+        };
         let topic: Vec<&String> = q
             .topic
             .iter()
             .filter(|t| !title.contains(*t) && !asking.contains(t) && !structure.contains(t))
+            .filter(|t| asked.as_ref().is_none_or(|a| a.contains(*t)))
             .collect();
         let about_focus = |c: &Candidate| {
             topic
@@ -307,7 +321,18 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
             }
         }
         if focused {
-            let shown: Vec<&str> = topic.iter().map(|t| t.as_str()).collect();
+            // The words as the request wrote them ("sponsors", not the term "sponsor").
+            let written = crate::text::tokens(&request.question);
+            let shown: Vec<String> = topic
+                .iter()
+                .map(|t| {
+                    written
+                        .iter()
+                        .find(|w| crate::vocabulary::term(w) == **t)
+                        .cloned()
+                        .unwrap_or_else(|| t.to_string())
+                })
+                .collect();
             let _ = writeln!(out, "On {}:", shown.join(", "));
         }
         for c in choose(&candidates, per_doc) {
