@@ -276,6 +276,21 @@ const PHRASES: &[(&[&str], &str)] = &[
     (&["rolled", "out"], "install"),
     (&["sign", "off"], "approve"),
     (&["signed", "off"], "approve"),
+    // Common phrasal verbs and the word a policy uses for them.
+    (&["put", "in"], "submit"),
+    (&["hand", "in"], "submit"),
+    (&["handed", "in"], "submit"),
+    (&["send", "in"], "submit"),
+    (&["sent", "in"], "submit"),
+    (&["hang", "on", "to"], "retain"),
+    (&["hold", "on", "to"], "retain"),
+    (&["held", "on", "to"], "retain"),
+    (&["get", "rid", "of"], "delete"),
+    (&["got", "rid", "of"], "delete"),
+    (&["find", "out"], "discover"),
+    (&["found", "out"], "discover"),
+    (&["look", "into"], "investigate"),
+    (&["looked", "into"], "investigate"),
 ];
 
 /// Lower-case words with the phrases of the thesaurus folded into their word.
@@ -480,6 +495,15 @@ mod tests {
         assert_eq!(term("decision"), term("decides"));
         assert_eq!(term("receipt"), term("received"));
         assert_eq!(term("referral"), term("referred"));
+    }
+
+    #[test]
+    fn a_phrasal_verb_is_the_word_a_policy_uses() {
+        let t = |s: &str| crate::text::terms(s);
+        assert!(t("how long to put in a claim").contains(&term("submitted")));
+        assert!(t("hang on to paperwork").contains(&term("retained")));
+        assert!(t("we found out on Monday").contains(&term("discovered")));
+        assert!(!t("put the file in the cabinet").contains(&term("submitted")));
     }
 
     #[test]
