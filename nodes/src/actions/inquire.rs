@@ -24,10 +24,75 @@ const PASSAGES: usize = 8;
 /// At most this many passages of another version of one of them.
 const OTHER_VERSION: usize = 3;
 
+/// Words that name a case by its number or letter ("Level 2", "Tier 3", "Category B").
+const LABEL_WORDS: [&str; 10] = [
+    "level", "tier", "band", "category", "class", "grade", "severity", "stage", "priority", "type",
+];
+
+/// The label a sentence gives a case ("**Level 2 – Enhanced** (roles handling payments ...)":
+/// "level 2"), lower case: its first label word followed by a number or a letter.
+fn label(sentence: &str) -> Option<String> {
+    let words: Vec<String> = sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.windows(2).find_map(|p| {
+        let names = p[1].chars().all(|c| c.is_ascii_digit()) && p[1].len() <= 2
+            || p[1].len() == 1 && p[1].chars().all(|c| c.is_ascii_alphabetic());
+        (LABEL_WORDS.contains(&p[0].as_str()) && names).then(|| format!("{} {}", p[0], p[1]))
+    })
+}
+
+/// A question that describes a case ("how often do we rescreen people in payments
+/// roles?") finds the sentence that defines it ("Level 2 ... roles handling payments"),
+/// which does not give the kind of value asked for; the rule that does is said of the
+/// case's label ("Level 2 and Level 3 staff are rescreened every 3 years"). That rule's
+/// hit is put first: a sentence of the same document that names the label, gives the kind
+/// of value asked and shares a word of the question the defining sentence does not have.
+fn through_label(analyses: &[Arc<Analysis>], q: &Question, hits: &mut Vec<retrieval::Hit>) {
+    let Some(first) = hits.first().copied() else {
+        return;
+    };
+    let a = &analyses[first.doc];
+    let defining = &a.model.sentences[first.sentence];
+    if q.expects.is_empty() || q.answered_by(&defining.reading) {
+        return;
+    }
+    let Some(label) = label(&defining.text) else {
+        return;
+    };
+    let rest: Vec<&String> = q
+        .topic
+        .iter()
+        .filter(|t| !defining.terms.contains(*t))
+        .collect();
+    let found = a.model.sentences.iter().enumerate().find(|(k, s)| {
+        *k != first.sentence
+            && s.text.to_lowercase().contains(&label)
+            && q.answered_by(&s.reading)
+            && rest.iter().any(|t| s.terms.contains(*t))
+    });
+    if let Some((k, s)) = found {
+        hits.retain(|h| !(h.doc == first.doc && h.sentence == k));
+        hits.insert(
+            0,
+            retrieval::Hit {
+                doc: first.doc,
+                sentence: k,
+                clause: s.clause,
+                score: first.score,
+            },
+        );
+    }
+}
+
 /// The best clauses of `analyses` for `q`, each once, scored by its best sentence.
 fn best_clauses(analyses: &[Arc<Analysis>], q: &Question, limit: usize) -> Vec<Passage> {
     let mut out: Vec<Passage> = Vec::new();
-    for hit in retrieval::rank(analyses, q) {
+    let mut hits = retrieval::rank(analyses, q);
+    through_label(analyses, q, &mut hits);
+    for hit in hits {
         let p = &analyses[hit.doc].passages[hit.clause];
         if out.iter().any(|c| c.doc_id == p.doc_id && c.text == p.text) {
             continue;
@@ -123,4 +188,30 @@ pub async fn inquire(
     ctx: NodeContext,
 ) -> Result<AgentStateUpdate, NodeError> {
     run(Action::Inquire, &deps, &state, &ctx, prepare).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::documents::test_doc as doc;
+
+    #[test]
+    fn a_case_described_in_other_words_is_answered_by_the_rule_said_of_its_label() {
+        assert_eq!(
+            label("**Level 2 – Enhanced** (roles handling payments)").as_deref(),
+            Some("level 2")
+        );
+        assert_eq!(label("Staff must complete the course."), None);
+        let d = doc(
+            "v",
+            "Vetting Standard",
+            "## 3. Screening levels\n\n3.1 **Level 2 – Enhanced** (roles handling client money, payments or privileged IT access): all Level 1 checks, plus a credit check covering the previous 6 years.\n\n## 7. Rescreening\n\n7.1 Level 2 and Level 3 staff are rescreened every 3 years.",
+        );
+        let a = vec![analysis(&d)];
+        let q = crate::question::read(
+            "How often do we rescreen people in payments and privileged IT roles?",
+        );
+        let best = best_clauses(&a, &q, 3);
+        assert!(best[0].text.contains("every 3 years"), "{best:?}");
+    }
 }
