@@ -53,7 +53,7 @@ use crate::state::{Action, AgentState, AgentStateUpdate, DocRef, InferenceSource
 use crate::text::{asks_for_library, tokens};
 use crate::tiptap::MentionKind;
 use crate::title_match::{
-    match_answer, name_score, title_has_word, titles_in_text, Scored, TextWords, SIMILARITY,
+    name_score, title_has_word, titles_in_text, Scored, TextWords, SIMILARITY,
 };
 use crate::validate_inputs::instruction;
 use crate::versions::versions_of;
@@ -71,46 +71,18 @@ const MAX_PROMPTS: usize = 4;
 const HISTORY: usize = 5;
 
 mod names;
+mod prompts;
+mod request_words;
 mod retrieve;
 mod sets;
 
+use prompts::{read_typed, titles, Ambiguity};
+use request_words::{
+    at_the_time, is_quoted, means_several, names_several, only_refers_to, points_back,
+};
+
 /// A follow-up that names no document has at most this many words.
 const FOLLOW_UP_WORDS: usize = 10;
-
-/// Several documents one reference could mean.
-struct Ambiguity {
-    /// The question the prompt asks.
-    question: String,
-    candidates: Vec<DocRef>,
-}
-
-impl Ambiguity {
-    /// Several documents a name fits.
-    fn named(name: &str, candidates: Vec<DocRef>) -> Self {
-        Ambiguity {
-            question: format!(
-                "\"{name}\" could be several of your documents. Which one do you mean?"
-            ),
-            candidates,
-        }
-    }
-
-    /// Several documents of the conversation a reference could mean.
-    fn discussed(candidates: Vec<DocRef>) -> Self {
-        Ambiguity {
-            question: "Which of these documents do you mean?".to_string(),
-            candidates,
-        }
-    }
-
-    /// Several documents that answer a request equally well.
-    fn answering(candidates: Vec<DocRef>) -> Self {
-        Ambiguity {
-            question: "Several of your documents answer this. Which one do you mean?".to_string(),
-            candidates,
-        }
-    }
-}
 
 /// What the node has found so far.
 #[derive(Default)]
@@ -151,54 +123,6 @@ impl Found {
             .find(|s| *s != InferenceSource::Explicit)
             .or_else(|| self.sources.first().copied())
     }
-}
-
-/// Whether a name is plural ("the data retention policies"): it then means every document
-/// it fits.
-fn names_several(name: &str) -> bool {
-    name.split_whitespace()
-        .last()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .is_some_and(|w| w.len() > 3 && crate::text::singular(&w) != w)
-}
-
-/// Whether a message means several versions of the document titled `title`: it names it
-/// in the plural ("the travel policies"), says "both" or "them", or asks for its versions
-/// or editions.
-fn means_several(refs: &[Reference], text: &str, title: &str) -> bool {
-    refs.iter().any(|r| match r {
-        Reference::Kind { noun, plural } => *plural && title_has_word(title, noun),
-        Reference::Named { name, .. } => {
-            names_several(name) && name_score(name, title) >= SIMILARITY
-        }
-        Reference::Pronoun { plural } => *plural,
-        Reference::Version { .. } => false,
-    }) || tokens(text)
-        .iter()
-        .any(|w| matches!(w.as_str(), "versions" | "editions" | "revisions" | "issues"))
-}
-
-/// Whether every reference in the rest of a message is covered by the mentioned documents.
-fn only_refers_to(refs: &[Reference], docs: &[DocRef]) -> bool {
-    refs.iter().all(|r| match r {
-        Reference::Named { name, strong: true } => docs
-            .iter()
-            .any(|d| name_score(name, &d.title) >= SIMILARITY),
-        Reference::Kind { noun, .. } => docs.iter().any(|d| title_has_word(&d.title, noun)),
-        Reference::Named { strong: false, .. }
-        | Reference::Pronoun { .. }
-        | Reference::Version { .. } => true,
-    })
-}
-
-fn titles(docs: &[DocRef]) -> String {
-    docs.iter()
-        .map(|d| format!("\"{}\"", d.title))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The `doc_resolver` node.
@@ -685,51 +609,6 @@ pub async fn doc_resolver(
         .with_messages(asker.into_records()))
 }
 
-/// Whether `name` is quoted in `text` (a title the user insists on).
-/// Whether a request points back at a document named before: "that one", "this one", "the
-/// same one", "that policy", "the same procedure".
-fn points_back(text: &str) -> bool {
-    let words = tokens(text);
-    words.windows(2).any(|p| {
-        matches!(p[0].as_str(), "that" | "this" | "same")
-            && (p[1] == "one" || references::is_doc_noun_term(&crate::vocabulary::term(&p[1])))
-    })
-}
-
-fn is_quoted(text: &str, name: &str) -> bool {
-    text.contains(&format!("\"{name}\"")) || text.contains(&format!("“{name}”"))
-}
-
-/// Reads a typed answer to a document prompt: one match is taken, several are asked
-/// about, none is remembered as unknown.
-fn read_typed(
-    answer: &str,
-    library: &[DocRef],
-    versions: &crate::versions::Versions,
-    found: &mut Found,
-    ambiguous: &mut VecDeque<Ambiguity>,
-    unknown: &mut Vec<String>,
-) {
-    let groups = match_answer(answer, library);
-    if groups.is_empty() {
-        unknown.push(answer.to_string());
-    }
-    let asks = versions_asked(answer);
-    for group in groups {
-        match names::fit(&group, versions, &asks, false) {
-            names::Fit::Found(docs) => {
-                for (d, _) in docs {
-                    found.add(&d, 1.0, InferenceSource::UserChoice);
-                }
-            }
-            names::Fit::Ambiguous(candidates) => {
-                ambiguous.push_front(Ambiguity::named(answer, candidates))
-            }
-            names::Fit::Unknown => unknown.push(answer.to_string()),
-        }
-    }
-}
-
 /// Reports the node's status line with the documents found.
 fn report(ctx: &NodeContext, docs: &[DocRef]) {
     let docs_found: Vec<serde_json::Value> = docs
@@ -747,60 +626,4 @@ fn cancelled(ctx: &NodeContext, found: &Found, usage: Usage, asker: Asker<'_>) -
         .suggested_doc_ids(found.suggested.clone())
         .with_usage(&usage)
         .with_messages(asker.into_records())
-}
-
-/// The date a request asks the documents in force at ("against the policy in force at the
-/// time", "the rules that applied then"): the first date it gives with a year (year,
-/// month, day; 0 for a day not given).
-fn at_the_time(text: &str) -> Option<(u16, u8, u8)> {
-    let lower = text.to_lowercase();
-    let asks = [
-        "at the time",
-        "in force then",
-        "then in force",
-        "applied then",
-        "applicable then",
-        "back then",
-        "in force on that date",
-    ]
-    .iter()
-    .any(|p| lower.contains(p));
-    if !asks {
-        return None;
-    }
-    crate::docmodel::header::first_date(text).map(|d| (d.year, d.month, d.day))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_practice_checked_against_the_rules_in_force_at_the_time_is_dated() {
-        assert_eq!(
-            at_the_time("Audit how we handled an email in November 2024, against the policy in force at the time."),
-            Some((2024, 11, 0))
-        );
-        assert_eq!(
-            at_the_time("Audit how we handled an email in November 2024."),
-            None
-        );
-    }
-
-    #[test]
-    fn a_request_points_back_at_a_document_by_that_one_or_the_same_policy() {
-        assert!(points_back(
-            "And under that one, what if the post claims one of our staff did something wrong?"
-        ));
-        assert!(points_back("Does the same policy say who approves it?"));
-        assert!(!points_back("What if that happens to one of our clients?"));
-    }
-
-    #[test]
-    fn plural_names_mean_several_documents() {
-        assert!(names_several("the data retention policies"));
-        assert!(names_several("both regulations"));
-        assert!(!names_several("the data retention policy"));
-        assert!(!names_several("the gap analysis"));
-    }
 }

@@ -10,28 +10,29 @@
 //! other version's clause says it in other words. Clauses in one version only are listed
 //! as added or removed; clauses reworded with the same values are named; clauses that read
 //! the same (their words, whatever their layout) are counted, not listed.
+//!
+//! Here: a version's clauses, pairing them, and the comparison's report; within a pair of
+//! clauses, [`sentences`] pairs their sentences, [`changes`] lists what moved in a pair of
+//! sentences, and [`quote`] quotes the newer sentence as far as a change reaches.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::ops::Range;
 
 use super::kinds::{value_kind, ValueKind};
-use super::wording::{bounded, edits};
-use super::{jaccard, words_of, SAME_CLAUSE};
-use crate::docmodel::rules::{self, same_role, RoleKind};
-use crate::docmodel::values::{values, Value};
+use super::{best_pairs, jaccard, words_of, SAME_CLAUSE};
+use crate::docmodel::values::values;
 use crate::extractive::named;
 use crate::llm::AnswerRequest;
 use crate::passages::Passage;
 use crate::question::Question;
 use crate::state::DocRef;
-use crate::text::{sentences, squash, terms, tokens};
+use crate::text::{squash, tokens};
 
-/// A sentence found in one version only is said in other words by the other version's
-/// clause when at least this share of its terms are there (and all its values).
-const SAID_OTHERWISE: f64 = 0.75;
-/// A quote shorter than this takes in the part of the sentence before it.
-const SHORT_QUOTE: usize = 40;
+mod changes;
+mod quote;
+mod sentences;
+
+use sentences::sentence_changes;
 
 /// A clause of one version: its passages (consecutive, one clause number).
 pub(super) struct Clause<'a> {
@@ -359,291 +360,6 @@ fn pair(a: &Version<'_>, b: &Version<'_>) -> Vec<(usize, usize)> {
     super::best_pairs(candidates, a.clauses.len(), b.clauses.len())
 }
 
-/// What changed between two versions of a clause, a sentence at a time, each line with
-/// its citations.
-fn sentence_changes(ca: &Clause<'_>, cb: &Clause<'_>) -> Vec<String> {
-    let sa = sentences(&ca.text);
-    let sb = sentences(&cb.text);
-    let wa: Vec<HashSet<String>> = sa.iter().map(|s| words_of(s)).collect();
-    let wb: Vec<HashSet<String>> = sb.iter().map(|s| words_of(s)).collect();
-    let mut candidates: Vec<(f64, usize, usize)> = Vec::new();
-    for (i, x) in wa.iter().enumerate() {
-        for (j, y) in wb.iter().enumerate() {
-            let sim = jaccard(x, y);
-            if sim >= SAME_CLAUSE || same_words(&sa[i], &sb[j]) {
-                candidates.push((sim, i, j));
-            }
-        }
-    }
-    let mut pairs = super::best_pairs(candidates, sa.len(), sb.len());
-    let mut a_used = vec![false; sa.len()];
-    let mut b_used = vec![false; sb.len()];
-    for (i, j) in &pairs {
-        a_used[*i] = true;
-        b_used[*j] = true;
-    }
-    pairs.sort_by_key(|p| p.1);
-    let cite = |i: Option<usize>, j: Option<usize>| {
-        let mut s = String::new();
-        if let Some(i) = i {
-            let _ = write!(s, " [{}]", ca.cite(&sa[i]));
-        }
-        if let Some(j) = j {
-            let _ = write!(s, " [{}]", cb.cite(&sb[j]));
-        }
-        s
-    };
-    let mut out = Vec::new();
-    for (i, j) in pairs {
-        if same_words(&sa[i], &sb[j]) {
-            continue;
-        }
-        let (moves, spans) = changes_at(&sa[i], &sb[j]);
-        if !moves.is_empty() {
-            out.push(format!(
-                "{} (\"{}\"){}",
-                moves.join("; "),
-                quote(&sb[j], &spans),
-                cite(Some(i), Some(j))
-            ));
-        }
-    }
-    for (j, s) in sb.iter().enumerate() {
-        if !b_used[j] && !said_otherwise(s, &ca.text) {
-            out.push(format!(
-                "added: \"{}\"{}",
-                s.trim_end_matches('.'),
-                cite(None, Some(j))
-            ));
-        }
-    }
-    for (i, s) in sa.iter().enumerate() {
-        if !a_used[i] && !said_otherwise(s, &cb.text) {
-            out.push(format!(
-                "removed: \"{}\"{}",
-                s.trim_end_matches('.'),
-                cite(Some(i), None)
-            ));
-        }
-    }
-    out
-}
-
-/// Whether `clause` says what `sentence` says in other words: most of its terms and all
-/// of its values.
-fn said_otherwise(sentence: &str, clause: &str) -> bool {
-    let mine = terms(sentence);
-    if mine.is_empty() {
-        return true;
-    }
-    let theirs: HashSet<String> = terms(clause).into_iter().collect();
-    let share = mine.iter().filter(|t| theirs.contains(*t)).count() as f64 / mine.len() as f64;
-    let their_values = values(clause);
-    share >= SAID_OTHERWISE
-        && values(sentence)
-            .iter()
-            .all(|v| their_values.iter().any(|w| v.same_as(w)))
-}
-
-/// The newer sentence as far as its changes reach: the parts (between commas, semicolons,
-/// "and", "or", "but") that hold a change, when the sentence also holds values that did
-/// not change or is long; the whole sentence otherwise.
-fn quote(sentence: &str, changed: &[Range<usize>]) -> String {
-    let whole = sentence.trim_end_matches('.').to_string();
-    let vals = values(sentence);
-    let others = vals.iter().any(|v| {
-        !changed
-            .iter()
-            .any(|c| c.start < v.span.end && v.span.start < c.end)
-    });
-    if changed.is_empty() || !(others || sentence.len() > 200) {
-        return whole;
-    }
-    let parts = parts(sentence);
-    let holds = |p: &Range<usize>| {
-        changed
-            .iter()
-            .any(|c| c.start < p.end && p.start < c.end || c.is_empty() && p.contains(&c.start))
-    };
-    let Some(first) = parts.iter().position(holds) else {
-        return whole;
-    };
-    let last = parts.iter().rposition(holds).unwrap_or(first);
-    let mut start = parts[first].start;
-    if sentence[start..parts[last].end].len() < SHORT_QUOTE && first > 0 {
-        start = parts[first - 1].start;
-    }
-    let end = parts[last].end;
-    let mut q = sentence[start..end]
-        .trim()
-        .trim_end_matches(['.', ',', ';'])
-        .to_string();
-    if start > 0 {
-        q = format!("…{q}");
-    }
-    if end < sentence.trim_end_matches('.').len() {
-        q.push('…');
-    }
-    q
-}
-
-/// The parts of a sentence between its commas, semicolons and joining words.
-fn parts(sentence: &str) -> Vec<Range<usize>> {
-    let lower = sentence.to_lowercase();
-    let mut cuts = vec![0];
-    for (i, c) in sentence.char_indices() {
-        if matches!(c, ',' | ';' | ':') {
-            cuts.push(i + 1);
-        }
-    }
-    for joint in [" and ", " or ", " but ", " which ", " unless "] {
-        let mut from = 0;
-        while let Some(k) = lower[from..].find(joint) {
-            cuts.push(from + k + 1);
-            from += k + joint.len();
-        }
-    }
-    cuts.push(sentence.len());
-    cuts.sort_unstable();
-    cuts.dedup();
-    cuts.windows(2)
-        .map(|w| w[0]..w[1])
-        .filter(|r| sentence[r.clone()].chars().any(char::is_alphanumeric))
-        .collect()
-}
-
-/// What moved between two versions of a sentence (see [`changes`]), with where each change
-/// sits in the newer sentence.
-fn changes_at(a: &str, b: &str) -> (Vec<String>, Vec<Range<usize>>) {
-    let (mut out, value_spans) = value_changes(a, b);
-    let roles = role_changes(a, b);
-    let mut spans = value_spans;
-    for (old, new) in &roles {
-        out.push(format!("{old} → {new}"));
-        if let Some(k) = b.find(new.as_str()) {
-            spans.push(k..k + new.len());
-        }
-    }
-    // Values and changed roles are shown above: their words are no edits of their own.
-    let occurrences = |text: &str, part: &str| -> Vec<Range<usize>> {
-        text.match_indices(part)
-            .map(|(k, m)| k..k + m.len())
-            .collect()
-    };
-    let mut skip_old: Vec<Range<usize>> = values(a).into_iter().map(|v| v.span).collect();
-    let mut skip_new: Vec<Range<usize>> = values(b).into_iter().map(|v| v.span).collect();
-    for (old, new) in &roles {
-        skip_old.extend(occurrences(a, old));
-        skip_new.extend(occurrences(b, new));
-    }
-    for e in edits(a, b, &skip_old, &skip_new) {
-        let (old, new) = (&a[e.old.clone()], &b[e.new.clone()]);
-        if roles.iter().any(|(o, _)| old.contains(o.as_str())) {
-            continue;
-        }
-        out.push(match (old.is_empty(), new.is_empty()) {
-            (true, _) => format!("adds \"{new}\""),
-            (_, true) => format!("drops \"{old}\""),
-            _ => format!("\"{old}\" → \"{new}\""),
-        });
-        spans.push(e.new);
-    }
-    (out, spans)
-}
-
-/// What moved between two versions of a clause: each value whose amount changed (paired
-/// with the value of the same kind nearest in position and words), values that appear or
-/// disappear, dates, and who approves or is told.
-#[cfg(test)]
-pub(crate) fn changes(a: &str, b: &str) -> Vec<String> {
-    changes_at(a, b).0
-}
-
-/// The values that moved, old → new, with where each sits in the newer text (an empty
-/// range at its end where it is no longer stated).
-fn value_changes(a: &str, b: &str) -> (Vec<String>, Vec<Range<usize>>) {
-    let va = values(a);
-    let vb = values(b);
-    let mut out = Vec::new();
-    let mut spans = Vec::new();
-    let mut b_used = vec![false; vb.len()];
-    let kind = |v: &Value| std::mem::discriminant(&v.unit);
-    let context = |text: &str, v: &Value| -> HashSet<String> {
-        let before = &text[..v.span.start];
-        let after = &text[v.span.end..];
-        let mut w: Vec<String> = terms(before).into_iter().rev().take(4).collect();
-        w.extend(terms(after).into_iter().take(4));
-        w.into_iter().collect()
-    };
-    let mut a_unpaired = Vec::new();
-    for (i, x) in va.iter().enumerate() {
-        let cx = context(a, x);
-        let best = vb
-            .iter()
-            .enumerate()
-            .filter(|(j, y)| !b_used[*j] && (kind(x) == kind(y) || x.comparable(y)))
-            .map(|(j, y)| {
-                let cy = context(b, y);
-                let shared = cx.intersection(&cy).count() as f64;
-                let position = 1.0 / (1.0 + (i as f64 - j as f64).abs());
-                (shared + position, j)
-            })
-            .max_by(|p, q| p.0.total_cmp(&q.0));
-        match best {
-            Some((_, j)) => {
-                b_used[j] = true;
-                let y = &vb[j];
-                let same = x.same_as(y) && x.written.to_lowercase() == y.written.to_lowercase()
-                    || x.same_as(y) && x.unit == y.unit;
-                if !same {
-                    out.push(format!("{} → {}", bounded(a, x), bounded(b, y)));
-                    spans.push(y.span.clone());
-                }
-            }
-            None => a_unpaired.push(x),
-        }
-    }
-    for x in a_unpaired {
-        out.push(format!("{} → (no longer stated)", x.written));
-        spans.push(b.len()..b.len());
-    }
-    for (j, y) in vb.iter().enumerate() {
-        if !b_used[j] {
-            out.push(format!("(not stated before) → {}", y.written));
-            spans.push(y.span.clone());
-        }
-    }
-    (out, spans)
-}
-
-/// Who approves or is told, when that changed between two versions of a sentence: each
-/// (before, after).
-fn role_changes(a: &str, b: &str) -> Vec<(String, String)> {
-    let roles = |text: &str| -> Vec<(String, RoleKind)> {
-        rules::read(text)
-            .roles
-            .into_iter()
-            .filter(|r| !r.negated)
-            .map(|r| (r.who, r.kind))
-            .collect()
-    };
-    let (ra, rb) = (roles(a), roles(b));
-    let mut out = Vec::new();
-    for (who, kind) in &ra {
-        let kept = rb.iter().any(|(w, k)| k == kind && same_role(w, who));
-        if kept {
-            continue;
-        }
-        if let Some((now, _)) = rb
-            .iter()
-            .find(|(w, k)| k == kind && !ra.iter().any(|(x, _)| same_role(x, w)))
-        {
-            out.push((who.clone(), now.clone()));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -668,60 +384,5 @@ mod tests {
         assert!(kind("surveillance").is_none());
         let v = &values("within 48 hours")[0];
         assert!(ValueKind::Time.holds(v) && !ValueKind::Threshold.holds(v));
-    }
-
-    #[test]
-    fn changes_list_every_moved_value_and_nothing_else() {
-        let c = changes(
-            "Gifts above EUR 100 must be recorded within 5 business days and approved by the Head of Department.",
-            "Gifts above EUR 125 must be recorded within 3 business days and approved by a Managing Director.",
-        );
-        assert_eq!(
-            c,
-            [
-                "above EUR 100 → above EUR 125",
-                "within 5 business days → within 3 business days",
-                "Head of Department → Managing Director"
-            ]
-        );
-        assert!(changes(
-            "Records are kept for 6 years.",
-            "Records are kept for six years."
-        )
-        .is_empty());
-        assert_eq!(
-            changes(
-                "Due by 31 January each year.",
-                "Due by 15 February each year."
-            ),
-            ["31 January → 15 February"]
-        );
-    }
-
-    #[test]
-    fn a_quote_keeps_to_the_change() {
-        let s = "The per diem is EUR 50 per day for domestic trips and EUR 60 per day for international trips.";
-        let at = s.find("EUR 50").unwrap_or(0);
-        assert_eq!(
-            quote(s, std::slice::from_ref(&(at..at + 6))),
-            "The per diem is EUR 50 per day for domestic trips…"
-        );
-        let short = "Travel must be booked 21 days ahead.";
-        assert_eq!(
-            quote(short, std::slice::from_ref(&(22..29))),
-            "Travel must be booked 21 days ahead"
-        );
-    }
-
-    #[test]
-    fn a_sentence_split_in_two_is_not_removed() {
-        assert!(said_otherwise(
-            "Such claims are approved by the next manager up.",
-            "Nobody may approve their own claim; these claims are approved by the next manager up."
-        ));
-        assert!(!said_otherwise(
-            "First class may be booked for journeys over 3 hours.",
-            "Rail travel is in standard class."
-        ));
     }
 }
