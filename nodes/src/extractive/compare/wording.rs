@@ -95,13 +95,24 @@ pub(super) fn edits(
         };
         let modal =
             |w: &[Word], r: &Range<usize>| r.clone().any(|i| MODALS.contains(&w[i].text.as_str()));
-        let significant = if ra.is_empty() || rb.is_empty() {
-            gone.max(came) >= NEW_WORDS
-        } else {
-            (named(a, &wa, &ra) || named(b, &wb, &rb)) && (gone > 0 || came > 0)
-                || force_changed && (modal(&wa, &ra) || modal(&wb, &rb))
-                || gone >= NEW_WORDS && came >= NEW_WORDS
+        // A figure no value reads ("by 12:00" → "by 10:00"): changed when both sides have
+        // one and they differ.
+        let figure = |text: &str, w: &[Word], r: &Range<usize>| -> Vec<String> {
+            r.clone()
+                .map(|i| text[w[i].span.clone()].to_string())
+                .filter(|x| x.chars().any(|c| c.is_ascii_digit()))
+                .collect()
         };
+        let (fa, fb) = (figure(a, &wa, &ra), figure(b, &wb, &rb));
+        let refigured = !fa.is_empty() && !fb.is_empty() && fa != fb;
+        let significant = refigured
+            || if ra.is_empty() || rb.is_empty() {
+                gone.max(came) >= NEW_WORDS
+            } else {
+                (named(a, &wa, &ra) || named(b, &wb, &rb)) && (gone > 0 || came > 0)
+                    || force_changed && (modal(&wa, &ra) || modal(&wb, &rb))
+                    || gone >= NEW_WORDS && came >= NEW_WORDS
+            };
         if significant {
             out.push(Edit { old, new });
         }

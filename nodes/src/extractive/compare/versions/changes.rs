@@ -174,5 +174,12 @@ mod tests {
             ),
             ["31 January → 15 February"]
         );
+        assert_eq!(
+            changes(
+                "The reconciliation is signed off by 12:00 on the next business day.",
+                "The reconciliation is signed off by 10:00 on the next business day."
+            ),
+            ["\"12:00\" → \"10:00\""]
+        );
     }
 }
