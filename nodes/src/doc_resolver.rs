@@ -78,7 +78,7 @@ mod sets;
 
 use prompts::{read_typed, titles, Ambiguity};
 use request_words::{
-    at_the_time, is_quoted, means_several, names_several, only_refers_to, points_back,
+    at_the_time, goes_on, is_quoted, means_several, names_several, only_refers_to, points_back,
 };
 
 /// A follow-up that names no document has at most this many words.
@@ -404,7 +404,9 @@ pub async fn doc_resolver(
     {
         let before = previous_answer_docs(&state);
         let q = question::read(&text);
-        if !before.is_empty() && (q.topic.len() <= 2 || !asks.is_empty() || points_back) {
+        if !before.is_empty()
+            && (q.topic.len() <= 2 || !asks.is_empty() || points_back || goes_on(&text))
+        {
             // "And under the older one?": the version of the answer's first document that
             // has versions, unless several are asked for ("the older versions", "both").
             let several = names_several(&text)

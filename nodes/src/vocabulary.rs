@@ -191,6 +191,7 @@ const SYNONYMS: &[&[&str]] = &[
         "purchasing",
     ],
     &["complaint", "complaints", "grievance", "grievances"],
+    &["error", "errors", "mistake", "mistakes"],
     &[
         "complete",
         "completes",

@@ -53,6 +53,20 @@ pub(super) fn only_refers_to(refs: &[Reference], docs: &[DocRef]) -> bool {
 
 /// Whether a request points back at a document named before: "that one", "this one", "the
 /// same one", "that policy", "the same procedure".
+/// Whether a short request goes on from the answer before it by its form: it opens with
+/// "and", "but" or "also", or asks "what about", "how about", "what if" ("And if the
+/// mistake turns out not to be material?", "What about contractors?").
+pub(super) fn goes_on(text: &str) -> bool {
+    let words = tokens(text);
+    match words.as_slice() {
+        [first, ..] if matches!(first.as_str(), "and" | "but" | "also") => true,
+        [what, about, ..] => {
+            matches!(what.as_str(), "what" | "how") && matches!(about.as_str(), "about" | "if")
+        }
+        _ => false,
+    }
+}
+
 pub(super) fn points_back(text: &str) -> bool {
     let words = tokens(text);
     words.windows(2).any(|p| {
@@ -111,6 +125,9 @@ mod tests {
         ));
         assert!(points_back("Does the same policy say who approves it?"));
         assert!(!points_back("What if that happens to one of our clients?"));
+        assert!(goes_on("And if the mistake turns out not to be material?"));
+        assert!(goes_on("What about contractors?"));
+        assert!(!goes_on("What is the retention period for emails?"));
     }
 
     #[test]
