@@ -364,6 +364,28 @@ pub(super) fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usiz
             return Some((make(Unit::Count, lo, hi, "count", lo, end, false), end));
         }
     }
+    // "four of his client files", "two of the quotes": a count of the noun after the
+    // determiner ("three of the five directors" is a share, read before).
+    if !is_year && !w.contains('.') && next == "of" {
+        let determiner = matches!(
+            after,
+            "his" | "her" | "their" | "its" | "our" | "the" | "your" | "my" | "these" | "those"
+        );
+        let noun_at = |k: usize| {
+            ws.get(k).is_some_and(|x| {
+                let n = x.text.as_str();
+                n.len() > 2
+                    && n.chars().all(|c| c.is_alphabetic())
+                    && !NOT_COUNTED.contains(&n)
+                    && !crate::text::is_stopword(n)
+                    && !crate::docmodel::header::is_month(n)
+            })
+        };
+        if determiner && noun_at(j + 2) {
+            let end = if noun_at(j + 3) { j + 4 } else { j + 3 };
+            return Some((make(Unit::Count, lo, hi, "count", lo, end, false), end));
+        }
+    }
     if !is_year && noun_like && !w.contains('.') && !one_of {
         // The whole noun: "two pre-clearances".
         let mut end = j + 1;
@@ -405,6 +427,13 @@ mod tests {
         let v = one("must not exceed 4 consecutive weeks");
         assert_eq!((v.unit, v.low), (Unit::Days, 28.0));
         assert_eq!(one("the previous 5 complete years").unit, Unit::Days);
+    }
+
+    #[test]
+    fn a_count_of_some_of_a_things_is_read_with_its_noun() {
+        let v = one("it reviewed four of his client files");
+        assert_eq!((v.unit, v.low), (Unit::Count, 4.0));
+        assert_eq!(v.written, "four of his client files");
     }
 
     #[test]

@@ -339,6 +339,25 @@ pub(super) fn check<'a>(
                 "the practice does not state the {} the rule sets",
                 b.value.written
             ));
+            continue;
+        }
+        // Another figure of the rule the practice states elsewhere, short of it ("at least
+        // 5 client files and one observed meeting", with "one observed meeting" here and
+        // "four of his client files" in another clause): the rule is not shown met.
+        let Binding::Limit(limit) = b.binding else {
+            continue;
+        };
+        let short = practice
+            .iter()
+            .filter(|f| !std::ptr::eq(**f, fact))
+            .flat_map(|f| f.reading.bounds.iter())
+            .filter(|x| can_pair(x, b) && x.value.calendar_days().is_none())
+            .find(|x| x.value.keeps(limit, &b.value) != Some(true));
+        if let Some(x) = short {
+            open.push(format!(
+                "whether {} elsewhere in the practice keeps to the {} the rule also sets",
+                x.value.written, b.value.written
+            ));
         }
     }
 

@@ -43,9 +43,15 @@ pub(super) fn can_pair(fact: &Bound, rule: &Bound) -> bool {
     }
     // How often something is done says nothing of which case a rule is about ("monthly"
     // against "where pay is deferred over 3 years").
+    // Nor of a minimum length of time ("annual" against "competent for at least 2
+    // years"); against a deadline, the longest interval is the longest wait ("a script that
+    // runs twice a year" against "deleted within 60 days").
     if fact.value.frequency
         && !rule.value.frequency
-        && matches!(rule.binding, Binding::Applies { .. })
+        && matches!(
+            rule.binding,
+            Binding::Applies { .. } | Binding::Limit(Limit::AtLeast)
+        )
     {
         return false;
     }
