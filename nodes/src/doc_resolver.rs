@@ -349,8 +349,10 @@ pub async fn doc_resolver(
                 }
                 names::Fit::Ambiguous(candidates) => {
                     let q = question::read(&text);
-                    let answers =
-                        matches!(action, Action::Inquire | Action::Audit) && !q.topic.is_empty();
+                    // Which of the kind the request's words are about ("how often is the
+                    // insider list reviewed under the current policy, and was it different
+                    // before?"): any action whose request says more than the kind.
+                    let answers = !q.topic.is_empty();
                     let narrowed = if answers {
                         let docs: Vec<crate::documents::Document> = documents
                             .iter()

@@ -245,9 +245,14 @@ pub(crate) fn find(text: &str) -> Vec<Reference> {
                     "a" | "an" | "any" | "each" | "every" | "no" | "such" | "another"
                 );
             let generic = GENERIC_NOUNS.contains(&noun.as_str());
+            // "the current policy", "the 2024 procedure": a standing or a year, no name.
+            let only_version = j < i
+                && w[j..i]
+                    .iter()
+                    .all(|x| crate::version_words::is_version_word(&x.text.to_lowercase()));
             if indefinite {
                 // Nothing: it names no document.
-            } else if j < i {
+            } else if j < i && !only_version {
                 // "the vendor standard" must name a document; "customer documents" may
                 // just be documents of another kind.
                 let name: Vec<&str> = w[j..=i].iter().map(|w| w.text).collect();
@@ -370,6 +375,14 @@ mod tests {
         assert_eq!(
             find("compare both documents"),
             [Reference::Pronoun { plural: true }]
+        );
+        // A standing or a year with the noun names no document: a kind.
+        assert_eq!(
+            find("How often is the list reviewed under the current policy?"),
+            [Reference::Kind {
+                noun: "policy".into(),
+                plural: false
+            }]
         );
     }
 

@@ -24,11 +24,24 @@ pub(super) enum Fit {
 
 /// A name without its version words, years and version numbers.
 pub(super) fn bare(name: &str) -> String {
-    name.split_whitespace()
-        .filter(|w| {
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    // "last year's", "this year's": a year said relative to now.
+    let relative_year = |i: usize| {
+        let at = |k: usize| lower.get(k).map(String::as_str).unwrap_or("");
+        let year = |k: usize| matches!(at(k), "year" | "year's" | "years");
+        matches!(at(i), "last" | "this" | "next") && year(i + 1)
+            || year(i) && i > 0 && matches!(at(i - 1), "last" | "this" | "next")
+            || at(i) == "s" && i > 0 && year(i - 1)
+    };
+    words
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| {
             let t = tokens(w);
-            !t.iter().all(|t| is_version_word(t))
+            !t.iter().all(|t| is_version_word(t)) && !relative_year(*i)
         })
+        .map(|(_, w)| *w)
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -182,5 +195,6 @@ mod tests {
             "of the complaints procedure"
         );
         assert_eq!(bare("the retention policy v1.2"), "the retention policy");
+        assert_eq!(bare("last year s sanctions policy"), "sanctions policy");
     }
 }
