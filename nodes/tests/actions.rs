@@ -140,6 +140,30 @@ async fn a_summary_is_narrowed_by_what_its_request_names_not_by_the_situation_to
 }
 
 #[tokio::test]
+async fn a_comparison_asked_about_an_unchanged_point_says_it_is_the_same_in_both() {
+    let kit = kit().await;
+    let (r23, _) = kit.doc("Data Retention Policy 2023").await;
+    let (r24, _) = kit.doc("Data Retention Policy 2024").await;
+    let out = run(
+        &graph_for(Action::Compare, &kit),
+        "t",
+        request(
+            "Did the retention of employee personnel files change in the 2024 policy?",
+            Action::Compare,
+            &[&r23, &r24],
+        ),
+    )
+    .await;
+    let r = &out.state.response;
+    let same = r
+        .split("The same in both versions:")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(same.contains("6 years after employment ends"), "{r}");
+    assert!(r.contains("(on employee"), "written words: {r}");
+}
+
+#[tokio::test]
 async fn audit_finds_optional_wording_another_approver_and_differing_figures() {
     let kit = kit().await;
     let (aml, _) = kit.doc("Anti-Money").await;

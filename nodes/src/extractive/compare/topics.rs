@@ -92,11 +92,11 @@ pub(super) fn compare(
         .filter(|t| !titles.contains(*t))
         .collect();
     if !wanted.is_empty() {
-        let topic: Vec<&str> = q
+        let topic: Vec<String> = q
             .topic
             .iter()
             .filter(|t| wanted.contains(t))
-            .map(String::as_str)
+            .map(|t| super::versions::as_written(&request.question, t))
             .collect();
         let _ = writeln!(out, "(on {})", topic.join(", "));
     }

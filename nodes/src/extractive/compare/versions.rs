@@ -248,6 +248,30 @@ pub(super) fn compare(
     let mut changed = String::new();
     let mut reworded: Vec<String> = Vec::new();
     let mut unchanged = 0usize;
+    // The clause the request is most about, when it reads the same in both ("did the
+    // deadline for cleansing investors change?"): said so, with its figure.
+    let overlap = |c: &Clause<'_>| {
+        wanted
+            .iter()
+            .filter(|t| c.words.contains(t.as_str()))
+            .count()
+    };
+    let overlaps: Vec<usize> = pairs
+        .iter()
+        .filter(|(i, _)| !about_the_document(&a.clauses[*i]))
+        .map(|(i, j)| overlap(&a.clauses[*i]).max(overlap(&b.clauses[*j])))
+        .collect();
+    let most = overlaps.iter().copied().max().unwrap_or(0);
+    // Asked whether it changed ("Did ...", "Has ...", "Is it still ..."), of one or two
+    // clauses that say most of it.
+    let yes_or_no = matches!(
+        crate::text::tokens(&request.question)
+            .first()
+            .map(String::as_str),
+        Some("did" | "does" | "has" | "have" | "is" | "was" | "were" | "are")
+    );
+    let few_clauses = overlaps.iter().filter(|o| **o == most).count() <= 2;
+    let mut same_on_topic: Vec<String> = Vec::new();
     for (i, j) in &pairs {
         let (ca, cb) = (&a.clauses[*i], &b.clauses[*j]);
         if !(keep(ca) || keep(cb)) || about_the_document(ca) {
@@ -255,6 +279,21 @@ pub(super) fn compare(
         }
         if same_words(&ca.text, &cb.text) {
             unchanged += 1;
+            if focused
+                && yes_or_no
+                && few_clauses
+                && most >= wanted.len().clamp(1, 2)
+                && overlap(cb) == most
+                && !values(&cb.text).is_empty()
+            {
+                same_on_topic.push(format!(
+                    "- {}{} [{}] [{}]",
+                    cb.place(),
+                    cb.text,
+                    ca.first().number,
+                    cb.first().number
+                ));
+            }
             continue;
         }
         let lines = sentence_changes(ca, cb);
@@ -303,17 +342,24 @@ pub(super) fn compare(
         let _ = writeln!(out, "({} says: \"{}\")", b.doc.title, r.statement);
     }
     if focused {
-        let topic: Vec<&str> = q
+        let topic: Vec<String> = q
             .topic
             .iter()
             .filter(|t| wanted.contains(*t) || value_kind(t).is_some())
-            .map(String::as_str)
+            .map(|t| as_written(&request.question, t))
             .collect();
         if !topic.is_empty() {
             let _ = writeln!(out, "(on {})", topic.join(", "));
         }
     }
     out.push('\n');
+    if !same_on_topic.is_empty() {
+        let _ = writeln!(
+            out,
+            "The same in both versions:\n{}\n",
+            same_on_topic.join("\n")
+        );
+    }
     if !changed.is_empty() {
         let _ = writeln!(out, "Changed:\n{changed}");
     }
@@ -336,10 +382,23 @@ pub(super) fn compare(
         } else {
             let _ = writeln!(
                 out,
-                "Nothing changed: {unchanged} clauses read the same in both.\n"
+                "Nothing changed: {unchanged} {} the same in both.\n",
+                if unchanged == 1 {
+                    "clause reads"
+                } else {
+                    "clauses read"
+                }
             );
         }
     }
+}
+
+/// A request's term as the request wrote it ("cleansing" for the term "cleans").
+pub(super) fn as_written(request: &str, term: &str) -> String {
+    crate::text::tokens(request)
+        .into_iter()
+        .find(|w| crate::vocabulary::term(w) == term)
+        .unwrap_or_else(|| term.to_string())
 }
 
 /// Pairs the clauses of `a` and `b` that are alike enough, best first, each used once; in
