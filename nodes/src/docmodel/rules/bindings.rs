@@ -196,6 +196,20 @@ pub(super) fn binding(
                 _ => Binding::Limit(Limit::Exactly),
             }
         }
+        // "notified on the same business day", "by the next working day": a day said
+        // relative to the event is when the act is due.
+        (None, None)
+            if v.calendar_days().is_some()
+                && v.written
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| matches!(w.to_lowercase().as_str(), "the" | "same"))
+                && v.written.split_whitespace().any(|w| {
+                    matches!(w.to_lowercase().as_str(), "same" | "next" | "following")
+                }) =>
+        {
+            Binding::Limit(Limit::AtMost)
+        }
         (None, None) => {
             let after = lower.get(at + 2).copied().unwrap_or("");
             let next = lower.get(at + 1).copied().unwrap_or("");
@@ -370,6 +384,8 @@ mod tests {
             .find(|b| b.value.written == "GBP 250")
             .expect("GBP 250");
         assert_eq!(cap.binding, Binding::Limit(Limit::AtMost));
+        let r = read("The incident is logged and Compliance is notified on the same business day.");
+        assert_eq!(r.bounds[0].binding, Binding::Limit(Limit::AtMost));
         let r = read("An itemised receipt is required for every item of GBP 10 or more.");
         assert_eq!(r.bounds[0].binding, Binding::Applies { above: true });
         let r = read("Analysts must complete 20 hours or more of training each year.");
