@@ -154,6 +154,11 @@ pub(super) fn check<'a>(
         let notice = (primary && limit == Limit::AtLeast)
             .then(|| notice_before(fact, b, practice))
             .flatten();
+        // How often it was done, from the dates the practice gives the act ("reviewed on 3
+        // March 2023 ... and again on 20 November 2024").
+        let interval = primary
+            .then(|| interval_between(fact, b, &rule.actions, practice))
+            .flatten();
         let Some((f, shared)) = mine
             .iter()
             .filter(|m| can_pair(m, b))
@@ -163,6 +168,7 @@ pub(super) fn check<'a>(
                 _ => Some((m, n)),
             })
             .or(notice.as_ref().map(|n| (n, 1)))
+            .or(interval.as_ref().map(|n| (n, 1)))
         else {
             unpaired.push((
                 b,

@@ -294,6 +294,84 @@ pub(super) fn notice_before(fact: &Fact, rule: &Bound, practice: &[&Fact]) -> Op
     })
 }
 
+/// How often a practice did what a rule asks to be done at a frequency ("reviewed at
+/// least every 18 months"): the longest gap between the dates of its clauses that tell the
+/// act ("the panel was reviewed on 3 March 2023 ... and again on 20 November 2024"), the
+/// fact's among them, as a frequency. `None` unless two such dates are told.
+pub(super) fn interval_between(
+    fact: &Fact,
+    rule: &Bound,
+    actions: &[String],
+    practice: &[&Fact],
+) -> Option<Bound> {
+    if !rule.value.frequency || actions.is_empty() {
+        return None;
+    }
+    let does = |f: &Fact| actions.iter().any(|a| f.terms.contains(a));
+    if !does(fact) {
+        return None;
+    }
+    // Each date with its year, written right after it ("3 March 2023"), in calendar
+    // months since year 0, as days: 1 July to 1 October is 3 months, as a rule counts.
+    let mut dates: Vec<(f64, &Value)> = practice
+        .iter()
+        .filter(|f| does(f))
+        .flat_map(|f| {
+            f.reading
+                .bounds
+                .iter()
+                .map(move |b| (f.text.as_str(), &b.value))
+        })
+        .filter(|(_, v)| v.unit == Unit::Date && v.low == v.high)
+        .filter_map(|(text, v)| {
+            let year: f64 = text
+                .get(v.span.end..)?
+                .split(|c: char| !c.is_ascii_digit())
+                .find(|w| !w.is_empty())
+                .filter(|y| y.len() == 4)?
+                .parse()
+                .ok()?;
+            text.get(v.span.end..)?
+                .trim_start()
+                .starts_with(|c: char| c.is_ascii_digit())
+                .then_some((in_months(year, v.low) * 365.25 / 12.0, v))
+        })
+        .collect();
+    dates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    dates.dedup_by(|a, b| (a.0 - b.0).abs() < 0.5);
+    let gap = dates
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0).round())
+        .fold(None, |m: Option<f64>, g| Some(m.map_or(g, |m| m.max(g))))?;
+    let (first, last) = (dates.first()?.1, dates.last()?.1);
+    Some(Bound {
+        value: Value {
+            unit: Unit::Days,
+            low: gap,
+            high: gap,
+            shown_unit: "day",
+            number: gap,
+            written: format!("{gap} days between {} and {}", first.written, last.written),
+            span: first.span.clone(),
+            frequency: true,
+            business: None,
+        },
+        binding: rule.binding,
+        anchor: None,
+        context: rule.context.clone(),
+    })
+}
+
+/// A date (its year, and its day of a year that is not a leap year) in calendar months
+/// since year 0: whole months, and the days into the month as a share of an average one.
+fn in_months(year: f64, day_of_year: f64) -> f64 {
+    const STARTS: [f64; 12] = [
+        1.0, 32.0, 60.0, 91.0, 121.0, 152.0, 182.0, 213.0, 244.0, 274.0, 305.0, 335.0,
+    ];
+    let month = STARTS.iter().rposition(|s| *s <= day_of_year).unwrap_or(0);
+    year * 12.0 + month as f64 + (day_of_year - STARTS[month]) / (365.25 / 12.0)
+}
+
 /// Whether the fact itself states exactly one value that can pair with `bound` (then it
 /// speaks of it, whatever the words around it).
 pub(super) fn pairs_alone(own: &[&Fact], bound: &Bound) -> bool {
@@ -424,6 +502,29 @@ mod tests {
         );
         // The event before the act: no notice was given.
         assert!(notice_before(&facts[1], &rule.bounds[0], &practice).is_none());
+    }
+
+    #[test]
+    fn how_often_an_act_was_done_is_the_longest_gap_between_its_dates() {
+        let text =
+            "The Head of Compliance must review the permanent insider section every 3 months.";
+        let rule = rules::read(text);
+        let actions = rules::actions(text);
+        let check = |practice: &str| {
+            let facts = crate::docmodel::facts::read(practice);
+            let all: Vec<&Fact> = facts.iter().collect();
+            interval_between(&facts[0], &rule.bounds[0], &actions, &all)
+                .map(|b| b.value.keeps(Limit::AtMost, &rule.bounds[0].value))
+        };
+        assert_eq!(
+            check("The section was reviewed on 1 July 2025 and again on 1 October 2025."),
+            Some(Some(true))
+        );
+        assert_eq!(
+            check("The section was reviewed on 1 July 2025 and again on 15 November 2025."),
+            Some(Some(false))
+        );
+        assert_eq!(check("The section was reviewed on 1 July 2025."), None);
     }
 
     #[test]
