@@ -403,7 +403,47 @@ fn dated_apart(clause: &str) -> Vec<String> {
                 vec![clause.to_string()]
             }
         }
-        _ => vec![clause.to_string()],
+        _ => timed_apart(clause),
+    }
+}
+
+/// A clause that tells one act at two times of day, the second with its verb left out
+/// ("alerted the Deal Lead at 10:20 and the Head of Compliance at 11:15"), as two acts,
+/// the verb said again: each has its own time.
+fn timed_apart(clause: &str) -> Vec<String> {
+    let is_clock = |w: &str| {
+        let w = w
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .trim_end_matches("am")
+            .trim_end_matches("pm");
+        w.split_once(':')
+            .or_else(|| w.split_once('.'))
+            .is_some_and(|(h, m)| {
+                (1..=2).contains(&h.len())
+                    && m.len() == 2
+                    && h.chars().chain(m.chars()).all(|c| c.is_ascii_digit())
+            })
+    };
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let clocks = words.iter().filter(|w| is_clock(w)).count();
+    let (Some(and), Some(first)) = (clause.find(" and "), words.first()) else {
+        return vec![clause.to_string()];
+    };
+    let (a, b) = (&clause[..and], &clause[and + 5..]);
+    let verb = first.to_lowercase();
+    let has_verb = |t: &str| {
+        t.split(|c: char| !c.is_alphanumeric())
+            .any(|w| crate::vocabulary::is_past_form(&w.to_lowercase()))
+    };
+    if clocks == 2
+        && a.split_whitespace().any(is_clock)
+        && b.split_whitespace().any(is_clock)
+        && crate::vocabulary::is_past_form(&verb)
+        && !has_verb(b)
+    {
+        vec![a.to_string(), format!("{first} {b}")]
+    } else {
+        vec![clause.to_string()]
     }
 }
 
@@ -615,6 +655,12 @@ mod tests {
         assert_eq!(
             read("The files were checked between 3 March and 7 March.").len(),
             1
+        );
+        let f = read("At 10:00 the Control Room noticed it, and alerted the Deal Lead at 10:20 and the Head of Compliance at 11:15.");
+        let texts: Vec<&str> = f.iter().map(|f| f.text.as_str()).collect();
+        assert!(
+            texts.contains(&"alerted the Head of Compliance at 11:15."),
+            "{texts:?}"
         );
         let f =
             read("A compliance analyst spotted it at 4pm on Friday and it was taken down at 6pm.");
