@@ -10,6 +10,7 @@
 //!   the events they count from, the roles that approve or are told;
 //! - [`facts`]: a described practice read into the same terms, for audits.
 
+pub(crate) mod clauses;
 pub(crate) mod facts;
 pub(crate) mod header;
 pub(crate) mod outline;

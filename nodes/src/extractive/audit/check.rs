@@ -369,44 +369,7 @@ pub(super) fn check<'a>(
 
     // Before an event, with no figure: "approved in advance", "before onboarding".
     if rule.reading.before.is_some() && limits.is_empty() {
-        // After the rule's event, or after one it does not name ("paid four weeks after we
-        // received it" is not after the order a PO must come before).
-        let event = rule.reading.before.as_deref().unwrap_or_default();
-        let after = fact.reading.bounds.iter().find(|b| match &b.anchor {
-            Some(Anchor::After(t)) => same_event(t, event),
-            _ => false,
-        });
-        // "after" that is a value's, of another event, says nothing of this one.
-        let other_after = fact.reading.bounds.iter().any(|b| match &b.anchor {
-            Some(Anchor::After(t)) => !same_event(t, event),
-            _ => false,
-        });
-        let deferred = ["later", "afterwards", "after", "next"]
-            .iter()
-            .filter(|w| !(other_after && **w == "after"))
-            .any(|w| {
-                fact.text
-                    .to_lowercase()
-                    .split_whitespace()
-                    .any(|x| x.trim_matches(|c: char| !c.is_alphanumeric()) == *w)
-            });
-        // Said to be done first: "in advance", "beforehand", "before ...", "prior to".
-        let first = fact.reading.before.is_some()
-            || fact
-                .reading
-                .bounds
-                .iter()
-                .any(|b| matches!(b.anchor, Some(Anchor::Before(_))));
-        if let Some(a) = after {
-            breaks.push(format!(
-                "{} after the event, where the rule asks for it before",
-                a.value.written
-            ));
-        } else if deferred && !fact.reading.negated {
-            breaks.push("done after the event, where the rule asks for it before".to_string());
-        } else if !first && !fact.reading.negated {
-            open.push("whether it was done before, as the rule asks".to_string());
-        }
+        before_the_event(rule, fact, &mut breaks, &mut open);
     }
 
     // Roles. Whoever the rule says must be told, named as told in the fact's sentence:
@@ -715,50 +678,4 @@ pub(super) fn condition_in_words(text: &str) -> bool {
             .bounds
             .iter()
             .any(|b| matches!(b.binding, Binding::Applies { .. }))
-}
-
-/// Whether a practice's clause tells the event a rule counts from (`event`, its terms in
-/// order): its last verb in the past is the event's last word, its verb ("spotted the error
-/// at 14:00" for "of being discovered"; not "reported the freeze" for "of the freeze", "the
-/// alert this generated was reviewed" for "of being generated", nor "completed" for "of the
-/// date the complete application is received").
-fn is_the_event(clause: &str, event: &[String]) -> bool {
-    let last = clause
-        .split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .rfind(|w| crate::vocabulary::is_past_form(w));
-    last.is_some_and(|w| event.last() == Some(&crate::vocabulary::term(&w)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_clause_is_the_rules_event_when_its_last_verb_is() {
-        let event = |w: &str| vec![crate::vocabulary::term(w)];
-        assert!(is_the_event(
-            "spotted the error at 14:00",
-            &event("spotted")
-        ));
-        assert!(!is_the_event(
-            "the MLRO reported the freeze the Monday after that",
-            &event("freeze")
-        ));
-        assert!(!is_the_event(
-            "The alert this generated on Friday was reviewed on the following Wednesday",
-            &event("generated")
-        ));
-        let received = ["complete", "application", "received"]
-            .map(crate::vocabulary::term)
-            .to_vec();
-        assert!(!is_the_event(
-            "her identity verification was completed on Friday 14 November",
-            &received
-        ));
-        assert!(is_the_event(
-            "Her complete application was received on Monday 3 November",
-            &received
-        ));
-    }
 }
