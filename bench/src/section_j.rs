@@ -1,4 +1,4 @@
-//! Section `j`: flat cost with database size (issue 17). On Postgres and on SQLite: a
+//! Section `j`: flat cost with database size. On Postgres and on SQLite: a
 //! checkpoint load (`Checkpointer::get` of a thread's latest checkpoint, what a turn and
 //! `get_state` start with) of a thread with a few turns, and a turn of the bench graph on a
 //! thread with history, first on a fresh database, then again after the checkpoint tables

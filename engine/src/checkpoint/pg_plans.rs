@@ -1,4 +1,4 @@
-//! The Postgres checkpoint load's plan on a big database (issue 17): index probes only,
+//! The Postgres checkpoint load's plan on a big database: index probes only,
 //! whatever the table size, and no JIT compilation on palgraph's own connections (the
 //! recursive query's estimated cost crosses `jit_above_cost` once the tables are big, and
 //! compiling it took longer than running it).

@@ -195,7 +195,7 @@ pub async fn open_postgres_as(
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
     // JIT off: the checkpoint load's recursive query is costed above Postgres's
     // `jit_above_cost` once the tables are big (its plan is index probes whatever the
-    // size), and compiling it on every call cost 20 ms a load (issue 17).
+    // size), and compiling it on every call would cost more than running it.
     let mut options: PgConnectOptions = url.parse::<PgConnectOptions>()?.options([("jit", "off")]);
     if let Some(name) = application_name {
         options = options.application_name(name);

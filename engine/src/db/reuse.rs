@@ -26,7 +26,7 @@
 //! `jit = off`, set by the store on its own session whatever pool it was given: the
 //! checkpoint load's recursive query is estimated above `jit_above_cost` once the tables are
 //! big (its plan is index probes whatever the size), and compiling it cost more than running
-//! it, on every call (issue 17). [`crate::db::open_postgres`] turns JIT off for a whole pool;
+//! it, on every call. [`crate::db::open_postgres`] turns JIT off for a whole pool;
 //! a pool a user opened themselves need not.
 
 use std::ops::{Deref, DerefMut};
