@@ -67,6 +67,15 @@ pub(crate) fn terms(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// A term of `text` as `text` writes it ("cleansing" for the term "cleans"), for showing a
+/// request's words back to its user; the term itself when no word of `text` has it.
+pub(crate) fn as_written(text: &str, term: &str) -> String {
+    tokens(text)
+        .into_iter()
+        .find(|w| crate::vocabulary::term(w) == term)
+        .unwrap_or_else(|| term.to_string())
+}
+
 /// The words of a name or a title: tokens without stop words, made singular.
 pub(crate) fn name_terms(s: &str) -> Vec<String> {
     tokens(s)

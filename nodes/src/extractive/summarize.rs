@@ -322,16 +322,9 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         }
         if focused {
             // The words as the request wrote them ("sponsors", not the term "sponsor").
-            let written = crate::text::tokens(&request.question);
             let shown: Vec<String> = topic
                 .iter()
-                .map(|t| {
-                    written
-                        .iter()
-                        .find(|w| crate::vocabulary::term(w) == **t)
-                        .cloned()
-                        .unwrap_or_else(|| t.to_string())
-                })
+                .map(|t| crate::text::as_written(&request.question, t))
                 .collect();
             let _ = writeln!(out, "On {}:", shown.join(", "));
         }

@@ -149,27 +149,27 @@ pub(super) fn check<'a>(
         let Binding::Limit(limit) = b.binding else {
             continue;
         };
-        // Notice ahead of an event the practice dates elsewhere ("went to the Committee on
-        // 10 February" ... "launched on 1 April"): the days between.
-        let notice = (primary && limit == Limit::AtLeast)
-            .then(|| notice_before(fact, b, practice))
-            .flatten();
-        // How often it was done, from the dates the practice gives the act ("reviewed on 3
-        // March 2023 ... and again on 20 November 2024").
-        let interval = primary
-            .then(|| interval_between(fact, b, &rule.actions, practice))
-            .flatten();
-        let Some((f, shared)) = mine
+        let own = mine
             .iter()
             .filter(|m| can_pair(m, b))
             .map(|m| (*m, m.context.intersection(&b.context).count()))
             .fold(None, |best: Option<(&Bound, usize)>, (m, n)| match best {
                 Some((_, k)) if k >= n => best,
                 _ => Some((m, n)),
+            });
+        // With no value of its own: notice ahead of an event the practice dates elsewhere
+        // ("went to the Committee on 10 February" ... "launched on 1 April"), or how often
+        // it was done, from the dates the practice gives the act ("reviewed on 3 March 2023
+        // ... and again on 20 November 2024").
+        let measured = (own.is_none() && primary)
+            .then(|| {
+                (limit == Limit::AtLeast)
+                    .then(|| notice_before(fact, b, practice))
+                    .flatten()
+                    .or_else(|| interval_between(fact, b, &rule.actions, practice))
             })
-            .or(notice.as_ref().map(|n| (n, 1)))
-            .or(interval.as_ref().map(|n| (n, 1)))
-        else {
+            .flatten();
+        let Some((f, shared)) = own.or(measured.as_ref().map(|n| (n, 1))) else {
             unpaired.push((
                 b,
                 b.context.iter().filter(|t| fact.terms.contains(t)).count(),

@@ -96,7 +96,7 @@ pub(super) fn compare(
             .topic
             .iter()
             .filter(|t| wanted.contains(t))
-            .map(|t| super::versions::as_written(&request.question, t))
+            .map(|t| crate::text::as_written(&request.question, t))
             .collect();
         let _ = writeln!(out, "(on {})", topic.join(", "));
     }

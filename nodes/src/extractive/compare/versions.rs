@@ -346,7 +346,7 @@ pub(super) fn compare(
             .topic
             .iter()
             .filter(|t| wanted.contains(*t) || value_kind(t).is_some())
-            .map(|t| as_written(&request.question, t))
+            .map(|t| crate::text::as_written(&request.question, t))
             .collect();
         if !topic.is_empty() {
             let _ = writeln!(out, "(on {})", topic.join(", "));
@@ -391,14 +391,6 @@ pub(super) fn compare(
             );
         }
     }
-}
-
-/// A request's term as the request wrote it ("cleansing" for the term "cleans").
-pub(super) fn as_written(request: &str, term: &str) -> String {
-    crate::text::tokens(request)
-        .into_iter()
-        .find(|w| crate::vocabulary::term(w) == term)
-        .unwrap_or_else(|| term.to_string())
 }
 
 /// Pairs the clauses of `a` and `b` that are alike enough, best first, each used once; in
