@@ -79,9 +79,6 @@ pub(crate) fn inquire(request: &AnswerRequest) -> String {
     if best < NEAREST {
         return nothing_matches(request);
     }
-    if best < NOTHING {
-        return nearest(request, &main);
-    }
     // What the question asks the value of ("the probation period", "the minimum age"),
     // in words no passage uses: the documents do not say it.
     if let Some(thing) = asked_thing(&request.question) {
@@ -107,6 +104,9 @@ pub(crate) fn inquire(request: &AnswerRequest) -> String {
         if !words.is_empty() && !words.iter().all(said) {
             return unsaid(request, &thing, &main);
         }
+    }
+    if best < NOTHING {
+        return nearest(request, &main);
     }
     let mut chosen: Vec<&Passage> = main
         .into_iter()
@@ -414,13 +414,20 @@ fn asked_thing(question: &str) -> Option<String> {
         .map(str::to_lowercase)
         .collect();
     let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
-    let opener = match (w(0), w(1)) {
+    let how = w(0) == "how" && matches!(w(1), "long" | "much" | "many");
+    let mut opener = match (w(0), w(1)) {
         ("what's", _) => 1,
         ("what", "is" | "are" | "was") => 2,
         ("what", _) => 1,
-        ("how", "long" | "much" | "many") if matches!(w(2), "is" | "are" | "must" | "should") => 3,
+        _ if how && matches!(w(2), "is" | "are" | "must" | "should") => 3,
         _ => return None,
     };
+    // "How long are we supposed to keep the CCTV footage?": the thing follows the first
+    // article after the verb.
+    if how && crate::text::is_stopword(w(opener)) {
+        opener = (opener..words.len().min(opener + 8))
+            .find(|&k| matches!(w(k), "the" | "our" | "a" | "an" | "your" | "their"))?;
+    }
     let mut i = opener;
     if matches!(w(i), "the" | "a" | "an" | "our" | "your") {
         i += 1;
@@ -448,9 +455,20 @@ fn asked_thing(question: &str) -> Option<String> {
         return None;
     }
     let mut end = i;
-    // "rate of interest", "bonuses of material risk takers".
-    if w(i) == "of" && !stop(w(i + 1)) && !w(i + 1).is_empty() {
-        end = i + 2;
+    // "rate of interest", "bonuses of material risk takers"; "the limit on gifts and
+    // hospitality", "the deadline for complaints": a kind of value names its thing after it.
+    let of_value = i - start == 1 && VALUE_WORDS.contains(&w(start));
+    if w(i) == "of" || (of_value && matches!(w(i), "on" | "for")) {
+        let mut j = i + 1;
+        while j < words.len() && j - i <= 4 && (!stop(w(j)) || (w(j) == "and" && j > i + 1)) {
+            j += 1;
+        }
+        if words[j - 1] == "and" {
+            j -= 1;
+        }
+        if j > i + 1 {
+            end = if of_value { j } else { i + 2 };
+        }
     }
     Some(words[start..end].join(" "))
 }
@@ -541,6 +559,14 @@ mod tests {
             ("What is the leverage ratio?", Some("leverage ratio")),
             ("Who approves a gift above EUR 100?", None),
             ("How long do we have to keep emails?", None),
+            (
+                "What's the limit on gifts and hospitality we can accept?",
+                Some("limit on gifts and hospitality"),
+            ),
+            (
+                "How long are we supposed to keep the CCTV footage from the cameras?",
+                Some("cctv footage"),
+            ),
             (
                 "What is the data retention period for customer records?",
                 Some("data retention period"),
