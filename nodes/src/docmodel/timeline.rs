@@ -114,7 +114,16 @@ impl Timeline {
             .bounds
             .iter()
             .position(|b| b.value.calendar_days().is_some());
-        if let Some(k) = stated {
+        // "at 13:30 the same day": a time of day places the event, and the day words only
+        // say which day; the time since each event before is what a rule counts.
+        let clocked = said.minutes.is_some_and(|(a, b)| a == b)
+            && stated.is_some_and(|k| reading.bounds[k].value.low < 2.0);
+        if clocked {
+            if let Some(k) = stated {
+                reading.bounds.remove(k);
+            }
+        }
+        if let Some(k) = stated.filter(|_| !clocked) {
             let b = reading.bounds[k].clone();
             if said.places() {
                 // "the next day": its own value says how long after; the timeline moves,

@@ -54,6 +54,8 @@ const TRIED: usize = 3;
 const RESTATED: f64 = 0.7;
 /// A fact whose words are at least this share the rule's speaks wholly of it.
 const WHOLLY: f64 = 0.75;
+/// A fact at least this share of whose words are a rule's tells the rule's act.
+const SPEAKS_WHOLLY: f64 = 0.5;
 /// A fact that says at least this share of a rule's words speaks of it.
 const SPEAKS: f64 = 0.4;
 /// At most this many findings are listed.
@@ -516,14 +518,6 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
         }
         let primary = tried.first().map(|(_, i)| *i);
         for (score, i) in tried {
-            let mine: Vec<&Bound> = fact
-                .reading
-                .bounds
-                .iter()
-                .zip(&owner)
-                .filter(|(_, o)| **o == Some(i))
-                .map(|(b, _)| b)
-                .collect();
             let rule = &rules[i];
             let weight = |ts: &mut dyn Iterator<Item = &String>| ts.map(|t| idf(t)).sum_in_order();
             // The fact's words, without those that deny ("nobody did adverse media
@@ -539,6 +533,38 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 of_fact: weight(&mut fact_own.iter().copied().filter(|t| rule.own.contains(*t)))
                     / weight(&mut fact_own.iter().copied()).max(1e-9),
             };
+            // The fact does what the rule asks, to whom it names: "reported it to the SOC"
+            // for "must report it to the SOC", not "told the Head of Security".
+            let does_it = !rule.actions.is_empty()
+                && rule.actions.iter().all(|a| fact.terms.contains(a))
+                && (rule.reading.roles.is_empty()
+                    || fact.reading.roles.is_empty()
+                    || fact
+                        .reading
+                        .roles
+                        .iter()
+                        .any(|f| rule.reading.roles.iter().any(|x| same_role(&f.who, &x.who))));
+            let mine: Vec<&Bound> = fact
+                .reading
+                .bounds
+                .iter()
+                .zip(&owner)
+                .filter(|(b, o)| {
+                    // When the act happened is a moment, not a quantity of one rule's: each
+                    // rule counts to it from its own event ("decided at 13:30": three
+                    // hours from the report, and the start of eight hours to open the
+                    // list), when the fact is mostly the rule's words or does its act, and
+                    // the rule names the event it counts from.
+                    **o == Some(i)
+                        || matches!(b.anchor, Some(Anchor::Since))
+                            && (coverage.of_fact >= SPEAKS_WHOLLY || does_it)
+                            && rule.reading.bounds.iter().any(|x| {
+                                can_pair(b, x)
+                                    && matches!(&x.anchor, Some(Anchor::After(t)) if !t.is_empty())
+                            })
+                })
+                .map(|(b, _)| b)
+                .collect();
             let tried = Tried {
                 index: i,
                 score,
@@ -546,7 +572,15 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                 coverage,
                 in_band: in_band[i],
             };
-            if let Some(f) = check(fact, &mine, &scope, &practice, rule, &tried) {
+            let got = check(fact, &mine, &scope, &practice, rule, &tried);
+            if std::env::var("AUDIT_DEBUG").is_ok() {
+                eprintln!(
+                    "  TRY {:?} -> {:?}",
+                    rule.text,
+                    got.as_ref().map(|f| (f.verdict, f.why.clone()))
+                );
+            }
+            if let Some(f) = got {
                 findings.push(f);
             }
         }
@@ -630,4 +664,61 @@ fn report(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Action;
+
+    /// An audit of `practice` against one document of `clauses`.
+    fn audit_of(clauses: &[&str], practice: &str) -> String {
+        let passages = clauses
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Passage {
+                number: i as u32 + 1,
+                doc_id: "d".into(),
+                title: "Policy".into(),
+                heading: Some(format!("§{} Escalation", i + 1)),
+                clause: None,
+                text: (*c).into(),
+                lead: None,
+                score: 0.0,
+            })
+            .collect();
+        audit(&AnswerRequest {
+            action: Action::Audit,
+            question: "Audit this".into(),
+            documents: vec![DocRef {
+                id: "d".into(),
+                title: "Policy".into(),
+            }],
+            versions: vec![],
+            editions: vec![],
+            passages,
+            retrieval_confidence: 0.0,
+            audit_text: Some(practice.into()),
+            web_search_query: None,
+            history: vec![],
+        })
+    }
+
+    #[test]
+    fn one_moment_is_the_act_of_one_rule_and_the_start_of_another() {
+        let r = audit_of(
+            &[
+                "The Control Room must decide whether the information is inside information within 3 hours of receiving the report.",
+                "The Control Room must open a deal-specific section within 8 hours of deciding that information is inside information.",
+            ],
+            "On Monday 12 May 2025 at 09:15 an analyst heard of a rights issue. She reported it to the Control Room at 11:05. The Control Room decided it was inside information at 13:30 the same day and opened a deal-specific section at 16:00.",
+        );
+        let line = |figure: &str| {
+            r.lines()
+                .find(|l| l.contains(figure))
+                .unwrap_or_else(|| panic!("{figure}: {r}"))
+        };
+        assert!(line("3 hours").starts_with("- **Meets**"), "{r}");
+        assert!(line("8 hours").starts_with("- **Meets**"), "{r}");
+    }
 }
