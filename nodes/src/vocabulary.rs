@@ -83,6 +83,8 @@ const SYNONYMS: &[&[&str]] = &[
         "tell",
         "tells",
         "telling",
+        "emailed",
+        "messaged",
         "declare",
         "declares",
         "declared",

@@ -33,6 +33,13 @@ pub(crate) struct Since {
     pub(crate) days: (f64, f64),
     /// The business days between, when the weekdays are known.
     pub(crate) business: Option<(f64, f64)>,
+    /// The calendar days from the earlier event's day to the later's ("the next morning":
+    /// 1), whatever the hours.
+    pub(crate) gap: i32,
+    /// The later event's weekday, when known (0 is Monday).
+    pub(crate) weekday: Option<u8>,
+    /// The minutes of the later event's day it may have been at.
+    pub(crate) minutes: (u32, u32),
 }
 
 /// The parts of a day, in minutes after midnight.
@@ -129,7 +136,13 @@ impl Timeline {
                 // "the next day": its own value says how long after; the timeline moves,
                 // and with the weekdays known, the business days it crosses are too ("the
                 // next morning" after a Friday is no business day later).
-                if let Some(last) = self.last.clone() {
+                if self.last.is_none() && (said.date.is_some() || said.weekday.is_some()) {
+                    // "On Wednesday 4 June ..., with a script approved the day before": a
+                    // day of its own starts the story whatever else it counts.
+                    let start = start(&said);
+                    self.last = Some(start.clone());
+                    self.events = vec![(start, own)];
+                } else if let Some(last) = self.last.clone() {
                     if let Some(now) = after(&last, &said) {
                         if let (Some(n), None) =
                             (business_days(&last, &now), reading.bounds[k].value.business)
@@ -209,6 +222,9 @@ impl Timeline {
                 event: event.clone(),
                 days: between(p, &now),
                 business: business_days(p, &now).map(|n| (n, n)),
+                gap: now.day - p.day,
+                weekday: now.weekday,
+                minutes: now.minutes,
             })
             .collect();
         self.last = Some(now.clone());
@@ -360,7 +376,7 @@ fn when_written(text: &str) -> String {
 }
 
 /// A time of day written "13:30" or "9.15am": minutes after midnight.
-fn clock(word: &str) -> Option<u32> {
+pub(crate) fn clock(word: &str) -> Option<u32> {
     let w = word.trim_matches(|c: char| !c.is_alphanumeric());
     let (w, pm) = match w.strip_suffix("pm") {
         Some(x) => (x, Some(true)),
@@ -544,6 +560,20 @@ mod tests {
     }
 
     #[test]
+    fn a_dated_event_that_counts_another_day_still_starts_the_story() {
+        let v = timeline(&[
+            "On Wednesday 4 June 2025 the desk sounded out investors, using a script approved the day before",
+            "The record reached the Control Room at 18:30 that evening",
+        ]);
+        let (_, s) = v[1].as_ref().expect("placed");
+        let sounded = since(s, &crate::vocabulary::term("sounded"));
+        assert_eq!(
+            (sounded.gap, sounded.weekday, sounded.minutes),
+            (0, Some(2), (1110, 1110))
+        );
+    }
+
+    #[test]
     fn weekdays_and_parts_of_days_give_the_time_since() {
         let v = timeline(&[
             "On Thursday afternoon our reviewer decided that an alert might be a true match",
@@ -560,7 +590,7 @@ mod tests {
         let (c, s) = v[2].as_ref().unwrap();
         assert_eq!(c.low, 0.0);
         assert_eq!(since(s, "review").days, (0.75, 1.25));
-        assert_eq!(since(s, "email").days, (0.0, 0.5));
+        assert_eq!(since(s, "mlro").days, (0.0, 0.5));
         let (f, s) = v[3].as_ref().unwrap();
         assert!((f.low - 3.25).abs() < 1e-9, "{f:?}");
         assert_eq!(since(s, "review").business, Some((3.0, 3.0)));

@@ -330,7 +330,7 @@ pub(super) fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
             // "notify X", "inform X", "tell X", "told X": the person told follows.
             "notify" | "notifies" | "notified" | "inform" | "informs" | "informed" | "tell"
             | "tells" | "told" | "alert" | "alerted" | "contact" | "contacted" | "consult"
-            | "consulted" | "warn" | "warned" | "rang" | "phoned"
+            | "consulted" | "warn" | "warned" | "rang" | "phoned" | "emailed" | "messaged"
                 if next != "by" && next != "of" && next != "that" =>
             {
                 let name = forward(i + 1);

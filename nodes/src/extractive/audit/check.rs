@@ -194,6 +194,26 @@ pub(super) fn check<'a>(
                 ..(*b).clone()
             });
         let actor = subject_terms(&rule.text);
+        // "by 17:00 on the same day": the act's day and time against the event's.
+        // The fact must tell the rule's act: its subject ("a written record") or all it
+        // asks be done ("notify the Control Room").
+        let tells_the_act = actor.iter().any(|t| fact.terms.contains(t))
+            || !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
+        if let Some(d) =
+            super::clock::deadline(&rule.text).filter(|d| tells_the_act && d.is(&b.value.written))
+        {
+            match super::clock::check_deadline(&d, fact, f, b, &actor) {
+                Some(Ok(why)) => {
+                    meets.push(why);
+                    continue;
+                }
+                Some(Err(why)) => {
+                    breaks.push(why);
+                    continue;
+                }
+                None => {}
+            }
+        }
         let from_event =
             since_event(fact, f, implicit.as_ref().unwrap_or(b), &actor).map(|v| Bound {
                 value: v,

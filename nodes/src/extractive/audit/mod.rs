@@ -33,6 +33,7 @@ use crate::state::DocRef;
 use crate::text::{sentences, terms};
 
 mod check;
+mod clock;
 mod conditions;
 mod form;
 mod pairing;

@@ -188,6 +188,21 @@ pub(super) fn since_event(
     rule: &Bound,
     actor: &[String],
 ) -> Option<Value> {
+    if value.value.calendar_days().is_none() || !matches!(value.anchor, Some(Anchor::Since)) {
+        return None;
+    }
+    let event = event_of(fact, rule, actor)?;
+    Some(Value {
+        low: event.days.0,
+        high: event.days.1,
+        business: event.business,
+        ..value.value.clone()
+    })
+}
+
+/// The event told before `fact` that a rule's bound counts from ("within 72 hours of the
+/// escalation": the clause that speaks of escalating), as the time since it.
+pub(super) fn event_of<'a>(fact: &'a Fact, rule: &Bound, actor: &[String]) -> Option<&'a Since> {
     let anchor = rule.anchor.as_ref()?.terms();
     // "within 4 hours of receiving it", said of the SOC: received when it was reported,
     // sent or passed to the SOC.
@@ -205,32 +220,20 @@ pub(super) fn since_event(
         .into_iter()
         .map(|t| if t == identified { aware.clone() } else { t })
         .collect();
-    let anchor = anchor.as_slice();
-    if fact.since.is_empty() || anchor.is_empty() || value.value.calendar_days().is_none() {
-        return None;
-    }
-    let is_timeline = matches!(value.anchor, Some(Anchor::Since));
-    if !is_timeline {
+    if fact.since.is_empty() || anchor.is_empty() {
         return None;
     }
     // Of the events that say most of the rule's, the first told: later clauses name it
     // again ("approved the meeting the following day" is not the meeting).
-    let event = fact
-        .since
+    fact.since
         .iter()
         .map(|s| (anchor.iter().filter(|t| s.event.contains(*t)).count(), s))
         .filter(|(n, _)| *n > 0)
         .fold(None, |best: Option<(usize, &Since)>, (n, s)| match best {
             Some((m, _)) if m >= n => best,
             _ => Some((n, s)),
-        })?
-        .1;
-    Some(Value {
-        low: event.days.0,
-        high: event.days.1,
-        business: event.business,
-        ..value.value.clone()
-    })
+        })
+        .map(|(_, s)| s)
 }
 
 /// The notice a practice gave ahead of an event it dates elsewhere, for a rule that asks
