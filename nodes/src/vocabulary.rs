@@ -265,6 +265,20 @@ const SYNONYMS: &[&[&str]] = &[
     &[
         "trade", "trades", "traded", "trading", "deal", "deals", "dealing",
     ],
+    // Making something public: "announced", "published", "made public".
+    &[
+        "announce",
+        "announces",
+        "announced",
+        "announcing",
+        "announcement",
+        "announcements",
+        "publish",
+        "publishes",
+        "published",
+        "publishing",
+        "publication",
+    ],
 ];
 
 /// Phrases that mean one word of the thesaurus ("turn away" an applicant is refusing one;
@@ -294,6 +308,9 @@ const PHRASES: &[(&[&str], &str)] = &[
     (&["found", "out"], "discover"),
     (&["look", "into"], "investigate"),
     (&["looked", "into"], "investigate"),
+    (&["made", "public"], "announce"),
+    (&["make", "public"], "announce"),
+    (&["makes", "public"], "announce"),
 ];
 
 /// Lower-case words with the phrases of the thesaurus folded into their word.

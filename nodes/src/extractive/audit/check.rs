@@ -149,14 +149,31 @@ pub(super) fn check<'a>(
         let Binding::Limit(limit) = b.binding else {
             continue;
         };
+        // Of the fact's values, one counted from the rule's own event ("five hours after
+        // publication" for "within 6 hours of publication") before one that only places
+        // the clause in its day ("that morning").
+        let from_its_event = |m: &Bound| match (&m.anchor, &b.anchor) {
+            (Some(Anchor::After(x)), Some(Anchor::After(y))) => same_event(x, y),
+            _ => false,
+        };
         let own = mine
             .iter()
             .filter(|m| can_pair(m, b))
-            .map(|m| (*m, m.context.intersection(&b.context).count()))
-            .fold(None, |best: Option<(&Bound, usize)>, (m, n)| match best {
-                Some((_, k)) if k >= n => best,
-                _ => Some((m, n)),
-            });
+            .map(|m| {
+                (
+                    *m,
+                    m.context.intersection(&b.context).count(),
+                    from_its_event(m),
+                )
+            })
+            .fold(
+                None,
+                |best: Option<(&Bound, usize, bool)>, (m, n, e)| match best {
+                    Some((_, k, x)) if (x, k) >= (e, n) => best,
+                    _ => Some((m, n, e)),
+                },
+            )
+            .map(|(m, n, _)| (m, n));
         // With no value of its own: notice ahead of an event the practice dates elsewhere
         // ("went to the Committee on 10 February" ... "launched on 1 April"), or how often
         // it was done, from the dates the practice gives the act ("reviewed on 3 March 2023
@@ -183,11 +200,10 @@ pub(super) fn check<'a>(
         }
         // A time the practice gives by when it happened, against a rule that says from
         // which event it counts: the time since the practice's event of those words.
-        // A deadline that names no event counts from what its subject says arrived ("a
-        // complaint received through social media must be acknowledged within 4 hours":
-        // from when the complaint came).
+        // A deadline that names no event counts from the one its opening clause tells, or
+        // from what its subject says arrived ([`event_terms`]).
         let implicit = (b.anchor.is_none() && limit == Limit::AtMost)
-            .then(|| subject_terms(&rule.text))
+            .then(|| event_terms(&rule.text))
             .filter(|t| !t.is_empty())
             .map(|t| Bound {
                 anchor: Some(Anchor::After(t)),
@@ -222,11 +238,18 @@ pub(super) fn check<'a>(
         // The clause is itself the event the rule counts from, not the act it asks for
         // ("spotted the error at 14:00" against "must be reported within 30 minutes of being
         // discovered"): its time starts the rule's clock and says nothing of keeping it.
-        if matches!(f.anchor, Some(Anchor::Since))
-            && b.anchor
-                .as_ref()
-                .is_some_and(|a| is_the_event(&fact.text, a.terms()))
-        {
+        // A deadline counted from its opening clause's event ("When the information is
+        // made public, ...") is started by a clause whose act is that event's ("the placing
+        // was announced on Friday 20 June").
+        let starts_it = match (&b.anchor, &implicit) {
+            (Some(a), _) => is_the_event(&fact.text, a.terms()),
+            (None, Some(i)) => {
+                !does_the_act
+                    && is_an_event_of(&fact.text, i.anchor.as_ref().map_or(&[], |a| a.terms()))
+            }
+            (None, None) => false,
+        };
+        if matches!(f.anchor, Some(Anchor::Since)) && starts_it {
             open.push(format!(
                 "{} is when the rule's {} start, not the time taken",
                 f.value.written, b.value.written

@@ -436,6 +436,16 @@ pub(super) fn is_the_event(clause: &str, event: &[String]) -> bool {
     last.is_some_and(|w| event.last() == Some(&crate::vocabulary::term(&w)))
 }
 
+/// Whether the last act a clause tells in the past is one of `event`'s words ("the placing
+/// was announced on Friday 20 June" for the information made public).
+pub(super) fn is_an_event_of(clause: &str, event: &[String]) -> bool {
+    let last = clause
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .rfind(|w| crate::vocabulary::is_past_form(w));
+    last.is_some_and(|w| event.contains(&crate::vocabulary::term(&w)))
+}
+
 /// Whether the fact itself states exactly one value that can pair with `bound` (then it
 /// speaks of it, whatever the words around it).
 pub(super) fn pairs_alone(own: &[&Fact], bound: &Bound) -> bool {
@@ -488,9 +498,44 @@ pub(super) fn subject_terms(rule: &str) -> Vec<String> {
     .unwrap_or_default()
 }
 
+/// The event a rule's deadline counts from when it names none after its figure: the
+/// event its opening clause tells ("When the information is made public ..., the Deal Lead
+/// must confirm this within 10 business days": the information made public), else what its
+/// subject says arrived ("a complaint received through social media must be acknowledged
+/// within 4 hours": the complaint).
+pub(super) fn event_terms(rule: &str) -> Vec<String> {
+    let lower = rule.to_lowercase();
+    let opener = ["when ", "once ", "after ", "following "]
+        .iter()
+        .find_map(|o| lower.strip_prefix(o));
+    if let Some(rest) = opener {
+        let subject = subject_terms(rule);
+        if let Some(comma) = rest.find(',') {
+            let event = crate::text::terms(&rest[..comma]);
+            if !event.is_empty() && !subject.is_empty() {
+                return event;
+            }
+        }
+    }
+    subject_terms(rule)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deadline_counts_from_the_event_its_opening_clause_tells() {
+        let t = event_terms(
+            "When the information is made public, the Deal Lead must confirm this within 10 business days.",
+        );
+        assert!(t.contains(&crate::vocabulary::term("announced")), "{t:?}");
+        assert!(!t.contains(&crate::vocabulary::term("lead")), "{t:?}");
+        let t = event_terms(
+            "A complaint received through social media must be acknowledged within 4 hours.",
+        );
+        assert!(t.contains(&crate::vocabulary::term("complaint")), "{t:?}");
+    }
 
     #[test]
     fn a_cap_on_a_trip_or_a_total_is_on_the_whole_and_a_cap_per_night_on_each() {
