@@ -367,6 +367,8 @@ const IRREGULAR: &[(&str, &str)] = &[
     ("gave", "give"),
     ("given", "give"),
     ("held", "hold"),
+    ("froze", "freeze"),
+    ("frozen", "freeze"),
     ("met", "meet"),
     ("left", "leave"),
     ("sold", "sell"),

@@ -150,6 +150,11 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
     while let Some(i) = text[from..].find(" and ").map(|i| from + i) {
         from = i + 5;
         let words = next_words(&text[i + 5..], 8);
+        let timed = text[i + 5..].split_whitespace().any(|w| {
+            w.trim_matches(|c: char| !c.is_ascii_digit())
+                .split_once(':')
+                .is_some_and(|(h, m)| !h.is_empty() && m.len() == 2)
+        });
         let next = words.first().cloned().unwrap_or_default();
         let before = text[..i].split_whitespace().count();
         if before >= 4 && crate::vocabulary::is_past_form(&next) && !next.ends_with("ly") {
@@ -173,8 +178,9 @@ fn and_clause(text: &str) -> Option<(usize, usize)> {
                         && verb_at(2)
             }
             // "and the Head of Operational Resilience presented": "of" inside a name.
+            // "and the order was in the system at 11:12": a state dated at its own time.
             Some("the" | "our" | "his" | "her" | "their" | "its") => (2..=7).any(|k| {
-                verb_at(k)
+                (verb_at(k) || timed && words.get(k).is_some_and(|w| w == "was" || w == "were"))
                     && words[1..k].iter().all(|w| {
                         (w == "of" || !crate::text::is_stopword(w))
                             && !crate::vocabulary::is_past_form(w)

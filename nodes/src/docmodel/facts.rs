@@ -82,7 +82,7 @@ pub(crate) fn read(practice: &str) -> Vec<Fact> {
             let restates = tells_a_rule(&c);
             let since = match timeline.place(&c, &mut reading) {
                 Some((bound, since)) => {
-                    reading.bounds.push(bound);
+                    reading.bounds.extend(bound);
                     since
                 }
                 None => Vec::new(),

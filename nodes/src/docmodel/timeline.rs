@@ -107,14 +107,15 @@ pub(crate) struct Timeline {
 
 impl Timeline {
     /// Places the clause `text` (read as `reading`) on the timeline and returns the time
-    /// since the events before it, when it says when it happened and states no time of its
-    /// own; a clause that states a time after the event before ("two days later") moves
-    /// the timeline on by it.
+    /// since the events before it when it says when it happened: with a value of that
+    /// time when it states none of its own, without one when it does ("the next
+    /// morning" keeps its own); a clause that states a time after the event before ("two
+    /// days later") moves the timeline on by it.
     pub(crate) fn place(
         &mut self,
         text: &str,
         reading: &mut Reading,
-    ) -> Option<(Bound, Vec<Since>)> {
+    ) -> Option<(Option<Bound>, Vec<Since>)> {
         let said = read(text);
         let own: HashSet<String> = terms(text).into_iter().collect();
         let stated = reading
@@ -149,8 +150,13 @@ impl Timeline {
                         {
                             reading.bounds[k].value.business = Some((n, n));
                         }
+                        // Its own value stays what it says; the days since each event
+                        // before are there for a rule that counts days ("on the same
+                        // day").
+                        let since = self.since(&now);
                         self.events.push((now.clone(), own));
                         self.last = Some(now);
+                        return Some((None, since));
                     }
                 }
             } else if matches!(b.anchor, Some(Anchor::After(_))) {
@@ -215,18 +221,7 @@ impl Timeline {
             self.events = vec![(start, own)];
             return None;
         };
-        let since: Vec<Since> = self
-            .events
-            .iter()
-            .map(|(p, event)| Since {
-                event: event.clone(),
-                days: between(p, &now),
-                business: business_days(p, &now).map(|n| (n, n)),
-                gap: now.day - p.day,
-                weekday: now.weekday,
-                minutes: now.minutes,
-            })
-            .collect();
+        let since = self.since(&now);
         self.last = Some(now.clone());
         self.events.push((now.clone(), own));
         let low = between(&last, &now).0;
@@ -254,7 +249,22 @@ impl Timeline {
             anchor: Some(Anchor::Since),
             context: terms(text).into_iter().collect::<HashSet<_>>(),
         };
-        Some((bound, since))
+        Some((Some(bound), since))
+    }
+
+    /// The time from each event placed so far to `now`.
+    fn since(&self, now: &Point) -> Vec<Since> {
+        self.events
+            .iter()
+            .map(|(p, event)| Since {
+                event: event.clone(),
+                days: between(p, now),
+                business: business_days(p, now).map(|n| (n, n)),
+                gap: now.day - p.day,
+                weekday: now.weekday,
+                minutes: now.minutes,
+            })
+            .collect()
     }
 }
 
@@ -537,7 +547,10 @@ mod tests {
         let mut t = Timeline::default();
         clauses
             .iter()
-            .map(|c| t.place(c, &mut rules::read(c)).map(|(b, s)| (b.value, s)))
+            .map(|c| {
+                t.place(c, &mut rules::read(c))
+                    .and_then(|(b, s)| b.map(|b| (b.value, s)))
+            })
             .collect()
     }
 

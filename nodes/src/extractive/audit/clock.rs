@@ -34,15 +34,60 @@ impl ClockDeadline {
     }
 }
 
-/// The deadline at a time of day a rule's clause sets, if it sets one.
+/// The deadline at a time of day a rule's clause sets ("by 17:00 on the same day"), or at
+/// the end of the event's day ("on the same day"), if it sets one.
 pub(super) fn deadline(rule: &str) -> Option<ClockDeadline> {
+    by_deadline(rule).or_else(|| day_deadline(rule))
+}
+
+/// A rule's words as written, and lower case without the punctuation around them.
+fn words(rule: &str) -> (Vec<&str>, Vec<String>) {
     let raw: Vec<&str> = rule.split_whitespace().collect();
-    let bare = |w: &str| {
-        w.trim_matches(|c: char| !c.is_alphanumeric() && c != ':' && c != '.')
-            .trim_end_matches('.')
-            .to_lowercase()
+    let lower = raw
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != ':' && c != '.')
+                .trim_end_matches('.')
+                .to_lowercase()
+        })
+        .collect();
+    (raw, lower)
+}
+
+/// The end of the event's day: "on the same day", "on the day it is received".
+fn day_deadline(rule: &str) -> Option<ClockDeadline> {
+    let (raw, lower) = words(rule);
+    let w = |i: usize| lower.get(i).map(String::as_str).unwrap_or("");
+    // "on the same day", "on the day it is received": by the end of the event's day.
+    let on = (0..lower.len()).find(|&i| {
+        w(i) == "on"
+            && w(i + 1) == "the"
+            && (w(i + 2) == "same" && (w(i + 3) == "day" || w(i + 4) == "day")
+                || w(i + 2) == "day" && matches!(w(i + 3), "it" | "they" | "of"))
+    })?;
+    let business = matches!(w(on + 3), "business" | "working");
+    let end = if w(on + 2) == "day" {
+        on + 3
+    } else if business {
+        on + 5
+    } else {
+        on + 4
     };
-    let lower: Vec<String> = raw.iter().map(|w| bare(w)).collect();
+    Some(ClockDeadline {
+        days: 0,
+        business,
+        minute: None,
+        day_words: lower[on + 1..end].join(" "),
+        written: raw[on..end]
+            .join(" ")
+            .trim_end_matches(|c: char| !c.is_alphanumeric())
+            .to_string(),
+    })
+}
+
+/// A deadline "by" a time of day on a day counted from the event.
+fn by_deadline(rule: &str) -> Option<ClockDeadline> {
+    let (raw, lower) = words(rule);
     let w = |i: usize| lower.get(i).map(String::as_str).unwrap_or("");
     let by = (0..lower.len()).find(|&i| w(i) == "by")?;
     // "by 17:00", "by 5pm", "by the end of", "by close of business".
@@ -132,7 +177,8 @@ fn keeps(deadline: &ClockDeadline, since: &Since) -> Option<bool> {
     }
 }
 
-/// The check of a deadline at a time of day against a fact the practice places in time:
+/// The check of a deadline at a time of day, or at the end of a day, against a fact the
+/// practice places in time:
 /// `Some(Ok(why))` when it is kept, `Some(Err(why))` when it is missed, `None` when the
 /// fact has no time, no event told before it is the rule's, or the times cannot say.
 pub(super) fn check_deadline(
@@ -142,7 +188,7 @@ pub(super) fn check_deadline(
     rule: &Bound,
     actor: &[String],
 ) -> Option<Result<String, String>> {
-    if !matches!(time.anchor, Some(Anchor::Since)) {
+    if fact.since.is_empty() {
         return None;
     }
     // The rule's event: the one its words or its subject name ("each sounding"), else
@@ -183,6 +229,13 @@ mod tests {
         let d = deadline("must be entered by the end of the following working day").expect("read");
         assert_eq!((d.days, d.business, d.minute), (1, true, None));
         assert!(deadline("must be reported within 2 hours").is_none());
+        let d = deadline("must be notified to the Chief Executive Officer on the same day.")
+            .expect("read");
+        assert_eq!((d.days, d.business, d.minute), (0, false, None));
+        assert!(d.is("the same day"));
+        let d = deadline("must be logged by Compliance on the day it is received").expect("read");
+        assert_eq!((d.days, d.minute), (0, None));
+        assert_eq!(d.written, "on the day");
         assert!(deadline("by 31 March each year").is_none());
     }
 
