@@ -248,6 +248,29 @@ pub(super) fn acting_for(
     }
 }
 
+/// Whether `who`'s approval is the exception to the rule's limit ("No more than 15 people
+/// may be on a section without the approval of the Head of Compliance", "unless approved
+/// by the CFO"), not a requirement of its own.
+pub(super) fn excepts(rule: &str, who: &str) -> bool {
+    let lower = rule.to_lowercase();
+    let who = who.to_lowercase();
+    [
+        "without the approval of",
+        "without approval of",
+        "without the prior approval of",
+        "without the written approval of",
+        "without the prior written approval of",
+        "without the agreement of",
+        "without the consent of",
+        "unless approved by",
+        "unless authorised by",
+        "unless authorized by",
+    ]
+    .iter()
+    .filter_map(|p| lower.find(p).map(|i| i + p.len()))
+    .any(|at| lower[at..].contains(&who))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +286,15 @@ mod tests {
             Some(("Finance Director".to_string(), "CFO".to_string()))
         );
         assert_eq!(stand_in("The MLRO decides within 72 hours"), None);
+    }
+
+    #[test]
+    fn an_approval_that_lets_a_limit_be_passed_is_its_exception() {
+        let rule = "No more than 15 people may be on a deal-specific section without the approval of the Head of Compliance.";
+        assert!(super::excepts(rule, "Head of Compliance"));
+        assert!(!super::excepts(
+            "Business class requires the prior approval of the Chief Financial Officer.",
+            "Chief Financial Officer"
+        ));
     }
 }
