@@ -181,7 +181,7 @@ pub(super) fn check<'a>(
         // ... and again on 20 November 2024").
         let measured = (own.is_none() && primary)
             .then(|| {
-                (limit == Limit::AtLeast)
+                matches!(limit, Limit::AtLeast | Limit::AtMost)
                     .then(|| notice_before(fact, b, practice))
                     .flatten()
                     .or_else(|| interval_between(fact, b, &rule.actions, practice))

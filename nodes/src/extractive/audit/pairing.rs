@@ -270,11 +270,21 @@ pub(super) fn notice_before(fact: &Fact, rule: &Bound, practice: &[&Fact]) -> Op
     if named.is_empty() {
         return None;
     }
-    let when = practice
+    // The clause whose act is the event ("everything was destroyed on 21 July"), before
+    // one that only names it ("prepared the destruction schedule on 7 July").
+    let dated: Vec<(bool, Value)> = practice
         .iter()
         .filter(|f| !std::ptr::eq(**f, fact) && f.terms.contains(named[0]))
-        .filter_map(|f| exact_date(f))
-        .find(|d| d.low != own.low)?;
+        .filter_map(|f| {
+            exact_date(f).map(|d| (is_an_event_of(&f.text, std::slice::from_ref(named[0])), d))
+        })
+        .filter(|(_, d)| d.low != own.low)
+        .collect();
+    let when = dated
+        .iter()
+        .find(|(act, _)| *act)
+        .or_else(|| dated.first())
+        .map(|(_, d)| d.clone())?;
     let days = when.low - own.low;
     if days < 0.0 {
         return None;
