@@ -35,7 +35,21 @@ const SYNONYMS: &[&[&str]] = &[
         "archive",
         "archived",
     ],
-    &["telephone", "telephones", "phone", "phones"],
+    // A call is made by phone: "phoned at 09:41" is the call an order counts from.
+    &[
+        "telephone",
+        "telephones",
+        "telephoned",
+        "phone",
+        "phones",
+        "phoned",
+        "phoning",
+        "call",
+        "calls",
+        "called",
+        "calling",
+        "rang",
+    ],
     &[
         "update", "updates", "updated", "patch", "patches", "patched", "patching",
     ],
