@@ -211,6 +211,23 @@ pub(super) fn check<'a>(
                 ..(*b).clone()
             });
         let actor = subject_terms(&rule.text);
+        // What the rule asks be acted on: its actions after the verb, or, for a rule told
+        // in the present ("The MLRO's office acknowledges each internal SAR"), its own
+        // words besides who acts and its figure's.
+        let rest: Vec<String> = if rule.actions.len() > 1 {
+            rule.actions[1..].to_vec()
+        } else {
+            let figure: HashSet<String> = terms(&b.value.written).into_iter().collect();
+            let mut rest: Vec<String> = rule
+                .own
+                .iter()
+                .filter(|t| !actor.contains(t) && !figure.contains(*t))
+                .cloned()
+                .collect();
+            rest.sort();
+            rest
+        };
+        let object = rest.as_slice();
         // "by 17:00 on the same day": the act's day and time against the event's.
         // The fact must tell the rule's act: its subject ("a written record") or all it
         // asks be done ("notify the Control Room").
@@ -219,7 +236,7 @@ pub(super) fn check<'a>(
         if let Some(d) =
             super::clock::deadline(&rule.text).filter(|d| tells_the_act && d.is(&b.value.written))
         {
-            match super::clock::check_deadline(&d, fact, f, b, &actor) {
+            match super::clock::check_deadline(&d, fact, f, b, &actor, object) {
                 Some(Ok(why)) => {
                     meets.push(why);
                     continue;
@@ -232,7 +249,7 @@ pub(super) fn check<'a>(
             }
         }
         let from_event =
-            since_event(fact, f, implicit.as_ref().unwrap_or(b), &actor).map(|v| Bound {
+            since_event(fact, f, implicit.as_ref().unwrap_or(b), &actor, object).map(|v| Bound {
                 value: v,
                 ..f.clone()
             });

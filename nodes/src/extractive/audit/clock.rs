@@ -187,6 +187,7 @@ pub(super) fn check_deadline(
     time: &Bound,
     rule: &Bound,
     actor: &[String],
+    object: &[String],
 ) -> Option<Result<String, String>> {
     if fact.since.is_empty() {
         return None;
@@ -201,7 +202,7 @@ pub(super) fn check_deadline(
             .or_else(|| Some(Anchor::After(actor.to_vec()))),
         ..rule.clone()
     };
-    let since = event_of(fact, &named, actor).or_else(|| fact.since.last())?;
+    let since = event_of(fact, &named, actor, object).or_else(|| fact.since.last())?;
     let when = &time.value.written;
     match keeps(deadline, since)? {
         true => Some(Ok(format!("{when} (the rule: {})", deadline.written))),

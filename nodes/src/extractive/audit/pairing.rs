@@ -187,11 +187,12 @@ pub(super) fn since_event(
     value: &Bound,
     rule: &Bound,
     actor: &[String],
+    object: &[String],
 ) -> Option<Value> {
     if value.value.calendar_days().is_none() || !matches!(value.anchor, Some(Anchor::Since)) {
         return None;
     }
-    let event = event_of(fact, rule, actor)?;
+    let event = event_of(fact, rule, actor, object)?;
     Some(Value {
         low: event.days.0,
         high: event.days.1,
@@ -201,17 +202,34 @@ pub(super) fn since_event(
 }
 
 /// The event told before `fact` that a rule's bound counts from ("within 72 hours of the
-/// escalation": the clause that speaks of escalating), as the time since it.
-pub(super) fn event_of<'a>(fact: &'a Fact, rule: &Bound, actor: &[String]) -> Option<&'a Since> {
+/// escalation": the clause that speaks of escalating), as the time since it. `actor` is
+/// who the rule binds and `object` what it asks them to act on.
+pub(super) fn event_of<'a>(
+    fact: &'a Fact,
+    rule: &Bound,
+    actor: &[String],
+    object: &[String],
+) -> Option<&'a Since> {
     let anchor = rule.anchor.as_ref()?.terms();
     // "within 4 hours of receiving it", said of the SOC: received when it was reported,
-    // sent or passed to the SOC.
+    // sent or passed to the SOC; "acknowledges each internal SAR within 1 business day of
+    // receipt": received when the internal SAR was logged.
     let receipt = crate::vocabulary::term("receive");
-    let anchor: Vec<String> = if anchor.iter().all(|t| *t == receipt) && !actor.is_empty() {
-        actor.to_vec()
-    } else {
-        anchor.to_vec()
-    };
+    if anchor.iter().all(|t| *t == receipt) {
+        for by in [actor, object] {
+            if by.is_empty() {
+                continue;
+            }
+            let named = Bound {
+                anchor: Some(Anchor::After(by.to_vec())),
+                ..rule.clone()
+            };
+            if let Some(s) = event_of(fact, &named, &[], &[]) {
+                return Some(s);
+            }
+        }
+    }
+    let anchor = anchor.to_vec();
     // "of the incident being identified": when someone became aware of it ("realised",
     // "spotted"); identifying is finding out.
     let identified = crate::vocabulary::term("identified");
@@ -590,13 +608,13 @@ mod tests {
         let triage = rules::read("The SOC must triage each report within 4 hours of receiving it.");
         let actor =
             subject_terms("The SOC must triage each report within 4 hours of receiving it.");
-        let v = since_event(&facts[2], &time(&facts[2]), &triage.bounds[0], &actor)
+        let v = since_event(&facts[2], &time(&facts[2]), &triage.bounds[0], &actor, &[])
             .expect("since the report");
         assert!((v.low * 24.0 - 1.25).abs() < 1e-6, "{v:?}");
         let dpo = rules::read(
             "Any incident must be referred to the DPO within 24 hours of the incident being identified.",
         );
-        let v = since_event(&facts[3], &time(&facts[3]), &dpo.bounds[0], &[])
+        let v = since_event(&facts[3], &time(&facts[3]), &dpo.bounds[0], &[], &[])
             .expect("since she realised");
         assert!(
             (v.low * 24.0 - (16.0 - 10.0 - 20.0 / 60.0)).abs() < 1e-6,
