@@ -261,7 +261,21 @@ fn comma_clause(text: &str) -> Option<usize> {
                 | "no"
                 | "everyone"
         );
+        // "..., prizes may not exceed GBP 250": a bare noun and its modal start another
+        // obligation.
+        let modal = |w: &String| {
+            matches!(
+                w.as_str(),
+                "must" | "may" | "shall" | "should" | "cannot" | "mustn't"
+            )
+        };
+        let bare_subject = !crate::text::is_stopword(first)
+            && !first.chars().all(|c| c.is_ascii_digit())
+            && (after.get(1).is_some_and(modal)
+                || after.get(2).is_some_and(modal)
+                    && !after.get(1).is_some_and(|w| crate::text::is_stopword(w)));
         if (subject && after[1..].iter().take(3).any(verb))
+            || bare_subject
             || (crate::vocabulary::is_past_form(first) && !first.ends_with("ly"))
         {
             return Some(i);

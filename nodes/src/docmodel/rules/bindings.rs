@@ -98,6 +98,11 @@ pub(super) fn binding(
             return Binding::Applies { above };
         }
     }
+    // "Where 2 or more SARs have been submitted within 12 months, ... must": a window of
+    // the condition, the rule's case, not a deadline it sets.
+    if comparator.is_none() && in_condition && before_modal && window.contains(&"within") {
+        return Binding::Applies { above: false };
+    }
     if v.frequency {
         return Binding::Limit(Limit::AtMost);
     }

@@ -194,6 +194,19 @@ pub(super) fn check<'a>(
             ));
             continue;
         };
+        // "that same afternoon", "the next day": a time after the event told just before,
+        // which may not be the rule's; placed on the timeline, it is counted from the rule's
+        // own event as a time of day is.
+        let positional = (f.anchor.is_none()
+            && matches!(&b.anchor, Some(Anchor::After(t)) if !t.is_empty())
+            && f.value.calendar_days().is_some()
+            && !fact.since.is_empty()
+            && is_position(&f.value.written))
+        .then(|| Bound {
+            anchor: Some(Anchor::Since),
+            ..f.clone()
+        });
+        let f = positional.as_ref().unwrap_or(f);
         paired += 1;
         best_shared = best_shared.max(shared);
         if f.value.calendar_days().is_none() {
@@ -259,8 +272,15 @@ pub(super) fn check<'a>(
         // A deadline counted from its opening clause's event ("When the information is
         // made public, ...") is started by a clause whose act is that event's ("the placing
         // was announced on Friday 20 June").
+        let does_it_all =
+            !rule.actions.is_empty() && rule.actions.iter().all(|a| fact.terms.contains(a));
         let starts_it = match (&b.anchor, &implicit) {
-            (Some(a), _) => is_the_event(&fact.text, a.terms()),
+            // "told the analyst that day" for "give it up within 30 calendar days of being
+            // told of the decision": the clause's act is the rule's event.
+            (Some(a), _) => {
+                is_the_event(&fact.text, a.terms())
+                    || !does_it_all && is_an_event_of(&fact.text, a.terms())
+            }
             (None, Some(i)) => {
                 !does_the_act
                     && is_an_event_of(&fact.text, i.anchor.as_ref().map_or(&[], |a| a.terms()))
@@ -311,7 +331,11 @@ pub(super) fn check<'a>(
         // rule.
         let other_event = match (&f.anchor, &b.anchor) {
             // A time since the events told before, none of them the rule's.
-            (Some(Anchor::Since), Some(r)) => !r.terms().is_empty() && from_event.is_none(),
+            // A day said after the event before ("that evening") keeps its own count when
+            // no event told is the rule's: the one before it is the likeliest.
+            (Some(Anchor::Since), Some(r)) => {
+                !r.terms().is_empty() && from_event.is_none() && positional.is_none()
+            }
             (Some(a), Some(r)) => !same_event(a.terms(), r.terms()),
             _ => false,
         };

@@ -72,8 +72,22 @@ pub(super) fn applies(
         match found {
             Some((f, shared)) if shared > 0 || pairs_alone(&own, b) || pairs_alone(practice, b) => {
                 let limit = if above { Limit::AtLeast } else { Limit::AtMost };
+                // "Where gifts ... from a single source ... total more than £750": one amount
+                // under the figure does not show the total is, when the practice tells others.
+                let of_a_total = above && totals(&rule.text) && {
+                    practice
+                        .iter()
+                        .flat_map(|p| p.reading.bounds.iter())
+                        .filter(|v| can_pair(v, b))
+                        .count()
+                        > 1
+                };
                 match f.value.keeps(limit, &b.value) {
                     Some(true) => {}
+                    Some(false) if of_a_total => unknown.push(format!(
+                        "whether the amounts the practice tells together are above {}",
+                        b.value.written
+                    )),
                     Some(false) => {
                         applies = false;
                         said.push(format!(
@@ -104,6 +118,25 @@ pub(super) fn applies(
         said,
         unknown,
     }
+}
+
+/// Whether a rule's condition is on a total of many amounts ("total more than £750",
+/// "cumulative", "in aggregate").
+fn totals(rule: &str) -> bool {
+    let lower = rule.to_lowercase();
+    lower.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        matches!(
+            w,
+            "total"
+                | "totals"
+                | "totalling"
+                | "cumulative"
+                | "cumulatively"
+                | "aggregate"
+                | "combined"
+                | "altogether"
+        )
+    })
 }
 
 /// A sentence of the rule's clause that takes a case out of it ("No provisional start is

@@ -722,4 +722,22 @@ mod tests {
         assert!(line("3 hours").starts_with("- **Meets**"), "{r}");
         assert!(line("8 hours").starts_with("- **Meets**"), "{r}");
     }
+
+    #[test]
+    fn the_event_a_deadline_counts_from_does_not_keep_it() {
+        let r = audit_of(
+            &["If the interest is not approved, the member of staff must give it up within 30 calendar days of being told of the decision."],
+            "On Tuesday 2 December 2025 Compliance found an unapproved interest. The Compliance officer told the Head of Compliance that same afternoon. The Head of Compliance refused approval on Friday 5 December and told the analyst that day.",
+        );
+        assert!(!r.contains("**Meets**"), "{r}");
+    }
+
+    #[test]
+    fn one_amount_under_a_cap_on_a_total_does_not_show_the_total_is() {
+        let r = audit_of(
+            &["Where gifts received from a single source in any rolling 12 months total more than £750, the member of staff must notify Compliance."],
+            "On 6 November he accepted tickets worth £640 from a broker. The broker had already given him hospitality worth £520 in March. I don't know whether Compliance was told about the running total.",
+        );
+        assert!(!r.contains("**Meets**"), "{r}");
+    }
 }

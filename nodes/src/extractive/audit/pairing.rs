@@ -228,8 +228,25 @@ pub(super) fn event_of<'a>(
                 return Some(s);
             }
         }
+        // Or when it was sent ("the regulator sent us a formal requirement").
+        let sent = Bound {
+            anchor: Some(Anchor::After(vec![crate::vocabulary::term("sent")])),
+            ..rule.clone()
+        };
+        if let Some(s) = event_of(fact, &sent, &[], &[]) {
+            return Some(s);
+        }
     }
-    let anchor = anchor.to_vec();
+    // Words of time name no event ("their last working day").
+    let generic = [
+        "day", "time", "date", "last", "first", "working", "week", "month", "year",
+    ]
+    .map(crate::vocabulary::term);
+    let anchor: Vec<String> = anchor
+        .iter()
+        .filter(|t| !generic.contains(t))
+        .cloned()
+        .collect();
     // "of the incident being identified": when someone became aware of it ("realised",
     // "spotted"); identifying is finding out.
     let identified = crate::vocabulary::term("identified");
@@ -472,6 +489,22 @@ pub(super) fn is_an_event_of(clause: &str, event: &[String]) -> bool {
         .map(str::to_lowercase)
         .rfind(|w| crate::vocabulary::is_past_form(w));
     last.is_some_and(|w| event.contains(&crate::vocabulary::term(&w)))
+}
+
+/// Whether a value the practice writes is a day or a time relative to the event told before
+/// ("that same afternoon", "the next day", "the following morning").
+pub(super) fn is_position(written: &str) -> bool {
+    let lower = format!(" {} ", written.to_lowercase());
+    [
+        " same ",
+        " next ",
+        " following ",
+        " that ",
+        " day after ",
+        " later ",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// Whether the fact itself states exactly one value that can pair with `bound` (then it
