@@ -19,7 +19,7 @@ use crate::passages::Passage;
 use crate::text::{sentences, terms};
 
 /// The words a request for a summary uses to ask for one, whatever its topic.
-const ASKING: [&str; 16] = [
+const ASKING: [&str; 17] = [
     "main",
     "key",
     "step",
@@ -34,6 +34,7 @@ const ASKING: [&str; 16] = [
     "summarize",
     "summarise",
     "overview",
+    "rundown",
     "say",
     "says",
 ];

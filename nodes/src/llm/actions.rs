@@ -92,7 +92,14 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
             i > 0 && (indefinite(i - 1) || words[i - 1] == "to" || (i > 1 && indefinite(i - 2)));
         let a_change = a_thing || i > 0 && matches!(words[i - 1].as_str(), "the" | "this" | "that");
         if w.starts_with("summar")
-            || matches!(w.as_str(), "overview" | "tldr" | "gist" | "recap")
+            || matches!(
+                w.as_str(),
+                "overview" | "tldr" | "gist" | "recap" | "rundown" | "run-down" | "digest" | "synopsis"
+            )
+            // "run me through", "walk me through", "talk me through" the policy.
+            || (matches!(w.as_str(), "run" | "walk" | "talk" | "take")
+                && matches!(next, "me" | "us")
+                && words.get(i + 2).is_some_and(|x| x == "through"))
             || (matches!(w.as_str(), "key" | "main")
                 && ["point", "step", "rule", "requirement", "obligation", "provision", "takeaway"]
                     .iter()

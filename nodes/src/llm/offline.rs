@@ -442,6 +442,12 @@ mod tests {
         assert_eq!(d.action, Action::Summarize);
         let d = intent("Can we compare the two versions?", &[]);
         assert_eq!(d.action, Action::Compare);
+        for message in [
+            "Can you give me a rundown of the outside business interests policy?",
+            "Could you walk me through the sanctions policy?",
+        ] {
+            assert_eq!(intent(message, &[]).action, Action::Summarize, "{message}");
+        }
     }
 
     #[test]

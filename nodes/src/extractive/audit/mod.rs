@@ -545,6 +545,9 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                         .roles
                         .iter()
                         .any(|f| rule.reading.roles.iter().any(|x| same_role(&f.who, &x.who))));
+            // Its verb, at least ("decided ... at 13:30" for "must decide ... within 3
+            // hours"): a refusal is no report.
+            let tells_the_verb = rule.actions.first().is_some_and(|v| fact.terms.contains(v));
             let mine: Vec<&Bound> = fact
                 .reading
                 .bounds
@@ -554,11 +557,11 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
                     // When the act happened is a moment, not a quantity of one rule's: each
                     // rule counts to it from its own event ("decided at 13:30": three
                     // hours from the report, and the start of eight hours to open the
-                    // list), when the fact is mostly the rule's words or does its act, and
+                    // list), when the fact is mostly the rule's words with its verb or does its act, and
                     // the rule names the event it counts from.
                     **o == Some(i)
                         || matches!(b.anchor, Some(Anchor::Since))
-                            && (coverage.of_fact >= SPEAKS_WHOLLY || does_it)
+                            && (coverage.of_fact >= SPEAKS_WHOLLY && tells_the_verb || does_it)
                             && rule.reading.bounds.iter().any(|x| {
                                 can_pair(b, x)
                                     && matches!(&x.anchor, Some(Anchor::After(t)) if !t.is_empty())
