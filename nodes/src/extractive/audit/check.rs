@@ -187,6 +187,14 @@ pub(super) fn check<'a>(
                     .or_else(|| interval_between(fact, b, &rule.actions, practice))
             })
             .flatten();
+        // A deadline date ("attest each year, by 31 January") is kept or missed by its act:
+        // a date of another act ("given hospitality back in March") says nothing of it.
+        let own = own.filter(|(m, _)| {
+            b.value.unit != Unit::Date
+                || rule.actions.is_empty()
+                || rule.actions.first().is_some_and(|a| fact.terms.contains(a))
+                || !matches!(m.value.unit, Unit::Date) && !matches!(m.anchor, Some(Anchor::Since))
+        });
         let Some((f, shared)) = own.or(measured.as_ref().map(|n| (n, 1))) else {
             unpaired.push((
                 b,

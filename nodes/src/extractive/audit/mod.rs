@@ -743,4 +743,13 @@ mod tests {
         );
         assert!(!r.contains("**Meets**"), "{r}");
     }
+
+    #[test]
+    fn a_deadline_date_is_kept_or_missed_by_its_own_act() {
+        let r = audit_of(
+            &["All staff must attest each year, by 31 January, that they have read this policy."],
+            "The broker had already given him hospitality worth £520 back in March this year.",
+        );
+        assert!(!r.contains("**Breaks**"), "{r}");
+    }
 }
