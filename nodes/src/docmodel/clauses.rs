@@ -98,8 +98,30 @@ pub(super) fn dated_apart(clause: &str) -> Vec<String> {
                 vec![clause.to_string()]
             }
         }
+        [only] => relative_apart(clause, only).unwrap_or_else(|| timed_apart(clause)),
         _ => timed_apart(clause),
     }
+}
+
+/// A clause that tells an event on a date and an act a relative day after it ("an alert
+/// generated on Wednesday 5 June at 16:30 was closed by the team the following Monday"),
+/// cut before the act's verb: each its own fact, the second placed after the first.
+fn relative_apart(clause: &str, date: &crate::docmodel::values::Value) -> Option<Vec<String>> {
+    let rest = clause.get(date.span.end..)?;
+    let lower = rest.to_lowercase();
+    let relative = ["the following ", "the next ", "the day after", " later"]
+        .iter()
+        .filter_map(|r| lower.find(r))
+        .min()?;
+    // "was closed", "were sent": the act's verb between the date and the relative day.
+    let verb = [" was ", " were "]
+        .iter()
+        .filter_map(|v| lower.find(v))
+        .filter(|&i| i < relative)
+        .min()?;
+    let at = date.span.end + verb;
+    let (a, b) = (clause.get(..at)?, clause.get(at + 1..)?);
+    (a.split_whitespace().count() >= 4).then(|| vec![a.to_string(), b.to_string()])
 }
 
 /// A clause that tells one act at two times of day, the second with its verb left out

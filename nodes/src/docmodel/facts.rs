@@ -318,6 +318,20 @@ mod tests {
     use crate::docmodel::rules::{Anchor, RoleKind};
 
     #[test]
+    fn an_act_a_relative_day_after_a_dated_event_is_its_own_fact() {
+        let f = read("A transaction monitoring alert generated on Wednesday 5 June at 16:30 was closed by the Client Onboarding team the following Monday.");
+        let texts: Vec<&str> = f.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        let generated = crate::vocabulary::term("generated");
+        let since = f[1]
+            .since
+            .iter()
+            .find(|s| s.event.contains(&generated))
+            .expect("counted from the alert");
+        assert_eq!(since.business, Some((3.0, 3.0)));
+    }
+
+    #[test]
     fn each_act_of_a_clause_has_its_own_time() {
         let f = read("On Friday 8 November an analyst paid for groceries with her card. She told the Expenses Team on Wednesday 13 November and repaid the amount on 2 December.");
         assert_eq!(
