@@ -116,6 +116,11 @@ impl Timeline {
         text: &str,
         reading: &mut Reading,
     ) -> Option<(Option<Bound>, Vec<Since>)> {
+        // "asking to become a director from Monday 15 September", "the launch planned for 1
+        // April": a date of what was asked or planned, not of something that happened.
+        if planned(text) {
+            return None;
+        }
         let said = read(text);
         let own: HashSet<String> = terms(text).into_iter().collect();
         let stated = reading
@@ -266,6 +271,25 @@ impl Timeline {
             })
             .collect()
     }
+}
+
+/// Whether a clause dates what was asked for, planned or due rather than what happened.
+fn planned(text: &str) -> bool {
+    let lower = format!(" {} ", text.to_lowercase());
+    [
+        " asking to ",
+        " asked to become ",
+        " planned for ",
+        " planning to ",
+        " intended ",
+        " intends to ",
+        " due to start ",
+        " will ",
+        " would ",
+        " is to ",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// The first event: day 0.

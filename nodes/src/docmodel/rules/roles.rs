@@ -399,7 +399,17 @@ pub(super) fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                     let name = forward(i + 1);
                     if !name.is_empty() && name.split_whitespace().any(namey) {
                         let at = lower[..i].iter().rposition(|v| v == verb).unwrap_or(i);
-                        add(&mut out, name, RoleKind::Told, negated_near(at + 1));
+                        let negated = negated_near(at + 1);
+                        // "to their line manager and the Head of Compliance": both told.
+                        let last = name.split_whitespace().last().unwrap_or("").to_string();
+                        let end = (i + 1..raw.len().min(i + 12)).find(|&k| raw[k] == last);
+                        add(&mut out, name, RoleKind::Told, negated);
+                        if let Some(end) = end.filter(|e| lower.get(e + 1) == Some(&"and")) {
+                            let second = forward(end + 2);
+                            if second.split_whitespace().any(namey) {
+                                add(&mut out, second, RoleKind::Told, negated);
+                            }
+                        }
                     }
                 }
             }
@@ -622,6 +632,18 @@ mod tests {
             .roles
             .iter()
             .any(|x| x.who == "Specialist Support Team" && x.kind == RoleKind::Told));
+    }
+
+    #[test]
+    fn two_people_reported_to_are_both_told() {
+        let r = read("Staff who miss a training deadline must be reported to their line manager and the Head of Compliance.");
+        let told: Vec<&str> = r
+            .roles
+            .iter()
+            .filter(|x| x.kind == RoleKind::Told)
+            .map(|x| x.who.as_str())
+            .collect();
+        assert_eq!(told, ["line manager", "Head of Compliance"]);
     }
 
     #[test]
