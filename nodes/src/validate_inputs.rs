@@ -43,6 +43,31 @@ const AUDIT_NEAR_BEST: f64 = 0.75;
 pub const COMPARE_DROPS_WEB: &str =
     "Web search is off for comparisons: a comparison works on your documents only.";
 
+/// The one document in force whose title's words a request says most of, when it says at
+/// least two of them and no other document's title as many.
+fn described_by_title(
+    request: &str,
+    all: &std::sync::Arc<Vec<crate::documents::Document>>,
+) -> Option<DocRef> {
+    let asked: std::collections::HashSet<String> = terms(request).into_iter().collect();
+    let versions = crate::versions::versions_of(all);
+    let mut scored: Vec<(usize, &crate::documents::Document)> = all
+        .iter()
+        .filter(|d| !versions.is_superseded(&d.id))
+        .map(|d| {
+            let title: std::collections::HashSet<String> = terms(&d.title).into_iter().collect();
+            (title.iter().filter(|t| asked.contains(*t)).count(), d)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    match scored.as_slice() {
+        [(best, d), rest @ ..] if *best >= 2 && rest.first().is_none_or(|(n, _)| n < best) => {
+            Some(d.doc_ref())
+        }
+        _ => None,
+    }
+}
+
 /// The text an audit message asks to check: what follows a colon, a quoted passage, or
 /// the sentences that are not instructions; `None` when that leaves fewer than four
 /// meaningful words.
@@ -215,6 +240,12 @@ pub async fn validate_inputs(
         }
     }
 
+    if action == Action::Summarize && docs.is_empty() {
+        // "a rundown of our policy on preventing the facilitation of tax evasion": the one
+        // document in force whose title the request says most of.
+        let all = deps.documents(&ctx, &owner).await?;
+        docs.extend(described_by_title(&instruction(&text), &all));
+    }
     let needed = match action {
         Action::Compare => 2,
         Action::Summarize => 1,

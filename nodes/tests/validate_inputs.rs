@@ -295,3 +295,21 @@ async fn a_cancelled_prompt_ends_the_turn() {
     assert_eq!(record.metadata["interrupt_type"], "text_input");
     assert_eq!(record.metadata["answer"], Value::Null);
 }
+
+#[tokio::test]
+async fn a_summary_of_a_policy_described_by_its_title_words_needs_no_prompt() {
+    let kit = kit().await;
+    let (aml, _) = kit.doc("Anti-Money").await;
+    let out = run(
+        &graph(&kit),
+        "t",
+        request(
+            "Can you give me a rundown of our policy on anti-money laundering?",
+            Action::Summarize,
+            &[],
+        ),
+    )
+    .await;
+    assert!(out.interrupts().is_empty(), "{:?}", out.interrupts());
+    assert_eq!(out.state.resolved_doc_ids, [aml]);
+}

@@ -270,9 +270,28 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         if candidates.is_empty() {
             continue;
         }
+        // A "section" that says all the title's own words is the document named ("our
+        // policy on preventing the facilitation of tax evasion"), not a part of it.
+        let own: Vec<String> = terms(&doc.title)
+            .into_iter()
+            .filter(|t| {
+                t.chars().any(char::is_alphabetic) && !crate::version_words::is_version_word(t)
+            })
+            .collect();
+        let names_a_part = terms(&request.question)
+            .iter()
+            .any(|t| structure.contains(t));
+        let names_the_document = !names_a_part
+            && own.len() >= 2
+            && own
+                .iter()
+                .filter(|t| section.contains(t) || q.topic.contains(t))
+                .count()
+                * 4
+                >= own.len() * 3;
         let title: HashSet<String> = terms(&doc.title)
             .into_iter()
-            .filter(|t| !section.contains(t))
+            .filter(|t| names_the_document || !section.contains(t))
             .collect();
         // What the request for a summary names, not the situation told beside it ("I've
         // just been made Business Sponsor. Can you summarise the policy for me?").
@@ -290,7 +309,16 @@ pub(crate) fn summarize(request: &AnswerRequest) -> String {
         let topic: Vec<&String> = q
             .topic
             .iter()
-            .filter(|t| !title.contains(*t) && !asking.contains(t) && !structure.contains(t))
+            // A word of the title, in any of its forms ("preventing" of "Prevention of ..."),
+            // names the document, not a part of it.
+            .filter(|t| {
+                !title.iter().any(|x| {
+                    x == *t
+                        || x.len().min(t.len()) >= 5
+                            && (x.starts_with(t.as_str()) || t.starts_with(x.as_str()))
+                })
+            })
+            .filter(|t| !asking.contains(t) && !structure.contains(t))
             .filter(|t| asked.as_ref().is_none_or(|a| a.contains(*t)))
             .collect();
         let about_focus = |c: &Candidate| {
