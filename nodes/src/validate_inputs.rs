@@ -59,7 +59,7 @@ fn described_by_title(
             (title.iter().filter(|t| asked.contains(*t)).count(), d)
         })
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     match scored.as_slice() {
         [(best, d), rest @ ..] if *best >= 2 && rest.first().is_none_or(|(n, _)| n < best) => {
             Some(d.doc_ref())
