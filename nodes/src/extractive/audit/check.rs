@@ -215,6 +215,15 @@ pub(super) fn check<'a>(
             ..f.clone()
         });
         let f = positional.as_ref().unwrap_or(f);
+        // When an act happened says nothing of how long something is kept ("signed the
+        // following day" against "kept for 6 years after the relationship ends").
+        if matches!(f.anchor, Some(Anchor::Since))
+            && limit == Limit::AtLeast
+            && !matches!(b.anchor, Some(Anchor::Before(_)))
+            && !b.value.frequency
+        {
+            continue;
+        }
         paired += 1;
         best_shared = best_shared.max(shared);
         if f.value.calendar_days().is_none() {

@@ -169,7 +169,10 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
                 .collect();
             for c in facts::clauses(&s) {
                 let mut reading = rules::read(&c);
-                if !reading.is_rule() || crate::docmodel::header::is_metadata_line(&c) {
+                if !reading.is_rule()
+                    || crate::docmodel::header::is_metadata_line(&c)
+                    || describes_the_document(&c)
+                {
                     continue;
                 }
                 // A band's figures are the row's case, not a limit it sets.
@@ -247,6 +250,29 @@ fn rules_of(request: &AnswerRequest) -> Vec<Rule<'_>> {
         }
     }
     out
+}
+
+/// Whether a clause tells what the document does ("This policy sets out how the Firm
+/// approves, tests and releases changes"), binding no one.
+fn describes_the_document(clause: &str) -> bool {
+    let words: Vec<String> = clause
+        .split_whitespace()
+        .take(4)
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    matches!(w(0), "this" | "the")
+        && matches!(
+            w(1),
+            "policy" | "procedure" | "standard" | "document" | "manual" | "framework" | "guidance"
+        )
+        && matches!(
+            w(2),
+            "sets" | "describes" | "explains" | "establishes" | "outlines" | "defines" | "covers"
+        )
 }
 
 pub(crate) fn audit(request: &AnswerRequest) -> String {
@@ -749,6 +775,18 @@ mod tests {
         let r = audit_of(
             &["All staff must attest each year, by 31 January, that they have read this policy."],
             "The broker had already given him hospitality worth £520 back in March this year.",
+        );
+        assert!(!r.contains("**Breaks**"), "{r}");
+    }
+
+    #[test]
+    fn what_a_document_sets_out_and_how_long_it_keeps_records_are_not_broken_by_a_day() {
+        let r = audit_of(
+            &[
+                "This policy sets out how the Firm approves, tests and releases changes to its IT systems.",
+                "Agreements must be kept for 6 years after the relationship ends.",
+            ],
+            "On Monday 13 January the CAB approved the change. The agreement was signed the following day.",
         );
         assert!(!r.contains("**Breaks**"), "{r}");
     }
