@@ -226,6 +226,15 @@ pub(super) fn check<'a>(
         }
         paired += 1;
         best_shared = best_shared.max(shared);
+        // The time of another kind of act ("approved the engagement on 14 January" against
+        // "must inform the CEO within 5 business days"): not the time of the rule's.
+        if f.value.calendar_days().is_some() && another_kind_of_act(&fact.text, &rule.actions) {
+            open.push(format!(
+                "whether {} is when the rule's {} was kept",
+                f.value.written, b.value.written
+            ));
+            continue;
+        }
         if f.value.calendar_days().is_none() {
             quantity_shared = quantity_shared.max(shared);
         }

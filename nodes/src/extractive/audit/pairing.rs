@@ -507,6 +507,50 @@ pub(super) fn is_position(written: &str) -> bool {
     .any(|w| lower.contains(w))
 }
 
+/// Kinds of act a practice tells and a rule asks for: telling someone, approving,
+/// recording.
+const ACT_KINDS: [&[&str]; 3] = [
+    &[
+        "tell", "told", "notify", "inform", "report", "escalate", "alert", "email", "flag",
+        "refer", "forward", "send", "submit",
+    ],
+    &[
+        "approve",
+        "authorise",
+        "authorize",
+        "sign",
+        "consent",
+        "agree",
+        "refuse",
+        "reject",
+        "decline",
+    ],
+    &[
+        "record", "log", "enter", "register", "document", "write", "update",
+    ],
+];
+
+/// Whether a clause's act is of another kind than a rule's ("the Head of Compliance
+/// approved the engagement" for "must inform the CEO"): both acts known, and of different
+/// kinds.
+pub(super) fn another_kind_of_act(clause: &str, actions: &[String]) -> bool {
+    let kind = |t: &str| {
+        ACT_KINDS
+            .iter()
+            .position(|k| k.iter().any(|w| crate::vocabulary::term(w) == t))
+    };
+    let Some(rule) = actions.first().and_then(|a| kind(a)) else {
+        return false;
+    };
+    let acts: Vec<usize> = clause
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| crate::vocabulary::is_past_form(w))
+        .filter_map(|w| kind(&crate::vocabulary::term(&w)))
+        .collect();
+    !acts.is_empty() && !acts.contains(&rule)
+}
+
 /// Whether the fact itself states exactly one value that can pair with `bound` (then it
 /// speaks of it, whatever the words around it).
 pub(super) fn pairs_alone(own: &[&Fact], bound: &Bound) -> bool {
@@ -584,6 +628,25 @@ pub(super) fn event_terms(rule: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_approval_is_another_kind_of_act_than_telling() {
+        let inform = crate::docmodel::rules::actions(
+            "The Head of Compliance must inform the CEO within 5 business days of the decision.",
+        );
+        assert!(another_kind_of_act(
+            "the Head of Compliance approved the engagement on Tuesday 14 January",
+            &inform
+        ));
+        assert!(!another_kind_of_act(
+            "she emailed the CEO on Friday",
+            &inform
+        ));
+        assert!(!another_kind_of_act(
+            "on Friday the CEO heard of it",
+            &inform
+        ));
+    }
 
     #[test]
     fn a_deadline_counts_from_the_event_its_opening_clause_tells() {
