@@ -310,7 +310,12 @@ pub async fn doc_resolver(
                     }
                 }
                 names::Fit::Ambiguous(candidates) => {
-                    ambiguous.push_back(Ambiguity::named(&name, candidates))
+                    // "our record keeping policy for client communications and orders": the
+                    // words around the name tell which of its documents is meant.
+                    match told_apart(&named_in, &candidates) {
+                        Some(d) => found.add(&d, 1.0, InferenceSource::Fuzzy),
+                        None => ambiguous.push_back(Ambiguity::named(&name, candidates)),
+                    }
                 }
                 names::Fit::Unknown if needs_documents || is_quoted(&named_in, &name) => {
                     unknown.push(name)
@@ -630,4 +635,58 @@ fn cancelled(ctx: &NodeContext, found: &Found, usage: Usage, asker: Asker<'_>) -
         .suggested_doc_ids(found.suggested.clone())
         .with_usage(&usage)
         .with_messages(asker.into_records())
+}
+
+/// The one candidate whose title says more of the request's words than any other's, when
+/// its title's words are all in the request: the request's other words settle a name
+/// several titles share.
+fn told_apart(request: &str, candidates: &[DocRef]) -> Option<DocRef> {
+    let said: std::collections::HashSet<String> = crate::text::terms(request).into_iter().collect();
+    let mut scored: Vec<(usize, bool, &DocRef)> = candidates
+        .iter()
+        .map(|d| {
+            let title: std::collections::HashSet<String> = crate::text::terms(&d.title)
+                .into_iter()
+                .filter(|t| {
+                    t.chars().any(char::is_alphabetic) && !crate::version_words::is_version_word(t)
+                })
+                .collect();
+            let n = title.iter().filter(|t| said.contains(*t)).count();
+            (n, n == title.len() && n > 0, d)
+        })
+        .collect();
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
+    match scored.as_slice() {
+        [(best, true, d), (next, _, _), ..] if best > next => Some((*d).clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_words_around_a_shared_name_tell_its_document_apart() {
+        let d = |id: &str, title: &str| DocRef {
+            id: id.into(),
+            title: title.into(),
+        };
+        let candidates = [
+            d(
+                "a",
+                "Call Recording and Client Communications Record-Keeping Policy v3.0",
+            ),
+            d(
+                "b",
+                "Client Communications and Order Record Keeping Policy v2.1",
+            ),
+        ];
+        let chosen = told_apart(
+            "Please check this against our record keeping policy for client communications and orders.",
+            &candidates,
+        );
+        assert_eq!(chosen.map(|c| c.id), Some("b".to_string()));
+        assert!(told_apart("Check this against our record keeping policy.", &candidates).is_none());
+    }
 }

@@ -87,7 +87,13 @@ pub(crate) fn audit_text(message: &str) -> Option<String> {
             .max()
             .unwrap_or(0);
         let lead = &message[start..i];
-        !requested_actions(lead).is_empty() || lead.split_whitespace().count() <= 6
+        // Few words open the text only where nothing of the practice was told before
+        // ("Please audit this. Here is what happened: ..."), not inside it ("... Kestrel
+        // has four shareholders: the file shows ...").
+        let told_before = sentences(&message[..start])
+            .iter()
+            .any(|s| requested_actions(s).is_empty());
+        !requested_actions(lead).is_empty() || lead.split_whitespace().count() <= 6 && !told_before
     };
     let colon = message.match_indices(':').map(|(i, _)| i).find(|&i| {
         !(i > 0
@@ -114,12 +120,21 @@ pub(crate) fn audit_text(message: &str) -> Option<String> {
     // A long sentence that names an action may tell of the practice ("the team reviewed
     // the file against the checklist"); one that asks is the request, unless it is all
     // there is.
+    // "Please audit ...", "Could you check ...", "Audit how we ...": a request however long.
+    let asks = |s: &str| {
+        let first = tokens(s).into_iter().next().unwrap_or_default();
+        matches!(
+            first.as_str(),
+            "please" | "can" | "could" | "would" | "kindly" | "audit" | "check" | "review"
+        ) && !requested_actions(s).is_empty()
+    };
     let told = |asking_too: bool| {
         sentences(message)
             .into_iter()
             .filter(|s| {
                 requested_actions(s).is_empty()
-                    || (tokens(s).len() > 12 && (asking_too || !s.trim_end().ends_with('?')))
+                    || (tokens(s).len() > 12
+                        && (asking_too || !s.trim_end().ends_with('?') && !asks(s)))
             })
             .collect::<Vec<String>>()
             .join(" ")

@@ -242,7 +242,9 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 )
                 && (within(i, 4, &AUDIT_OBJECTS)
                 // "check how we handled the factsheet against the procedure".
-                || within(i, 12, &["against"])))
+                // "check how we handled a tax red flag on our client Mr Osei against the
+                // policy": anywhere in the request's clause.
+                || within(i, 20, &["against"])))
         {
             note(i, Action::Audit);
         }

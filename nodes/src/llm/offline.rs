@@ -451,6 +451,20 @@ mod tests {
     }
 
     #[test]
+    fn an_audit_request_is_read_from_its_request_not_its_practice() {
+        let d = intent(
+            "Please audit the onboarding of Kestrel Dunmore Ltd against the current CDD policy. Verification wasn't finished when the account opened on Monday 8 September 2025. The file holds a source of wealth summary but no source of funds evidence. Kestrel has four shareholders: the file shows verification of the 30% shareholder only.",
+            &[],
+        );
+        assert_eq!(d.requested_actions, [Action::Audit]);
+        let d = intent(
+            "Please check how we handled a tax red flag on our client Mr Osei against the tax evasion policy. The relationship manager submitted an internal suspicion report on Wednesday.",
+            &[],
+        );
+        assert_eq!(d.requested_actions, [Action::Audit]);
+    }
+
+    #[test]
     fn asking_whether_a_practice_keeps_to_a_policy_is_an_audit() {
         for message in [
             "Is this in line with our policy? We signed up an introducer at a 4.5% commission.",
