@@ -517,7 +517,9 @@ pub(crate) fn same_role(a: &str, b: &str) -> bool {
 }
 
 /// Words that only qualify who is meant ("line manager", "senior management").
-const QUALIFIERS: [&str; 12] = [
+const QUALIFIERS: [&str; 13] = [
+    // "the IT Service Desk" is the Service Desk.
+    "it",
     "line",
     "direct",
     "senior",
@@ -612,6 +614,7 @@ mod tests {
     fn the_same_people_by_name_acronym_or_common_words() {
         assert!(same_role("the Chief Operating Officer", "COO"));
         assert!(same_role("DPO", "Data Protection Officer"));
+        assert!(same_role("Service Desk's", "IT Service Desk"));
         assert!(same_role("senior management", "Senior Management"));
         assert!(same_role("her boss", "the line manager"));
         assert!(!same_role("Chief Financial Officer", "Head of Procurement"));

@@ -228,7 +228,33 @@ pub(super) fn check<'a>(
         best_shared = best_shared.max(shared);
         // The time of another kind of act ("approved the engagement on 14 January" against
         // "must inform the CEO within 5 business days"): not the time of the rule's.
-        if f.value.calendar_days().is_some() && another_kind_of_act(&fact.text, &rule.actions) {
+        // Or the time someone else was told ("the CISO was told at 10:00" against "must
+        // inform the COO within 1 hour").
+        // ("the Service Desk's 24-hour line" is the Service Desk).
+        let told = |r: &Reading| -> Vec<String> {
+            r.roles
+                .iter()
+                .filter(|x| x.kind == RoleKind::Told && !x.negated)
+                .map(|x| x.who.split("'s ").next().unwrap_or(&x.who).to_string())
+                .collect()
+        };
+        let (fact_told, rule_told) = (told(&fact.reading), told(&rule.reading));
+        // A clause that goes on to do what the rule asks ("told her line manager, who
+        // logged an internal SAR") may tell both.
+        let does_more = rule
+            .actions
+            .iter()
+            .skip(1)
+            .any(|a| fact.terms.contains(a) && !rule_told.iter().any(|r| terms(r).contains(a)));
+        let someone_else = !fact_told.is_empty()
+            && !rule_told.is_empty()
+            && !does_more
+            && !fact_told
+                .iter()
+                .any(|f| rule_told.iter().any(|r| same_role(f, r)));
+        if f.value.calendar_days().is_some()
+            && (someone_else || another_kind_of_act(&fact.text, &rule.actions))
+        {
             open.push(format!(
                 "whether {} is when the rule's {} was kept",
                 f.value.written, b.value.written

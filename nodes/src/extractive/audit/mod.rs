@@ -790,4 +790,13 @@ mod tests {
         );
         assert!(!r.contains("**Breaks**"), "{r}");
     }
+
+    #[test]
+    fn the_time_someone_else_was_told_is_not_the_time_the_rule_asks_for() {
+        let r = audit_of(
+            &["Where a change causes a priority 1 incident, the Head of IT Operations must inform the Chief Operating Officer (COO) within 1 hour of the incident being identified."],
+            "At 14:25 on Wednesday 4 June 2025 a priority 1 incident was identified. The CISO was told at 10:00 the next morning.",
+        );
+        assert!(!r.contains("**Breaks**"), "{r}");
+    }
 }
