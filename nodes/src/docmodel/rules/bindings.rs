@@ -176,6 +176,12 @@ pub(super) fn binding(
         " over ",
         " above ",
         " minimum of ",
+        // "The pass mark is 80%": a score passes at it or above.
+        " pass mark is ",
+        " pass mark of ",
+        " pass rate is ",
+        " pass score is ",
+        " passing score is ",
         " satisfy ",
         " maintain ",
         " meet ",
@@ -408,5 +414,11 @@ mod tests {
             assert_eq!(cap.binding, Binding::Limit(Limit::AtMost), "{rule}");
             assert!(r.bounds.iter().all(|b| !b.value.frequency), "{rule}");
         }
+    }
+
+    #[test]
+    fn a_pass_mark_is_a_floor() {
+        let r = super::super::read("The pass mark is 80%.");
+        assert_eq!(r.bounds[0].binding, Binding::Limit(Limit::AtLeast));
     }
 }
