@@ -14,7 +14,7 @@ use palgraph_nodes::llm::OfflineLlm;
 
 /// Floors a little under the figures measured on the commit that set them: the share of
 /// the set's cases that pass every check, and the most false "meets" its audits may make.
-const FLOORS: [(Part, f64, usize); 2] = [(Part::Dev, 0.55, 0), (Part::HeldOut, 0.46, 0)];
+const FLOORS: [(Part, f64, usize); 2] = [(Part::Dev, 0.55, 0), (Part::HeldOut, 0.48, 0)];
 
 #[tokio::test]
 async fn offline_model_holds_its_measured_eval_scores() {
