@@ -474,21 +474,23 @@ pub(super) fn before_the_event(
 /// alert this generated was reviewed" for "of being generated", nor "completed" for "of the
 /// date the complete application is received").
 pub(super) fn is_the_event(clause: &str, event: &[String]) -> bool {
-    let last = clause
+    last_act(clause).is_some_and(|w| event.last() == Some(&w))
+}
+
+/// The term of the last act a clause tells in the past ("announced" of "the placing was
+/// announced on Friday 20 June").
+fn last_act(clause: &str) -> Option<String> {
+    clause
         .split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
-        .rfind(|w| crate::vocabulary::is_past_form(w));
-    last.is_some_and(|w| event.last() == Some(&crate::vocabulary::term(&w)))
+        .rfind(|w| crate::vocabulary::is_past_form(w))
+        .map(|w| crate::vocabulary::term(&w))
 }
 
 /// Whether the last act a clause tells in the past is one of `event`'s words ("the placing
 /// was announced on Friday 20 June" for the information made public).
 pub(super) fn is_an_event_of(clause: &str, event: &[String]) -> bool {
-    let last = clause
-        .split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .rfind(|w| crate::vocabulary::is_past_form(w));
-    last.is_some_and(|w| event.contains(&crate::vocabulary::term(&w)))
+    last_act(clause).is_some_and(|w| event.contains(&w))
 }
 
 /// Whether a value the practice writes is a day or a time relative to the event told before
