@@ -35,7 +35,6 @@ const SYNONYMS: &[&[&str]] = &[
         "archive",
         "archived",
     ],
-    // A call is made by phone: "phoned at 09:41" is the call an order counts from.
     &[
         "telephone",
         "telephones",
@@ -44,10 +43,6 @@ const SYNONYMS: &[&[&str]] = &[
         "phones",
         "phoned",
         "phoning",
-        "call",
-        "calls",
-        "called",
-        "calling",
         "rang",
     ],
     &[
