@@ -1,6 +1,7 @@
 //! One rule checked against one fact of the practice: its conditions, limits, events,
 //! roles and form, into one finding.
 
+use super::events::*;
 use super::pairing::*;
 use super::parties::*;
 use super::*;
@@ -515,145 +516,15 @@ pub(super) fn check<'a>(
     // "No more than 15 people ... without the approval of the Head of Compliance": the
     // approval is the way past the limit, asked for only when the limit is passed.
     let limits_kept = breaks.len() == breaks_before && meets.len() > meets_before;
-    let mut recipient_named = false;
-    for role in &rule.reading.roles {
-        if limits_kept && role.kind == RoleKind::Approves && excepts(&rule.text, &role.who) {
-            continue;
-        }
-        let said: Vec<&rules::Role> = scope
-            .iter()
-            .flat_map(|f| f.reading.roles.iter())
-            .filter(|r| r.kind == role.kind || role.kind == RoleKind::Approves)
-            .collect();
-        let named_it = said.iter().find(|r| same_role(&r.who, &role.who));
-        // Met only by the same act in the fact's own sentence: someone told is not someone
-        // who approved, and a name in the sentence before may be of another matter.
-        // A member of a body is not the body ("a Board member agreed" is not the Board's
-        // approval).
-        let member = |who: &str| {
-            who.split_whitespace()
-                .any(|w| matches!(w.to_lowercase().as_str(), "member" | "members" | "one"))
-        };
-        let here = scope
-            .iter()
-            .filter(|f| f.sentence == fact.sentence)
-            .flat_map(|f| f.reading.roles.iter())
-            .any(|r| {
-                r.kind == role.kind
-                    && !r.negated
-                    && same_role(&r.who, &role.who)
-                    && member(&r.who) == member(&role.who)
-            });
-        recipient_named |= here
-            && role.kind == RoleKind::Told
-            && named_it.is_some_and(|r| !r.negated)
-            && rule.reading.modality != Modality::MustNot;
-        match named_it {
-            Some(r) if r.negated => breaks.push(format!(
-                "the practice says {} did not {}",
-                role.who,
-                if role.kind == RoleKind::Approves {
-                    "approve"
-                } else {
-                    "hear of it"
-                }
-            )),
-            // A rule that forbids it: done by them, it is broken.
-            Some(_) if here && rule.reading.modality == Modality::MustNot => breaks.push(format!(
-                "{} by {}, which the rule forbids",
-                if role.kind == RoleKind::Approves {
-                    "approved"
-                } else {
-                    "told"
-                },
-                role.who
-            )),
-            // Approval of something else ("the Board approved the budget, which includes
-            // the contract's cost"): not the approval the rule asks for.
-            Some(_)
-                if here
-                    && role.kind == RoleKind::Approves
-                    && of_another_thing(fact, scope, rule, &role.who) =>
-            {
-                open.push(format!(
-                    "whether what {} approved is what the rule asks them to approve",
-                    role.who
-                ))
-            }
-            Some(_) if here => meets.push(format!(
-                "{} by {}",
-                if role.kind == RoleKind::Approves {
-                    "approved"
-                } else {
-                    "told"
-                },
-                role.who
-            )),
-            Some(_) => open.push(format!(
-                "whether {} {} this",
-                role.who,
-                if role.kind == RoleKind::Approves {
-                    "approved"
-                } else {
-                    "was told of"
-                }
-            )),
-            None => {
-                let others: Vec<&&rules::Role> =
-                    said.iter().filter(|r| r.kind == role.kind).collect();
-                // Named where the practice only supposes it ("we believe her line manager
-                // approved it too"): open, whoever else approved.
-                let supposed = scope.iter().any(|f| {
-                    f.uncertain && {
-                        let said = f.text.to_lowercase();
-                        role.who
-                            .to_lowercase()
-                            .split_whitespace()
-                            .filter(|w| !w.ends_with("'s"))
-                            .all(|w| said.contains(w))
-                    }
-                });
-                if supposed {
-                    open.push(format!(
-                        "whether {} {}",
-                        role.who,
-                        if role.kind == RoleKind::Approves {
-                            "approved"
-                        } else {
-                            "was told"
-                        }
-                    ));
-                } else if role.kind == RoleKind::Approves {
-                    // A named approver before a body named only by its noun.
-                    let other = others
-                        .iter()
-                        .filter(|r| !r.negated)
-                        .min_by_key(|r| unnamed_body(&r.who));
-                    if let Some(other) = other {
-                        if unnamed_body(&other.who) {
-                            // "The committee approved": the practice's committee may well
-                            // be the one the rule names.
-                            open.push(format!("whether the {} is {}", other.who, role.who));
-                        } else {
-                            breaks.push(format!(
-                                "approved by {} where the rule names {}",
-                                other.who, role.who
-                            ));
-                        }
-                    } else if fact.reading.negated && asks_leave(&fact.text) {
-                        breaks.push(format!(
-                            "no approval by {}, which the rule asks for",
-                            role.who
-                        ));
-                    } else {
-                        open.push(format!("whether {} approved", role.who));
-                    }
-                } else {
-                    open.push(format!("whether {} was told", role.who));
-                }
-            }
-        }
-    }
+    let recipient_named = check_roles(
+        rule,
+        fact,
+        scope,
+        limits_kept,
+        &mut breaks,
+        &mut meets,
+        &mut open,
+    );
 
     // Who acted for whom: one member for the body, a stand-in for the one they stand in
     // for.

@@ -4,7 +4,7 @@
 //! on the practice's timeline: the day of the act against the day of the event, counted in
 //! calendar or business days, and on the deadline's day, the time of day.
 
-use super::pairing::event_of;
+use super::events::event_of;
 use super::*;
 use crate::docmodel::timeline::clock;
 
