@@ -85,10 +85,33 @@ pub struct ServeConfig {
     /// Seconds a connection has to send a request head, and may sit idle between requests.
     #[arg(long, env = "PALGRAPH_HEADER_TIMEOUT_SECS", default_value_t = 10)]
     pub header_timeout_secs: u64,
-    /// Connections served at once (at most the process's open-file limit less a reserve);
-    /// more wait in the listen backlog.
+    /// Seconds a request's whole body has to arrive, from the end of its head; a slower
+    /// body is answered 408 and its connection closed.
+    #[arg(long, env = "PALGRAPH_BODY_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_secs: u64,
+    /// Connections served at once (at most the process's open-file limit less a reserve).
+    /// Beyond it, up to 64 more are accepted and answered `/healthz`, `/ok` and `/readyz`
+    /// and a 503 for anything else; more wait in the listen backlog.
     #[arg(long, env = "PALGRAPH_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
+    /// Connections served at once from one IP address; more are answered 429 (health
+    /// probes still answered). Behind a proxy every client has the proxy's address: raise
+    /// it to the proxy's connection pool.
+    #[arg(long, env = "PALGRAPH_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_client: u64,
+    /// Requests a second each client may make (its user when authenticated, else its IP
+    /// address); more are answered 429 with `Retry-After`. 0 turns the limit off.
+    #[arg(long, env = "PALGRAPH_RATE_PER_SEC", default_value_t = 200)]
+    pub rate_per_sec: u32,
+    /// Requests a client may make at once after a quiet spell (at least the rate).
+    #[arg(long, env = "PALGRAPH_RATE_BURST", default_value_t = 2000)]
+    pub rate_burst: u32,
+    /// Also serve `/healthz`, `/ok` and `/readyz` on this port (same host), where no client
+    /// of the API can crowd the probes out; unset: only on the API's port.
+    #[arg(long, env = "PALGRAPH_HEALTH_PORT")]
+    pub health_port: Option<u16>,
     /// Serve Prometheus metrics at `GET /metrics` (protected like the API when auth is on);
     /// `false` turns them off (the route answers 404, nothing is recorded).
     #[arg(long, env = "PALGRAPH_METRICS", default_value_t = true, action = clap::ArgAction::Set)]
@@ -181,8 +204,20 @@ impl ServeConfig {
         }
         crate::listen::HttpLimits {
             header_timeout: Duration::from_secs(self.header_timeout_secs.max(1)),
+            body_timeout: Duration::from_secs(self.body_timeout_secs.max(1)),
             max_connections: self.max_connections.min(ceiling).max(1),
+            max_connections_per_client: usize::try_from(self.max_connections_per_client)
+                .unwrap_or(usize::MAX),
+            ..Default::default()
         }
+    }
+
+    /// Each client's request rate; `None` when turned off.
+    pub fn request_rate(&self) -> Option<crate::api::rate_limit::RequestRate> {
+        (self.rate_per_sec > 0).then_some(crate::api::rate_limit::RequestRate {
+            per_second: self.rate_per_sec,
+            burst: self.rate_burst.max(self.rate_per_sec),
+        })
     }
 
     /// The run machinery's settings.

@@ -4,43 +4,80 @@
 //!   [`HttpLimits::header_timeout`], and an idle keep-alive connection is closed after the
 //!   same time: a client that opens a connection and sends half a request (or nothing) does
 //!   not hold it for ever.
-//! - **Connection cap**: at most [`HttpLimits::max_connections`] connections are served at
-//!   once (kept under the process's file limit); more wait in the listen backlog until one
-//!   closes, so the process never runs out of file descriptors and `/healthz` stays
-//!   answerable.
+//! - **Body deadline**: a request's whole body must arrive within
+//!   [`HttpLimits::body_timeout`] ([`crate::api::body_deadline`]): 408 and the connection
+//!   closed otherwise.
+//! - **Connection caps**: at most [`HttpLimits::max_connections`] connections are served at
+//!   once (kept under the process's file limit), and at most
+//!   [`HttpLimits::max_connections_per_client`] from one IP address.
+//! - **Health under saturation**: beyond either cap a connection is still accepted, into
+//!   one of [`HttpLimits::reserve`] reserved slots, with a short head timeout and no
+//!   keep-alive: it is answered `/healthz`, `/ok` and `/readyz` as usual and anything else
+//!   at once with a JSON 503 (the server is full) or 429 (this address has too many
+//!   connections), instead of waiting in the listen backlog. When the reserve is full too,
+//!   connections wait in the backlog. For a probe that no client can crowd out, serve
+//!   health on its own port ([`serve_health`], `PALGRAPH_HEALTH_PORT`).
 //! - `TCP_NODELAY`: SSE writes many small frames; Nagle would hold each behind the client's
 //!   delayed ACK.
 //! - **Graceful shutdown**: on `stop`, no new connection is accepted, in-flight requests
 //!   finish (streams end when the server's shutdown token fires) within the grace period.
 
+use std::collections::HashMap;
+use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::Request;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use serde_json::json;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tower::ServiceExt;
+
+use crate::api::body_deadline::{limit_body_time, BodyDeadline};
 
 /// Connection limits.
 #[derive(Clone, Copy, Debug)]
 pub struct HttpLimits {
     /// Time to send a request head, and to keep an idle connection.
     pub header_timeout: Duration,
+    /// Time to send a request's whole body, from the end of its head.
+    pub body_timeout: Duration,
     /// Connections served at once.
     pub max_connections: usize,
+    /// Connections served at once from one IP address.
+    pub max_connections_per_client: usize,
+    /// Connections accepted beyond the caps, answered health and a refusal only.
+    pub reserve: usize,
 }
 
 impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
             max_connections: 4096,
+            max_connections_per_client: 1024,
+            reserve: 64,
         }
     }
 }
+
+/// Head timeout of a connection in a reserved slot: long enough for a prober on a busy
+/// machine, short enough that a silent client frees the slot soon.
+const RESERVED_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The paths a connection in a reserved slot is served.
+const HEALTH_PATHS: [&str; 3] = ["/healthz", "/ok", "/readyz"];
 
 /// The most connections this process can serve: its open-file limit less a reserve for
 /// database connections, files and the listener.
@@ -49,6 +86,96 @@ pub fn connection_ceiling() -> Option<usize> {
     let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
     let soft: usize = line.split_whitespace().nth(3)?.parse().ok()?;
     Some(soft.saturating_sub(128).max(16))
+}
+
+/// Connections open per client address; a [`ClientSlot`] gives its one back when dropped.
+#[derive(Clone, Default)]
+struct PerClient(Arc<Mutex<HashMap<IpAddr, usize>>>);
+
+/// One connection counted against its address.
+struct ClientSlot {
+    clients: PerClient,
+    ip: IpAddr,
+}
+
+impl PerClient {
+    /// Counts a connection from `ip` when it has fewer than `max` open.
+    fn take(&self, ip: IpAddr, max: usize) -> Option<ClientSlot> {
+        let mut open = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = open.entry(ip).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(ClientSlot {
+            clients: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .clients
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Why a connection is in a reserved slot.
+#[derive(Clone, Copy)]
+enum Refusal {
+    /// Every connection slot is taken.
+    Full,
+    /// Its address has its share of connections.
+    TooManyFromClient(usize),
+}
+
+impl Refusal {
+    fn response(self) -> Response {
+        let (status, code, detail) = match self {
+            Refusal::Full => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "the server is serving as many connections as it can; retry shortly".to_string(),
+            ),
+            Refusal::TooManyFromClient(max) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_connections",
+                format!(
+                    "at most {max} connections are served at once from one address; \
+                     reuse connections or retry when one closes"
+                ),
+            ),
+        };
+        let mut resp = (status, Json(json!({"detail": detail, "code": code}))).into_response();
+        let headers = resp.headers_mut();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        resp
+    }
+}
+
+/// How an accepted connection is served.
+enum Admission {
+    /// Fully, holding a slot of the cap and of its client.
+    Served(OwnedSemaphorePermit, ClientSlot),
+    /// In a reserved slot: health only.
+    Reserved(OwnedSemaphorePermit, Refusal),
+    /// Its address has its share: it waits, holding the slot it was accepted in (so the
+    /// process's descriptors stay bounded), for a reserved slot, within the head timeout.
+    Waiting(OwnedSemaphorePermit, usize),
 }
 
 /// Serves `app` on `listener` until `stop` resolves, then lets in-flight requests finish
@@ -63,24 +190,36 @@ pub async fn serve(
     stop: impl Future<Output = ()> + Send,
     drain: Duration,
 ) -> std::io::Result<()> {
+    let app = app.layer(axum::middleware::from_fn_with_state(
+        BodyDeadline {
+            limit: limits.body_timeout,
+        },
+        limit_body_time,
+    ));
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let reserve = Arc::new(Semaphore::new(limits.reserve));
+    let clients = PerClient::default();
+    let per_client = limits.max_connections_per_client.max(1);
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
-    let service = TowerToHyperService::new(app);
+    let mut reserved = hyper::server::conn::http1::Builder::new();
+    reserved
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout.min(RESERVED_HEADER_TIMEOUT))
+        .keep_alive(false);
     tokio::pin!(stop);
     loop {
-        let slot = tokio::select! {
+        // A free slot of either kind before accepting: with both full, connections wait in
+        // the backlog and this process keeps its file descriptors.
+        tokio::select! {
             biased;
             _ = &mut stop => break,
-            slot = slots.clone().acquire_owned() => match slot {
-                Ok(s) => s,
-                Err(_) => break,
-            },
-        };
-        let (tcp, _peer) = tokio::select! {
+            _ = wait_for_any(&slots, &reserve) => {}
+        }
+        let (tcp, peer) = tokio::select! {
             biased;
             _ = &mut stop => break,
             accepted = listener.accept() => match accepted {
@@ -94,17 +233,60 @@ pub async fn serve(
                 }
             },
         };
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-        let conn = http.serve_connection(TokioIo::new(tcp), service.clone());
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
+        nodelay(&tcp);
+        let admission = match slots.clone().try_acquire_owned() {
+            Ok(slot) => match clients.take(peer.ip(), per_client) {
+                Some(client) => Admission::Served(slot, client),
+                None => Admission::Waiting(slot, per_client),
+            },
+            Err(_) => match reserve.clone().try_acquire_owned() {
+                Ok(r) => Admission::Reserved(r, Refusal::Full),
+                // `wait_for_any` saw a free permit, and only this loop takes them.
+                Err(_) => continue,
+            },
+        };
+        let watcher = graceful.watcher();
+        match admission {
+            Admission::Served(slot, client) => {
+                // The peer's address, for per-client limits and logs.
+                let app = app.clone();
+                let service = tower::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(ConnectInfo(peer));
+                    app.clone().oneshot(req.map(Body::new))
+                });
+                let conn =
+                    http.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+                tokio::spawn(async move {
+                    if let Err(e) = watcher.watch(conn).await {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }
+                    drop((slot, client));
+                });
             }
-            drop(slot);
-        });
+            Admission::Reserved(slot, refusal) => {
+                tokio::spawn(serve_reserved(
+                    reserved.clone(),
+                    tcp,
+                    app.clone(),
+                    refusal,
+                    slot,
+                    watcher,
+                ));
+            }
+            Admission::Waiting(slot, max) => {
+                let (reserve, app, builder) = (reserve.clone(), app.clone(), reserved.clone());
+                let wait = limits.header_timeout;
+                tokio::spawn(async move {
+                    let Ok(Ok(r)) = tokio::time::timeout(wait, reserve.acquire_owned()).await
+                    else {
+                        return;
+                    };
+                    drop(slot);
+                    let refusal = Refusal::TooManyFromClient(max);
+                    serve_reserved(builder, tcp, app, refusal, r, watcher).await;
+                });
+            }
+        }
     }
     drop(listener);
     if tokio::time::timeout(drain, graceful.shutdown())
@@ -112,6 +294,117 @@ pub async fn serve(
         .is_err()
     {
         tracing::warn!("some connections were still open after the shutdown grace period");
+    }
+    Ok(())
+}
+
+/// Serves a connection in a reserved slot: the probes as usual, anything else `refusal`.
+async fn serve_reserved(
+    builder: hyper::server::conn::http1::Builder,
+    tcp: TcpStream,
+    app: Router,
+    refusal: Refusal,
+    slot: OwnedSemaphorePermit,
+    watcher: hyper_util::server::graceful::Watcher,
+) {
+    let service = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
+        let app = app.clone();
+        async move {
+            if HEALTH_PATHS.contains(&req.uri().path()) {
+                app.oneshot(req.map(Body::new)).await
+            } else {
+                Ok::<_, Infallible>(refusal.response())
+            }
+        }
+    });
+    let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+    if let Err(e) = watcher.watch(conn).await {
+        tracing::debug!(error = %e, "reserved connection ended with an error");
+    }
+    drop(slot);
+}
+
+/// Resolves once either semaphore has a permit free (without taking it).
+async fn wait_for_any(a: &Arc<Semaphore>, b: &Arc<Semaphore>) {
+    if a.available_permits() > 0 || b.available_permits() > 0 {
+        return;
+    }
+    tokio::select! {
+        p = a.acquire() => drop(p),
+        p = b.acquire() => drop(p),
+    }
+}
+
+fn nodelay(tcp: &TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(error = %e, "could not set TCP_NODELAY");
+    }
+}
+
+/// Serves only `/healthz`, `/ok` and `/readyz` of `app` on `listener` (its own port, for
+/// probes no client can crowd out) until `stop` resolves.
+///
+/// # Errors
+/// Never for accept errors (they are logged and retried).
+pub async fn serve_health(
+    listener: TcpListener,
+    app: Router,
+    stop: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(64));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(RESERVED_HEADER_TIMEOUT)
+        .keep_alive(true);
+    tokio::pin!(stop);
+    loop {
+        let slot = tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(s) => s,
+                Err(_) => break,
+            },
+        };
+        let tcp = tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed on the health port");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        nodelay(&tcp);
+        let app = app.clone();
+        let service = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
+            let app = app.clone();
+            async move {
+                if HEALTH_PATHS.contains(&req.uri().path()) {
+                    app.oneshot(req.map(Body::new)).await
+                } else {
+                    let mut resp = Response::new(Body::from(
+                        r#"{"detail":"this port serves /healthz, /ok and /readyz only","code":"not_found"}"#,
+                    ));
+                    *resp.status_mut() = StatusCode::NOT_FOUND;
+                    resp.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, Infallible>(resp)
+                }
+            }
+        });
+        let conn = http.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "health connection ended with an error");
+            }
+            drop(slot);
+        });
     }
     Ok(())
 }

@@ -270,10 +270,24 @@ impl ServerBuilder {
             self.extensions.iter().map(|e| e.routes(&ctx)).collect();
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, cfg.port)).await?;
         let addr = listener.local_addr()?;
+        let health = match cfg.health_port {
+            Some(port) => {
+                let l = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, port)).await?;
+                tracing::info!(address = %l.local_addr()?, "health probes on their own port");
+                Some(l)
+            }
+            None => None,
+        };
         Ok((
             Server {
                 addr,
-                app: router(state.clone(), routes, &cfg.cors_origins()),
+                health,
+                app: router(
+                    state.clone(),
+                    routes,
+                    &cfg.cors_origins(),
+                    cfg.request_rate(),
+                ),
                 state,
                 shutdown,
                 grace: Duration::from_secs(cfg.grace_secs),
@@ -303,6 +317,8 @@ pub struct Server {
     pub addr: SocketAddr,
     /// Its state.
     pub state: AppState,
+    /// The health port's listener, when one is configured.
+    health: Option<tokio::net::TcpListener>,
     app: axum::Router,
     shutdown: CancellationToken,
     grace: Duration,
@@ -337,14 +353,28 @@ impl Server {
             runs.shutdown(grace).await;
             token.cancel();
         };
-        crate::listen::serve(
+        // The health port answers until the API's listener has closed.
+        let health_stop = CancellationToken::new();
+        if let Some(health) = self.health {
+            let app = self.app.clone();
+            let stop = health_stop.clone();
+            tokio::spawn(async move {
+                let stopped = stop.cancelled_owned();
+                if let Err(e) = crate::listen::serve_health(health, app, stopped).await {
+                    tracing::warn!(error = %e, "the health port stopped");
+                }
+            });
+        }
+        let served = crate::listen::serve(
             listener,
             self.app,
             self.limits,
             drained,
             Duration::from_secs(5),
         )
-        .await?;
+        .await;
+        health_stop.cancel();
+        served?;
         Ok(())
     }
 }

@@ -5,15 +5,18 @@
 //! Every route is registered documented (aide): the router and the document cannot drift.
 //! Layers, outermost first: CORS (the configured origins), a request id and a trace span
 //! per request, NUL characters refused in paths and queries, a body limit (per route where
-//! it differs).
+//! it differs), each client's request rate ([`rate_limit`]). The body deadline and the
+//! connection caps are the listener's ([`crate::listen`]).
 
 pub mod admission;
 pub mod auth;
+pub mod body_deadline;
 pub mod chat;
 pub mod error;
 pub mod extract;
 pub mod langgraph;
 pub mod openapi;
+pub mod rate_limit;
 pub mod sse;
 pub mod time;
 pub mod web;
@@ -277,7 +280,14 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 }
 
 /// The router with every endpoint, its OpenAPI document, and its layers.
-pub fn router(state: AppState, extra: Vec<ApiRouter<AppState>>, cors_origins: &[String]) -> Router {
+///
+/// `rate` limits each client's requests (none: unlimited).
+pub fn router(
+    state: AppState,
+    extra: Vec<ApiRouter<AppState>>,
+    cors_origins: &[String],
+    rate: Option<rate_limit::RequestRate>,
+) -> Router {
     let mut doc = OpenApi::default();
     let app = documented_routes(extra).finish_api_with(&mut doc, openapi::frame);
     openapi::add_graph_schemas(&mut doc, &state.graphs);
@@ -285,6 +295,13 @@ pub fn router(state: AppState, extra: Vec<ApiRouter<AppState>>, cors_origins: &[
         tracing::warn!(%method, %path, "a route has no summary in the OpenAPI document");
     }
     let request_id = HeaderName::from_static("x-request-id");
+    let app = match rate {
+        Some(rate) => app.layer(axum::middleware::from_fn_with_state(
+            (state.clone(), rate_limit::RateLimiter::new(rate)),
+            rate_limit::limit_rate,
+        )),
+        None => app,
+    };
     let app = app
         .layer(Extension(Arc::new(doc)))
         .layer(DefaultBodyLimit::max(SMALL_BODY_LIMIT))
