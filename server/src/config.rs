@@ -101,6 +101,11 @@ pub struct ServeConfig {
     #[arg(long, env = "PALGRAPH_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections_per_client: u64,
+    /// Bytes of one list response (a thread's history): it ends after the item that takes
+    /// it past this, and the client asks again with `before` for the rest.
+    #[arg(long, env = "PALGRAPH_MAX_RESPONSE_BYTES", default_value_t = 32 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_response_bytes: u64,
     /// Requests a second each client may make (its user when authenticated, else its IP
     /// address); more are answered 429 with `Retry-After`. 0 turns the limit off.
     #[arg(long, env = "PALGRAPH_RATE_PER_SEC", default_value_t = 200)]
@@ -210,6 +215,11 @@ impl ServeConfig {
                 .unwrap_or(usize::MAX),
             ..Default::default()
         }
+    }
+
+    /// Bytes of one list response.
+    pub fn max_response_bytes(&self) -> usize {
+        usize::try_from(self.max_response_bytes).unwrap_or(usize::MAX)
     }
 
     /// Each client's request rate; `None` when turned off.

@@ -260,6 +260,7 @@ impl ServerBuilder {
             auth: Arc::new(auth),
             shutdown: shutdown.clone(),
             metrics,
+            max_response_bytes: cfg.max_response_bytes(),
         });
         crate::crons::scheduler::spawn(state.clone(), cfg.cron_settings());
         crate::api::langgraph::thread_ttl::spawn_sweeper(

@@ -14,6 +14,7 @@ pub mod body_deadline;
 pub mod chat;
 pub mod error;
 pub mod extract;
+pub mod json_array;
 pub mod langgraph;
 pub mod openapi;
 pub mod rate_limit;
@@ -79,6 +80,8 @@ pub struct AppParts {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// Prometheus metrics (`GET /metrics`); `None` when turned off.
     pub metrics: Option<crate::prometheus::Metrics>,
+    /// Bytes of one streamed list response ([`json_array`]).
+    pub max_response_bytes: usize,
 }
 
 /// Largest request body of the LangGraph API's runs and state updates (a run's input or a

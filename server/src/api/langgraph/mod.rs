@@ -4,7 +4,7 @@
 //! - [`assistants`]: `/info`, `/assistants` (one per graph), graph drawings, schemas;
 //! - [`threads`]: `/threads` create, search, count, get, patch, delete, prune, copy; its
 //!   `thread_ttl` module applies threads' time to live;
-//! - [`state`]: a thread's state, history and `update_state`;
+//! - [`state`]: a thread's state and `update_state`; [`history`]: its history, streamed;
 //! - [`runs`]: runs (background, streamed, awaited; on a thread or stateless), joins,
 //!   cancels; [`stream`] streams and awaits them, [`translate`] turns engine events into
 //!   the API's SSE events;
@@ -17,6 +17,7 @@
 pub mod assistants;
 pub mod common;
 pub mod crons;
+pub mod history;
 pub mod models;
 pub mod protocol;
 pub mod protocol_events;
@@ -219,10 +220,10 @@ fn resources() -> ApiRouter<AppState> {
         )
         .api_route(
             "/threads/{thread_id}/history",
-            get_with(state::get_history, |o| {
+            get_with(history::get_history, |o| {
                 o.summary("A thread's states, newest first").tag("state")
             })
-            .post_with(state::post_history, |o| {
+            .post_with(history::post_history, |o| {
                 o.summary("A thread's states, newest first, filtered")
                     .tag("state")
             }),

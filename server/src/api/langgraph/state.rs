@@ -1,18 +1,14 @@
-//! A thread's state: at its latest or any checkpoint, its history, and `update_state`.
+//! A thread's state: at its latest or any checkpoint, and `update_state` (its history is
+//! [`super::history`]'s).
 
 use axum::extract::{Path, State};
 use axum::Json;
-use palgraph::ListOptions;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::common::{
-    checkpoint_id_of, in_namespace, project, subgraph_ns, thread_graph, values, CheckpointPath,
-    Params, ThreadPath,
+    checkpoint_id_of, in_namespace, subgraph_ns, thread_graph, CheckpointPath, Params, ThreadPath,
 };
-use super::models::{
-    CheckpointRef, HistoryParams, HistoryQuery, StateAt, StateParams, StateUpdated, ThreadState,
-    UpdateState,
-};
+use super::models::{CheckpointRef, StateAt, StateParams, StateUpdated, ThreadState, UpdateState};
 use super::unsupported::NotSupported;
 use crate::api::admission::own_thread;
 use crate::api::auth::User;
@@ -150,108 +146,4 @@ pub(crate) async fn patch(
     Ok(NotSupported(
         "changing a checkpoint's metadata (checkpoints are immutable)",
     ))
-}
-
-async fn history_of(
-    state: &AppState,
-    user: &User,
-    id: &str,
-    q: HistoryQuery,
-) -> ApiResult<Json<Vec<Value>>> {
-    let t = own_thread(state, user, id).await?;
-    let Some(g) = thread_graph(state, &t) else {
-        return Ok(Json(Vec::new()));
-    };
-    let ns = subgraph_ns(&q.checkpoint).unwrap_or_default();
-    let (graph, inner) = in_namespace(g, id, ns)?;
-    let before = match q.before {
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
-        Some(Value::Object(o)) => o
-            .get("checkpoint_id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        None | Some(Value::Null) | Some(Value::String(_)) => None,
-        Some(other) => {
-            return Err(ApiError::Invalid(format!(
-                "before must be a checkpoint id or a checkpoint, not {other}"
-            )))
-        }
-    };
-    let opts = ListOptions {
-        before,
-        limit: Some(q.limit.unwrap_or(10).clamp(1, 1000)),
-        filter: q.metadata.filter(|m| !m.is_empty()),
-    };
-    let snaps = graph.history(&inner, &opts).await?;
-    let mut list = values(snaps.iter().map(|s| ThreadState::of_ns(id, ns, s)));
-    before_input(graph.as_ref(), &inner, &snaps, &mut list).await?;
-    Ok(Json(project(list, &q.select)))
-}
-
-/// Shows a turn's input checkpoint with the values its input was applied to, as LangGraph's
-/// `input` checkpoints hold the input only as a pending write: a message is first seen in
-/// the checkpoint after it, whose parent is the input checkpoint, so a client that edits a
-/// message (agent-chat-ui's Edit, also of a thread's first message) runs from that parent
-/// and the engine replaces the input there. The base of a thread's first input is empty.
-async fn before_input(
-    graph: &dyn palgraph::dynamic::DynGraph,
-    thread: &str,
-    snaps: &[palgraph::dynamic::DynSnapshot],
-    list: &mut [Value],
-) -> ApiResult<()> {
-    for (snap, item) in snaps.iter().zip(list.iter_mut()) {
-        if snap.metadata.get("source").and_then(Value::as_str) != Some("input") {
-            continue;
-        }
-        let base = snap.metadata.get("turn_base").and_then(Value::as_str);
-        let values = match base {
-            None => json!({}),
-            Some(b) => match snaps.iter().find(|s| s.checkpoint_id == b) {
-                Some(s) => s.values.clone(),
-                None => graph
-                    .state(thread, Some(b))
-                    .await?
-                    .map_or_else(|| json!({}), |s| s.values),
-            },
-        };
-        item["values"] = values;
-    }
-    Ok(())
-}
-
-/// `POST /threads/{id}/history`.
-pub(crate) async fn post_history(
-    State(state): State<AppState>,
-    user: User,
-    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
-    OptionalJson(q): OptionalJson<HistoryQuery>,
-) -> ApiResult<Json<Vec<Value>>> {
-    history_of(&state, &user, &id, q).await
-}
-
-/// `GET /threads/{id}/history?limit=&before=`.
-pub(crate) async fn get_history(
-    State(state): State<AppState>,
-    user: User,
-    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
-    params: Params<HistoryParams>,
-) -> ApiResult<Json<Vec<Value>>> {
-    let limit = match params.get("limit") {
-        Some(l) => Some(
-            l.parse::<usize>()
-                .map_err(|_| ApiError::BadRequest(format!("limit must be a number, not `{l}`")))?,
-        ),
-        None => None,
-    };
-    history_of(
-        &state,
-        &user,
-        &id,
-        HistoryQuery {
-            limit,
-            before: params.get("before").map(|b| Value::String(b.to_string())),
-            ..Default::default()
-        },
-    )
-    .await
 }
