@@ -171,3 +171,63 @@ async fn a_history_limit_select_and_filter_hold_across_storage_pages() {
     assert_eq!(turn(&inputs[11]), 0, "the first turn's base is empty");
     assert!(turn(&inputs[0]) > turn(&inputs[1]), "{}", inputs[0]);
 }
+
+/// `POST /threads/search` as it comes.
+async fn search(s: &TestServer, body: Value) -> Vec<Value> {
+    let r = s
+        .client
+        .post(s.url("/threads/search"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let bytes = r.bytes().await.unwrap();
+    serde_json::from_slice::<Vec<Value>>(&bytes).expect("a whole JSON array")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_of_threads_with_big_states_pages_by_bytes_in_every_order() {
+    let s = TestServer::start_with(
+        Backend::Sqlite,
+        &[("PALGRAPH_MAX_RESPONSE_BYTES", "4194304")],
+    )
+    .await;
+    let mut made = HashSet::new();
+    for _ in 0..10 {
+        made.insert(thread_of_big_states(&s, 1).await);
+    }
+    for order in [
+        json!({}),
+        json!({"sort_by": "state_updated_at", "sort_order": "asc"}),
+    ] {
+        let mut seen = Vec::new();
+        loop {
+            let mut body = json!({"limit": 100, "offset": seen.len()});
+            body.as_object_mut()
+                .unwrap()
+                .extend(order.as_object().unwrap().clone());
+            let page = search(&s, body).await;
+            if page.is_empty() {
+                break;
+            }
+            assert!(page.len() <= 4, "about 4 MiB a response: {}", page.len());
+            for t in &page {
+                assert_eq!(
+                    t["values"]["messages"][0]["content"]
+                        .as_str()
+                        .unwrap()
+                        .len(),
+                    MIB
+                );
+                seen.push(t["thread_id"].as_str().unwrap().to_string());
+            }
+        }
+        assert_eq!(
+            seen.iter().cloned().collect::<HashSet<_>>(),
+            made,
+            "{order}"
+        );
+        assert_eq!(seen.len(), made.len(), "{order}");
+    }
+}

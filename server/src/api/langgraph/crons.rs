@@ -136,7 +136,7 @@ pub struct SearchCrons {
     pub enabled: Option<bool>,
     /// Metadata entries that must all match.
     pub metadata: Option<Map<String, Value>>,
-    /// Page size (default 10).
+    /// Page size (default 10, at most 1,000).
     pub limit: Option<i64>,
     /// Page offset.
     pub offset: Option<i64>,
@@ -294,7 +294,8 @@ pub(crate) async fn search(
         ],
     )?;
     one_of("sort_order", q.sort_order.as_deref(), &["asc", "desc"])?;
-    let limit = q.limit.unwrap_or(10);
+    // A page of at most 1,000, as the other searches.
+    let limit = q.limit.unwrap_or(10).min(1000);
     let offset = q.offset.unwrap_or(0);
     if limit < 0 || offset < 0 {
         return Err(ApiError::Invalid(

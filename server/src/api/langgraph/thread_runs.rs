@@ -34,6 +34,9 @@ const RUN_STATUSES: [&str; 6] = [
     "interrupted",
 ];
 
+/// Runs read at once while a status filter pages a thread's runs.
+const RUNS_CHUNK: i64 = 200;
+
 /// `GET /threads/{id}/runs?limit&offset&status&select`.
 pub(crate) async fn list(
     State(state): State<AppState>,
@@ -46,25 +49,31 @@ pub(crate) async fn list(
     let offset = params.number("offset", 0)?.max(0);
     let status = params.get("status");
     one_of("status", status, &RUN_STATUSES)?;
-    let runs = match status {
-        // Filter before paging.
-        Some(_) => state.store.list_runs(&id, 100_000, 0).await?,
+    let list: Vec<Run> = match status {
         None => state.store.list_runs(&id, limit, offset).await?,
+        // Filtered before paging, reading the thread's runs a chunk at a time.
+        Some(s) => {
+            let (mut skip, mut out, mut at) = (offset, Vec::new(), 0);
+            loop {
+                let chunk = state.store.list_runs(&id, RUNS_CHUNK, at).await?;
+                let read = chunk.len();
+                for r in chunk.into_iter().filter(|r| api_status(r.status) == s) {
+                    if skip > 0 {
+                        skip -= 1;
+                    } else if out.len() < limit as usize {
+                        out.push(r);
+                    }
+                }
+                at += RUNS_CHUNK;
+                if out.len() >= limit as usize || (read as i64) < RUNS_CHUNK {
+                    break out;
+                }
+            }
+        }
     };
-    let mut list: Vec<&Run> = runs
-        .iter()
-        .filter(|r| status.is_none_or(|s| api_status(r.status) == s))
-        .collect();
-    if status.is_some() {
-        list = list
-            .into_iter()
-            .skip(offset as usize)
-            .take(limit as usize)
-            .collect();
-    }
     let select = Some(params.all("select")).filter(|s| !s.is_empty());
     Ok(Json(project(
-        values(list.into_iter().map(RunOut::from)),
+        values(list.iter().map(RunOut::from)),
         &select,
     )))
 }

@@ -9,14 +9,13 @@ use palgraph::dynamic::DynSnapshot;
 use palgraph::CancelReason;
 use serde_json::{json, Map, Value};
 
-use super::common::{
-    assistant, one_of, project, thread_graph, thread_snapshot, values, ThreadPath,
-};
+use super::common::{assistant, one_of, project, thread_graph, thread_snapshot, ThreadPath};
 use super::models::{CreateThread, PatchThread, PruneThreads, Pruned, SearchThreads, ThreadOut};
 use crate::api::admission::{check_uuid, own_thread};
 use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiJson, OptionalJson};
+use crate::api::json_array::JsonArray;
 use crate::api::AppState;
 use crate::store::{CancelAction, IfExists, StoreError, Thread, ThreadQuery};
 
@@ -205,8 +204,9 @@ fn values_match(filter: &Option<Map<String, Value>>, snap: Option<&DynSnapshot>)
     })
 }
 
-/// The owner's threads matching `q`, in the requested order and page.
-async fn find(state: &AppState, user: &User, q: &SearchThreads) -> ApiResult<Vec<ThreadOut>> {
+/// The owner's threads matching `q`, in the requested order and page (their states are
+/// read as they are written out: see [`search`]).
+async fn find(state: &AppState, user: &User, q: &SearchThreads) -> ApiResult<Vec<Thread>> {
     check_search(q)?;
     let limit = q.limit.unwrap_or(10).clamp(1, 1000) as usize;
     let offset = q.offset.unwrap_or(0).max(0) as usize;
@@ -215,7 +215,7 @@ async fn find(state: &AppState, user: &User, q: &SearchThreads) -> ApiResult<Vec
         && q.sort_order.as_deref() != Some("asc");
     if default_order && !filter_values {
         // The store pages in this order itself.
-        let threads = state
+        return Ok(state
             .store
             .search_threads(
                 &user.id,
@@ -223,68 +223,72 @@ async fn find(state: &AppState, user: &User, q: &SearchThreads) -> ApiResult<Vec
                     metadata: q.metadata.clone(),
                     status: q.status.clone(),
                     ids: q.ids.clone(),
-                    limit: limit as i64,
-                    offset: offset as i64,
+                    limit: i64::try_from(limit).unwrap_or(i64::MAX),
+                    offset: i64::try_from(offset).unwrap_or(i64::MAX),
                 },
             )
-            .await?;
-        let mut out = Vec::with_capacity(threads.len());
-        for t in &threads {
-            out.push(thread_out(state, t).await?);
-        }
-        return Ok(out);
+            .await?);
     }
-    // Another order or a values filter: every matching thread first.
+    // Another order or a values filter: every matching thread's sort key first, reading one
+    // state at a time (a state is dropped once its key is taken).
     let needs_state = filter_values || q.sort_by.as_deref() == Some("state_updated_at");
-    let mut rows: Vec<(Thread, Option<Option<DynSnapshot>>)> = Vec::new();
+    let mut rows: Vec<(String, Thread)> = Vec::new();
     for t in all_threads(state, user, q).await? {
-        if needs_state {
+        let snap = if needs_state {
             let snap = thread_snapshot(state, &t).await?;
-            if values_match(&q.values, snap.as_ref()) {
-                rows.push((t, Some(snap)));
+            if !values_match(&q.values, snap.as_ref()) {
+                continue;
             }
+            snap.map(|s| s.created_at_ms)
         } else {
-            rows.push((t, None));
-        }
-    }
-    let key = |t: &Thread, snap: &Option<Option<DynSnapshot>>| -> String {
-        match q.sort_by.as_deref() {
+            None
+        };
+        let key = match q.sort_by.as_deref() {
             Some("thread_id") => t.thread_id.clone(),
             Some("status") => t.status.clone(),
             Some("created_at") => format!("{:020}", t.created_at_ms),
-            Some("state_updated_at") => format!(
-                "{:020}",
-                snap.as_ref()
-                    .and_then(|s| s.as_ref())
-                    .map(|s| s.created_at_ms)
-                    .unwrap_or(t.updated_at_ms)
-            ),
+            Some("state_updated_at") => format!("{:020}", snap.unwrap_or(t.updated_at_ms)),
             _ => format!("{:020}", t.updated_at_ms),
-        }
-    };
-    rows.sort_by_cached_key(|(t, snap)| key(t, snap));
+        };
+        rows.push((key, t));
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
     if q.sort_order.as_deref() != Some("asc") {
         rows.reverse();
     }
-    let mut out = Vec::new();
-    for (t, snap) in rows.into_iter().skip(offset).take(limit) {
-        let snap = match snap {
-            Some(s) => s,
-            None => thread_snapshot(state, &t).await?,
-        };
-        out.push(ThreadOut::of(&t, snap.as_ref()));
-    }
-    Ok(out)
+    Ok(rows
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(_, t)| t)
+        .collect())
 }
 
-/// `POST /threads/search`.
+/// `POST /threads/search`: the page of threads, each with its state read and written out
+/// in turn ([`JsonArray`]); the response ends after the thread that takes it past the
+/// server's response size (the client asks again from the next offset).
 pub(crate) async fn search(
     State(state): State<AppState>,
     user: User,
     OptionalJson(q): OptionalJson<SearchThreads>,
-) -> ApiResult<Json<Vec<Value>>> {
-    let found = find(&state, &user, &q).await?;
-    Ok(Json(project(values(found), &q.select)))
+) -> ApiResult<JsonArray<ThreadOut>> {
+    let page = find(&state, &user, &q).await?;
+    let max_bytes = state.max_response_bytes;
+    Ok(JsonArray::spawn(max_bytes, move |mut sink| async move {
+        for t in &page {
+            let out = match thread_out(&state, t).await {
+                Ok(o) => serde_json::to_value(o).unwrap_or(Value::Null),
+                Err(e) => return sink.fail(e).await,
+            };
+            let Some(item) = project(vec![out], &q.select).pop() else {
+                continue;
+            };
+            if sink.send(&item).await.is_err() {
+                break;
+            }
+        }
+        sink.finish().await;
+    }))
 }
 
 /// `POST /threads/count`.
