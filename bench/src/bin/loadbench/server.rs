@@ -40,6 +40,8 @@ impl Server {
             .env("RUST_LOG", "warn")
             .env_remove("OPENAI_API_KEY")
             .env_remove("PALASSIST_OFFLINE_PACE_MS")
+            // The load generator is one address standing for many users: no per-client rate.
+            .env("PALGRAPH_RATE_PER_SEC", "0")
             // Traces only where a set-up asks for them (`--observability`).
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
