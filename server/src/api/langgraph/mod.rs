@@ -38,7 +38,7 @@ use std::time::Duration;
 use aide::axum::ApiRouter;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use tower_http::timeout::TimeoutLayer;
+use axum::response::{IntoResponse, Response};
 
 use super::openapi::sse;
 use super::{AppState, BODY_LIMIT};
@@ -51,11 +51,28 @@ const RESOURCE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The LangGraph routes, documented.
 pub(crate) fn routes() -> ApiRouter<AppState> {
     resources()
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            RESOURCE_TIMEOUT,
-        ))
+        .layer(axum::middleware::from_fn(resource_deadline))
         .merge(runs())
+}
+
+/// Answers a resource request that is not done within [`RESOURCE_TIMEOUT`] with a JSON 408
+/// (its work is dropped where it stands: these requests only read, or write in one
+/// transaction).
+async fn resource_deadline(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    match tokio::time::timeout(RESOURCE_TIMEOUT, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => (
+            StatusCode::REQUEST_TIMEOUT,
+            axum::Json(serde_json::json!({
+                "detail": format!(
+                    "the request was not done within {} s; retry, or narrow it",
+                    RESOURCE_TIMEOUT.as_secs()
+                ),
+                "code": "timeout",
+            })),
+        )
+            .into_response(),
+    }
 }
 
 /// Assistants, threads and their state.
