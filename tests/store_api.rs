@@ -263,3 +263,43 @@ async fn a_postgres_outage_is_503_and_loses_nothing() {
         204
     );
 }
+
+/// Big items come in responses of about the server's response size, the rest an offset
+/// away: every item once, in the order of one long search.
+async fn big_items_page_by_bytes(b: Backend) {
+    let s = TestServer::start_with(b, &[("PALGRAPH_MAX_RESPONSE_BYTES", "4194304")]).await;
+    let half_mib = "x".repeat(512 * 1024);
+    for i in 0..30 {
+        let (code, r) = put(
+            &s,
+            json!({"namespace": ["big"], "key": format!("k{i:02}"), "value": {"text": half_mib, "i": i}}),
+        )
+        .await;
+        assert!(code < 300, "{code} {r}");
+    }
+    let mut keys = Vec::new();
+    loop {
+        let page = search(
+            &s,
+            json!({"namespace_prefix": ["big"], "limit": 1000, "offset": keys.len()}),
+        )
+        .await;
+        if page.is_empty() {
+            break;
+        }
+        assert!(page.len() <= 9, "about 4 MiB a response: {}", page.len());
+        keys.extend(page.iter().map(|i| i["key"].as_str().unwrap().to_string()));
+        assert!(keys.len() <= 30, "{keys:?}");
+    }
+    let mut sorted = keys.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 30, "{keys:?}");
+    let small = search(
+        &s,
+        json!({"namespace_prefix": ["big"], "limit": 3, "offset": 28}),
+    )
+    .await;
+    assert_eq!(small.len(), 2);
+}
+both_backends!(big_items_, big_items_page_by_bytes);

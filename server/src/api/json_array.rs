@@ -22,6 +22,8 @@ use tokio::sync::mpsc;
 /// Where a producer sends its items.
 pub struct ArraySink {
     tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    /// What the array is wrapped in (`{"items":` and `}`), or nothing.
+    wrap: (&'static str, &'static str),
     written: usize,
     items: usize,
     max_bytes: usize,
@@ -41,9 +43,15 @@ impl ArraySink {
     /// full).
     pub async fn send(&mut self, item: &impl serde::Serialize) -> Result<(), Stop> {
         let mut bytes = Vec::with_capacity(256);
-        bytes.push(if self.items == 0 { b'[' } else { b',' });
+        if self.items == 0 {
+            bytes.extend_from_slice(self.wrap.0.as_bytes());
+            bytes.push(b'[');
+        } else {
+            bytes.push(b',');
+        }
+        let start = bytes.len();
         if serde_json::to_writer(&mut bytes, item).is_err() {
-            bytes.truncate(1);
+            bytes.truncate(start);
             bytes.extend_from_slice(b"null");
         }
         self.items += 1;
@@ -70,8 +78,13 @@ impl ArraySink {
 
     /// Ends the array.
     pub async fn finish(self) {
-        let end: &'static [u8] = if self.items == 0 { b"[]" } else { b"]" };
-        let _ = self.tx.send(Ok(Bytes::from_static(end))).await;
+        let (open, close) = self.wrap;
+        let end = if self.items == 0 {
+            format!("{open}[]{close}")
+        } else {
+            format!("]{close}")
+        };
+        let _ = self.tx.send(Ok(Bytes::from(end))).await;
     }
 
     /// Ends the body with an error: the array is left unterminated.
@@ -84,16 +97,31 @@ impl ArraySink {
     }
 }
 
-/// A JSON array of `T` streamed by a producer task (documented as `Json<Vec<T>>`).
-pub struct JsonArray<T> {
+/// A JSON array streamed by a producer task, documented as the JSON body `D` (the array,
+/// `Vec<T>`, or the object it is wrapped in).
+pub struct JsonArray<D> {
     resp: Response,
-    of: PhantomData<fn() -> T>,
+    of: PhantomData<fn() -> D>,
 }
 
-impl<T> JsonArray<T> {
+impl<D> JsonArray<D> {
     /// Starts the response and runs `produce` on its own task with the sink; the array
     /// ends when `produce` returns (it calls [`ArraySink::finish`] or [`ArraySink::fail`]).
     pub fn spawn<F, Fut>(max_bytes: usize, produce: F) -> Self
+    where
+        F: FnOnce(ArraySink) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        Self::spawn_wrapped(("", ""), max_bytes, produce)
+    }
+
+    /// [`JsonArray::spawn`] with the array wrapped in `wrap.0` and `wrap.1` (an object's
+    /// opening up to the array's key, and its end).
+    pub fn spawn_wrapped<F, Fut>(
+        wrap: (&'static str, &'static str),
+        max_bytes: usize,
+        produce: F,
+    ) -> Self
     where
         F: FnOnce(ArraySink) -> Fut,
         Fut: std::future::Future<Output = ()> + Send + 'static,
@@ -102,6 +130,7 @@ impl<T> JsonArray<T> {
         let (tx, mut rx) = mpsc::channel(1);
         let sink = ArraySink {
             tx,
+            wrap,
             written: 0,
             items: 0,
             max_bytes: max_bytes.max(1),
@@ -120,24 +149,24 @@ impl<T> JsonArray<T> {
     }
 }
 
-impl<T> IntoResponse for JsonArray<T> {
+impl<D> IntoResponse for JsonArray<D> {
     fn into_response(self) -> Response {
         self.resp
     }
 }
 
-impl<T: schemars::JsonSchema> OperationOutput for JsonArray<T> {
-    type Inner = Vec<T>;
+impl<D: schemars::JsonSchema> OperationOutput for JsonArray<D> {
+    type Inner = D;
 
     fn operation_response(ctx: &mut GenContext, operation: &mut Operation) -> Option<DocResponse> {
-        <Json<Vec<T>> as OperationOutput>::operation_response(ctx, operation)
+        <Json<D> as OperationOutput>::operation_response(ctx, operation)
     }
 
     fn inferred_responses(
         ctx: &mut GenContext,
         operation: &mut Operation,
     ) -> Vec<(Option<DocStatus>, DocResponse)> {
-        <Json<Vec<T>> as OperationOutput>::inferred_responses(ctx, operation)
+        <Json<D> as OperationOutput>::inferred_responses(ctx, operation)
     }
 }
 
@@ -154,16 +183,16 @@ mod tests {
 
     #[tokio::test]
     async fn items_make_a_json_array_and_the_byte_cap_ends_it_after_the_crossing_item() {
-        let a = JsonArray::<u32>::spawn(1000, |mut sink| async move {
+        let a = JsonArray::<Vec<u32>>::spawn(1000, |mut sink| async move {
             for i in 0..3 {
                 sink.send(&i).await.unwrap();
             }
             sink.finish().await;
         });
         assert_eq!(body_of(a).await, b"[0,1,2]");
-        let a = JsonArray::<u32>::spawn(1000, |sink| sink.finish());
+        let a = JsonArray::<Vec<u32>>::spawn(1000, |sink| sink.finish());
         assert_eq!(body_of(a).await, b"[]");
-        let a = JsonArray::<String>::spawn(10, |mut sink| async move {
+        let a = JsonArray::<Vec<String>>::spawn(10, |mut sink| async move {
             let mut sent = 0;
             for _ in 0..5 {
                 sent += 1;
@@ -179,7 +208,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failure_part_way_leaves_the_array_unterminated() {
-        let a = JsonArray::<u32>::spawn(1000, |mut sink| async move {
+        let a = JsonArray::<Vec<u32>>::spawn(1000, |mut sink| async move {
             sink.send(&1).await.unwrap();
             sink.fail("storage went away").await;
         });

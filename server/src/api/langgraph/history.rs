@@ -145,7 +145,7 @@ async fn history_of(
     user: &User,
     id: &str,
     q: HistoryQuery,
-) -> ApiResult<JsonArray<ThreadState>> {
+) -> ApiResult<JsonArray<Vec<ThreadState>>> {
     let t = own_thread(state, user, id).await?;
     let max_bytes = state.max_response_bytes;
     let Some(g) = thread_graph(state, &t) else {
@@ -190,7 +190,7 @@ pub(crate) async fn post_history(
     user: User,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     OptionalJson(q): OptionalJson<HistoryQuery>,
-) -> ApiResult<JsonArray<ThreadState>> {
+) -> ApiResult<JsonArray<Vec<ThreadState>>> {
     history_of(&state, &user, &id, q).await
 }
 
@@ -200,7 +200,7 @@ pub(crate) async fn get_history(
     user: User,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     params: Params<HistoryParams>,
-) -> ApiResult<JsonArray<ThreadState>> {
+) -> ApiResult<JsonArray<Vec<ThreadState>>> {
     let limit = match params.get("limit") {
         Some(l) => Some(
             l.parse::<usize>()

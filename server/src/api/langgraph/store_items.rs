@@ -32,6 +32,7 @@ use super::common::Params;
 use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::ApiJson;
+use crate::api::json_array::JsonArray;
 use crate::api::time::iso;
 use crate::api::AppState;
 
@@ -284,15 +285,25 @@ pub(crate) async fn delete_item(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `POST /store/items/search`.
+/// Items read from the store at once: as many as fit about this many bytes, judged by the
+/// ones read so far (a search by meaning embeds its query once a read).
+const SEARCH_READ_BYTES: usize = 4 * 1024 * 1024;
+/// The first read of a search.
+const FIRST_SEARCH_READ: usize = 10;
+
+/// `POST /store/items/search`: the items read a part at a time and written out as they
+/// are read; the response ends after the item that takes it past the server's response
+/// size (the client asks again from the next offset).
 pub(crate) async fn search_items(
     State(state): State<AppState>,
     user: User,
     ApiJson(req): ApiJson<SearchItems>,
-) -> ApiResult<Json<SearchItemsOut>> {
+) -> ApiResult<JsonArray<SearchItemsOut>> {
+    let limit = limit_of(req.limit, 10)?;
+    let offset = req.offset.unwrap_or(0);
     let mut q = SearchQuery::new(req.namespace_prefix)
-        .limit(limit_of(req.limit, 10)?)
-        .offset(req.offset.unwrap_or(0))
+        .limit(limit.min(FIRST_SEARCH_READ))
+        .offset(offset)
         .refresh_ttl(req.refresh_ttl.unwrap_or(true));
     if let Some(f) = req.filter {
         q = q.filter(f);
@@ -300,10 +311,39 @@ pub(crate) async fn search_items(
     if let Some(text) = req.query {
         q = q.query(text);
     }
-    let items = view(&state, &user)?.search(&q).await?;
-    Ok(Json(SearchItemsOut {
-        items: items.into_iter().map(SearchItemOut::from).collect(),
-    }))
+    let store = view(&state, &user)?;
+    // The first read before the response starts: its errors are answered with a status.
+    let first = store.search(&q).await?;
+    let wrap = (r#"{"items":"#, "}");
+    Ok(JsonArray::spawn_wrapped(
+        wrap,
+        state.max_response_bytes,
+        move |mut sink| async move {
+            let (mut items, mut sent) = (first, 0usize);
+            loop {
+                let asked = q.limit;
+                let read = items.len();
+                for item in items {
+                    sent += 1;
+                    if sink.send(&SearchItemOut::from(item)).await.is_err() || sent == limit {
+                        return sink.finish().await;
+                    }
+                }
+                if read < asked {
+                    return sink.finish().await;
+                }
+                let avg = (sink.written() / sink.items().max(1)).max(1);
+                q.limit = (SEARCH_READ_BYTES / avg)
+                    .clamp(1, MAX_LIMIT)
+                    .min(limit - sent);
+                q.offset = offset.saturating_add(sent);
+                items = match store.search(&q).await {
+                    Ok(i) => i,
+                    Err(e) => return sink.fail(e).await,
+                };
+            }
+        },
+    ))
 }
 
 /// `POST /store/namespaces`.

@@ -271,7 +271,7 @@ pub(crate) async fn search(
     State(state): State<AppState>,
     user: User,
     OptionalJson(q): OptionalJson<SearchThreads>,
-) -> ApiResult<JsonArray<ThreadOut>> {
+) -> ApiResult<JsonArray<Vec<ThreadOut>>> {
     let page = find(&state, &user, &q).await?;
     let max_bytes = state.max_response_bytes;
     Ok(JsonArray::spawn(max_bytes, move |mut sink| async move {
