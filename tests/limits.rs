@@ -309,3 +309,60 @@ async fn the_health_port_answers_probes_when_the_api_port_is_full() {
     assert_eq!(r.status(), 404, "the health port serves the probes only");
     drop(silent);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_that_does_not_arrive_in_time_is_408_and_idle_connections_close_quietly() {
+    let s = TestServer::start_with(Backend::Sqlite, &[("PALGRAPH_HEADER_TIMEOUT_SECS", "1")]).await;
+    let addr = s.base.trim_start_matches("http://").to_string();
+    // Half a head: a 408 with a JSON error, and the connection closed.
+    let mut half = TcpStream::connect(&addr).await.unwrap();
+    half.write_all(b"POST /threads HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let said = read_to_close(&mut half, Duration::from_secs(20)).await;
+    assert!(said.starts_with("HTTP/1.1 408"), "{said:?}");
+    assert!(said.contains("\"code\":\"header_timeout\""), "{said}");
+    // A kept-alive connection after its response, then silent: closed without a word.
+    let mut idle = TcpStream::connect(&addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let said = read_to_close(&mut idle, Duration::from_secs(20)).await;
+    assert!(said.starts_with("HTTP/1.1 200"), "{said:?}");
+    assert!(!said.contains("408"), "{said:?}");
+    // A body that takes longer than the head timeout (but within its own deadline) and a
+    // stream that lasts longer are not cut by the head deadline.
+    let mut upload = TcpStream::connect(&addr).await.unwrap();
+    let body = br#"{"metadata": {"slow": "upload"}}"#;
+    let head = format!(
+        "POST /threads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    upload.write_all(head.as_bytes()).await.unwrap();
+    for chunk in body.chunks(8) {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        upload.write_all(chunk).await.unwrap();
+    }
+    let said = read_to_close(&mut upload, Duration::from_secs(20)).await;
+    assert!(said.starts_with("HTTP/1.1 200"), "{said:?}");
+    let t = s.new_thread().await;
+    let mut stream = s
+        .sse(s.client.post(s.url(&format!("/threads/{t}/runs/stream"))).json(&json!({
+            "assistant_id": "streaming",
+            "input": {"messages": [{"type": "human", "content": "go"}], "delay_ms": 100, "words": 30},
+            "stream_mode": ["values"],
+        })))
+        .await;
+    let started = Instant::now();
+    let events = stream.all().await;
+    assert!(
+        started.elapsed() > Duration::from_secs(2),
+        "the stream outlived the head timeout"
+    );
+    let last = events.last().expect("events");
+    let answer = last.data["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(answer.split(' ').count(), 30, "the whole answer: {last:?}");
+}

@@ -1,9 +1,9 @@
 //! Accepting HTTP connections with limits a hostile or broken client cannot get around.
 //!
 //! - **Header and idle timeout**: a connection must send a whole request head within
-//!   [`HttpLimits::header_timeout`], and an idle keep-alive connection is closed after the
-//!   same time: a client that opens a connection and sends half a request (or nothing) does
-//!   not hold it for ever.
+//!   [`HttpLimits::header_timeout`] (else `408`, and it is closed: `head_deadline`), and an
+//!   idle keep-alive connection is closed after the same time: a client that opens a
+//!   connection and sends half a request (or nothing) does not hold it for ever.
 //! - **Body deadline**: a request's whole body must arrive within
 //!   [`HttpLimits::body_timeout`] ([`crate::api::body_deadline`]): 408 and the connection
 //!   closed otherwise.
@@ -21,6 +21,8 @@
 //!   delayed ACK.
 //! - **Graceful shutdown**: on `stop`, no new connection is accepted, in-flight requests
 //!   finish (streams end when the server's shutdown token fires) within the grace period.
+
+mod head_deadline;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -44,6 +46,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 use crate::api::body_deadline::{limit_body_time, BodyDeadline};
+use head_deadline::HeadDeadline;
 
 /// Connection limits.
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +78,9 @@ impl Default for HttpLimits {
 /// Head timeout of a connection in a reserved slot: long enough for a prober on a busy
 /// machine, short enough that a silent client frees the slot soon.
 const RESERVED_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How much after the head deadline hyper's own head timeout closes a connection.
+const HYPER_HEAD_BACKSTOP: Duration = Duration::from_secs(5);
 
 /// The paths a connection in a reserved slot is served.
 const HEALTH_PATHS: [&str; 3] = ["/healthz", "/ok", "/readyz"];
@@ -202,8 +208,9 @@ pub async fn serve(
     let per_client = limits.max_connections_per_client.max(1);
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
+    // The head deadline is `HeadDeadline`'s (it answers 408); hyper's, later, is a backstop.
     http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(limits.header_timeout + HYPER_HEAD_BACKSTOP)
         .keep_alive(true);
     let mut reserved = hyper::server::conn::http1::Builder::new();
     reserved
@@ -248,14 +255,21 @@ pub async fn serve(
         let watcher = graceful.watcher();
         match admission {
             Admission::Served(slot, client) => {
-                // The peer's address, for per-client limits and logs.
                 let app = app.clone();
+                let requests = head_deadline::Requests::default();
+                let io = HeadDeadline::new(tcp, limits.header_timeout, requests.clone());
                 let service = tower::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                    // The peer's address, for per-client limits and logs.
                     req.extensions_mut().insert(ConnectInfo(peer));
-                    app.clone().oneshot(req.map(Body::new))
+                    requests.began();
+                    let (app, requests) = (app.clone(), requests.clone());
+                    async move {
+                        let resp = app.oneshot(req.map(Body::new)).await?;
+                        Ok::<_, Infallible>(resp.map(|b| requests.answer_with(b)))
+                    }
                 });
                 let conn =
-                    http.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+                    http.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
                 tokio::spawn(async move {
                     if let Err(e) = watcher.watch(conn).await {
                         tracing::debug!(error = %e, "connection ended with an error");
