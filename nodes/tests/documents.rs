@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use palgraph_nodes::documents::samples::samples;
-use palgraph_nodes::documents::{Library, Removal, MAX_SET_DOCUMENTS};
+use palgraph_nodes::documents::{Listed, Removal, MAX_SET_DOCUMENTS};
 use palgraph_nodes::{
     seed_samples, DocumentError, DocumentStore, MemoryDocumentStore, PostgresDocumentStore,
     SqliteDocumentStore,
@@ -38,43 +38,39 @@ async fn conformance(store: &dyn DocumentStore) {
     assert_eq!(titles, ["First", "Second"]);
     assert!(store.list("carol").await.unwrap().is_empty());
 
-    // The library in one read: whole within the size asked for, titles beyond it.
-    let chars = "First".len() + "one".len() + "Second".len() + "two\nlines".len();
+    // The library without its texts: ids, titles, creation times and sizes.
     assert_eq!(
-        store.library("alice", chars).await.unwrap(),
-        Library::Documents(vec![a.clone(), b.clone()])
+        store.catalog("alice").await.unwrap(),
+        [Listed::of(&a), Listed::of(&b)]
     );
-    // Again: the same documents, however many of their texts a store finds kept.
-    assert_eq!(
-        store.library("alice", chars).await.unwrap(),
-        Library::Documents(vec![a.clone(), b.clone()])
-    );
-    assert_eq!(
-        store.library("alice", chars - 1).await.unwrap(),
-        Library::Titles(vec![a.doc_ref(), b.doc_ref()])
-    );
-    assert_eq!(
-        store.library("carol", 0).await.unwrap(),
-        Library::Documents(vec![])
-    );
-    // Counted in bytes: "Été" and "ça" are 5 characters, 8 bytes.
+    assert!(store.catalog("carol").await.unwrap().is_empty());
+    // Sizes in bytes: "ça" is 2 characters, 3 bytes.
     let c = store.create("erin", "Été", "ça").await.unwrap();
-    assert_eq!(
-        store.library("erin", 8).await.unwrap(),
-        Library::Documents(vec![c.clone()])
-    );
-    assert_eq!(
-        store.library("erin", 7).await.unwrap(),
-        Library::Titles(vec![c.doc_ref()])
-    );
+    assert_eq!(store.catalog("erin").await.unwrap()[0].size, 3);
+    // Texts by id, the owner's only.
+    let mut texts = store
+        .contents(
+            "alice",
+            &[
+                &b.id,
+                &a.id,
+                &bob.id,
+                "0190a0e0-0000-7000-8000-000000000000",
+            ],
+        )
+        .await
+        .unwrap();
+    texts.sort_by(|x, y| x.id.cmp(&y.id));
+    assert_eq!(texts, [a.clone(), b.clone()]);
+    assert_eq!(store.contents("erin", &[&c.id]).await.unwrap(), [c.clone()]);
 
     // Deletes are scoped too.
     assert!(!store.delete("bob", &a.id).await.unwrap());
     assert!(store.delete("alice", &a.id).await.unwrap());
     assert!(!store.delete("alice", &a.id).await.unwrap());
     assert_eq!(
-        store.library("alice", chars).await.unwrap(),
-        Library::Documents(vec![b.clone()]),
+        store.catalog("alice").await.unwrap(),
+        [Listed::of(&b)],
         "a deleted document leaves the library"
     );
     assert_eq!(store.list("alice").await.unwrap(), [b]);

@@ -54,6 +54,8 @@ struct Args {
     docs: usize,
     rounds: usize,
     only: Option<String>,
+    large: usize,
+    mib: f64,
 }
 
 fn args() -> Result<Args, String> {
@@ -61,6 +63,8 @@ fn args() -> Result<Args, String> {
         docs: 500,
         rounds: 7,
         only: None,
+        large: 0,
+        mib: 7.5,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -73,6 +77,13 @@ fn args() -> Result<Args, String> {
             "--docs" => out.docs = number("--docs")?,
             "--rounds" => out.rounds = number("--rounds")?.max(1),
             "--only" => out.only = Some(it.next().ok_or_else(|| USAGE.to_string())?),
+            "--large" => out.large = number("--large")?,
+            "--mib" => {
+                out.mib = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(|| format!("--mib needs a number\n{USAGE}"))?
+            }
             _ => return Err(USAGE.to_string()),
         }
     }
@@ -113,6 +124,37 @@ fn copies(runner: &Runner, samples: &Runner, count: usize) -> Vec<(String, Strin
         .collect()
 }
 
+/// `count` documents of `mib` MiB each: the library's documents (not the samples) one
+/// after the other, each a part of a handbook of its own, for a subsidiary of its own.
+fn large_documents(
+    runner: &Runner,
+    samples: &Runner,
+    count: usize,
+    mib: f64,
+) -> Vec<(String, String)> {
+    let originals: Vec<_> = runner
+        .library()
+        .iter()
+        .filter(|d| !d.content.is_empty())
+        .filter(|d| !samples.library().iter().any(|s| s.title == d.title))
+        .collect();
+    let size = (mib * 1024.0 * 1024.0) as usize;
+    let mut next = 0usize;
+    (0..count)
+        .map(|k| {
+            let mut text = format!("This handbook applies to Group Entity {} only.\n\n", k + 1);
+            while text.len() < size {
+                let d = originals[next % originals.len()];
+                let part = next / originals.len() + 1;
+                next += 1;
+                text.push_str(&format!("# {} (Part {part})\n\n{}\n\n", d.title, d.content));
+            }
+            text.truncate(text.floor_char_boundary(size));
+            (format!("Group Entity {} Compliance Handbook", k + 1), text)
+        })
+        .collect()
+}
+
 async fn time(runner: &Runner, case: &Case, thread: &str) -> Result<Duration, String> {
     let started = Instant::now();
     let results = runner
@@ -144,11 +186,22 @@ async fn run(a: Args) -> Result<(), String> {
     let base = Runner::over(&set.libraries, &[], llm())
         .await
         .map_err(|e| e.to_string())?;
-    let more = copies(&base, &small, a.docs.saturating_sub(base.library().len()));
-    drop(base);
-    let large = Runner::over(&set.libraries, &more, llm())
-        .await
-        .map_err(|e| e.to_string())?;
+    let large = if a.large > 0 {
+        let more = large_documents(&base, &small, a.large, a.mib);
+        drop(base);
+        let t = Instant::now();
+        let r = Runner::over(&[], &more, llm())
+            .await
+            .map_err(|e| e.to_string())?;
+        eprintln!("uploads: {:.0} ms", ms(t.elapsed()));
+        r
+    } else {
+        let more = copies(&base, &small, a.docs.saturating_sub(base.library().len()));
+        drop(base);
+        Runner::over(&set.libraries, &more, llm())
+            .await
+            .map_err(|e| e.to_string())?
+    };
     let turns: Vec<(&str, &str)> = TURNS
         .iter()
         .filter(|(name, _)| a.only.as_deref().is_none_or(|o| name.contains(o)))

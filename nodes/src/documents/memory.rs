@@ -9,7 +9,7 @@ use super::sets::{
 };
 use super::{
     new_document, now_ms, Document, DocumentError, DocumentSet, DocumentSetStore, DocumentStore,
-    Library, LibraryChanges, Removal, MAX_SETS, MAX_SET_DOCUMENTS,
+    LibraryChanges, Listed, Removal, MAX_SETS, MAX_SET_DOCUMENTS,
 };
 use crate::state::DocRef;
 
@@ -108,6 +108,7 @@ impl DocumentStore for MemoryDocumentStore {
         content: &str,
     ) -> Result<Document, DocumentError> {
         let doc = new_document(owner, title, content)?;
+        crate::library::prepare(&doc).await?;
         self.inner().docs.push(doc.clone());
         self.changes.changed(owner);
         Ok(doc)
@@ -133,16 +134,24 @@ impl DocumentStore for MemoryDocumentStore {
             .collect())
     }
 
-    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
-        let docs = self.list(owner).await?;
-        let bytes: usize = docs.iter().map(|d| d.title.len() + d.content.len()).sum();
-        if bytes <= max_bytes {
-            Ok(Library::Documents(docs))
-        } else {
-            Ok(Library::Titles(
-                docs.iter().map(Document::doc_ref).collect(),
-            ))
-        }
+    async fn catalog(&self, owner: &str) -> Result<Vec<Listed>, DocumentError> {
+        Ok(self
+            .inner()
+            .docs
+            .iter()
+            .filter(|d| d.owner == owner)
+            .map(Listed::of)
+            .collect())
+    }
+
+    async fn contents(&self, owner: &str, ids: &[&str]) -> Result<Vec<Document>, DocumentError> {
+        Ok(self
+            .inner()
+            .docs
+            .iter()
+            .filter(|d| d.owner == owner && ids.contains(&d.id.as_str()))
+            .cloned()
+            .collect())
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {

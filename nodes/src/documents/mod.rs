@@ -119,13 +119,29 @@ impl Document {
     }
 }
 
-/// The owner's library as [`DocumentStore::library`] read it.
+/// A document as the list of a library gives it: without its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Library {
-    /// Every document, oldest first: the library was within the size asked for.
-    Documents(Vec<Document>),
-    /// Every document's id and title, oldest first: the library was larger.
-    Titles(Vec<DocRef>),
+pub struct Listed {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Its text's size in bytes (UTF-8).
+    pub size: usize,
+}
+
+impl Listed {
+    /// A document's listing.
+    pub fn of(d: &Document) -> Listed {
+        Listed {
+            id: d.id.clone(),
+            title: d.title.clone(),
+            created_at_ms: d.created_at_ms,
+            size: d.content.len(),
+        }
+    }
 }
 
 /// Why a document operation failed.
@@ -142,12 +158,16 @@ pub enum DocumentError {
     /// The database failed.
     #[error("document storage failed: {0}")]
     Storage(#[from] sqlx::Error),
+    /// A document could not be analysed (its analysis stopped before it finished).
+    #[error("document analysis failed: {0}")]
+    Analysis(String),
 }
 
 /// Where a user's documents (and document sets) live. Every call is scoped by `owner`.
 #[async_trait]
 pub trait DocumentStore: DocumentSetStore + Send + Sync {
-    /// Stores a new document for `owner`.
+    /// Stores a new document for `owner`, analysed as it is stored: the turns that read it
+    /// later find its analysis kept (see `crate::analysis`).
     ///
     /// # Errors
     /// [`DocumentError::Invalid`] for an empty owner or title, an empty or too large content,
@@ -171,20 +191,32 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// A storage error.
     async fn titles(&self, owner: &str) -> Result<Vec<DocRef>, DocumentError>;
 
-    /// The owner's documents, oldest first, in one read: whole when their titles and
-    /// contents come to at most `max_bytes` bytes (UTF-8), else as id and title only. A run
-    /// that needs the titles now and may need the documents later reads the library once
-    /// this way.
+    /// The owner's documents without their texts, oldest first: what a chat turn reads of
+    /// its user's library (the analyses of the texts are kept apart, by id).
     ///
-    /// The default answers with [`DocumentStore::titles`]; the stores here read both at once
-    /// (the SQL stores read only the texts PalAssist's analysis memo does not keep: a
-    /// document's text never changes).
+    /// The default reads the documents whole ([`DocumentStore::list`]); the SQL stores read
+    /// the sizes without the texts.
     ///
     /// # Errors
     /// A storage error.
-    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
-        let _ = max_bytes;
-        Ok(Library::Titles(self.titles(owner).await?))
+    async fn catalog(&self, owner: &str) -> Result<Vec<Listed>, DocumentError> {
+        Ok(self.list(owner).await?.iter().map(Listed::of).collect())
+    }
+
+    /// The owner's documents of `ids` that exist, in any order (someone else's are not
+    /// found).
+    ///
+    /// The default reads them one by one ([`DocumentStore::get`]); the SQL stores read
+    /// them with one statement per few hundred.
+    ///
+    /// # Errors
+    /// A storage error.
+    async fn contents(&self, owner: &str, ids: &[&str]) -> Result<Vec<Document>, DocumentError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(self.get(owner, id).await?);
+        }
+        Ok(out)
     }
 
     /// One of the owner's documents; `None` when it does not exist or is someone else's.

@@ -15,8 +15,7 @@ use sqlx::{
 
 use super::changes::Feed;
 use super::sets::is_id;
-use super::{new_document, Document, DocumentError, DocumentStore, Library, LibraryChanges};
-use crate::analysis::kept_text;
+use super::{new_document, Document, DocumentError, DocumentStore, LibraryChanges, Listed};
 use crate::state::DocRef;
 
 /// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`]
@@ -116,7 +115,7 @@ impl<DB: Database> fmt::Debug for SqlDocumentStore<DB> {
     }
 }
 
-/// The most texts one statement of [`DocumentStore::library`] reads.
+/// The most texts one statement of [`DocumentStore::contents`] reads.
 const TEXTS_PER_STATEMENT: usize = 500;
 
 const COLUMNS: &str = "SELECT id, owner, title, content, created_at_ms FROM documents";
@@ -177,6 +176,7 @@ where
         content: &str,
     ) -> Result<Document, DocumentError> {
         let doc = new_document(owner, title, content)?;
+        crate::library::prepare(&doc).await?;
         let mut q = QueryBuilder::<DB>::new(
             "INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES (",
         );
@@ -207,79 +207,47 @@ where
         Ok(q.build_query_as::<DocRef>().fetch_all(&self.pool).await?)
     }
 
-    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
-        // The ids, titles and sizes: Postgres's `octet_length` reads a stored text's size
-        // without decompressing it. The texts come from PalAssist's analysis memo, which keeps
-        // them by id (a document's text never changes), and the others from a second
-        // statement, only when the whole library is within `max_bytes`.
+    async fn catalog(&self, owner: &str) -> Result<Vec<Listed>, DocumentError> {
+        // Postgres's `octet_length` reads a stored text's size without decompressing it.
         let size = if DB::NAME == "SQLite" {
             "length(CAST(content AS BLOB))"
         } else {
             "octet_length(content)::bigint"
         };
         let mut q = QueryBuilder::<DB>::new(format!(
-            "SELECT id, owner, title, created_at_ms, {size} FROM documents WHERE owner = "
+            "SELECT id, title, created_at_ms, {size} FROM documents WHERE owner = "
         ));
         q.push_bind(owner).push(" ORDER BY created_at_ms, id");
         let mut conn = self.hot.take().await?;
-        let rows: Vec<(String, String, String, i64, i64)> =
+        let rows: Vec<(String, String, i64, i64)> =
             q.build_query_as().fetch_all(&mut *conn).await?;
-        let len = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
-        let total = rows
-            .iter()
-            .map(|r| r.2.len().saturating_add(len(r.4)))
-            .fold(0usize, usize::saturating_add);
-        if total > max_bytes {
-            conn.keep();
-            let titles = rows
-                .into_iter()
-                .map(|(id, _, title, _, _)| DocRef { id, title })
-                .collect();
-            return Ok(Library::Titles(titles));
-        }
-        let mut texts: Vec<Option<String>> = rows
-            .iter()
-            .map(|r| kept_text(&r.0, &r.2, len(r.4)))
-            .collect();
-        let missing: Vec<&str> = rows
-            .iter()
-            .zip(&texts)
-            .filter(|(_, t)| t.is_none())
-            .map(|(r, _)| r.0.as_str())
-            .collect();
-        let mut read = std::collections::HashMap::new();
-        for ids in missing.chunks(TEXTS_PER_STATEMENT) {
-            let mut q = QueryBuilder::<DB>::new("SELECT id, content FROM documents WHERE owner = ");
-            q.push_bind(owner).push(" AND id IN (");
+        conn.keep();
+        Ok(rows
+            .into_iter()
+            .map(|(id, title, created_at_ms, size)| Listed {
+                id,
+                title,
+                created_at_ms,
+                size: usize::try_from(size).unwrap_or(usize::MAX),
+            })
+            .collect())
+    }
+
+    async fn contents(&self, owner: &str, ids: &[&str]) -> Result<Vec<Document>, DocumentError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for ids in ids.chunks(TEXTS_PER_STATEMENT) {
+            let mut q = QueryBuilder::<DB>::new(COLUMNS);
+            q.push(" WHERE owner = ")
+                .push_bind(owner)
+                .push(" AND id IN (");
             let mut list = q.separated(", ");
             for id in ids {
                 list.push_bind(*id);
             }
             q.push(")");
-            let found: Vec<(String, String)> = q.build_query_as().fetch_all(&mut *conn).await?;
-            read.extend(found);
+            out.extend(q.build_query_as::<Document>().fetch_all(&self.pool).await?);
         }
-        conn.keep();
-        for (r, t) in rows.iter().zip(texts.iter_mut()) {
-            if t.is_none() {
-                *t = read.remove(&r.0);
-            }
-        }
-        // A document deleted between the two statements is left out, as if deleted before.
-        let docs = rows
-            .into_iter()
-            .zip(texts)
-            .filter_map(|((id, owner, title, created_at_ms, _), content)| {
-                Some(Document {
-                    id,
-                    owner,
-                    title,
-                    content: content?,
-                    created_at_ms,
-                })
-            })
-            .collect();
-        Ok(Library::Documents(docs))
+        Ok(out)
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {
