@@ -79,8 +79,30 @@ pub const MIGRATIONS: Migrator = Migrator {
 
 /// The longest title accepted, in characters.
 pub const MAX_TITLE_CHARS: usize = 300;
-/// The largest content accepted, in bytes.
+/// The largest content accepted by default, in bytes ([`Limits::max_bytes`]).
 pub const MAX_CONTENT_BYTES: usize = 8 * 1024 * 1024;
+/// The most documents one user may keep by default ([`Limits::max_documents`]).
+pub const MAX_DOCUMENTS: usize = 1000;
+
+/// How much one user may store: each document's text at most `max_bytes` bytes, at most
+/// `max_documents` documents. A store refuses a document past either and stores nothing
+/// ([`DocumentError::TooLarge`], [`DocumentError::TooMany`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest text of one document, in bytes (UTF-8).
+    pub max_bytes: usize,
+    /// The most documents one user may keep.
+    pub max_documents: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: MAX_CONTENT_BYTES,
+            max_documents: MAX_DOCUMENTS,
+        }
+    }
+}
 
 /// A stored document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -155,6 +177,14 @@ pub enum DocumentError {
     /// The owner already has a set of that name; nothing was stored.
     #[error("{0}")]
     Conflict(String),
+    /// The text is larger than the store accepts ([`Limits::max_bytes`]); nothing was
+    /// stored.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The owner has as many documents as the store accepts ([`Limits::max_documents`]);
+    /// nothing was stored.
+    #[error("{0}")]
+    TooMany(String),
     /// The database failed.
     #[error("document storage failed: {0}")]
     Storage(#[from] sqlx::Error),
@@ -170,8 +200,10 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// later find its analysis kept (see `crate::analysis`).
     ///
     /// # Errors
-    /// [`DocumentError::Invalid`] for an empty owner or title, an empty or too large content,
-    /// a title over [`MAX_TITLE_CHARS`]; a storage error.
+    /// [`DocumentError::Invalid`] for an empty owner or title, an empty content, a title over
+    /// [`MAX_TITLE_CHARS`]; [`DocumentError::TooLarge`] for a text over the store's
+    /// [`Limits::max_bytes`]; [`DocumentError::TooMany`] when the owner already has
+    /// [`Limits::max_documents`]; a storage error.
     async fn create(
         &self,
         owner: &str,
@@ -238,6 +270,18 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     fn library_changes(&self) -> Option<&LibraryChanges> {
         None
     }
+
+    /// What one user may store here.
+    fn limits(&self) -> Limits {
+        Limits::default()
+    }
+}
+
+/// The refusal of one more document for an owner who has `max` already.
+pub(crate) fn too_many(max: usize) -> DocumentError {
+    DocumentError::TooMany(format!(
+        "you have {max} documents, the most one user may keep: delete one to add another"
+    ))
 }
 
 /// Checks a new document and gives it an id and a creation time.
@@ -245,6 +289,7 @@ pub(crate) fn new_document(
     owner: &str,
     title: &str,
     content: &str,
+    limits: Limits,
 ) -> Result<Document, DocumentError> {
     let owner = owner.trim();
     let title = title.trim();
@@ -262,10 +307,11 @@ pub(crate) fn new_document(
     if content.trim().is_empty() {
         return Err(DocumentError::Invalid("the content is empty".into()));
     }
-    if content.len() > MAX_CONTENT_BYTES {
-        return Err(DocumentError::Invalid(format!(
-            "the content is larger than {} MiB",
-            MAX_CONTENT_BYTES / (1024 * 1024)
+    if content.len() > limits.max_bytes {
+        return Err(DocumentError::TooLarge(format!(
+            "the document's text is {} bytes, more than the {} bytes a document may hold",
+            content.len(),
+            limits.max_bytes
         )));
     }
     Ok(Document {
@@ -291,23 +337,23 @@ mod tests {
     #[test]
     fn new_document_refuses_empty_and_oversized_input() {
         assert!(matches!(
-            new_document("", "t", "c"),
+            new_document("", "t", "c", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
         assert!(matches!(
-            new_document("u", "  ", "c"),
+            new_document("u", "  ", "c", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
         assert!(matches!(
-            new_document("u", "t", " \n"),
+            new_document("u", "t", " \n", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
         let long = "x".repeat(MAX_TITLE_CHARS + 1);
         assert!(matches!(
-            new_document("u", &long, "c"),
+            new_document("u", &long, "c", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
-        let doc = new_document("u", "  Title ", "body").unwrap();
+        let doc = new_document("u", "  Title ", "body", Limits::default()).unwrap();
         assert_eq!(doc.title, "Title");
         assert!(doc.created_at_ms > 0);
     }

@@ -15,7 +15,9 @@ use sqlx::{
 
 use super::changes::Feed;
 use super::sets::is_id;
-use super::{new_document, Document, DocumentError, DocumentStore, LibraryChanges, Listed};
+use super::{
+    new_document, too_many, Document, DocumentError, DocumentStore, LibraryChanges, Limits, Listed,
+};
 use crate::state::DocRef;
 
 /// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`]
@@ -29,6 +31,7 @@ pub struct SqlDocumentStore<DB: Database> {
     /// What tells whether a library read before changed since (see
     /// [`SqlDocumentStore::with_change_feed`]); `None`: every turn reads its library.
     feed: Option<std::sync::Arc<Feed>>,
+    limits: Limits,
 }
 
 /// Connections of [`SqlDocumentStore::hot`].
@@ -47,7 +50,15 @@ impl<DB: Database> SqlDocumentStore<DB> {
             hot: std::sync::Arc::new(Reused::new(pool.clone(), HOT_CONNECTIONS)),
             pool,
             feed: None,
+            limits: Limits::default(),
         }
+    }
+
+    /// The store with these limits on what one user may store.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Moves the owner's stamp after a write that committed (the feed hears of it too, later).
@@ -103,6 +114,7 @@ impl<DB: Database> Clone for SqlDocumentStore<DB> {
             pool: self.pool.clone(),
             hot: self.hot.clone(),
             feed: self.feed.clone(),
+            limits: self.limits,
         }
     }
 }
@@ -175,10 +187,19 @@ where
         title: &str,
         content: &str,
     ) -> Result<Document, DocumentError> {
-        let doc = new_document(owner, title, content)?;
+        let doc = new_document(owner, title, content, self.limits)?;
         crate::library::prepare(&doc).await?;
+        // Stored only while the owner has fewer documents than the limit: one statement
+        // (SQLite runs it under its write lock), on Postgres under a lock on the owner, so
+        // that two uploads at once cannot both take the last place.
+        let mut tx = self.pool.begin().await?;
+        if DB::NAME == "PostgreSQL" {
+            let mut q = QueryBuilder::<DB>::new("SELECT pg_advisory_xact_lock(hashtextextended(");
+            q.push_bind(doc.owner.as_str()).push(", 0))");
+            q.build().execute(&mut *tx).await?;
+        }
         let mut q = QueryBuilder::<DB>::new(
-            "INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES (",
+            "INSERT INTO documents (id, owner, title, content, created_at_ms) SELECT ",
         );
         let mut values = q.separated(", ");
         values
@@ -187,8 +208,17 @@ where
             .push_bind(doc.title.as_str())
             .push_bind(doc.content.as_str())
             .push_bind(doc.created_at_ms);
-        q.push(")");
-        q.build().execute(&self.pool).await?;
+        let max = i64::try_from(self.limits.max_documents).unwrap_or(i64::MAX);
+        q.push(" WHERE (SELECT count(*) FROM documents WHERE owner = ")
+            .push_bind(doc.owner.as_str())
+            .push(") < ")
+            .push_bind(max)
+            .push(" RETURNING id");
+        let stored: Option<(String,)> = q.build_query_as().fetch_optional(&mut *tx).await?;
+        if stored.is_none() {
+            return Err(too_many(self.limits.max_documents));
+        }
+        tx.commit().await?;
         self.changed(owner);
         Ok(doc)
     }
@@ -291,5 +321,9 @@ where
 
     fn library_changes(&self) -> Option<&LibraryChanges> {
         self.feed.as_ref()?.changes()
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
     }
 }
