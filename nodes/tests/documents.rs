@@ -62,7 +62,7 @@ async fn conformance(store: &dyn DocumentStore) {
         .unwrap();
     texts.sort_by(|x, y| x.id.cmp(&y.id));
     assert_eq!(texts, [a.clone(), b.clone()]);
-    assert_eq!(store.contents("erin", &[&c.id]).await.unwrap(), [c.clone()]);
+    assert_eq!(store.contents("erin", &[&c.id]).await.unwrap(), [c]);
 
     // Deletes are scoped too.
     assert!(!store.delete("bob", &a.id).await.unwrap());

@@ -6,10 +6,14 @@
 //! process.
 //!
 //! ```text
-//! palassist-cost [--docs 500] [--rounds 7] [--only TEXT]
+//! palassist-cost [--docs 500] [--rounds 7] [--only TEXT] [--large N [--mib 7.5]]
 //! ```
 //!
 //! `--only TEXT` times only the turns whose name holds TEXT (to profile one of them).
+//! `--large N` makes the large library the samples and N handbooks of `--mib` MiB each
+//! (the evaluation library's documents one after the other, each handbook for an entity of
+//! its own), and prints how long storing them took (each is analysed as it is stored) and
+//! the process's peak RSS.
 //!
 //! Each library is read once before timing (every document analysed, which is kept for the
 //! turns after); then every turn runs `--rounds` times on a fresh thread each, the two
@@ -23,7 +27,8 @@ use std::time::{Duration, Instant};
 use palgraph_graphs::eval::{self, Case, EvalSet, Part, Runner};
 use palgraph_nodes::llm::OfflineLlm;
 
-const USAGE: &str = "usage: palassist-cost [--docs N] [--rounds N] [--only TEXT]";
+const USAGE: &str =
+    "usage: palassist-cost [--docs N] [--rounds N] [--only TEXT] [--large N [--mib X]]";
 
 /// The turns timed: each a one-turn conversation about the samples.
 const TURNS: [(&str, &str); 6] = [
@@ -193,7 +198,12 @@ async fn run(a: Args) -> Result<(), String> {
         let r = Runner::over(&[], &more, llm())
             .await
             .map_err(|e| e.to_string())?;
-        eprintln!("uploads: {:.0} ms", ms(t.elapsed()));
+        println!(
+            "storing the {} handbooks of {} MiB (each analysed as it is stored): {:.0} ms",
+            a.large,
+            a.mib,
+            ms(t.elapsed())
+        );
         r
     } else {
         let more = copies(&base, &small, a.docs.saturating_sub(base.library().len()));
@@ -265,11 +275,21 @@ async fn run(a: Args) -> Result<(), String> {
         total(&large_t) / total(&small_t)
     );
     println!(
-        "\nthe first turn over the {} documents (each analysed once): {:.0} ms",
+        "\nthe first turn over the {} documents: {:.0} ms",
         large.library().len(),
         ms(first_large)
     );
+    if let Some(peak) = peak_rss() {
+        println!("peak RSS of the process: {peak}");
+    }
     Ok(())
+}
+
+/// The process's peak resident set (`VmHWM`), where /proc says it.
+fn peak_rss() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.trim_start_matches("VmHWM:").trim().to_string())
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -27,8 +27,9 @@ mod memo;
 use memo::Memo;
 
 /// The whole analyses are kept for documents of at most this many bytes of titles and texts
-/// together (an analysis takes some twenty times its text).
-const MAX_ANALYSED_BYTES: usize = 32 << 20;
+/// together (an analysis takes some twenty to thirty times its text: this bounds them to
+/// about 400 MiB, and holds a quoted document of the largest size accepted).
+const MAX_ANALYSED_BYTES: usize = 16 << 20;
 /// The most documents whose whole analyses are kept.
 const MAX_ANALYSED: usize = 4096;
 /// The digests kept take at most this many bytes ([`Digest::bytes`]: a 7.5 MiB handbook's

@@ -164,7 +164,6 @@ impl Digest {
         let clause_of = model.sentences.iter().map(|s| n(s.clause)).collect();
         let (sentence_at, sentence_postings) = postings(sentences);
         let (clause_at, clause_postings) = postings(clauses);
-        let mut ids = ids;
         ids.shrink_to_fit();
         Digest {
             ids,

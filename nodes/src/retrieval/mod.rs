@@ -371,11 +371,11 @@ impl Scan<'_> {
         let ids = &self.ids[d];
         let seq = a.terms_of(k);
         let mut covered = 0.0;
-        for i in 0..self.query.len() {
+        for (i, &id) in ids.iter().enumerate().take(self.query.len()) {
             let bit = 1u64 << i;
             // A sentence is about its first words (its subject) more than the rest.
             let share = if own & bit != 0 {
-                if seq.iter().take(LEAD).any(|&x| Some(x) == ids[i]) {
+                if seq.iter().take(LEAD).any(|&x| Some(x) == id) {
                     1.0
                 } else {
                     LATER
@@ -483,7 +483,7 @@ mod tests {
             "Gifts Policy",
             "## 4. Gifts\n\n4.1 A gift is anything of value given to staff, including vouchers and tickets. Gifts are recorded in the register. Staff must record a gift in the register within 5 business days of receiving it.\n\n4.2 The purpose of the register is transparency.",
         );
-        let a = vec![crate::analysis::analysis(&d)];
+        let a = [crate::analysis::analysis(&d)];
         let q = read("How quickly must a gift be recorded?");
         let hits = rank(&[a[0].digest.clone()], &q);
         let best = &a[0].model.sentences[hits[0].sentence];
