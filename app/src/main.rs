@@ -17,6 +17,7 @@ use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
 use palgraph_graphs::{essay, fanout, jokes, palassist, streaming, supervisor};
+use palgraph_nodes::documents::Limits;
 use palgraph_server::{Database, GraphEntry, MessagesChat, ServeConfig, Server, ServerBuilder};
 
 #[global_allocator]
@@ -88,10 +89,10 @@ fn run() -> anyhow::Result<()> {
 
 /// PalAssist (the default chat graph) and the example graphs; the fault-test graph with
 /// `PALGRAPH_FAULT_GRAPH=1`.
-fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
+fn graphs(builder: ServerBuilder, limits: Limits) -> anyhow::Result<ServerBuilder> {
     let llm =
         palgraph_nodes::llm::from_env().context("configuring the LLM (OPENAI_* variables)")?;
-    let mut b = palassist::register(builder, llm)
+    let mut b = palassist::register_with_limits(builder, llm, limits)
         .compiled_graph(
             "approval",
             "Drafts a text and asks a person to approve it (human in the loop)",
@@ -177,7 +178,11 @@ fn graphs(builder: ServerBuilder) -> anyhow::Result<ServerBuilder> {
 }
 
 async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
-    graphs(Server::builder().config(cfg))?
+    let limits = Limits {
+        max_bytes: usize::try_from(cfg.max_document_bytes).unwrap_or(usize::MAX),
+        max_documents: usize::try_from(cfg.max_documents).unwrap_or(usize::MAX),
+    };
+    graphs(Server::builder().config(cfg), limits)?
         .serve_from_env()
         .await?;
     Ok(())

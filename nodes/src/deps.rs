@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use palgraph::{NodeContext, NodeError};
 
-use crate::documents::{Document, DocumentError, DocumentStore};
+use crate::analysis::Analysis;
+use crate::documents::{DocumentError, DocumentStore};
+use crate::library::Entry;
 use crate::llm::Llm;
 use crate::run_library::RunLibraries;
 use crate::state::DocRef;
@@ -43,14 +45,27 @@ impl PalAssistDeps {
             .map_err(store_error)
     }
 
-    /// The owner's documents, read once per run.
+    /// The owner's documents (without their texts: see [`crate::library`]), read once
+    /// per run.
     pub(crate) async fn documents(
         &self,
         ctx: &NodeContext,
         owner: &str,
-    ) -> Result<Arc<Vec<Document>>, NodeError> {
+    ) -> Result<Arc<Vec<Entry>>, NodeError> {
         self.libraries
             .documents(self.docs.as_ref(), ctx.run_id(), owner)
+            .await
+            .map_err(store_error)
+    }
+
+    /// The whole analyses of the owner's documents `entries`, which the turn quotes, in
+    /// order (a document deleted meanwhile left out).
+    pub(crate) async fn analyses(
+        &self,
+        owner: &str,
+        entries: &[&Entry],
+    ) -> Result<Vec<Arc<Analysis>>, NodeError> {
+        crate::library::analyses(self.docs.as_ref(), owner, entries)
             .await
             .map_err(store_error)
     }

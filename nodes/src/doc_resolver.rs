@@ -359,7 +359,7 @@ pub async fn doc_resolver(
                     // before?"): any action whose request says more than the kind.
                     let answers = !q.topic.is_empty();
                     let narrowed = if answers {
-                        let docs: Vec<crate::documents::Document> = documents
+                        let docs: Vec<crate::library::Entry> = documents
                             .iter()
                             .filter(|d| candidates.iter().any(|c| c.id == d.id))
                             .cloned()

@@ -4,29 +4,29 @@
 //! [`crate::documents::changes`] for which stores can tell, and how soon they hear of a
 //! change made elsewhere).
 //!
-//! At most [`MAX_OWNERS`] libraries and [`MAX_KEPT_BYTES`] of their texts are kept, each for
-//! at most [`crate::run_library::KEEP`] after it was read; the oldest read goes first.
+//! At most [`MAX_OWNERS`] libraries are kept, each for at most [`crate::run_library::KEEP`]
+//! after it was read; the oldest read goes first. A library read holds no texts, only each
+//! document's id, title, size and digest (the digests are shared with the analysis memo).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::documents::{Document, LibraryStamp};
+use crate::documents::LibraryStamp;
+use crate::library::Entry;
 use crate::run_library::KEEP;
 use crate::state::DocRef;
 
 /// The most users whose libraries are kept.
 pub const MAX_OWNERS: usize = 256;
-/// The most bytes (the documents' titles and texts) the kept libraries hold together.
-pub const MAX_KEPT_BYTES: usize = 32 << 20;
 
 /// One user's library as a turn read it.
 #[derive(Clone)]
 pub(crate) struct Read {
     /// Every document's id and title.
     pub(crate) titles: Arc<Vec<DocRef>>,
-    /// The documents, when the library was small enough to keep whole.
-    pub(crate) documents: Option<Arc<Vec<Document>>>,
+    /// Every document, as a turn sees it.
+    pub(crate) entries: Arc<Vec<Entry>>,
 }
 
 struct Kept {
@@ -34,7 +34,6 @@ struct Kept {
     stamp: LibraryStamp,
     read_at: Instant,
     read: Read,
-    bytes: usize,
 }
 
 /// The kept libraries (see the module docs).
@@ -58,27 +57,16 @@ impl KeptLibraries {
 
     /// Keeps the owner's library, read while its stamp stayed `stamp`.
     pub(crate) fn put(&self, owner: &str, stamp: LibraryStamp, read: Read) {
-        let bytes = read.documents.as_deref().map_or(0, |d| {
-            d.iter().map(|d| d.title.len() + d.content.len()).sum()
-        });
-        if bytes > MAX_KEPT_BYTES {
-            return;
-        }
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         kept.retain(|k| k.owner != owner && k.read_at.elapsed() < KEEP);
-        let mut total: usize = kept.iter().map(|k| k.bytes).sum::<usize>() + bytes;
-        while kept.len() >= MAX_OWNERS || total > MAX_KEPT_BYTES {
-            match kept.pop_front() {
-                Some(k) => total -= k.bytes,
-                None => break,
-            }
+        while kept.len() >= MAX_OWNERS {
+            kept.pop_front();
         }
         kept.push_back(Kept {
             owner: owner.to_string(),
             stamp,
             read_at: Instant::now(),
             read,
-            bytes,
         });
     }
 
@@ -95,13 +83,16 @@ mod tests {
     use super::*;
     use crate::documents::LibraryChanges;
 
-    fn read(n: usize, text_bytes: usize) -> Read {
-        let documents: Vec<Document> = (0..n)
-            .map(|i| crate::documents::test_doc(&format!("d{i}"), "T", &"x".repeat(text_bytes)))
+    fn read(n: usize) -> Read {
+        let titles = (0..n)
+            .map(|i| DocRef {
+                id: format!("d{i}"),
+                title: "T".into(),
+            })
             .collect();
         Read {
-            titles: Arc::new(documents.iter().map(Document::doc_ref).collect()),
-            documents: Some(Arc::new(documents)),
+            titles: Arc::new(titles),
+            entries: Arc::new(Vec::new()),
         }
     }
 
@@ -110,7 +101,7 @@ mod tests {
         let changes = LibraryChanges::live();
         let kept = KeptLibraries::default();
         let stamp = changes.stamp("ann").unwrap();
-        kept.put("ann", stamp, read(2, 10));
+        kept.put("ann", stamp, read(2));
         assert_eq!(kept.get("ann", stamp).unwrap().titles.len(), 2);
         assert!(kept.get("bob", changes.stamp("bob").unwrap()).is_none());
         changes.changed("ann");
@@ -119,32 +110,16 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_reads_go_first_past_the_owner_and_byte_bounds() {
+    fn the_oldest_reads_go_first_past_the_owner_bound() {
         let changes = LibraryChanges::live();
         let kept = KeptLibraries::default();
         for i in 0..MAX_OWNERS + 5 {
             let owner = format!("u{i}");
-            kept.put(&owner, changes.stamp(&owner).unwrap(), read(1, 1));
+            kept.put(&owner, changes.stamp(&owner).unwrap(), read(1));
         }
         assert_eq!(kept.len(), MAX_OWNERS);
         assert!(kept.get("u0", changes.stamp("u0").unwrap()).is_none());
         let last = format!("u{}", MAX_OWNERS + 4);
         assert!(kept.get(&last, changes.stamp(&last).unwrap()).is_some());
-
-        let big = MAX_KEPT_BYTES / 3;
-        for owner in ["a", "b", "c"] {
-            kept.put(owner, changes.stamp(owner).unwrap(), read(1, big));
-        }
-        assert!(
-            kept.get("a", changes.stamp("a").unwrap()).is_none(),
-            "over the bytes"
-        );
-        assert!(kept.get("c", changes.stamp("c").unwrap()).is_some());
-        kept.put(
-            "huge",
-            changes.stamp("huge").unwrap(),
-            read(1, MAX_KEPT_BYTES),
-        );
-        assert!(kept.get("huge", changes.stamp("huge").unwrap()).is_none());
     }
 }

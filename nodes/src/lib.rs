@@ -54,6 +54,7 @@ mod extractive;
 pub mod format_response;
 pub mod intent_resolver;
 pub mod kept_libraries;
+mod library;
 pub mod llm;
 pub mod memory;
 mod passages;
@@ -72,6 +73,7 @@ mod version_words;
 mod versions;
 mod vocabulary;
 
+pub use analysis::analyses_made;
 pub use confidence::Confidence;
 pub use deps::{user_id, PalAssistDeps, USER_ID};
 pub use documents::{

@@ -402,26 +402,51 @@ impl Question {
     /// Whether a sentence's reading has a value or role of a kind the question expects
     /// (true when it expects none).
     pub(crate) fn answered_by(&self, reading: &Reading) -> bool {
-        if self.expects.is_empty() {
-            return true;
-        }
-        self.expects.iter().any(|e| match e {
-            Expect::Role => !reading.roles.is_empty(),
-            // "Every 24 months", "annually": a deadline ("within 30 days") is no
-            // frequency.
-            Expect::Frequency => reading.bounds.iter().any(|b| b.value.frequency),
-            Expect::Duration => reading
-                .bounds
-                .iter()
-                .any(|b| matches!(b.value.unit, Unit::Days | Unit::BusinessDays)),
-            Expect::Money => reading
-                .bounds
-                .iter()
-                .any(|b| matches!(b.value.unit, Unit::Money(_))),
-            Expect::Percent => reading.bounds.iter().any(|b| b.value.unit == Unit::Percent),
-            Expect::Count => reading.bounds.iter().any(|b| b.value.unit == Unit::Count),
-        })
+        self.answered_by_kinds(kinds(reading))
     }
+
+    /// [`Question::answered_by`] for a sentence whose reading gives `kinds` (see [`kinds`]).
+    pub(crate) fn answered_by_kinds(&self, kinds: u8) -> bool {
+        self.expects.is_empty() || self.expects.iter().any(|e| kinds & e.bit() != 0)
+    }
+}
+
+impl Expect {
+    /// Its bit among a reading's [`kinds`].
+    fn bit(self) -> u8 {
+        match self {
+            Expect::Role => 1,
+            Expect::Frequency => 1 << 1,
+            Expect::Duration => 1 << 2,
+            Expect::Money => 1 << 3,
+            Expect::Percent => 1 << 4,
+            Expect::Count => 1 << 5,
+        }
+    }
+}
+
+/// The kinds of answer a sentence's reading gives, a bit per [`Expect`] (what
+/// [`Question::answered_by`] asks of it, kept in a byte per sentence).
+pub(crate) fn kinds(reading: &Reading) -> u8 {
+    let mut out = 0;
+    if !reading.roles.is_empty() {
+        out |= Expect::Role.bit();
+    }
+    for b in &reading.bounds {
+        let v = &b.value;
+        // "Every 24 months", "annually": a deadline ("within 30 days") is no frequency.
+        if v.frequency {
+            out |= Expect::Frequency.bit();
+        }
+        out |= match v.unit {
+            Unit::Days | Unit::BusinessDays => Expect::Duration.bit(),
+            Unit::Money(_) => Expect::Money.bit(),
+            Unit::Percent => Expect::Percent.bit(),
+            Unit::Count => Expect::Count.bit(),
+            _ => 0,
+        };
+    }
+    out
 }
 
 /// Every version a request names ("compare the 2023 and 2024 editions", "version 1.0 and

@@ -1,16 +1,12 @@
-//! The user's library as one run sees it: its titles and its documents are each read at
-//! most once per run, however many nodes of the turn need them (the doc resolver, the
-//! input validation, the action and the response formatting each did their own read).
-//! The first read of the titles brings the documents with it when the library is small
-//! enough to keep ([`DocumentStore::library`]): then a turn reads its library with one
-//! statement (an SQL store reads the texts the analysis memo does not keep with a second
-//! one), and its nodes all see that one read.
+//! The user's library as one run sees it: read at most once per run, however many nodes of
+//! the turn need it (the doc resolver, the input validation, the action and the response
+//! formatting each did their own read). A read is each document's id, title, size and
+//! digest, never the texts ([`crate::library`]): the analyses were made when the documents
+//! were stored.
 //!
 //! A turn works from one snapshot: a document added or removed while it runs shows from
 //! the next turn on. Snapshots are kept for the runs of the last [`KEEP`], at most
-//! [`MAX_RUNS`] runs and [`MAX_SNAPSHOT_BYTES`] of texts (a snapshot shared by several runs
-//! counts for each); a library larger than [`MAX_CACHED_BYTES`] is not kept (read again
-//! when needed).
+//! [`MAX_RUNS`] runs.
 //!
 //! Where the store can tell that a user's documents did not change since an earlier turn
 //! read them ([`DocumentStore::library_changes`]), a turn takes that earlier read as its
@@ -20,33 +16,22 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::documents::{Document, DocumentError, DocumentStore, Library, LibraryStamp};
+use crate::documents::{DocumentError, DocumentStore, LibraryStamp};
 use crate::kept_libraries::{KeptLibraries, Read};
+use crate::library::Entry;
 use crate::state::DocRef;
 
 /// How long a run's snapshot is kept after it was read.
 pub const KEEP: Duration = Duration::from_secs(60);
 /// The most runs whose snapshots are kept at once.
 pub const MAX_RUNS: usize = 256;
-/// The largest library (sum of its documents' sizes) kept in a snapshot: about a
-/// thousand policies.
-pub const MAX_CACHED_BYTES: usize = 8 << 20;
-/// The most bytes of texts the snapshots of the recent runs hold together.
-pub const MAX_SNAPSHOT_BYTES: usize = 64 << 20;
 
 /// One run's snapshot.
 struct Snapshot {
     run_id: String,
     owner: String,
     read_at: Instant,
-    titles: Option<Arc<Vec<DocRef>>>,
-    documents: Option<Arc<Vec<Document>>>,
-}
-
-impl Snapshot {
-    fn bytes(&self) -> usize {
-        self.documents.as_deref().map_or(0, |d| bytes(d))
-    }
+    read: Read,
 }
 
 /// The snapshots of the recent runs (see the module docs).
@@ -65,41 +50,7 @@ impl RunLibraries {
         run_id: &str,
         owner: &str,
     ) -> Result<Arc<Vec<DocRef>>, DocumentError> {
-        if let Some(t) = self.find(run_id, owner, |s| s.titles.clone()) {
-            return Ok(t);
-        }
-        // The documents, when this run read them already, say the titles too.
-        if let Some(d) = self.find(run_id, owner, |s| s.documents.clone()) {
-            return Ok(Arc::new(d.iter().map(Document::doc_ref).collect()));
-        }
-        let stamp = stamp(store, owner);
-        if let Some(read) = stamp.and_then(|s| self.kept.get(owner, s)) {
-            let titles = read.titles.clone();
-            self.keep(run_id, owner, |s| {
-                s.titles = Some(read.titles);
-                s.documents = read.documents;
-            });
-            return Ok(titles);
-        }
-        // One read: the documents too when the library is small enough to keep, so the
-        // nodes that need them later read nothing, and see the same snapshot.
-        let (titles, documents) = match store.library(owner, MAX_CACHED_BYTES).await? {
-            Library::Documents(documents) => {
-                let titles = documents.iter().map(Document::doc_ref).collect();
-                let keep = bytes(&documents) <= MAX_CACHED_BYTES;
-                (Arc::new(titles), keep.then(|| Arc::new(documents)))
-            }
-            Library::Titles(titles) => (Arc::new(titles), None),
-        };
-        self.keep(run_id, owner, |s| {
-            s.titles = Some(titles.clone());
-            s.documents = documents.clone();
-        });
-        self.keep_between_turns(store, owner, stamp, || Read {
-            titles: titles.clone(),
-            documents,
-        });
-        Ok(titles)
+        Ok(self.read(store, run_id, owner).await?.titles)
     }
 
     /// The owner's documents as run `run_id` sees them.
@@ -108,32 +59,32 @@ impl RunLibraries {
         store: &dyn DocumentStore,
         run_id: &str,
         owner: &str,
-    ) -> Result<Arc<Vec<Document>>, DocumentError> {
-        if let Some(d) = self.find(run_id, owner, |s| s.documents.clone()) {
-            return Ok(d);
+    ) -> Result<Arc<Vec<Entry>>, DocumentError> {
+        Ok(self.read(store, run_id, owner).await?.entries)
+    }
+
+    async fn read(
+        &self,
+        store: &dyn DocumentStore,
+        run_id: &str,
+        owner: &str,
+    ) -> Result<Read, DocumentError> {
+        if let Some(read) = self.find(run_id, owner) {
+            return Ok(read);
         }
         let stamp = stamp(store, owner);
-        let kept = stamp.and_then(|s| self.kept.get(owner, s));
-        if let Some(Read {
-            titles,
-            documents: Some(documents),
-        }) = kept
-        {
-            self.keep(run_id, owner, |s| {
-                s.titles.get_or_insert(titles);
-                s.documents = Some(documents.clone());
-            });
-            return Ok(documents);
+        if let Some(read) = stamp.and_then(|s| self.kept.get(owner, s)) {
+            self.keep(run_id, owner, read.clone());
+            return Ok(read);
         }
-        let documents = Arc::new(store.list(owner).await?);
-        if bytes(&documents) <= MAX_CACHED_BYTES {
-            self.keep(run_id, owner, |s| s.documents = Some(documents.clone()));
-            self.keep_between_turns(store, owner, stamp, || Read {
-                titles: Arc::new(documents.iter().map(Document::doc_ref).collect()),
-                documents: Some(documents.clone()),
-            });
-        }
-        Ok(documents)
+        let entries = crate::library::read(store, owner).await?;
+        let read = Read {
+            titles: Arc::new(entries.iter().map(Entry::doc_ref).collect()),
+            entries: Arc::new(entries),
+        };
+        self.keep(run_id, owner, read.clone());
+        self.keep_between_turns(store, owner, stamp, || read.clone());
+        Ok(read)
     }
 
     /// Keeps a library read at `stamp` for later turns, if the owner's stamp is still
@@ -152,69 +103,35 @@ impl RunLibraries {
         }
     }
 
-    fn find<T>(
-        &self,
-        run_id: &str,
-        owner: &str,
-        get: impl Fn(&Snapshot) -> Option<T>,
-    ) -> Option<T> {
+    fn find(&self, run_id: &str, owner: &str) -> Option<Read> {
         let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         // The newest first: a run asks while it runs, so its snapshot is among the last.
         runs.iter()
             .rev()
             .find(|s| s.run_id == run_id && s.owner == owner && s.read_at.elapsed() < KEEP)
-            .and_then(get)
+            .map(|s| s.read.clone())
     }
 
-    fn keep(&self, run_id: &str, owner: &str, set: impl FnOnce(&mut Snapshot)) {
+    fn keep(&self, run_id: &str, owner: &str, read: Read) {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         while runs
             .front()
-            .is_some_and(|s| s.read_at.elapsed() >= KEEP || runs.len() > MAX_RUNS)
+            .is_some_and(|s| s.read_at.elapsed() >= KEEP || runs.len() >= MAX_RUNS)
         {
             runs.pop_front();
         }
-        if let Some(s) = runs
-            .iter_mut()
-            .rev()
-            .find(|s| s.run_id == run_id && s.owner == owner)
-        {
-            set(s);
-            return;
-        }
-        if runs.len() >= MAX_RUNS {
-            runs.pop_front();
-        }
-        let mut s = Snapshot {
+        runs.push_back(Snapshot {
             run_id: run_id.to_string(),
             owner: owner.to_string(),
             read_at: Instant::now(),
-            titles: None,
-            documents: None,
-        };
-        set(&mut s);
-        let mut total = s.bytes() + runs.iter().map(Snapshot::bytes).sum::<usize>();
-        while total > MAX_SNAPSHOT_BYTES {
-            match runs.pop_front() {
-                Some(old) => total -= old.bytes(),
-                None => break,
-            }
-        }
-        runs.push_back(s);
+            read,
+        });
     }
 }
 
 /// The owner's stamp in the store, taken before a read ([`KeptLibraries`]).
 fn stamp(store: &dyn DocumentStore, owner: &str) -> Option<LibraryStamp> {
     store.library_changes()?.stamp(owner)
-}
-
-/// The size a snapshot's documents count for against [`MAX_CACHED_BYTES`].
-fn bytes(documents: &[Document]) -> usize {
-    documents
-        .iter()
-        .map(|d| d.content.len() + d.title.len())
-        .sum()
 }
 
 #[cfg(test)]
@@ -262,23 +179,31 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_library_too_big_to_keep_is_read_as_titles_then_documents() {
-        let store = MemoryDocumentStore::default();
-        let big = "x".repeat(MAX_CACHED_BYTES);
-        store.create("ann", "Big", &big).await.unwrap();
+    async fn a_document_stored_elsewhere_is_analysed_on_its_first_read_only() {
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
+        let store = crate::documents::SqliteDocumentStore::open(pool.clone())
+            .await
+            .unwrap();
+        // Written by another process: not analysed here.
+        sqlx::query(
+            "INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES ('0190a0e0-0000-7000-8000-00000000e15e', 'ann', 'Elsewhere', 'Records are kept seven years.', 1)",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
         let libs = RunLibraries::default();
-        assert_eq!(libs.titles(&store, "r1", "ann").await.unwrap().len(), 1);
-        {
-            let runs = libs.runs.lock().unwrap();
-            let snap = runs.iter().find(|s| s.run_id == "r1").unwrap();
-            assert!(snap.titles.is_some());
-            assert!(snap.documents.is_none(), "too big to keep");
-        }
-        store.create("ann", "Small", "Keep more.").await.unwrap();
-        // Not kept, so read when needed (and then it shows the newer document).
-        let docs = libs.documents(&store, "r1", "ann").await.unwrap();
-        assert_eq!(docs.len(), 2);
-        assert_eq!(docs[0].content.len(), MAX_CACHED_BYTES);
+        let first = libs.documents(&store, "r1", "ann").await.unwrap();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].size, "Records are kept seven years.".len());
+        let second = libs.documents(&store, "r2", "ann").await.unwrap();
+        assert!(
+            !Arc::ptr_eq(&first, &second),
+            "read again: SQLite cannot tell"
+        );
+        assert!(
+            Arc::ptr_eq(&first[0].digest, &second[0].digest),
+            "the digest made on the first read is the one kept"
+        );
     }
 
     #[tokio::test]
@@ -333,7 +258,7 @@ mod tests {
         let before = changes.stamp("ann");
         let read = || Read {
             titles: Arc::new(Vec::new()),
-            documents: None,
+            entries: Arc::new(Vec::new()),
         };
         changes.changed("ann");
         libs.keep_between_turns(&store, "ann", before, read);

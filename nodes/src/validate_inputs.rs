@@ -47,11 +47,11 @@ pub const COMPARE_DROPS_WEB: &str =
 /// least two of them and no other document's title as many.
 fn described_by_title(
     request: &str,
-    all: &std::sync::Arc<Vec<crate::documents::Document>>,
+    all: &std::sync::Arc<Vec<crate::library::Entry>>,
 ) -> Option<DocRef> {
     let asked: std::collections::HashSet<String> = terms(request).into_iter().collect();
     let versions = crate::versions::versions_of(all);
-    let mut scored: Vec<(usize, &crate::documents::Document)> = all
+    let mut scored: Vec<(usize, &crate::library::Entry)> = all
         .iter()
         .filter(|d| !versions.is_superseded(&d.id))
         .map(|d| {
@@ -327,7 +327,7 @@ pub async fn validate_inputs(
             // Nothing named: the versions in force whose rules the text speaks to most.
             let all = deps.documents(&ctx, &owner).await?;
             let versions = crate::versions::versions_of(&all);
-            let current: Vec<&crate::documents::Document> = all
+            let current: Vec<&crate::library::Entry> = all
                 .iter()
                 .filter(|d| !versions.is_superseded(&d.id))
                 .collect();
@@ -335,7 +335,9 @@ pub async fn validate_inputs(
                 topic: audited.as_deref().map(terms).unwrap_or_default(),
                 ..Default::default()
             };
-            let ranked = crate::retrieval::rank_documents(&current, &q);
+            let digests: Vec<std::sync::Arc<crate::retrieval::digest::Digest>> =
+                current.iter().map(|d| d.digest.clone()).collect();
+            let ranked = crate::retrieval::rank_documents(&digests, &q);
             let best = ranked.first().map_or(0.0, |r| r.1);
             docs = if ranked.is_empty() {
                 current

@@ -10,10 +10,10 @@
 //! Documents of one title that give no version, date or year are not taken for versions
 //! of each other: nothing says which is newer.
 //!
-//! Working this out reads every document's header (from the analysis memo, so once per
-//! document) and matches titles; a small memo keeps the answer for the last libraries
-//! seen, by each document's id, title and analysis (a document analysed again, its text
-//! changed, is a different library).
+//! Working this out reads every document's header (from its digest, made when it was
+//! stored) and matches titles; a small memo keeps the answer for the last libraries seen,
+//! by each document's id, title and digest (a document analysed again, its text changed,
+//! is a different library).
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
@@ -22,8 +22,8 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{analyses, Analysis};
-use crate::documents::Document;
+use crate::library::Entry as Listed;
+use crate::retrieval::digest::Digest;
 use crate::state::DocRef;
 use crate::title_match::match_name;
 
@@ -229,21 +229,21 @@ pub(crate) fn concerning(all: &[Replacement], docs: &[DocRef]) -> Vec<Replacemen
 const MEMO_LIBRARIES: usize = 64;
 
 /// One library's versions, by what they were found from: each document's id, title and
-/// analysis (held weakly: its allocation stays while the entry does, so no other analysis
-/// can take its address).
+/// digest (held weakly: its allocation stays while the entry does, so no other digest can
+/// take its address).
 struct Known {
-    docs: Vec<(String, String, Weak<Analysis>)>,
+    docs: Vec<(String, String, Weak<Digest>)>,
     versions: Arc<Versions>,
 }
 
 impl Known {
-    fn holds(&self, library: &[Document], analyses: &[Arc<Analysis>]) -> bool {
+    fn holds(&self, library: &[Listed]) -> bool {
         self.docs.len() == library.len()
-            && self.docs.iter().zip(library.iter().zip(analyses)).all(
-                |((id, title, a), (doc, b))| {
-                    *id == doc.id && *title == doc.title && std::ptr::eq(a.as_ptr(), Arc::as_ptr(b))
-                },
-            )
+            && self.docs.iter().zip(library).all(|((id, title, a), doc)| {
+                *id == doc.id
+                    && *title == doc.title
+                    && std::ptr::eq(a.as_ptr(), Arc::as_ptr(&doc.digest))
+            })
     }
 }
 
@@ -251,14 +251,14 @@ impl Known {
 static MEMO: LazyLock<Mutex<VecDeque<Known>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
 
 /// A library as a turn read it, and its versions.
-type Read = (Weak<Vec<Document>>, Arc<Versions>);
+type Read = (Weak<Vec<Listed>>, Arc<Versions>);
 
 /// The versions among a library as a turn reads it: the same read (the same list, kept
 /// between turns while the library does not change) is answered at once, without asking
 /// after each of its documents.
-pub(crate) fn versions_of(library: &Arc<Vec<Document>>) -> Arc<Versions> {
+pub(crate) fn versions_of(library: &Arc<Vec<Listed>>) -> Arc<Versions> {
     static READS: LazyLock<Mutex<VecDeque<Read>>> = LazyLock::new(|| Mutex::new(VecDeque::new()));
-    let same = |w: &Weak<Vec<Document>>| std::ptr::eq(w.as_ptr(), Arc::as_ptr(library));
+    let same = |w: &Weak<Vec<Listed>>| std::ptr::eq(w.as_ptr(), Arc::as_ptr(library));
     if let Some(found) = READS
         .lock()
         .ok()
@@ -276,10 +276,9 @@ pub(crate) fn versions_of(library: &Arc<Vec<Document>>) -> Arc<Versions> {
 }
 
 /// The versions among `library`.
-pub(crate) fn versions(library: &[Document]) -> Arc<Versions> {
-    let analyses: Vec<Arc<Analysis>> = analyses(library);
+pub(crate) fn versions(library: &[Listed]) -> Arc<Versions> {
     if let Ok(mut memo) = MEMO.lock() {
-        if let Some(i) = memo.iter().position(|k| k.holds(library, &analyses)) {
+        if let Some(i) = memo.iter().position(|k| k.holds(library)) {
             if let Some(known) = memo.remove(i) {
                 let found = Arc::clone(&known.versions);
                 memo.push_front(known);
@@ -287,13 +286,12 @@ pub(crate) fn versions(library: &[Document]) -> Arc<Versions> {
             }
         }
     }
-    let found = Arc::new(find(library, &analyses));
+    let found = Arc::new(find(library));
     if let Ok(mut memo) = MEMO.lock() {
         memo.push_front(Known {
             docs: library
                 .iter()
-                .zip(&analyses)
-                .map(|(d, a)| (d.id.clone(), d.title.clone(), Arc::downgrade(a)))
+                .map(|d| (d.id.clone(), d.title.clone(), Arc::downgrade(&d.digest)))
                 .collect(),
             versions: Arc::clone(&found),
         });
@@ -302,11 +300,11 @@ pub(crate) fn versions(library: &[Document]) -> Arc<Versions> {
     found
 }
 
-/// [`versions`] worked out: `analyses` are the documents' own, in order.
-fn find(library: &[Document], analyses: &[Arc<Analysis>]) -> Versions {
+/// [`versions`] worked out.
+fn find(library: &[Listed]) -> Versions {
     let n = library.len();
     let headers: Vec<&crate::docmodel::header::Header> =
-        analyses.iter().map(|a| &a.model.header).collect();
+        library.iter().map(|d| &d.digest.header).collect();
     // Families: the same family terms; then joined by "replaces <title>" statements.
     let mut family: Vec<usize> = (0..n).collect();
     for i in 0..n {
@@ -431,7 +429,13 @@ fn find(library: &[Document], analyses: &[Arc<Analysis>]) -> Versions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::documents::test_doc as doc;
+    use crate::documents::{test_doc as doc, Document};
+
+    /// The versions among documents, each analysed.
+    fn versions(docs: &[Document]) -> Arc<Versions> {
+        let entries: Vec<Listed> = docs.iter().map(Listed::of).collect();
+        super::versions(&entries)
+    }
 
     fn ids(v: &[DocRef]) -> Vec<&str> {
         v.iter().map(|d| d.id.as_str()).collect()

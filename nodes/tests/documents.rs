@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use palgraph_nodes::documents::samples::samples;
-use palgraph_nodes::documents::{Library, Removal, MAX_SET_DOCUMENTS};
+use palgraph_nodes::documents::{Limits, Listed, Removal, MAX_SET_DOCUMENTS};
 use palgraph_nodes::{
     seed_samples, DocumentError, DocumentStore, MemoryDocumentStore, PostgresDocumentStore,
     SqliteDocumentStore,
@@ -38,43 +38,39 @@ async fn conformance(store: &dyn DocumentStore) {
     assert_eq!(titles, ["First", "Second"]);
     assert!(store.list("carol").await.unwrap().is_empty());
 
-    // The library in one read: whole within the size asked for, titles beyond it.
-    let chars = "First".len() + "one".len() + "Second".len() + "two\nlines".len();
+    // The library without its texts: ids, titles, creation times and sizes.
     assert_eq!(
-        store.library("alice", chars).await.unwrap(),
-        Library::Documents(vec![a.clone(), b.clone()])
+        store.catalog("alice").await.unwrap(),
+        [Listed::of(&a), Listed::of(&b)]
     );
-    // Again: the same documents, however many of their texts a store finds kept.
-    assert_eq!(
-        store.library("alice", chars).await.unwrap(),
-        Library::Documents(vec![a.clone(), b.clone()])
-    );
-    assert_eq!(
-        store.library("alice", chars - 1).await.unwrap(),
-        Library::Titles(vec![a.doc_ref(), b.doc_ref()])
-    );
-    assert_eq!(
-        store.library("carol", 0).await.unwrap(),
-        Library::Documents(vec![])
-    );
-    // Counted in bytes: "Été" and "ça" are 5 characters, 8 bytes.
+    assert!(store.catalog("carol").await.unwrap().is_empty());
+    // Sizes in bytes: "ça" is 2 characters, 3 bytes.
     let c = store.create("erin", "Été", "ça").await.unwrap();
-    assert_eq!(
-        store.library("erin", 8).await.unwrap(),
-        Library::Documents(vec![c.clone()])
-    );
-    assert_eq!(
-        store.library("erin", 7).await.unwrap(),
-        Library::Titles(vec![c.doc_ref()])
-    );
+    assert_eq!(store.catalog("erin").await.unwrap()[0].size, 3);
+    // Texts by id, the owner's only.
+    let mut texts = store
+        .contents(
+            "alice",
+            &[
+                &b.id,
+                &a.id,
+                &bob.id,
+                "0190a0e0-0000-7000-8000-000000000000",
+            ],
+        )
+        .await
+        .unwrap();
+    texts.sort_by(|x, y| x.id.cmp(&y.id));
+    assert_eq!(texts, [a.clone(), b.clone()]);
+    assert_eq!(store.contents("erin", &[&c.id]).await.unwrap(), [c]);
 
     // Deletes are scoped too.
     assert!(!store.delete("bob", &a.id).await.unwrap());
     assert!(store.delete("alice", &a.id).await.unwrap());
     assert!(!store.delete("alice", &a.id).await.unwrap());
     assert_eq!(
-        store.library("alice", chars).await.unwrap(),
-        Library::Documents(vec![b.clone()]),
+        store.catalog("alice").await.unwrap(),
+        [Listed::of(&b)],
         "a deleted document leaves the library"
     );
     assert_eq!(store.list("alice").await.unwrap(), [b]);
@@ -314,11 +310,52 @@ const DANGLING: &str = "SELECT COUNT(*) FROM document_set_members m \
      WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = m.document_id) \
      OR NOT EXISTS (SELECT 1 FROM document_sets s WHERE s.id = m.set_id)";
 
+/// What the stores made with [`limits`] refuse: a text over 16 bytes, a third document of
+/// one owner (also when several are stored at once); each refusal stores nothing.
+async fn limits_conformance(store: std::sync::Arc<dyn DocumentStore>) {
+    assert_eq!(store.limits(), limits());
+    let big = store.create("lim", "Big", &"x".repeat(17)).await;
+    assert!(matches!(big, Err(DocumentError::TooLarge(_))), "{big:?}");
+    assert!(store.catalog("lim").await.unwrap().is_empty());
+    // At once: only two of five get in.
+    let tries = (0..5).map(|i| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .create("lim", &format!("D{i}"), "sixteen bytes ok")
+                .await
+        })
+    });
+    let mut stored = 0;
+    for t in tries {
+        match t.await.unwrap() {
+            Ok(_) => stored += 1,
+            Err(DocumentError::TooMany(m)) => assert!(m.contains("2 documents"), "{m}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(stored, 2);
+    assert_eq!(store.catalog("lim").await.unwrap().len(), 2);
+    // Another owner has places of their own.
+    assert!(store.create("other", "D", "text").await.is_ok());
+}
+
+fn limits() -> Limits {
+    Limits {
+        max_bytes: 16,
+        max_documents: 2,
+    }
+}
+
 #[tokio::test]
 async fn memory_store_conforms() {
     conformance(&MemoryDocumentStore::new()).await;
     set_conformance(&MemoryDocumentStore::new()).await;
     concurrent_set_changes(std::sync::Arc::new(MemoryDocumentStore::new())).await;
+    limits_conformance(std::sync::Arc::new(
+        MemoryDocumentStore::new().with_limits(limits()),
+    ))
+    .await;
 }
 
 #[tokio::test]
@@ -331,6 +368,10 @@ async fn sqlite_store_conforms() {
     concurrent_set_changes(std::sync::Arc::new(store)).await;
     let (dangling,): (i64,) = sqlx::query_as(DANGLING).fetch_one(&pool).await.unwrap();
     assert_eq!(dangling, 0, "no membership outlives its document or set");
+    limits_conformance(std::sync::Arc::new(
+        SqliteDocumentStore::new(pool.clone()).with_limits(limits()),
+    ))
+    .await;
     pool.close().await;
     palgraph::testkit::backends::remove_sqlite_files(&path);
 }
@@ -345,6 +386,10 @@ async fn postgres_store_conforms() {
     concurrent_set_changes(std::sync::Arc::new(store)).await;
     let (dangling,): (i64,) = sqlx::query_as(DANGLING).fetch_one(&pool).await.unwrap();
     assert_eq!(dangling, 0, "no membership outlives its document or set");
+    limits_conformance(std::sync::Arc::new(
+        PostgresDocumentStore::new(pool.clone()).with_limits(limits()),
+    ))
+    .await;
     pool.close().await;
 }
 

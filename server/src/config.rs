@@ -134,6 +134,18 @@ pub struct ServeConfig {
     /// server CPU from 0.83 ms to 0.68 ms at 32 chats (`benchmarks/palgraph-load-workers.md`).
     #[arg(long, env = "PALGRAPH_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: Option<u16>,
+    /// The largest text one PalAssist document may hold, in bytes (UTF-8): `POST
+    /// /documents` answers 413 for a larger one and stores none of the upload's documents.
+    /// A document is analysed once, when it is stored, taking about half a second of CPU a
+    /// MiB.
+    #[arg(long, env = "PALGRAPH_MAX_DOCUMENT_BYTES", default_value_t = 8 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    pub max_document_bytes: u64,
+    /// The most PalAssist documents one user may keep: `POST /documents` answers 409
+    /// (`too_many_documents`) past it and stores none of the upload's documents.
+    #[arg(long, env = "PALGRAPH_MAX_DOCUMENTS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_documents: u64,
 }
 
 impl ServeConfig {

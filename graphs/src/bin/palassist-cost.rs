@@ -6,10 +6,14 @@
 //! process.
 //!
 //! ```text
-//! palassist-cost [--docs 500] [--rounds 7] [--only TEXT]
+//! palassist-cost [--docs 500] [--rounds 7] [--only TEXT] [--large N [--mib 7.5]]
 //! ```
 //!
 //! `--only TEXT` times only the turns whose name holds TEXT (to profile one of them).
+//! `--large N` makes the large library the samples and N handbooks of `--mib` MiB each
+//! (the evaluation library's documents one after the other, each handbook for an entity of
+//! its own), and prints how long storing them took (each is analysed as it is stored) and
+//! the process's peak RSS.
 //!
 //! Each library is read once before timing (every document analysed, which is kept for the
 //! turns after); then every turn runs `--rounds` times on a fresh thread each, the two
@@ -23,7 +27,8 @@ use std::time::{Duration, Instant};
 use palgraph_graphs::eval::{self, Case, EvalSet, Part, Runner};
 use palgraph_nodes::llm::OfflineLlm;
 
-const USAGE: &str = "usage: palassist-cost [--docs N] [--rounds N] [--only TEXT]";
+const USAGE: &str =
+    "usage: palassist-cost [--docs N] [--rounds N] [--only TEXT] [--large N [--mib X]]";
 
 /// The turns timed: each a one-turn conversation about the samples.
 const TURNS: [(&str, &str); 6] = [
@@ -54,6 +59,8 @@ struct Args {
     docs: usize,
     rounds: usize,
     only: Option<String>,
+    large: usize,
+    mib: f64,
 }
 
 fn args() -> Result<Args, String> {
@@ -61,6 +68,8 @@ fn args() -> Result<Args, String> {
         docs: 500,
         rounds: 7,
         only: None,
+        large: 0,
+        mib: 7.5,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -73,6 +82,13 @@ fn args() -> Result<Args, String> {
             "--docs" => out.docs = number("--docs")?,
             "--rounds" => out.rounds = number("--rounds")?.max(1),
             "--only" => out.only = Some(it.next().ok_or_else(|| USAGE.to_string())?),
+            "--large" => out.large = number("--large")?,
+            "--mib" => {
+                out.mib = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(|| format!("--mib needs a number\n{USAGE}"))?
+            }
             _ => return Err(USAGE.to_string()),
         }
     }
@@ -113,6 +129,37 @@ fn copies(runner: &Runner, samples: &Runner, count: usize) -> Vec<(String, Strin
         .collect()
 }
 
+/// `count` documents of `mib` MiB each: the library's documents (not the samples) one
+/// after the other, each a part of a handbook of its own, for a subsidiary of its own.
+fn large_documents(
+    runner: &Runner,
+    samples: &Runner,
+    count: usize,
+    mib: f64,
+) -> Vec<(String, String)> {
+    let originals: Vec<_> = runner
+        .library()
+        .iter()
+        .filter(|d| !d.content.is_empty())
+        .filter(|d| !samples.library().iter().any(|s| s.title == d.title))
+        .collect();
+    let size = (mib * 1024.0 * 1024.0) as usize;
+    let mut next = 0usize;
+    (0..count)
+        .map(|k| {
+            let mut text = format!("This handbook applies to Group Entity {} only.\n\n", k + 1);
+            while text.len() < size {
+                let d = originals[next % originals.len()];
+                let part = next / originals.len() + 1;
+                next += 1;
+                text.push_str(&format!("# {} (Part {part})\n\n{}\n\n", d.title, d.content));
+            }
+            text.truncate(text.floor_char_boundary(size));
+            (format!("Group Entity {} Compliance Handbook", k + 1), text)
+        })
+        .collect()
+}
+
 async fn time(runner: &Runner, case: &Case, thread: &str) -> Result<Duration, String> {
     let started = Instant::now();
     let results = runner
@@ -144,11 +191,27 @@ async fn run(a: Args) -> Result<(), String> {
     let base = Runner::over(&set.libraries, &[], llm())
         .await
         .map_err(|e| e.to_string())?;
-    let more = copies(&base, &small, a.docs.saturating_sub(base.library().len()));
-    drop(base);
-    let large = Runner::over(&set.libraries, &more, llm())
-        .await
-        .map_err(|e| e.to_string())?;
+    let large = if a.large > 0 {
+        let more = large_documents(&base, &small, a.large, a.mib);
+        drop(base);
+        let t = Instant::now();
+        let r = Runner::over(&[], &more, llm())
+            .await
+            .map_err(|e| e.to_string())?;
+        println!(
+            "storing the {} handbooks of {} MiB (each analysed as it is stored): {:.0} ms",
+            a.large,
+            a.mib,
+            ms(t.elapsed())
+        );
+        r
+    } else {
+        let more = copies(&base, &small, a.docs.saturating_sub(base.library().len()));
+        drop(base);
+        Runner::over(&set.libraries, &more, llm())
+            .await
+            .map_err(|e| e.to_string())?
+    };
     let turns: Vec<(&str, &str)> = TURNS
         .iter()
         .filter(|(name, _)| a.only.as_deref().is_none_or(|o| name.contains(o)))
@@ -212,11 +275,21 @@ async fn run(a: Args) -> Result<(), String> {
         total(&large_t) / total(&small_t)
     );
     println!(
-        "\nthe first turn over the {} documents (each analysed once): {:.0} ms",
+        "\nthe first turn over the {} documents: {:.0} ms",
         large.library().len(),
         ms(first_large)
     );
+    if let Some(peak) = peak_rss() {
+        println!("peak RSS of the process: {peak}");
+    }
     Ok(())
+}
+
+/// The process's peak resident set (`VmHWM`), where /proc says it.
+fn peak_rss() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.trim_start_matches("VmHWM:").trim().to_string())
 }
 
 #[tokio::main(flavor = "current_thread")]

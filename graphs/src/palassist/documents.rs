@@ -4,6 +4,13 @@
 //! (which also takes the document out of its sets). Another user's document is a 404. The
 //! document sets' routes are [`super::document_sets`]. Registered with PalAssist as a server extension, which
 //! also gives the local user of the auth-less mode the sample documents.
+//!
+//! Each user's documents are bounded ([`Limits`]: `PALGRAPH_MAX_DOCUMENT_BYTES`, 8 MiB of
+//! text a document by default, and `PALGRAPH_MAX_DOCUMENTS`, 1,000 documents a user): an
+//! upload with a text over the size is a 413 (`too_large`), one that would take the user
+//! past the count a 409 (`too_many_documents`), and either stores none of its documents.
+//! A document is analysed as it is stored, so the upload answers once its analysis is
+//! done (about half a second of CPU a MiB) and no chat turn analyses it again.
 
 use std::sync::Arc;
 
@@ -17,7 +24,7 @@ use axum::http::{header, StatusCode};
 use axum::{Extension, Json};
 use indexmap::IndexMap;
 use palgraph_nodes::documents::{
-    seed_samples, Document, DocumentError, DocumentStore, PostgresDocumentStore,
+    seed_samples, Document, DocumentError, DocumentStore, Limits, PostgresDocumentStore,
     SqliteDocumentStore, MIGRATIONS,
 };
 use palgraph_server::api::extract::ApiJson;
@@ -94,6 +101,11 @@ fn store_error(e: DocumentError) -> ApiError {
         DocumentError::Invalid(m) => ApiError::Invalid(m),
         DocumentError::Conflict(message) => ApiError::Conflict {
             code: "exists",
+            message,
+        },
+        DocumentError::TooLarge(_) => ApiError::TooLarge,
+        DocumentError::TooMany(message) => ApiError::Conflict {
+            code: TOO_MANY,
             message,
         },
         other => ApiError::Internal(other.to_string()),
@@ -214,13 +226,32 @@ async fn uploads(mut form: Multipart) -> ApiResult<Vec<NewDocument>> {
     Ok(out)
 }
 
+/// The code of the 409 for an upload past the user's document count.
+const TOO_MANY: &str = "too_many_documents";
+
 /// `POST /documents`: the answer describes what was stored without echoing the content
 /// back (a large upload would cost its size again); `GET /documents/{id}` returns the text.
+/// An upload over the limits ([`Limits`]) is refused whole before anything is stored.
 async fn create(
     user: User,
     Extension(store): Store,
     Upload(docs): Upload,
 ) -> ApiResult<(StatusCode, Json<Created>)> {
+    let limits = store.limits();
+    if docs.iter().any(|d| d.content.len() > limits.max_bytes) {
+        return Err(ApiError::TooLarge);
+    }
+    let have = store.catalog(&user.id).await.map_err(store_error)?.len();
+    if have + docs.len() > limits.max_documents {
+        return Err(ApiError::Conflict {
+            code: TOO_MANY,
+            message: format!(
+                "you have {have} documents and the upload holds {}: one user may keep at most {}",
+                docs.len(),
+                limits.max_documents
+            ),
+        });
+    }
     let mut created = Vec::new();
     for d in docs {
         let doc = store
@@ -277,18 +308,33 @@ async fn delete(
     }
 }
 
-/// The most a document upload may carry: the store's content limit and room for the form.
-pub const UPLOAD_LIMIT: usize = palgraph_nodes::documents::MAX_CONTENT_BYTES + 64 * 1024;
+/// The most a document upload may carry: the default content limit and room for the form.
+pub const UPLOAD_LIMIT: usize = upload_limit(palgraph_nodes::documents::MAX_CONTENT_BYTES);
+
+/// The most an upload may carry for documents of at most `max_bytes` of text: that and
+/// room for the form (several files of an upload together are within it too).
+pub const fn upload_limit(max_bytes: usize) -> usize {
+    max_bytes.saturating_add(64 * 1024)
+}
 
 /// The document store on the server's database (its tables made by [`Documents`]' start).
 /// On Postgres it keeps each user's library between chat turns, told of every change by
 /// the database ([`PostgresDocumentStore::with_change_feed`]): a turn whose user's documents
 /// did not change since the last one reads nothing.
 pub fn store_on(db: &Database) -> Arc<dyn DocumentStore> {
+    store_with_limits(db, Limits::default())
+}
+
+/// [`store_on`], with these limits on each user's documents.
+pub fn store_with_limits(db: &Database, limits: Limits) -> Arc<dyn DocumentStore> {
     match db {
-        Database::Sqlite(p) => Arc::new(SqliteDocumentStore::new(p.clone())),
-        Database::Postgres(p) => Arc::new(PostgresDocumentStore::new(p.clone()).with_change_feed()),
-        _ => Arc::new(palgraph_nodes::documents::MemoryDocumentStore::new()),
+        Database::Sqlite(p) => Arc::new(SqliteDocumentStore::new(p.clone()).with_limits(limits)),
+        Database::Postgres(p) => Arc::new(
+            PostgresDocumentStore::new(p.clone())
+                .with_change_feed()
+                .with_limits(limits),
+        ),
+        _ => Arc::new(palgraph_nodes::documents::MemoryDocumentStore::new().with_limits(limits)),
     }
 }
 
@@ -299,12 +345,23 @@ pub fn store_on(db: &Database) -> Arc<dyn DocumentStore> {
 #[derive(Clone, Default)]
 pub struct Documents {
     store: Arc<std::sync::OnceLock<Arc<dyn DocumentStore>>>,
+    limits: Limits,
 }
 
 impl Documents {
-    /// The store on `db`, made on first use ([`store_on`]) and shared from then on.
+    /// The extension, with these limits on each user's documents.
+    pub fn with_limits(limits: Limits) -> Self {
+        Documents {
+            store: Arc::default(),
+            limits,
+        }
+    }
+
+    /// The store on `db`, made on first use ([`store_with_limits`]) and shared from then on.
     pub fn store(&self, db: &Database) -> Arc<dyn DocumentStore> {
-        self.store.get_or_init(|| store_on(db)).clone()
+        self.store
+            .get_or_init(|| store_with_limits(db, self.limits))
+            .clone()
     }
 }
 
@@ -351,9 +408,16 @@ impl palgraph_server::Extension for Documents {
                 "/documents",
                 post_with(create, |o| {
                     o.summary("Add documents (JSON, or .txt / .md files)")
+                        .description(
+                            "Each document is analysed as it is stored. A text over the server's \
+                             `PALGRAPH_MAX_DOCUMENT_BYTES` (8 MiB by default) is refused with 413 \
+                             `too_large`, an upload that would take the caller past \
+                             `PALGRAPH_MAX_DOCUMENTS` (1,000 by default) with 409 \
+                             `too_many_documents`; either stores nothing.",
+                        )
                         .tag("documents")
                 })
-                .layer(DefaultBodyLimit::max(UPLOAD_LIMIT))
+                .layer(DefaultBodyLimit::max(upload_limit(self.limits.max_bytes)))
                 .get_with(list, |o| {
                     o.summary("The caller's documents").tag("documents")
                 }),

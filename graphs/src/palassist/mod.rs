@@ -34,6 +34,7 @@ use std::sync::Arc;
 use palgraph::{CompiledGraph, GraphError, StateGraph, END, START};
 use palgraph_nodes::actions::{self, audit, compare, inquire, summarize};
 use palgraph_nodes::doc_resolver::doc_resolver;
+use palgraph_nodes::documents::Limits;
 use palgraph_nodes::format_response::format_response;
 use palgraph_nodes::intent_resolver::intent_resolver;
 use palgraph_nodes::llm::Llm;
@@ -136,7 +137,16 @@ pub const DESCRIPTION: &str =
 /// `llm` over the documents on the server's database; its chat adapter (the default chat
 /// graph); its document routes and, for the local user, the sample documents.
 pub fn register(builder: ServerBuilder, llm: Arc<dyn Llm>) -> ServerBuilder {
-    let docs = documents::Documents::default();
+    register_with_limits(builder, llm, Limits::default())
+}
+
+/// [`register`], with these limits on each user's documents (their size and count).
+pub fn register_with_limits(
+    builder: ServerBuilder,
+    llm: Arc<dyn Llm>,
+    limits: Limits,
+) -> ServerBuilder {
+    let docs = documents::Documents::with_limits(limits);
     builder
         .extension(docs.clone())
         .graph(NAME, move |ctx| {

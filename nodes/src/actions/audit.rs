@@ -9,11 +9,10 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 
 use super::{run, Inputs, Prepared};
-use crate::analysis::{analysis, Analysis};
 use crate::deps::PalAssistDeps;
 use crate::passages::{number, Passage};
 use crate::question::Question;
-use crate::retrieval;
+use crate::retrieval::{self, digest::Digest};
 use crate::state::{Action, AgentState, AgentStateUpdate};
 
 /// At most this many passages are given.
@@ -21,7 +20,8 @@ const MAX_PASSAGES: usize = 200;
 
 fn prepare(input: &Inputs<'_>) -> Prepared {
     let text = input.state.audit_text.as_deref().unwrap_or(input.question);
-    let analyses: Vec<Arc<Analysis>> = input.docs.iter().map(analysis).collect();
+    let analyses = input.docs;
+    let digests: Vec<Arc<Digest>> = analyses.iter().map(|a| Arc::clone(&a.digest)).collect();
     let mut passages: Vec<Passage> = analyses
         .iter()
         .flat_map(|a| a.passages.iter().cloned())
@@ -35,7 +35,7 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
                 topic: f.terms.clone(),
                 ..Question::default()
             };
-            retrieval::rank(&analyses, &q)
+            retrieval::rank(&digests, &q)
                 .first()
                 .map_or(0.0, |h| h.score)
         })

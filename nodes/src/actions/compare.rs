@@ -6,7 +6,6 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 
 use super::{run, Inputs, Prepared};
-use crate::analysis::analysis;
 use crate::deps::PalAssistDeps;
 use crate::passages::number;
 use crate::state::{Action, AgentState, AgentStateUpdate};
@@ -18,7 +17,7 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
     let docs = input.docs;
     let mut passages = Vec::new();
     for d in docs {
-        passages.extend(analysis(d).passages.iter().take(PER_DOC).cloned());
+        passages.extend(d.passages.iter().take(PER_DOC).cloned());
     }
     number(&mut passages);
     let retrieval_confidence = if docs.len() >= 2 { 1.0 } else { 0.0 };

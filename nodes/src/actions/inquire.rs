@@ -11,7 +11,7 @@ use std::sync::Arc;
 use palgraph::{NodeContext, NodeError};
 
 use super::{run, Inputs, Prepared};
-use crate::analysis::{analysis, Analysis};
+use crate::analysis::Analysis;
 use crate::deps::PalAssistDeps;
 use crate::passages::{number, Passage};
 use crate::question::Question;
@@ -90,7 +90,9 @@ fn through_label(analyses: &[Arc<Analysis>], q: &Question, hits: &mut Vec<retrie
 /// The best clauses of `analyses` for `q`, each once, scored by its best sentence.
 fn best_clauses(analyses: &[Arc<Analysis>], q: &Question, limit: usize) -> Vec<Passage> {
     let mut out: Vec<Passage> = Vec::new();
-    let mut hits = retrieval::rank(analyses, q);
+    let digests: Vec<Arc<retrieval::digest::Digest>> =
+        analyses.iter().map(|a| Arc::clone(&a.digest)).collect();
+    let mut hits = retrieval::rank(&digests, q);
     through_label(analyses, q, &mut hits);
     for hit in hits {
         let p = &analyses[hit.doc].passages[hit.clause];
@@ -111,9 +113,9 @@ fn best_clauses(analyses: &[Arc<Analysis>], q: &Question, limit: usize) -> Vec<P
 fn prepare(input: &Inputs<'_>) -> Prepared {
     if asks_for_library(input.question) {
         let mut passages: Vec<Passage> = input
-            .docs
+            .entries
             .iter()
-            .filter_map(|d| analysis(d).passages.first().cloned())
+            .filter_map(|d| d.digest.opening.clone())
             .map(|mut p| {
                 p.score = 1.0;
                 p
@@ -127,8 +129,8 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
         };
     }
     let q = input.asked();
-    let analyses: Vec<Arc<Analysis>> = input.docs.iter().map(analysis).collect();
-    let mut passages = best_clauses(&analyses, &q, PASSAGES);
+    let analyses = input.docs;
+    let mut passages = best_clauses(analyses, &q, PASSAGES);
     tracing::trace!(
         topic = ?q.topic,
         expects = ?q.expects,
@@ -156,20 +158,20 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
                     crate::question::VersionAsk::Named(_) | crate::question::VersionAsk::Year(_)
                 )
             });
-    for d in input.docs {
+    for d in input.entries {
         let e = input.versions.edition(&d.id);
         let next = e.and_then(|e| match (e.superseded_by, e.supersedes) {
             (Some(newer), _) => Some(newer),
             (None, Some(older)) if !chosen => Some(older),
             _ => None,
         });
-        let Some(other) = next.filter(|o| !input.docs.iter().any(|x| x.id == o.id)) else {
+        let Some(other) = next.filter(|o| !input.entries.iter().any(|x| x.id == o.id)) else {
             continue;
         };
-        let Some(doc) = input.library.iter().find(|x| x.id == other.id) else {
+        let Some(doc) = input.neighbours.iter().find(|x| x.doc.id == other.id) else {
             continue;
         };
-        passages.extend(best_clauses(&[analysis(doc)], &q, OTHER_VERSION));
+        passages.extend(best_clauses(&[Arc::clone(doc)], &q, OTHER_VERSION));
     }
     number(&mut passages);
     Prepared {
@@ -207,7 +209,7 @@ mod tests {
             "Vetting Standard",
             "## 3. Screening levels\n\n3.1 **Level 2 – Enhanced** (roles handling client money, payments or privileged IT access): all Level 1 checks, plus a credit check covering the previous 6 years.\n\n## 7. Rescreening\n\n7.1 Level 2 and Level 3 staff are rescreened every 3 years.",
         );
-        let a = vec![analysis(&d)];
+        let a = vec![crate::analysis::analysis(&d)];
         let q = crate::question::read(
             "How often do we rescreen people in payments and privileged IT roles?",
         );

@@ -28,6 +28,7 @@ pub mod compare;
 pub mod inquire;
 pub mod summarize;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -35,13 +36,15 @@ use palgraph::{Message, NodeContext, NodeError, RetryPolicy};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::analysis::Analysis;
 use crate::confidence::{self, Confidence};
 use crate::conversation::{recent_lines, request_text};
 use crate::deps::{user_id, PalAssistDeps};
-use crate::documents::Document;
+use crate::library::Entry;
 use crate::llm::{AnswerChunk, AnswerRequest, Llm, LlmError, Usage};
 use crate::passages::{cited, strip_unknown_markers, Passage};
 use crate::state::{Action, AgentState, AgentStateUpdate};
+use crate::text::asks_for_library;
 use crate::versions::{self, Versions};
 
 pub use audit::audit;
@@ -68,11 +71,14 @@ pub const CANCELLED: &str = "cancelled";
 
 /// What an action chooses its passages from.
 pub(crate) struct Inputs<'a> {
-    /// The resolved documents, in order.
-    pub(crate) docs: &'a [Document],
-    /// Every document of the user's library (other versions of the resolved ones are
-    /// among them).
-    pub(crate) library: &'a [Document],
+    /// The resolved documents, in order, as the library lists them.
+    pub(crate) entries: &'a [&'a Entry],
+    /// Their analyses, in order (none for a question about the library itself, which
+    /// quotes each document's opening only, from its digest).
+    pub(crate) docs: &'a [Arc<Analysis>],
+    /// For a question, the analyses of the versions next to the resolved documents (the one
+    /// each replaced and the one that replaced it) that are not resolved themselves.
+    pub(crate) neighbours: &'a [Arc<Analysis>],
     /// The turn's state.
     pub(crate) state: &'a AgentState,
     /// The request, mentions removed.
@@ -85,7 +91,7 @@ impl Inputs<'_> {
     /// The question the request asks of its documents (see
     /// [`crate::question::for_documents`]), with the user's message before it as context.
     pub(crate) fn asked(&self) -> crate::question::Question {
-        let docs: Vec<crate::state::DocRef> = self.docs.iter().map(Document::doc_ref).collect();
+        let docs: Vec<crate::state::DocRef> = self.entries.iter().map(|e| e.doc_ref()).collect();
         let previous = recent_lines(self.state, HISTORY)
             .into_iter()
             .rev()
@@ -199,21 +205,43 @@ pub(crate) async fn run(
     let owner = user_id(ctx)?;
     let mut added = Vec::new();
     let library = deps.documents(ctx, &owner).await?;
-    let mut docs = Vec::new();
+    let mut entries: Vec<&Entry> = Vec::new();
     for id in &state.resolved_doc_ids {
         match library.iter().find(|d| &d.id == id) {
-            Some(d) => docs.push(d.clone()),
+            Some(d) => entries.push(d),
             None => added
                 .push("A document of this request no longer exists, so I left it out.".to_string()),
         }
     }
-    let labels: Vec<String> = docs.iter().map(|d| d.title.clone()).collect();
+    let labels: Vec<String> = entries.iter().map(|d| d.title.clone()).collect();
     let question = request_text(state, &labels);
-    let documents: Vec<_> = docs.iter().map(Document::doc_ref).collect();
+    let documents: Vec<_> = entries.iter().map(|d| d.doc_ref()).collect();
     let all_versions = versions::versions_of(&library);
+    // The documents the answer quotes are read whole; a question about the library itself
+    // quotes each document's opening, which its digest keeps.
+    let about_library = action == Action::Inquire && asks_for_library(&question);
+    let docs = if about_library {
+        Vec::new()
+    } else {
+        deps.analyses(&owner, &entries).await?
+    };
+    let neighbours = if action == Action::Inquire && !about_library {
+        let next: Vec<&Entry> = entries
+            .iter()
+            .filter_map(|d| all_versions.edition(&d.id))
+            .flat_map(|e| [e.superseded_by, e.supersedes])
+            .flatten()
+            .filter(|o| !entries.iter().any(|d| d.id == o.id))
+            .filter_map(|o| library.iter().find(|d| d.id == o.id))
+            .collect();
+        deps.analyses(&owner, &next).await?
+    } else {
+        Vec::new()
+    };
     let prepared = prepare(&Inputs {
+        entries: &entries,
         docs: &docs,
-        library: &library,
+        neighbours: &neighbours,
         state,
         question: &question,
         versions: &all_versions,

@@ -5,8 +5,11 @@
 //! none answers well, the one nearest to answering is taken, for the answer to show what
 //! comes nearest and say that nothing answers in those words.
 
-use crate::documents::Document;
+use std::sync::Arc;
+
+use crate::library::Entry;
 use crate::question::{Question, VersionAsk};
+use crate::retrieval::digest::Digest;
 use crate::retrieval::rank_answers;
 use crate::state::DocRef;
 use crate::text::terms;
@@ -42,10 +45,15 @@ pub(super) enum Retrieved {
 }
 
 /// The documents of `docs` in force (a superseded version answers only when asked for).
-fn in_force<'a>(docs: &'a [Document], versions: &Versions) -> Vec<&'a Document> {
+fn in_force<'a>(docs: &'a [Entry], versions: &Versions) -> Vec<&'a Entry> {
     docs.iter()
         .filter(|d| !versions.is_superseded(&d.id))
         .collect()
+}
+
+/// The digests of `docs`, in order.
+fn digests(docs: &[&Entry]) -> Vec<Arc<Digest>> {
+    docs.iter().map(|d| Arc::clone(&d.digest)).collect()
 }
 
 /// A document in force, or the version of its family the request asks for: the one before
@@ -67,13 +75,13 @@ fn as_asked(d: DocRef, versions: &Versions, asks: &[VersionAsk]) -> DocRef {
 
 /// The documents of `docs` that answer `q` (see the module docs).
 pub(super) fn retrieve(
-    docs: &[Document],
+    docs: &[Entry],
     versions: &Versions,
     q: &Question,
     asks: &[VersionAsk],
 ) -> Retrieved {
     let current = in_force(docs, versions);
-    let answers = rank_answers(&current, q);
+    let answers = rank_answers(&digests(&current), q);
     let ranked: Vec<(usize, f64)> = answers.iter().map(|a| (a.doc, a.score)).collect();
     let Some(&(_, best)) = ranked.first() else {
         return Retrieved::Nothing;
@@ -139,12 +147,13 @@ pub(super) fn retrieve(
 /// one it is about. A long practice shares too few of its words with any one sentence of a
 /// document to be found whole.
 pub(super) fn by_facts(
-    docs: &[Document],
+    docs: &[Entry],
     versions: &Versions,
     text: &str,
     asks: &[VersionAsk],
 ) -> Retrieved {
     let current = in_force(docs, versions);
+    let ranked = digests(&current);
     // Per family: its document in force, the sum of its best scores, the facts it answers.
     let mut totals: Vec<(usize, f64, usize)> = Vec::new();
     for sentence in text.split(['.', '?', '!', ';', '\n']) {
@@ -152,7 +161,7 @@ pub(super) fn by_facts(
             continue;
         }
         let q = crate::question::read(sentence);
-        for a in rank_answers(&current, &q) {
+        for a in rank_answers(&ranked, &q) {
             if a.score < NEAREST_MIN {
                 continue;
             }

@@ -54,28 +54,28 @@ pub(crate) fn acronyms(text: &str) -> Vec<(String, Vec<String>)> {
                 .chars()
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
         if is_acronym {
-            // The capitalised words before the bracket whose initials spell it.
+            // The capitalised words before the bracket whose initials spell it, read back
+            // from the bracket (only as far as they go: a long text has many brackets).
             let before = &text[..offset + open];
-            let words: Vec<&str> = before
-                .split(|c: char| c.is_whitespace() || c == '-')
-                .filter(|w| !w.is_empty())
-                .collect();
+            let words = before
+                .rsplit(|c: char| c.is_whitespace() || c == '-')
+                .filter(|w| !w.is_empty());
             let mut initials = Vec::new();
             let mut taken = Vec::new();
-            for w in words.iter().rev() {
+            for w in words {
                 if initials.len() == letters.len() {
                     break;
                 }
                 let first = w.chars().next().unwrap_or(' ');
-                if matches!(*w, "of" | "and" | "for" | "the" | "&") {
-                    taken.push(*w);
+                if matches!(w, "of" | "and" | "for" | "the" | "&") {
+                    taken.push(w);
                     continue;
                 }
                 if !first.is_uppercase() {
                     break;
                 }
                 initials.push(first);
-                taken.push(*w);
+                taken.push(w);
             }
             initials.reverse();
             if initials == letters {

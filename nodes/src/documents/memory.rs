@@ -8,8 +8,8 @@ use super::sets::{
     name_taken, not_yours, set_document_ids, set_name, too_many_documents, too_many_sets,
 };
 use super::{
-    new_document, now_ms, Document, DocumentError, DocumentSet, DocumentSetStore, DocumentStore,
-    Library, LibraryChanges, Removal, MAX_SETS, MAX_SET_DOCUMENTS,
+    new_document, now_ms, too_many, Document, DocumentError, DocumentSet, DocumentSetStore,
+    DocumentStore, LibraryChanges, Limits, Listed, Removal, MAX_SETS, MAX_SET_DOCUMENTS,
 };
 use crate::state::DocRef;
 
@@ -77,6 +77,7 @@ pub struct MemoryDocumentStore {
     /// Moved by every write: a library read from this store is kept between turns until
     /// its owner's documents change.
     changes: LibraryChanges,
+    limits: Limits,
 }
 
 impl Default for MemoryDocumentStore {
@@ -84,6 +85,7 @@ impl Default for MemoryDocumentStore {
         MemoryDocumentStore {
             inner: Mutex::default(),
             changes: LibraryChanges::live(),
+            limits: Limits::default(),
         }
     }
 }
@@ -92,6 +94,13 @@ impl MemoryDocumentStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The store with these limits on what one user may store.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
@@ -107,8 +116,14 @@ impl DocumentStore for MemoryDocumentStore {
         title: &str,
         content: &str,
     ) -> Result<Document, DocumentError> {
-        let doc = new_document(owner, title, content)?;
-        self.inner().docs.push(doc.clone());
+        let doc = new_document(owner, title, content, self.limits)?;
+        crate::library::prepare(&doc).await?;
+        let mut inner = self.inner();
+        if inner.docs.iter().filter(|d| d.owner == doc.owner).count() >= self.limits.max_documents {
+            return Err(too_many(self.limits.max_documents));
+        }
+        inner.docs.push(doc.clone());
+        drop(inner);
         self.changes.changed(owner);
         Ok(doc)
     }
@@ -133,16 +148,24 @@ impl DocumentStore for MemoryDocumentStore {
             .collect())
     }
 
-    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
-        let docs = self.list(owner).await?;
-        let bytes: usize = docs.iter().map(|d| d.title.len() + d.content.len()).sum();
-        if bytes <= max_bytes {
-            Ok(Library::Documents(docs))
-        } else {
-            Ok(Library::Titles(
-                docs.iter().map(Document::doc_ref).collect(),
-            ))
-        }
+    async fn catalog(&self, owner: &str) -> Result<Vec<Listed>, DocumentError> {
+        Ok(self
+            .inner()
+            .docs
+            .iter()
+            .filter(|d| d.owner == owner)
+            .map(Listed::of)
+            .collect())
+    }
+
+    async fn contents(&self, owner: &str, ids: &[&str]) -> Result<Vec<Document>, DocumentError> {
+        Ok(self
+            .inner()
+            .docs
+            .iter()
+            .filter(|d| d.owner == owner && ids.contains(&d.id.as_str()))
+            .cloned()
+            .collect())
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {
@@ -173,6 +196,10 @@ impl DocumentStore for MemoryDocumentStore {
 
     fn library_changes(&self) -> Option<&LibraryChanges> {
         Some(&self.changes)
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
     }
 }
 

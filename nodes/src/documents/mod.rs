@@ -79,8 +79,30 @@ pub const MIGRATIONS: Migrator = Migrator {
 
 /// The longest title accepted, in characters.
 pub const MAX_TITLE_CHARS: usize = 300;
-/// The largest content accepted, in bytes.
+/// The largest content accepted by default, in bytes ([`Limits::max_bytes`]).
 pub const MAX_CONTENT_BYTES: usize = 8 * 1024 * 1024;
+/// The most documents one user may keep by default ([`Limits::max_documents`]).
+pub const MAX_DOCUMENTS: usize = 1000;
+
+/// How much one user may store: each document's text at most `max_bytes` bytes, at most
+/// `max_documents` documents. A store refuses a document past either and stores nothing
+/// ([`DocumentError::TooLarge`], [`DocumentError::TooMany`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest text of one document, in bytes (UTF-8).
+    pub max_bytes: usize,
+    /// The most documents one user may keep.
+    pub max_documents: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: MAX_CONTENT_BYTES,
+            max_documents: MAX_DOCUMENTS,
+        }
+    }
+}
 
 /// A stored document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -119,13 +141,29 @@ impl Document {
     }
 }
 
-/// The owner's library as [`DocumentStore::library`] read it.
+/// A document as the list of a library gives it: without its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Library {
-    /// Every document, oldest first: the library was within the size asked for.
-    Documents(Vec<Document>),
-    /// Every document's id and title, oldest first: the library was larger.
-    Titles(Vec<DocRef>),
+pub struct Listed {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Its text's size in bytes (UTF-8).
+    pub size: usize,
+}
+
+impl Listed {
+    /// A document's listing.
+    pub fn of(d: &Document) -> Listed {
+        Listed {
+            id: d.id.clone(),
+            title: d.title.clone(),
+            created_at_ms: d.created_at_ms,
+            size: d.content.len(),
+        }
+    }
 }
 
 /// Why a document operation failed.
@@ -139,19 +177,33 @@ pub enum DocumentError {
     /// The owner already has a set of that name; nothing was stored.
     #[error("{0}")]
     Conflict(String),
+    /// The text is larger than the store accepts ([`Limits::max_bytes`]); nothing was
+    /// stored.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The owner has as many documents as the store accepts ([`Limits::max_documents`]);
+    /// nothing was stored.
+    #[error("{0}")]
+    TooMany(String),
     /// The database failed.
     #[error("document storage failed: {0}")]
     Storage(#[from] sqlx::Error),
+    /// A document could not be analysed (its analysis stopped before it finished).
+    #[error("document analysis failed: {0}")]
+    Analysis(String),
 }
 
 /// Where a user's documents (and document sets) live. Every call is scoped by `owner`.
 #[async_trait]
 pub trait DocumentStore: DocumentSetStore + Send + Sync {
-    /// Stores a new document for `owner`.
+    /// Stores a new document for `owner`, analysed as it is stored: the turns that read it
+    /// later find its analysis kept (see `crate::analysis`).
     ///
     /// # Errors
-    /// [`DocumentError::Invalid`] for an empty owner or title, an empty or too large content,
-    /// a title over [`MAX_TITLE_CHARS`]; a storage error.
+    /// [`DocumentError::Invalid`] for an empty owner or title, an empty content, a title over
+    /// [`MAX_TITLE_CHARS`]; [`DocumentError::TooLarge`] for a text over the store's
+    /// [`Limits::max_bytes`]; [`DocumentError::TooMany`] when the owner already has
+    /// [`Limits::max_documents`]; a storage error.
     async fn create(
         &self,
         owner: &str,
@@ -171,20 +223,32 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     /// A storage error.
     async fn titles(&self, owner: &str) -> Result<Vec<DocRef>, DocumentError>;
 
-    /// The owner's documents, oldest first, in one read: whole when their titles and
-    /// contents come to at most `max_bytes` bytes (UTF-8), else as id and title only. A run
-    /// that needs the titles now and may need the documents later reads the library once
-    /// this way.
+    /// The owner's documents without their texts, oldest first: what a chat turn reads of
+    /// its user's library (the analyses of the texts are kept apart, by id).
     ///
-    /// The default answers with [`DocumentStore::titles`]; the stores here read both at once
-    /// (the SQL stores read only the texts PalAssist's analysis memo does not keep: a
-    /// document's text never changes).
+    /// The default reads the documents whole ([`DocumentStore::list`]); the SQL stores read
+    /// the sizes without the texts.
     ///
     /// # Errors
     /// A storage error.
-    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
-        let _ = max_bytes;
-        Ok(Library::Titles(self.titles(owner).await?))
+    async fn catalog(&self, owner: &str) -> Result<Vec<Listed>, DocumentError> {
+        Ok(self.list(owner).await?.iter().map(Listed::of).collect())
+    }
+
+    /// The owner's documents of `ids` that exist, in any order (someone else's are not
+    /// found).
+    ///
+    /// The default reads them one by one ([`DocumentStore::get`]); the SQL stores read
+    /// them with one statement per few hundred.
+    ///
+    /// # Errors
+    /// A storage error.
+    async fn contents(&self, owner: &str, ids: &[&str]) -> Result<Vec<Document>, DocumentError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(self.get(owner, id).await?);
+        }
+        Ok(out)
     }
 
     /// One of the owner's documents; `None` when it does not exist or is someone else's.
@@ -206,6 +270,18 @@ pub trait DocumentStore: DocumentSetStore + Send + Sync {
     fn library_changes(&self) -> Option<&LibraryChanges> {
         None
     }
+
+    /// What one user may store here.
+    fn limits(&self) -> Limits {
+        Limits::default()
+    }
+}
+
+/// The refusal of one more document for an owner who has `max` already.
+pub(crate) fn too_many(max: usize) -> DocumentError {
+    DocumentError::TooMany(format!(
+        "you have {max} documents, the most one user may keep: delete one to add another"
+    ))
 }
 
 /// Checks a new document and gives it an id and a creation time.
@@ -213,6 +289,7 @@ pub(crate) fn new_document(
     owner: &str,
     title: &str,
     content: &str,
+    limits: Limits,
 ) -> Result<Document, DocumentError> {
     let owner = owner.trim();
     let title = title.trim();
@@ -230,10 +307,11 @@ pub(crate) fn new_document(
     if content.trim().is_empty() {
         return Err(DocumentError::Invalid("the content is empty".into()));
     }
-    if content.len() > MAX_CONTENT_BYTES {
-        return Err(DocumentError::Invalid(format!(
-            "the content is larger than {} MiB",
-            MAX_CONTENT_BYTES / (1024 * 1024)
+    if content.len() > limits.max_bytes {
+        return Err(DocumentError::TooLarge(format!(
+            "the document's text is {} bytes, more than the {} bytes a document may hold",
+            content.len(),
+            limits.max_bytes
         )));
     }
     Ok(Document {
@@ -259,23 +337,23 @@ mod tests {
     #[test]
     fn new_document_refuses_empty_and_oversized_input() {
         assert!(matches!(
-            new_document("", "t", "c"),
+            new_document("", "t", "c", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
         assert!(matches!(
-            new_document("u", "  ", "c"),
+            new_document("u", "  ", "c", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
         assert!(matches!(
-            new_document("u", "t", " \n"),
+            new_document("u", "t", " \n", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
         let long = "x".repeat(MAX_TITLE_CHARS + 1);
         assert!(matches!(
-            new_document("u", &long, "c"),
+            new_document("u", &long, "c", Limits::default()),
             Err(DocumentError::Invalid(_))
         ));
-        let doc = new_document("u", "  Title ", "body").unwrap();
+        let doc = new_document("u", "  Title ", "body", Limits::default()).unwrap();
         assert_eq!(doc.title, "Title");
         assert!(doc.created_at_ms > 0);
     }

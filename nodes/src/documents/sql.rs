@@ -15,8 +15,9 @@ use sqlx::{
 
 use super::changes::Feed;
 use super::sets::is_id;
-use super::{new_document, Document, DocumentError, DocumentStore, Library, LibraryChanges};
-use crate::analysis::kept_text;
+use super::{
+    new_document, too_many, Document, DocumentError, DocumentStore, LibraryChanges, Limits, Listed,
+};
 use crate::state::DocRef;
 
 /// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`]
@@ -30,6 +31,7 @@ pub struct SqlDocumentStore<DB: Database> {
     /// What tells whether a library read before changed since (see
     /// [`SqlDocumentStore::with_change_feed`]); `None`: every turn reads its library.
     feed: Option<std::sync::Arc<Feed>>,
+    limits: Limits,
 }
 
 /// Connections of [`SqlDocumentStore::hot`].
@@ -48,7 +50,15 @@ impl<DB: Database> SqlDocumentStore<DB> {
             hot: std::sync::Arc::new(Reused::new(pool.clone(), HOT_CONNECTIONS)),
             pool,
             feed: None,
+            limits: Limits::default(),
         }
+    }
+
+    /// The store with these limits on what one user may store.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Moves the owner's stamp after a write that committed (the feed hears of it too, later).
@@ -104,6 +114,7 @@ impl<DB: Database> Clone for SqlDocumentStore<DB> {
             pool: self.pool.clone(),
             hot: self.hot.clone(),
             feed: self.feed.clone(),
+            limits: self.limits,
         }
     }
 }
@@ -116,7 +127,7 @@ impl<DB: Database> fmt::Debug for SqlDocumentStore<DB> {
     }
 }
 
-/// The most texts one statement of [`DocumentStore::library`] reads.
+/// The most texts one statement of [`DocumentStore::contents`] reads.
 const TEXTS_PER_STATEMENT: usize = 500;
 
 const COLUMNS: &str = "SELECT id, owner, title, content, created_at_ms FROM documents";
@@ -176,9 +187,19 @@ where
         title: &str,
         content: &str,
     ) -> Result<Document, DocumentError> {
-        let doc = new_document(owner, title, content)?;
+        let doc = new_document(owner, title, content, self.limits)?;
+        crate::library::prepare(&doc).await?;
+        // Stored only while the owner has fewer documents than the limit: one statement
+        // (SQLite runs it under its write lock), on Postgres under a lock on the owner, so
+        // that two uploads at once cannot both take the last place.
+        let mut tx = self.pool.begin().await?;
+        if DB::NAME == "PostgreSQL" {
+            let mut q = QueryBuilder::<DB>::new("SELECT pg_advisory_xact_lock(hashtextextended(");
+            q.push_bind(doc.owner.as_str()).push(", 0))");
+            q.build().execute(&mut *tx).await?;
+        }
         let mut q = QueryBuilder::<DB>::new(
-            "INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES (",
+            "INSERT INTO documents (id, owner, title, content, created_at_ms) SELECT ",
         );
         let mut values = q.separated(", ");
         values
@@ -187,8 +208,17 @@ where
             .push_bind(doc.title.as_str())
             .push_bind(doc.content.as_str())
             .push_bind(doc.created_at_ms);
-        q.push(")");
-        q.build().execute(&self.pool).await?;
+        let max = i64::try_from(self.limits.max_documents).unwrap_or(i64::MAX);
+        q.push(" WHERE (SELECT count(*) FROM documents WHERE owner = ")
+            .push_bind(doc.owner.as_str())
+            .push(") < ")
+            .push_bind(max)
+            .push(" RETURNING id");
+        let stored: Option<(String,)> = q.build_query_as().fetch_optional(&mut *tx).await?;
+        if stored.is_none() {
+            return Err(too_many(self.limits.max_documents));
+        }
+        tx.commit().await?;
         self.changed(owner);
         Ok(doc)
     }
@@ -207,79 +237,47 @@ where
         Ok(q.build_query_as::<DocRef>().fetch_all(&self.pool).await?)
     }
 
-    async fn library(&self, owner: &str, max_bytes: usize) -> Result<Library, DocumentError> {
-        // The ids, titles and sizes: Postgres's `octet_length` reads a stored text's size
-        // without decompressing it. The texts come from PalAssist's analysis memo, which keeps
-        // them by id (a document's text never changes), and the others from a second
-        // statement, only when the whole library is within `max_bytes`.
+    async fn catalog(&self, owner: &str) -> Result<Vec<Listed>, DocumentError> {
+        // Postgres's `octet_length` reads a stored text's size without decompressing it.
         let size = if DB::NAME == "SQLite" {
             "length(CAST(content AS BLOB))"
         } else {
             "octet_length(content)::bigint"
         };
         let mut q = QueryBuilder::<DB>::new(format!(
-            "SELECT id, owner, title, created_at_ms, {size} FROM documents WHERE owner = "
+            "SELECT id, title, created_at_ms, {size} FROM documents WHERE owner = "
         ));
         q.push_bind(owner).push(" ORDER BY created_at_ms, id");
         let mut conn = self.hot.take().await?;
-        let rows: Vec<(String, String, String, i64, i64)> =
+        let rows: Vec<(String, String, i64, i64)> =
             q.build_query_as().fetch_all(&mut *conn).await?;
-        let len = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
-        let total = rows
-            .iter()
-            .map(|r| r.2.len().saturating_add(len(r.4)))
-            .fold(0usize, usize::saturating_add);
-        if total > max_bytes {
-            conn.keep();
-            let titles = rows
-                .into_iter()
-                .map(|(id, _, title, _, _)| DocRef { id, title })
-                .collect();
-            return Ok(Library::Titles(titles));
-        }
-        let mut texts: Vec<Option<String>> = rows
-            .iter()
-            .map(|r| kept_text(&r.0, &r.2, len(r.4)))
-            .collect();
-        let missing: Vec<&str> = rows
-            .iter()
-            .zip(&texts)
-            .filter(|(_, t)| t.is_none())
-            .map(|(r, _)| r.0.as_str())
-            .collect();
-        let mut read = std::collections::HashMap::new();
-        for ids in missing.chunks(TEXTS_PER_STATEMENT) {
-            let mut q = QueryBuilder::<DB>::new("SELECT id, content FROM documents WHERE owner = ");
-            q.push_bind(owner).push(" AND id IN (");
+        conn.keep();
+        Ok(rows
+            .into_iter()
+            .map(|(id, title, created_at_ms, size)| Listed {
+                id,
+                title,
+                created_at_ms,
+                size: usize::try_from(size).unwrap_or(usize::MAX),
+            })
+            .collect())
+    }
+
+    async fn contents(&self, owner: &str, ids: &[&str]) -> Result<Vec<Document>, DocumentError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for ids in ids.chunks(TEXTS_PER_STATEMENT) {
+            let mut q = QueryBuilder::<DB>::new(COLUMNS);
+            q.push(" WHERE owner = ")
+                .push_bind(owner)
+                .push(" AND id IN (");
             let mut list = q.separated(", ");
             for id in ids {
                 list.push_bind(*id);
             }
             q.push(")");
-            let found: Vec<(String, String)> = q.build_query_as().fetch_all(&mut *conn).await?;
-            read.extend(found);
+            out.extend(q.build_query_as::<Document>().fetch_all(&self.pool).await?);
         }
-        conn.keep();
-        for (r, t) in rows.iter().zip(texts.iter_mut()) {
-            if t.is_none() {
-                *t = read.remove(&r.0);
-            }
-        }
-        // A document deleted between the two statements is left out, as if deleted before.
-        let docs = rows
-            .into_iter()
-            .zip(texts)
-            .filter_map(|((id, owner, title, created_at_ms, _), content)| {
-                Some(Document {
-                    id,
-                    owner,
-                    title,
-                    content: content?,
-                    created_at_ms,
-                })
-            })
-            .collect();
-        Ok(Library::Documents(docs))
+        Ok(out)
     }
 
     async fn get(&self, owner: &str, id: &str) -> Result<Option<Document>, DocumentError> {
@@ -323,5 +321,9 @@ where
 
     fn library_changes(&self) -> Option<&LibraryChanges> {
         self.feed.as_ref()?.changes()
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
     }
 }

@@ -11,13 +11,12 @@
 //! Scoring sentences, not whole sections, finds the one sentence of a long section that
 //! answers (the definitions and the purpose beside it share words with the request too).
 
-mod index;
+pub(crate) mod digest;
 
 use std::sync::Arc;
 
-use crate::analysis::{analyses, Analysis};
-use crate::documents::Document;
 use crate::question::Question;
+use digest::Digest;
 
 /// What a term found elsewhere in the clause, or in its heading, counts for.
 const CONTEXT: f64 = 0.6;
@@ -51,10 +50,31 @@ const RARE_SHARE: usize = 50;
 /// sentences).
 const MAX_SCRATCH: usize = 2 << 20;
 
+/// The documents ranked together, as one library: its sentences, and how many hold a term.
+struct Library<'a> {
+    digests: &'a [Arc<Digest>],
+    /// How many sentences the documents have.
+    units: usize,
+}
+
+impl<'a> Library<'a> {
+    fn of(digests: &'a [Arc<Digest>]) -> Self {
+        Library {
+            digests,
+            units: digests.iter().map(|d| d.sentences()).sum(),
+        }
+    }
+
+    /// How many sentences of the documents hold `term`.
+    fn df(&self, term: &str) -> usize {
+        self.digests.iter().map(|d| d.df(term)).sum()
+    }
+}
+
 /// A sentence that matches a request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Hit {
-    /// The document (an index into the analyses ranked).
+    /// The document (an index into the digests ranked).
     pub(crate) doc: usize,
     /// The sentence (an index into its model's sentences).
     pub(crate) sentence: usize,
@@ -64,9 +84,10 @@ pub(crate) struct Hit {
     pub(crate) score: f64,
 }
 
-/// The sentences of `analyses` that match `question`, best first (only those scoring
-/// above 0).
-pub(crate) fn rank(analyses: &[Arc<Analysis>], question: &Question) -> Vec<Hit> {
+/// The sentences of the documents of `digests` that match `question`, best first (only
+/// those scoring above 0). Only the documents' digests are read: each term's sentences
+/// and clauses in each document, and what is kept of the sentences that hold one.
+pub(crate) fn rank(digests: &[Arc<Digest>], question: &Question) -> Vec<Hit> {
     let query: Vec<&String> = {
         let mut seen = std::collections::HashSet::new();
         question
@@ -87,7 +108,7 @@ pub(crate) fn rank(analyses: &[Arc<Analysis>], question: &Question) -> Vec<Hit> 
             CONTEXT_TERM
         }
     };
-    let index = index::index(analyses);
+    let index = Library::of(digests);
     let n = index.units.max(1) as f64;
     // A term no sentence has ("Manchester") cannot tell sentences apart: it weighs like
     // the commonest term, not the rarest.
@@ -109,15 +130,20 @@ pub(crate) fn rank(analyses: &[Arc<Analysis>], question: &Question) -> Vec<Hit> 
     // read from the index: a sentence that holds none cannot answer and is never looked at.
     let query: Vec<&String> = query.into_iter().take(64).collect();
     let weights: Vec<f64> = query.iter().map(|t| weight(t)).collect();
-    let start: Vec<usize> = analyses
+    let start: Vec<usize> = digests
         .iter()
         .scan(0, |at, a| {
             let here = *at;
-            *at += a.sentence_terms.len();
+            *at += a.sentences();
             Some(here)
         })
         .collect();
-    let title_bits: Vec<u64> = analyses
+    // Each query term's number in each document.
+    let ids: Vec<Vec<Option<u32>>> = digests
+        .iter()
+        .map(|d| query.iter().map(|t| d.id(t)).collect())
+        .collect();
+    let title_bits: Vec<u64> = digests
         .iter()
         .map(|a| {
             query
@@ -152,8 +178,8 @@ pub(crate) fn rank(analyses: &[Arc<Analysis>], question: &Question) -> Vec<Hit> 
     };
     let mut scan = Scan {
         follow_up,
-        analyses,
-        index: &index,
+        digests,
+        ids: &ids,
         query: &query,
         weights: &weights,
         total,
@@ -198,8 +224,9 @@ pub(crate) fn rank(analyses: &[Arc<Analysis>], question: &Question) -> Vec<Hit> 
 
 /// One ranking's reading of the index (see [`rank`]).
 struct Scan<'a> {
-    analyses: &'a [Arc<Analysis>],
-    index: &'a index::Index,
+    digests: &'a [Arc<Digest>],
+    /// Each query term's number in each document.
+    ids: &'a [Vec<Option<u32>>],
     query: &'a [&'a String],
     weights: &'a [f64],
     total: f64,
@@ -247,27 +274,32 @@ impl Scan<'_> {
     /// `others_unread`, the other terms of the query are looked up in each sentence; else
     /// they were read before (a sentence holding one was read then).
     fn read(&mut self, terms: u64, others_unread: bool) {
-        let (analyses, index, query) = (self.analyses, self.index, self.query);
+        let (digests, query) = (self.digests, self.query);
         let mut touched: Vec<usize> = Vec::new();
-        for (i, t) in query.iter().enumerate() {
+        for i in 0..query.len() {
             let bit = 1u64 << i;
             if terms & bit == 0 {
                 continue;
             }
-            for &(d, k) in index.sentences.get(t.as_str()).into_iter().flatten() {
-                let at = self.start[d as usize] + k as usize;
-                if self.own_bits[at] | self.clause_bits[at] == 0 {
-                    touched.push(at);
-                }
-                self.own_bits[at] |= bit;
-            }
-            for &(d, c) in index.clauses.get(t.as_str()).into_iter().flatten() {
-                for &k in &analyses[d as usize].clause_sentences[c as usize] {
-                    let at = self.start[d as usize] + k;
+            for (d, dg) in digests.iter().enumerate() {
+                let Some(id) = self.ids[d][i] else {
+                    continue;
+                };
+                for &k in dg.sentences_with(id) {
+                    let at = self.start[d] + k as usize;
                     if self.own_bits[at] | self.clause_bits[at] == 0 {
                         touched.push(at);
                     }
-                    self.clause_bits[at] |= bit;
+                    self.own_bits[at] |= bit;
+                }
+                for &c in dg.clauses_with(id) {
+                    for k in dg.clause_sentences(c as usize) {
+                        let at = self.start[d] + k;
+                        if self.own_bits[at] | self.clause_bits[at] == 0 {
+                            touched.push(at);
+                        }
+                        self.clause_bits[at] |= bit;
+                    }
                 }
             }
         }
@@ -285,18 +317,18 @@ impl Scan<'_> {
             {
                 continue;
             }
-            let a = &analyses[d];
-            let s = &a.model.sentences[k];
+            let dg = &digests[d];
             // The terms not read from the index, looked up in the sentence itself.
             if others_unread {
-                for (i, t) in query.iter().enumerate() {
+                for i in 0..query.len() {
                     let bit = 1u64 << i;
                     if terms & bit != 0 {
                         continue;
                     }
-                    if a.sentence_terms[k].contains(t.as_str()) {
+                    let id = self.ids[d][i];
+                    if dg.sentence_has(k, id) {
                         own |= bit;
-                    } else if a.clause_terms[s.clause].contains(t.as_str()) {
+                    } else if dg.clause_has(dg.clause_of(k), id) {
                         clause |= bit;
                     }
                 }
@@ -307,8 +339,8 @@ impl Scan<'_> {
             // amount.)
             let distinct = (own | clause).count_ones() as usize;
             if distinct < self.needed {
-                let kind =
-                    !self.question.expects.is_empty() && self.question.answered_by(&s.reading);
+                let kind = !self.question.expects.is_empty()
+                    && self.question.answered_by_kinds(dg.kinds(k));
                 if !(distinct == 1 && kind) {
                     continue;
                 }
@@ -326,7 +358,7 @@ impl Scan<'_> {
             self.hits.push(Hit {
                 doc: d,
                 sentence: k,
-                clause: analyses[d].model.sentences[k].clause,
+                clause: digests[d].clause_of(k),
                 score,
             });
         }
@@ -335,14 +367,15 @@ impl Scan<'_> {
     /// Sentence `k` of document `d`'s score, with the query's terms it holds (`own`) and
     /// its clause holds (`clause`).
     fn score(&self, d: usize, k: usize, own: u64, clause: u64) -> f64 {
-        let a = &self.analyses[d];
-        let s = &a.model.sentences[k];
+        let a = &self.digests[d];
+        let ids = &self.ids[d];
+        let seq = a.terms_of(k);
         let mut covered = 0.0;
-        for (i, t) in self.query.iter().enumerate() {
+        for (i, &id) in ids.iter().enumerate().take(self.query.len()) {
             let bit = 1u64 << i;
             // A sentence is about its first words (its subject) more than the rest.
             let share = if own & bit != 0 {
-                if s.terms.iter().take(LEAD).any(|x| x == *t) {
+                if seq.iter().take(LEAD).any(|&x| Some(x) == id) {
                     1.0
                 } else {
                     LATER
@@ -360,15 +393,15 @@ impl Scan<'_> {
         if self.follow_up != 0 && own & self.follow_up == 0 {
             score *= FOLLOW_UP_ELSEWHERE;
         }
-        if !self.question.answered_by(&s.reading) {
+        if !self.question.answered_by_kinds(a.kinds(k)) {
             score *= NO_VALUE;
         }
-        if a.framing.get(k).copied().unwrap_or(false) {
+        if a.framing(k) {
             score *= FRAMING;
         }
-        score *= phrase_factor(&s.terms, self.query);
+        score *= phrase_factor(seq, ids);
         // Among several documents, an aid's answer counts for less than a policy's.
-        if self.analyses.len() > 1 {
+        if self.digests.len() > 1 {
             score *= a.authority;
         }
         score
@@ -386,23 +419,25 @@ pub(crate) fn describes_the_document(sentence: &str) -> bool {
     ) && !sentence.to_lowercase().contains(" must ")
 }
 
-/// 1 when the sentence keeps every pair of neighbouring query terms together, down to
-/// `1 - PHRASE_WEIGHT` when it keeps none.
-fn phrase_factor(seq: &[String], query: &[&String]) -> f64 {
-    let pairs: Vec<(&String, &String)> = query.windows(2).map(|w| (w[0], w[1])).collect();
+/// 1 when the sentence (its terms' numbers, in order) keeps every pair of neighbouring
+/// query terms (their numbers in its document, `None` for a term it does not have)
+/// together, down to `1 - PHRASE_WEIGHT` when it keeps none.
+fn phrase_factor(seq: &[u32], query: &[Option<u32>]) -> f64 {
+    let pairs: Vec<(Option<u32>, Option<u32>)> = query.windows(2).map(|w| (w[0], w[1])).collect();
     if pairs.is_empty() {
         return 1.0;
     }
     let kept = pairs
         .iter()
-        .filter(|(a, b)| seq.windows(2).any(|w| &w[0] == *a && &w[1] == *b))
+        .filter(|(a, b)| seq.windows(2).any(|w| Some(w[0]) == *a && Some(w[1]) == *b))
         .count();
     1.0 - PHRASE_WEIGHT * (1.0 - kept as f64 / pairs.len() as f64)
 }
 
-/// The documents that answer `question`, each with its best sentence's score, best first.
-pub(crate) fn rank_documents(docs: &[&Document], question: &Question) -> Vec<(usize, f64)> {
-    rank_answers(docs, question)
+/// The documents of `digests` that answer `question`, each with its best sentence's score,
+/// best first.
+pub(crate) fn rank_documents(digests: &[Arc<Digest>], question: &Question) -> Vec<(usize, f64)> {
+    rank_answers(digests, question)
         .into_iter()
         .map(|a| (a.doc, a.score))
         .collect()
@@ -418,19 +453,13 @@ pub(crate) struct Answer {
     pub(crate) values: Vec<crate::docmodel::values::Value>,
 }
 
-/// The documents that answer `question`, each with its best sentence's score and values,
-/// best first.
-pub(crate) fn rank_answers(docs: &[&Document], question: &Question) -> Vec<Answer> {
-    let analyses: Vec<Arc<Analysis>> = analyses(docs.iter().copied());
+/// The documents of `digests` that answer `question`, each with its best sentence's score
+/// and values, best first.
+pub(crate) fn rank_answers(digests: &[Arc<Digest>], question: &Question) -> Vec<Answer> {
     let mut best: Vec<Answer> = Vec::new();
-    for h in rank(&analyses, question) {
+    for h in rank(digests, question) {
         if !best.iter().any(|a| a.doc == h.doc) {
-            let values = analyses[h.doc].model.sentences[h.sentence]
-                .reading
-                .bounds
-                .iter()
-                .map(|b| b.value.clone())
-                .collect();
+            let values = digests[h.doc].values(h.sentence).to_vec();
             best.push(Answer {
                 doc: h.doc,
                 score: h.score,
@@ -454,9 +483,9 @@ mod tests {
             "Gifts Policy",
             "## 4. Gifts\n\n4.1 A gift is anything of value given to staff, including vouchers and tickets. Gifts are recorded in the register. Staff must record a gift in the register within 5 business days of receiving it.\n\n4.2 The purpose of the register is transparency.",
         );
-        let a = vec![crate::analysis::analysis(&d)];
+        let a = [crate::analysis::analysis(&d)];
         let q = read("How quickly must a gift be recorded?");
-        let hits = rank(&a, &q);
+        let hits = rank(&[a[0].digest.clone()], &q);
         let best = &a[0].model.sentences[hits[0].sentence];
         assert!(
             best.text.contains("within 5 business days"),
