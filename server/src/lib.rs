@@ -47,6 +47,7 @@ pub mod api;
 pub mod config;
 pub mod crons;
 pub mod database;
+mod exposure;
 pub mod graphs;
 pub mod listen;
 pub mod prometheus;
