@@ -58,8 +58,8 @@ pub(crate) async fn list(
     if status.is_some() {
         list = list
             .into_iter()
-            .skip(offset as usize)
-            .take(limit as usize)
+            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
             .collect();
     }
     let select = Some(params.all("select")).filter(|s| !s.is_empty());
