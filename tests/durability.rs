@@ -1,6 +1,7 @@
 //! Durability across crashes and replicas: SIGKILL at random points, replicas racing for
 //! runs, a run watched / resumed / cancelled through another replica, SIGTERM handing runs
-//! over, SQLite restart recovery. Each test checks the invariants on the `ledger` graph:
+//! over (and ending the streams of runs that finished with their terminal event), SQLite
+//! restart recovery. Each test checks the invariants on the `ledger` graph:
 //! every run ends, no node's work is applied twice, and no durable step whose result was
 //! recorded ran again.
 
@@ -384,4 +385,169 @@ async fn a_restarted_single_postgres_replica_takes_its_runs_back_in_seconds() {
     let tally = check(&s, &runs, &ledger, &statuses).await;
     assert_eq!(tally.reran_after_recorded, 0);
     assert_eq!(tally.duplicated_messages, 0);
+}
+
+/// One trial: chats of the `streaming` graph that end at different moments around a
+/// SIGTERM (each within the shutdown grace); what each client received.
+async fn chats_across_a_sigterm(b: Backend, chats: usize) -> Vec<Vec<String>> {
+    let mut s = TestServer::start(b).await;
+    let mut streams = Vec::new();
+    for i in 0..chats {
+        let (code, t) = s
+            .post_json("/threads", json!({"metadata": {"graph_id": "streaming"}}))
+            .await;
+        assert_eq!(code, 200, "{t}");
+        let sse = s
+            .sse(s.client.post(s.url("/chat")).json(&json!({
+                "message": "alpha beta gamma",
+                "thread_id": t["thread_id"],
+                "words": 4 + 3 * i,
+                "delay_ms": 15,
+            })))
+            .await;
+        streams.push(sse);
+    }
+    // Every answer is under way (its first word streamed) when the signal comes; they end
+    // one after another while the server waits for them.
+    let mut seen: Vec<Vec<String>> = vec![Vec::new(); chats];
+    for (sse, kinds) in streams.iter_mut().zip(seen.iter_mut()) {
+        loop {
+            let e = sse
+                .next()
+                .await
+                .expect("the chat streams until its first word");
+            let kind = e.data["type"].as_str().unwrap_or_default().to_string();
+            kinds.push(kind.clone());
+            if kind == "token" {
+                break;
+            }
+        }
+    }
+    let pid = s.pid().unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status();
+    for (sse, kinds) in streams.iter_mut().zip(seen.iter_mut()) {
+        kinds.extend(
+            sse.all()
+                .await
+                .iter()
+                .map(|e| e.data["type"].as_str().unwrap_or_default().to_string()),
+        );
+    }
+    let status = s.terminate().await;
+    assert!(status.success(), "the server exited cleanly: {status:?}");
+    seen
+}
+
+/// A run that finishes within the shutdown grace ends its client's stream with its terminal
+/// event before the connection closes, however close to the shutdown it finished: several
+/// trials, each with chats ending at staggered moments around the SIGTERM.
+async fn sigterm_streams_end_with_their_terminal_event(b: Backend, trials: usize) {
+    for trial in 0..trials {
+        for (i, kinds) in chats_across_a_sigterm(b, 4).await.iter().enumerate() {
+            assert_eq!(
+                kinds.last().map(String::as_str),
+                Some("response"),
+                "trial {trial}, chat {i}: {kinds:?}"
+            );
+            assert_eq!(
+                kinds.iter().filter(|k| *k == "response").count(),
+                1,
+                "trial {trial}, chat {i}: {kinds:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_finished_runs_streams_with_their_terminal_event_sqlite() {
+    sigterm_streams_end_with_their_terminal_event(Backend::Sqlite, 6).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_finished_runs_streams_with_their_terminal_event_postgres() {
+    sigterm_streams_end_with_their_terminal_event(Backend::Postgres, 4).await;
+}
+
+/// A running run of the `streaming` graph on `s` that takes about `ms` milliseconds, once it
+/// is running here: (thread, run).
+async fn running_run(s: &TestServer, ms: u64) -> (String, String) {
+    let t = s.new_thread().await;
+    let (code, run) = s
+        .post_json(
+            &format!("/threads/{t}/runs"),
+            json!({"assistant_id": "streaming", "input": {"messages": [{"type": "human", "content": "go"}], "delay_ms": 20, "words": ms / 20}}),
+        )
+        .await;
+    assert_eq!(code, 200, "{run}");
+    let run_id = run["run_id"].as_str().unwrap().to_string();
+    // Its stream's first word: the run is under way.
+    let mut sse = s
+        .sse(
+            s.client
+                .get(s.url(&format!("/threads/{t}/runs/{run_id}/stream")))
+                .query(&[("stream_mode", "messages-tuple")]),
+        )
+        .await;
+    while let Some(e) = sse.next().await {
+        if e.event.as_deref() == Some("messages") {
+            break;
+        }
+    }
+    (t, run_id)
+}
+
+/// A client waiting for a run (`/join`, `/runs/wait`) that the shutdown grace hands back
+/// gets a 503 saying where to join it, never the values of a run that has not ended; the
+/// run ends on the other replica, where the join answers its values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_that_sigterm_ends_first_says_where_the_run_continues() {
+    let mut a =
+        TestServer::start_with(Backend::Postgres, &[("PALGRAPH_SHUTDOWN_GRACE_SECS", "1")]).await;
+    let (t, run) = running_run(&a, 6000).await;
+    let join = a
+        .client
+        .get(a.url(&format!("/threads/{t}/runs/{run}/join")))
+        .send();
+    let t2 = a.new_thread().await;
+    let wait = a
+        .client
+        .post(a.url(&format!("/threads/{t2}/runs/wait")))
+        .json(&json!({"assistant_id": "streaming", "input": {"messages": [{"type": "human", "content": "go"}], "delay_ms": 20, "words": 300}}))
+        .send();
+    let (join, wait) = tokio::join!(join, async {
+        let r = tokio::spawn(wait);
+        // The awaited run is under way here before the signal.
+        let b = a.replica(&[]).await;
+        loop {
+            let (_, runs) = a.get_json(&format!("/threads/{t2}/runs")).await;
+            if runs[0]["status"] == "running" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let status = a.terminate().await;
+        assert!(status.success(), "{status:?}");
+        (r.await.unwrap(), b)
+    });
+    let (wait, b) = wait;
+    for (what, r) in [("join", join.unwrap()), ("wait", wait.unwrap())] {
+        assert_eq!(r.status(), 503, "{what}");
+        assert!(r.headers().contains_key("retry-after"), "{what}");
+        let err: serde_json::Value = r.json().await.unwrap();
+        let detail = err["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("continues on another replica") && detail.contains("/join"),
+            "{what}: {detail}"
+        );
+    }
+    let (code, values) = b.get_json(&format!("/threads/{t}/runs/{run}/join")).await;
+    assert_eq!(code, 200, "{values}");
+    assert_eq!(
+        values["messages"].as_array().map(Vec::len),
+        Some(2),
+        "{values}"
+    );
 }

@@ -1,4 +1,6 @@
-//! Hostile and broken clients, and settings that must fail closed: empty secrets and keys
+//! Hostile and broken clients, and settings that must fail closed: empty secrets and keys,
+//! a key given twice or without its user, a credential header trusted as the user id, a
+//! trusted header exposed beyond loopback unacknowledged and a host that does not resolve
 //! are start-up errors; NUL characters are refused with a JSON 422 on every route and both
 //! backends, changing nothing; half-open connections are timed out and capped; a server
 //! shutting down says so (`/readyz` 503, new runs 503 with `Retry-After`).
@@ -23,6 +25,8 @@ async fn refuses_to_start(env: &[(&str, &str)], says: &str) {
         .env_remove("PALGRAPH_JWT_SECRET")
         .env_remove("PALGRAPH_API_KEYS")
         .env_remove("PALGRAPH_TRUSTED_USER_HEADER")
+        .env_remove("PALGRAPH_TRUSTED_USER_HEADER_BEHIND_PROXY")
+        .env_remove("PALGRAPH_HOST")
         .kill_on_drop(true);
     for (k, v) in env {
         cmd.env(k, v);
@@ -58,6 +62,57 @@ async fn empty_or_short_secrets_keys_and_headers_are_startup_errors() {
             "PALGRAPH_JWT_SECRET",
         ),
         (&[("PALGRAPH_HOST", "0.0.0.0")], "without authentication"),
+        // A key names exactly one user: never the last of two, never an unnamed one.
+        (
+            &[("PALGRAPH_API_KEYS", "ka=alice,ka=bob")],
+            "PALGRAPH_API_KEYS gives one key twice, in entries 1 (user `alice`) and 2 (user `bob`)",
+        ),
+        (
+            &[("PALGRAPH_API_KEYS", "ka")],
+            "PALGRAPH_API_KEYS entry 1 has no `=`",
+        ),
+        (
+            &[("PALGRAPH_API_KEYS", "key-a=alice, key-b")],
+            "PALGRAPH_API_KEYS entry 2 has no `=`",
+        ),
+        // A credential header is never the trusted user header, whatever its case.
+        (
+            &[("PALGRAPH_TRUSTED_USER_HEADER", "authorization")],
+            "PALGRAPH_TRUSTED_USER_HEADER `authorization` is a credential header",
+        ),
+        (
+            &[("PALGRAPH_TRUSTED_USER_HEADER", "X-API-Key")],
+            "PALGRAPH_TRUSTED_USER_HEADER `x-api-key` is a credential header",
+        ),
+        (
+            &[("PALGRAPH_TRUSTED_USER_HEADER", "Cookie")],
+            "is a credential header",
+        ),
+        (
+            &[("PALGRAPH_TRUSTED_USER_HEADER", "proxy-authorization")],
+            "is a credential header",
+        ),
+        // A trusted header beyond loopback needs the proxy acknowledged, also beside keys.
+        (
+            &[
+                ("PALGRAPH_HOST", "0.0.0.0"),
+                ("PALGRAPH_TRUSTED_USER_HEADER", "x-forwarded-user"),
+            ],
+            "anyone who can reach this port can send that header and act as any user",
+        ),
+        (
+            &[
+                ("PALGRAPH_HOST", "0.0.0.0"),
+                ("PALGRAPH_TRUSTED_USER_HEADER", "x-forwarded-user"),
+                ("PALGRAPH_API_KEYS", "key-a-0123456789abcdef=alice"),
+                ("PALGRAPH_TRUSTED_USER_HEADER_BEHIND_PROXY", "false"),
+            ],
+            "set PALGRAPH_TRUSTED_USER_HEADER_BEHIND_PROXY=true",
+        ),
+        (
+            &[("PALGRAPH_HOST", "no-such-host.invalid")],
+            "PALGRAPH_HOST `no-such-host.invalid` does not resolve",
+        ),
     ];
     for (env, says) in cases {
         refuses_to_start(env, says).await;

@@ -1,7 +1,6 @@
 //! The server's settings: every one a flag and an environment variable (`palgraph serve
 //! --help` lists them), and a field a program embedding the server can set in code.
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,9 +10,12 @@ use crate::runs::RunSettings;
 /// `palgraph serve` settings (flags or environment).
 #[derive(clap::Args, Clone, Debug)]
 pub struct ServeConfig {
-    /// Address to listen on. Without auth only loopback addresses are allowed.
+    /// Address or host name to listen on: an IP address (`127.0.0.1`, `::1`, `0.0.0.0`) or a
+    /// name resolved at start (`localhost`), listening on the first of its addresses that
+    /// can be bound. Without authentication every address the name resolves to must be a
+    /// loopback address.
     #[arg(long, env = "PALGRAPH_HOST", default_value = "127.0.0.1")]
-    pub host: IpAddr,
+    pub host: String,
     /// Port (0 picks a free one; the address is printed on start).
     #[arg(long, env = "PALGRAPH_PORT", default_value_t = 8123)]
     pub port: u16,
@@ -33,18 +35,29 @@ pub struct ServeConfig {
     /// Leeway for a JWT's `exp` and `nbf`, in seconds.
     #[arg(long, env = "PALGRAPH_JWT_LEEWAY_SECS", default_value_t = 60)]
     pub jwt_leeway_secs: u64,
-    /// Accepted JWT audiences (`aud`), comma-separated; unset: `aud` is not checked.
+    /// Accepted JWT audiences (`aud`), comma-separated: a token must carry one of them (a
+    /// token without `aud` is refused); unset: `aud` is not checked.
     #[arg(long, env = "PALGRAPH_JWT_AUDIENCE", value_delimiter = ',')]
     pub jwt_audience: Vec<String>,
-    /// Accepted JWT issuers (`iss`), comma-separated; unset: `iss` is not checked.
+    /// Accepted JWT issuers (`iss`), comma-separated: a token must carry one of them (a
+    /// token without `iss` is refused); unset: `iss` is not checked.
     #[arg(long, env = "PALGRAPH_JWT_ISSUER", value_delimiter = ',')]
     pub jwt_issuer: Vec<String>,
-    /// API keys: `key=user,key2=user2`.
+    /// API keys: `key=user,key2=user2` (the last `=` of an entry ends its key, so a key may
+    /// end in base64 `=` padding). An entry without `=` or a key given twice is refused.
     #[arg(long, env = "PALGRAPH_API_KEYS", hide_env_values = true)]
     pub api_keys: Option<String>,
-    /// Trust this request header as the user id (only behind a proxy that sets it).
+    /// Trust this request header as the user id (only behind a proxy that sets it). A
+    /// credential header (`authorization`, `x-api-key`, `cookie`, `proxy-authorization`)
+    /// is refused.
     #[arg(long, env = "PALGRAPH_TRUSTED_USER_HEADER")]
     pub trusted_user_header: Option<String>,
+    /// Acknowledges that only a proxy reaches this server and that it sets the trusted user
+    /// header on every request, replacing any the client sent: required to listen beyond
+    /// loopback with `--trusted-user-header`, since anyone who can reach the port can send
+    /// that header and act as any user.
+    #[arg(long, env = "PALGRAPH_TRUSTED_USER_HEADER_BEHIND_PROXY", default_value_t = false, action = clap::ArgAction::Set)]
+    pub trusted_user_header_behind_proxy: bool,
     /// Seconds a worker's lease on a run lasts without a heartbeat.
     #[arg(long, env = "PALGRAPH_LEASE_SECS", default_value_t = 30)]
     pub lease_secs: u64,
@@ -173,8 +186,9 @@ impl ServeConfig {
         }
     }
 
-    /// The authentication settings, checked: an empty or short secret, an empty API key or
-    /// user, or an empty header name is an error, never authentication quietly off.
+    /// The authentication settings, checked: an empty or short secret, an empty, user-less
+    /// or repeated API key, or an empty or credential header name is an error, never
+    /// authentication quietly off or a key quietly given to another user.
     ///
     /// # Errors
     /// See [`AuthSettingError`].

@@ -13,7 +13,7 @@
 //! - [`telemetry`]: logs, and traces over OTLP, set up in one line of `main`.
 //!
 //! A graph of your own, served with the chat contract and the LangGraph API (settings from
-//! the environment: `PALGRAPH_ADDR`, `DATABASE_URL`, ...; see [`ServeConfig`]):
+//! the environment: `PALGRAPH_HOST`, `PALGRAPH_PORT`, `DATABASE_URL`, ...; see [`ServeConfig`]):
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -47,6 +47,7 @@ pub mod api;
 pub mod config;
 pub mod crons;
 pub mod database;
+mod exposure;
 pub mod graphs;
 pub mod listen;
 pub mod prometheus;

@@ -50,9 +50,26 @@ pub enum ServeError {
     /// An authentication setting is refused.
     #[error(transparent)]
     Auth(#[from] AuthSettingError),
+    /// `PALGRAPH_HOST` does not resolve to an address.
+    #[error("PALGRAPH_HOST `{host}` does not resolve to an address to listen on (give an IP address such as 127.0.0.1, or a host name such as localhost)")]
+    Host {
+        /// The host as configured.
+        host: String,
+        /// Why it did not resolve.
+        #[source]
+        source: std::io::Error,
+    },
     /// Listening beyond loopback without authentication.
     #[error("refusing to listen on {0} without authentication: configure PALGRAPH_JWT_SECRET, PALGRAPH_API_KEYS or PALGRAPH_TRUSTED_USER_HEADER, or listen on 127.0.0.1")]
     Unprotected(std::net::IpAddr),
+    /// Listening beyond loopback with a trusted user header, unacknowledged.
+    #[error("refusing to listen on {addr} with PALGRAPH_TRUSTED_USER_HEADER `{header}`: anyone who can reach this port can send that header and act as any user. Listen on 127.0.0.1 behind your proxy, or, if only a proxy can reach this address and it sets `{header}` on every request (replacing any the client sent), set PALGRAPH_TRUSTED_USER_HEADER_BEHIND_PROXY=true")]
+    TrustedHeaderExposed {
+        /// The first address beyond loopback.
+        addr: std::net::IpAddr,
+        /// The trusted header.
+        header: String,
+    },
     /// The database could not be opened.
     #[error(transparent)]
     Database(#[from] DatabaseError),
@@ -195,9 +212,8 @@ impl ServerBuilder {
             None => ServeConfig::from_env()?,
         };
         let auth = cfg.auth()?;
-        if !auth.enabled() && !cfg.host.is_loopback() {
-            return Err(ServeError::Unprotected(cfg.host));
-        }
+        let addrs = crate::exposure::resolve(&cfg.host, cfg.port).await?;
+        crate::exposure::check(&addrs, &auth, cfg.trusted_user_header_behind_proxy)?;
         let worker_id = crate::runs::new_worker_id();
         // The recorder first, so that what the start records (e.g. a takeover) counts.
         let recorder = cfg.metrics.then(crate::prometheus::install);
@@ -269,11 +285,12 @@ impl ServerBuilder {
         );
         let routes: Vec<ApiRouter<AppState>> =
             self.extensions.iter().map(|e| e.routes(&ctx)).collect();
-        let listener = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, cfg.port)).await?;
+        let listener = tokio::net::TcpListener::bind(&addrs[..]).await?;
         let addr = listener.local_addr()?;
         let health = match cfg.health_port {
             Some(port) => {
-                let l = tokio::net::TcpListener::bind(SocketAddr::new(cfg.host, port)).await?;
+                // The same host as the API, where the API's listener is bound.
+                let l = tokio::net::TcpListener::bind(SocketAddr::new(addr.ip(), port)).await?;
                 tracing::info!(address = %l.local_addr()?, "health probes on their own port");
                 Some(l)
             }

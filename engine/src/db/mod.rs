@@ -7,6 +7,7 @@
 //! like Postgres with its default `synchronous_commit = on`.
 
 pub mod batch;
+mod lost;
 pub mod migrate;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod reuse;
@@ -90,6 +91,8 @@ pub use sqlx::SqlitePool;
 
 #[cfg(feature = "postgres")]
 pub use sqlx::PgPool;
+
+pub use lost::connections_lost;
 
 impl From<sqlx::Error> for CheckpointError {
     fn from(e: sqlx::Error) -> Self {
@@ -182,7 +185,8 @@ pub async fn open_postgres(url: &str, max_connections: u32) -> Result<PgPool, Ch
 
 /// [`open_postgres`], with every connection announcing `application_name` (a server
 /// process uses its worker id, so other processes can see it is alive). Connections run
-/// with `jit = off`.
+/// with `jit = off`, and those opened before [`connections_lost`] was last called are
+/// closed instead of lent.
 ///
 /// # Errors
 /// When the database cannot be reached, or migrating refuses ([`CheckpointError::Migrate`]).
@@ -208,6 +212,9 @@ pub async fn open_postgres_as(
         // by the statement that uses it instead (the pool then drops it), and idle
         // connections are recycled before a server or proxy would time them out.
         .test_before_acquire(false)
+        // A connection opened before the database was last seen going away (a restart
+        // ends every session) is closed instead of lent: see [`connections_lost`].
+        .before_acquire(|_, meta| Box::pin(async move { Ok(!lost::aged_before_loss(meta.age)) }))
         .idle_timeout(std::time::Duration::from_secs(300))
         .connect_with(options)
         .await?;

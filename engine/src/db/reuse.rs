@@ -8,7 +8,8 @@
 //! them, opened through the pool with its settings and then detached from it (so they never
 //! starve it, and closing the pool never waits for them), and reused without a ping unless
 //! one sat idle long enough for a server or proxy to have dropped it. A connection whose
-//! statement failed or was cancelled is closed, not reused. They live as long as the pool:
+//! statement failed or was cancelled is closed, not reused; so is one opened before the
+//! database was last seen going away ([`crate::db::connections_lost`]: a restart ended it). They live as long as the pool:
 //! once it is closed, every statement fails as it would on the pool.
 //!
 //! **Generic plans** ([`Reused::with_generic_plans`], Postgres). Postgres plans a prepared
@@ -43,7 +44,8 @@ const CHECK_AFTER_IDLE: Duration = Duration::from_secs(30);
 /// the module docs).
 pub struct Reused<DB: Database> {
     pool: Pool<DB>,
-    idle: Mutex<Vec<(DB::Connection, Instant)>>,
+    /// Idle connections: each with when it became idle and when it was opened.
+    idle: Mutex<Vec<(DB::Connection, Instant, Instant)>>,
     slots: Semaphore,
     /// Run once on every new connection.
     session: Option<&'static str>,
@@ -59,6 +61,7 @@ impl<DB: Database> std::fmt::Debug for Reused<DB> {
 pub struct Taken<'a, DB: Database> {
     owner: &'a Reused<DB>,
     conn: DB::Connection,
+    opened: Instant,
     _slot: SemaphorePermit<'a>,
 }
 
@@ -109,19 +112,24 @@ where
         // The ping and the pool's connect are boxed: their futures are kilobytes, and every
         // future that awaits this one would carry (and copy) them, several times over, on
         // every call, where nearly every call takes an idle connection without either.
-        let conn = match idle {
-            Some((mut c, since)) if since.elapsed() > CHECK_AFTER_IDLE => {
+        let (conn, opened) = match idle {
+            // Ended by a restart: dropped (its socket closed), a fresh one opened.
+            Some((_, _, opened)) if super::lost::opened_before_loss(opened) => {
+                (Box::pin(self.open()).await?, Instant::now())
+            }
+            Some((mut c, since, opened)) if since.elapsed() > CHECK_AFTER_IDLE => {
                 match Box::pin(c.ping()).await {
-                    Ok(()) => c,
-                    Err(_) => Box::pin(self.open()).await?,
+                    Ok(()) => (c, opened),
+                    Err(_) => (Box::pin(self.open()).await?, Instant::now()),
                 }
             }
-            Some((c, _)) => c,
-            None => Box::pin(self.open()).await?,
+            Some((c, _, opened)) => (c, opened),
+            None => (Box::pin(self.open()).await?, Instant::now()),
         };
         Ok(Taken {
             owner: self,
             conn,
+            opened,
             _slot: slot,
         })
     }
@@ -155,7 +163,7 @@ impl<DB: Database> Taken<'_, DB> {
             .idle
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((self.conn, Instant::now()));
+            .push((self.conn, Instant::now(), self.opened));
     }
 }
 

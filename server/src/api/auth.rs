@@ -2,13 +2,15 @@
 //! trusted header (only when configured), or, with no auth configured, the one local user
 //! (the server then listens on loopback only).
 //!
-//! Settings fail closed: [`AuthConfig::new`] refuses an empty or short JWT secret, an API
-//! key or user that is empty, and an empty or invalid trusted header name, so a typo in
-//! the environment can never turn authentication off while the server believes it is on.
+//! Settings fail closed: [`AuthConfig::new`] refuses an empty or short JWT secret; an API
+//! key entry that is empty, has no `=`, or repeats a key; and a trusted header name that is
+//! empty, invalid, or one of the [`CREDENTIAL_HEADERS`]; so a typo in the environment can
+//! never turn authentication off, or hand a key to the wrong user, while the server believes
+//! it is on.
 //!
 //! JWTs: HS256 only; `exp` is required unless [`JwtSettings::require_exp`] is off; `exp` and
 //! `nbf` are checked with [`JwtSettings::leeway_secs`] of leeway (default 60 s); `aud` and
-//! `iss` are checked when configured.
+//! `iss`, when configured, are required and must be one of the configured values.
 
 use std::collections::HashMap;
 
@@ -26,6 +28,17 @@ pub const LOCAL_USER: &str = "local";
 /// The shortest HS256 secret accepted, in bytes (a 256-bit key, as RFC 7518 requires).
 pub const MIN_JWT_SECRET_BYTES: usize = 32;
 
+/// The request header a bearer token (or an API key) is read from.
+const AUTHORIZATION: &str = "authorization";
+
+/// The request header an API key is read from.
+const API_KEY: &str = "x-api-key";
+
+/// Headers that carry credentials: the two this server reads (`authorization`, `x-api-key`)
+/// and the standard ones a client or browser sends its secrets in. None of them may be the
+/// trusted user header: any token or key a client sent would be taken as a user id.
+pub const CREDENTIAL_HEADERS: [&str; 4] = [AUTHORIZATION, API_KEY, "proxy-authorization", "cookie"];
+
 /// Why an authentication setting was refused at start.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -36,9 +49,28 @@ pub enum AuthSettingError {
     /// An API key entry with an empty key or user.
     #[error("PALGRAPH_API_KEYS has an entry with an empty {0}: write `key=user` pairs separated by commas, each key and user non-empty")]
     EmptyApiKey(&'static str),
+    /// An API key entry without `=` (its position, from 1, among the comma-separated
+    /// entries): a key alone names no user.
+    #[error("PALGRAPH_API_KEYS entry {0} has no `=`: write `key=user` pairs separated by commas; a key alone names no user")]
+    ApiKeyWithoutUser(usize),
+    /// One key given twice (the entries' positions, from 1, and the users they name).
+    #[error("PALGRAPH_API_KEYS gives one key twice, in entries {first} (user `{first_user}`) and {second} (user `{second_user}`): a key must name exactly one user")]
+    DuplicateApiKey {
+        /// The first entry with the key.
+        first: usize,
+        /// Its user.
+        first_user: String,
+        /// The entry that repeats it.
+        second: usize,
+        /// Its user.
+        second_user: String,
+    },
     /// The trusted header name is empty or not a valid header name.
     #[error("PALGRAPH_TRUSTED_USER_HEADER `{0}` is not a valid header name")]
     BadHeader(String),
+    /// The trusted header is one of the [`CREDENTIAL_HEADERS`].
+    #[error("PALGRAPH_TRUSTED_USER_HEADER `{0}` is a credential header: any token or key a client sends in it would be taken as a user id; name the header your proxy sets with the authenticated user, e.g. x-forwarded-user")]
+    CredentialHeader(String),
 }
 
 /// How bearer JWTs are checked.
@@ -108,11 +140,18 @@ impl AuthConfig {
                 v.leeway = j.leeway_secs;
                 v.validate_exp = true;
                 v.validate_nbf = true;
-                v.required_spec_claims = if j.require_exp {
-                    ["exp", "sub"].iter().map(|s| s.to_string()).collect()
-                } else {
-                    ["sub"].iter().map(|s| s.to_string()).collect()
-                };
+                // A configured audience or issuer is required, not only checked when the
+                // token happens to carry the claim.
+                let required: Vec<&str> = [
+                    ("sub", true),
+                    ("exp", j.require_exp),
+                    ("aud", !j.audience.is_empty()),
+                    ("iss", !j.issuer.is_empty()),
+                ]
+                .into_iter()
+                .filter_map(|(claim, wanted)| wanted.then_some(claim))
+                .collect();
+                v.set_required_spec_claims(&required);
                 if j.audience.is_empty() {
                     v.validate_aud = false;
                 } else {
@@ -129,13 +168,7 @@ impl AuthConfig {
             Some(spec) => Self::parse_api_keys(spec)?,
             None => HashMap::new(),
         };
-        let trusted_header = match trusted_header {
-            Some(name) => Some(
-                axum::http::HeaderName::from_bytes(name.trim().as_bytes())
-                    .map_err(|_| AuthSettingError::BadHeader(name.to_string()))?,
-            ),
-            None => None,
-        };
+        let trusted_header = trusted_header.map(Self::parse_header).transpose()?;
         Ok(AuthConfig {
             jwt,
             api_keys,
@@ -148,23 +181,40 @@ impl AuthConfig {
         self.jwt.is_some() || !self.api_keys.is_empty() || self.trusted_header.is_some()
     }
 
-    /// Parses `key=user,key2=user2` (a key alone maps to a user named after it).
+    /// The header trusted as the user id, when one is configured.
+    pub fn trusted_header(&self) -> Option<&str> {
+        self.trusted_header.as_ref().map(|h| h.as_str())
+    }
+
+    /// Checks a trusted header name: a valid header name, not a credential header (compared
+    /// without regard to case, as header names are).
+    fn parse_header(name: &str) -> Result<axum::http::HeaderName, AuthSettingError> {
+        let header = axum::http::HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| AuthSettingError::BadHeader(name.to_string()))?;
+        if CREDENTIAL_HEADERS.contains(&header.as_str()) {
+            return Err(AuthSettingError::CredentialHeader(header.as_str().into()));
+        }
+        Ok(header)
+    }
+
+    /// Parses `key=user,key2=user2`. The last `=` of an entry separates its key from its
+    /// user, so a key may end in base64's `=` padding; a user cannot hold a `=`.
     ///
     /// # Errors
-    /// An entry with an empty key or user, or no entry at all.
+    /// An entry with an empty key or user or without `=`, a key given twice, or no entry at
+    /// all.
     pub fn parse_api_keys(spec: &str) -> Result<HashMap<String, String>, AuthSettingError> {
-        let mut out = HashMap::new();
-        for pair in spec.split(',').map(str::trim) {
+        // Key -> (entry position, user).
+        let mut out: HashMap<String, (usize, String)> = HashMap::new();
+        for (i, pair) in spec.split(',').map(str::trim).enumerate() {
+            let entry = i + 1;
             if pair.is_empty() {
                 continue;
             }
-            let (key, user) = match pair.split_once('=') {
-                Some((k, u)) => (k.trim().to_string(), u.trim().to_string()),
-                None => (
-                    pair.to_string(),
-                    format!("apikey:{}", pair.chars().take(6).collect::<String>()),
-                ),
-            };
+            let (key, user) = pair
+                .rsplit_once('=')
+                .map(|(k, u)| (k.trim().to_string(), u.trim().to_string()))
+                .ok_or(AuthSettingError::ApiKeyWithoutUser(entry))?;
             if key.is_empty() {
                 return Err(AuthSettingError::EmptyApiKey("key"));
             }
@@ -176,12 +226,20 @@ impl AuthConfig {
                     "an API key in PALGRAPH_API_KEYS is shorter than 16 characters; use long random keys"
                 );
             }
-            out.insert(key, user);
+            if let Some((first, first_user)) = out.get(&key) {
+                return Err(AuthSettingError::DuplicateApiKey {
+                    first: *first,
+                    first_user: first_user.clone(),
+                    second: entry,
+                    second_user: user,
+                });
+            }
+            out.insert(key, (entry, user));
         }
         if out.is_empty() {
             return Err(AuthSettingError::EmptyApiKey("key"));
         }
-        Ok(out)
+        Ok(out.into_iter().map(|(k, (_, user))| (k, user)).collect())
     }
 
     /// Verifies a bearer JWT and returns its subject.
@@ -241,14 +299,14 @@ impl FromRequestParts<AppState> for User {
                 id: LOCAL_USER.into(),
             });
         }
-        let bearer = header(parts, "authorization")
+        let bearer = header(parts, AUTHORIZATION)
             .and_then(|v| {
                 v.strip_prefix("Bearer ")
                     .or_else(|| v.strip_prefix("bearer "))
             })
             .map(str::trim)
             .filter(|v| !v.is_empty());
-        let api_key = header(parts, "x-api-key")
+        let api_key = header(parts, API_KEY)
             .map(str::trim)
             .filter(|v| !v.is_empty());
         for key in [api_key, bearer].into_iter().flatten() {
@@ -398,5 +456,143 @@ mod tests {
         let keys = AuthConfig::parse_api_keys("abc=alice, def=bob").unwrap();
         assert_eq!(keys.get("abc").map(String::as_str), Some("alice"));
         assert_eq!(keys.get("def").map(String::as_str), Some("bob"));
+    }
+
+    #[test]
+    fn a_key_without_a_user_or_given_twice_is_refused_naming_the_entries() {
+        for (keys, entry) in [("ka", 1), ("ka=alice,kb", 2), ("ka=alice,,kb", 3)] {
+            match AuthConfig::new(None, Some(keys), None) {
+                Err(e @ AuthSettingError::ApiKeyWithoutUser(n)) => {
+                    assert_eq!(n, entry, "{keys:?}");
+                    assert!(e.to_string().contains(&format!("entry {entry} has no `=`")));
+                }
+                other => panic!("{keys:?}: {other:?}"),
+            }
+        }
+        let e = AuthConfig::new(None, Some("ka=alice,kb=carol,ka=bob"), None).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                AuthSettingError::DuplicateApiKey {
+                    first: 1,
+                    second: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let said = e.to_string();
+        assert!(
+            said.contains("entries 1 (user `alice`) and 3 (user `bob`)"),
+            "{said}"
+        );
+        assert!(!said.contains("ka"), "the key itself is not shown: {said}");
+        // The same key for the same user is still a key given twice.
+        assert!(matches!(
+            AuthConfig::new(None, Some("ka=alice, ka = alice"), None),
+            Err(AuthSettingError::DuplicateApiKey { .. })
+        ));
+        // A base64 key keeps its `=` padding: the last `=` names the user.
+        let keys = AuthConfig::parse_api_keys("c2VjcmV0IGtleQ===alice,b64=key==bob").unwrap();
+        assert_eq!(
+            keys.get("c2VjcmV0IGtleQ==").map(String::as_str),
+            Some("alice")
+        );
+        assert_eq!(keys.get("b64=key=").map(String::as_str), Some("bob"));
+        // Two keys for one user (a key being rotated) are fine.
+        assert_eq!(
+            AuthConfig::parse_api_keys("old=alice,new=alice")
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_credential_header_is_never_the_trusted_user_header() {
+        for h in [
+            "authorization",
+            "Authorization",
+            "X-API-Key",
+            "x-api-key",
+            "cookie",
+            "COOKIE",
+            "proxy-authorization",
+            " Proxy-Authorization ",
+        ] {
+            match AuthConfig::new(None, None, Some(h)) {
+                Err(e @ AuthSettingError::CredentialHeader(_)) => {
+                    assert!(e.to_string().contains("credential header"), "{e}")
+                }
+                other => panic!("{h:?}: {other:?}"),
+            }
+        }
+        let auth = AuthConfig::new(None, None, Some("X-Forwarded-User")).unwrap();
+        assert_eq!(auth.trusted_header(), Some("x-forwarded-user"));
+    }
+
+    #[test]
+    fn a_configured_audience_or_issuer_is_required() {
+        let both = jwt(JwtSettings {
+            audience: vec!["authenticated".into()],
+            issuer: vec!["https://auth.example".into()],
+            ..JwtSettings::new(SECRET)
+        });
+        let exp = now() + 600;
+        // A token without both is refused for either.
+        let err = both
+            .verify_jwt(&sign(serde_json::json!({"sub": "u", "exp": exp}), SECRET))
+            .unwrap_err();
+        assert!(err.contains("`aud`") || err.contains("`iss`"), "{err}");
+        let cases = [
+            (
+                serde_json::json!({"sub": "u", "exp": exp, "iss": "https://auth.example"}),
+                "aud",
+            ),
+            (
+                serde_json::json!({"sub": "u", "exp": exp, "aud": "authenticated"}),
+                "iss",
+            ),
+            (
+                serde_json::json!({"sub": "u", "exp": exp, "aud": [], "iss": "https://auth.example"}),
+                "aud",
+            ),
+            (
+                serde_json::json!({"sub": "u", "exp": exp, "aud": "authenticated", "iss": ""}),
+                "iss",
+            ),
+        ];
+        for (claims, missing) in cases {
+            let err = both.verify_jwt(&sign(claims.clone(), SECRET)).unwrap_err();
+            assert!(err.contains(missing), "{claims}: {err}");
+        }
+        // Only the audience configured: the issuer is neither required nor checked.
+        let aud_only = jwt(JwtSettings {
+            audience: vec!["authenticated".into()],
+            ..JwtSettings::new(SECRET)
+        });
+        let no_aud = sign(serde_json::json!({"sub": "u", "exp": exp}), SECRET);
+        assert!(aud_only.verify_jwt(&no_aud).unwrap_err().contains("aud"));
+        let with_aud = sign(
+            serde_json::json!({"sub": "u", "exp": exp, "aud": "authenticated"}),
+            SECRET,
+        );
+        assert_eq!(aud_only.verify_jwt(&with_aud).unwrap(), "u");
+        // Only the issuer configured: a token without `iss` is refused, `aud` is not needed.
+        let iss_only = jwt(JwtSettings {
+            issuer: vec!["https://auth.example".into()],
+            ..JwtSettings::new(SECRET)
+        });
+        assert!(iss_only.verify_jwt(&no_aud).unwrap_err().contains("iss"));
+        let with_iss = sign(
+            serde_json::json!({"sub": "u", "exp": exp, "iss": "https://auth.example"}),
+            SECRET,
+        );
+        assert_eq!(iss_only.verify_jwt(&with_iss).unwrap(), "u");
+        // Neither configured: neither required.
+        assert_eq!(
+            jwt(JwtSettings::new(SECRET)).verify_jwt(&no_aud).unwrap(),
+            "u"
+        );
     }
 }

@@ -12,6 +12,12 @@ use futures_util::{Stream, StreamExt};
 /// How often an idle stream gets a heartbeat comment.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
+/// How long a stream has, once the server's shutdown is over, to deliver what it still has
+/// and end by itself before it is cut. Streams of runs end by themselves as soon as they
+/// have delivered what this process holds (a finished run's terminal event included); this
+/// bounds any other.
+pub const SHUTDOWN_FLUSH: Duration = Duration::from_secs(3);
+
 /// One open event stream in the `palgraph_sse_streams` gauge, from its making to its drop.
 struct OpenStream;
 
@@ -37,15 +43,21 @@ pub fn sse_response<S>(
 where
     S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
 {
-    // Streams end when the server shuts down, so graceful shutdown does not wait on them.
-    // The stream counts as open until it is dropped (ended, or its client went away).
+    // Streams end when the server shuts down, so graceful shutdown does not wait on them for
+    // long: by then every run here has ended or been handed back, and a stream first
+    // delivers what its run left (its terminal event, if it finished) within
+    // `SHUTDOWN_FLUSH`. The stream counts as open until it is dropped (ended, or its client
+    // went away).
     let open = OpenStream::new();
-    let stream = stream
-        .take_until(state.shutdown.clone().cancelled_owned())
-        .map(move |e| {
-            let _ = &open;
-            e
-        });
+    let shutdown = state.shutdown.clone();
+    let cut = async move {
+        shutdown.cancelled().await;
+        tokio::time::sleep(SHUTDOWN_FLUSH).await;
+    };
+    let stream = stream.take_until(cut).map(move |e| {
+        let _ = &open;
+        e
+    });
     let mut resp = Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(HEARTBEAT).text("heartbeat"))
         .into_response();

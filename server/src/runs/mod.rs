@@ -138,6 +138,10 @@ pub struct Runs {
     /// is announced, so a run ending here need not wake the claim loop to look.
     pub(crate) announced: AtomicBool,
     pub(crate) stop_claiming: CancellationToken,
+    /// Cancelled once shutdown is over: every run of this process has ended or been handed
+    /// back, and their events are in the hub and written; watchers then deliver what is
+    /// there and end instead of waiting for more.
+    pub(crate) closed: CancellationToken,
     /// The long-term store runs reach as `ctx.store()`, each through its user's view.
     pub(crate) long_term: std::sync::OnceLock<Arc<dyn palgraph::store::Store>>,
 }
@@ -186,6 +190,7 @@ impl Runs {
             backlog: AtomicBool::new(false),
             announced: AtomicBool::new(false),
             stop_claiming: CancellationToken::new(),
+            closed: CancellationToken::new(),
             long_term: std::sync::OnceLock::new(),
         })
     }
@@ -434,7 +439,10 @@ impl Runs {
     }
 
     /// Stops claiming, lets running runs finish within `grace`, then gives the rest back to
-    /// the queue for another process.
+    /// the queue for another process. Watchers of runs then end once they have delivered
+    /// every event this process has: a run that finished gets its terminal event to its
+    /// watchers, one handed back ends its watchers' streams (its clients reconnect to a
+    /// replica that carries on).
     pub async fn shutdown(&self, grace: Duration) {
         self.stop_claiming.cancel();
         let deadline = tokio::time::Instant::now() + grace;
@@ -473,6 +481,7 @@ impl Runs {
             self.hub.remove(&id);
         }
         self.writer.flush().await;
+        self.closed.cancel();
     }
 
     /// How many runs execute here now.

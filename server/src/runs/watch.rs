@@ -1,6 +1,9 @@
 //! Watching a run: its events from any position, live until its terminal event, whether it
 //! runs in this process (read from the hub), elsewhere, or not yet (read from the events
-//! table, woken by other processes' NOTIFY).
+//! table, woken by other processes' NOTIFY). Once this process's shutdown is over
+//! ([`Runs::closed`]) a watcher delivers what the hub and the table hold and ends: a run
+//! that finished here ends with its terminal event, one running elsewhere or handed back
+//! ends without it (its client reconnects to a replica that carries on).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,15 +122,19 @@ async fn follow_stored(
             // table). A channel is in the hub only until its run ends here.
             return Follow::Switch;
         }
+        // Shutdown is over: what the table holds now is all this process will deliver (the
+        // event writer was flushed before), so one more read and the watcher ends.
+        let closing = runs.closed.is_cancelled();
         let notified = waiter.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
         let events = match runs.stored_events(run_id, *last).await {
             Ok(r) => r,
+            Err(_) if closing => return Follow::Done,
             Err(e) => {
                 // The database is away: keep the client, look again soon.
                 tracing::debug!(error = %e, "could not read run events; retrying");
-                let _ = tokio::time::timeout(Duration::from_millis(500), notified).await;
+                wait(runs, notified, Duration::from_millis(500)).await;
                 continue;
             }
         };
@@ -140,6 +147,9 @@ async fn follow_stored(
         if got {
             idle = Duration::from_millis(10);
             continue;
+        }
+        if closing {
+            return Follow::Done;
         }
         if let Some(run) = ended.take() {
             // Its events expired (or were never stored): its row says how it ended.
@@ -172,7 +182,15 @@ async fn follow_stored(
             }
             Err(e) => tracing::debug!(error = %e, "could not read the run; retrying"),
         }
-        let _ = tokio::time::timeout(idle, notified).await;
+        wait(runs, notified, idle).await;
         idle = (idle * 2).min(Duration::from_millis(250));
+    }
+}
+
+/// Waits for `notified`, at most `idle`, and no longer than until shutdown is over.
+async fn wait(runs: &Runs, notified: impl std::future::Future<Output = ()>, idle: Duration) {
+    tokio::select! {
+        _ = tokio::time::timeout(idle, notified) => {}
+        _ = runs.closed.cancelled() => {}
     }
 }

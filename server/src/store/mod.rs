@@ -11,6 +11,7 @@ mod dialect;
 mod lock_order_tests;
 mod migrations;
 mod packed;
+mod pg_listen;
 pub mod postgres;
 mod rows;
 mod run_batches;

@@ -131,50 +131,7 @@ impl Dialect for Postgres {
     }
 
     async fn notifications(pool: &PgPool) -> Option<UnboundedReceiver<Notification>> {
-        let mut listener = match sqlx::postgres::PgListener::connect_with(pool).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot LISTEN: other replicas' events are polled");
-                return None;
-            }
-        };
-        if let Err(e) = listener
-            .listen_all([
-                "palgraph_events",
-                "palgraph_cancel",
-                "palgraph_runs",
-                "palgraph_started",
-            ])
-            .await
-        {
-            tracing::warn!(error = %e, "cannot LISTEN: other replicas' events are polled");
-            return None;
-        }
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            loop {
-                let n = match listener.try_recv().await {
-                    Ok(Some(n)) => match n.channel() {
-                        "palgraph_events" => Notification::Events(n.payload().to_string()),
-                        "palgraph_cancel" => Notification::Cancel(n.payload().to_string()),
-                        "palgraph_started" => Notification::Started(n.payload().to_string()),
-                        _ => Notification::Runs(n.payload().to_string()),
-                    },
-                    // The connection dropped and was re-established: anything sent meanwhile
-                    // is lost.
-                    Ok(None) => Notification::Lost,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "LISTEN connection failed; retrying");
-                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-                        Notification::Lost
-                    }
-                };
-                if tx.send(n).is_err() {
-                    return;
-                }
-            }
-        });
-        Some(rx)
+        super::pg_listen::notifications(pool).await
     }
 
     async fn sweep_orphans(

@@ -83,8 +83,11 @@ pub(crate) async fn search(
     let total = all.len();
     let page = values(all.into_iter().skip(offset).take(limit).map(Assistant::of));
     let resp = Json(Value::Array(project(page, &q.select))).into_response();
-    Ok(if offset + limit < total {
-        with_header(resp, "x-pagination-next", &(offset + limit).to_string())
+    // Any offset is accepted (past the end: an empty page); the next page's offset
+    // saturates rather than wrapping around to the start.
+    let next = offset.saturating_add(limit);
+    Ok(if next < total {
+        with_header(resp, "x-pagination-next", &next.to_string())
     } else {
         resp
     })

@@ -57,10 +57,13 @@ async fn state_at(
     subgraphs: bool,
 ) -> ApiResult<Json<ThreadState>> {
     let t = own_thread(state, user, id).await?;
+    // A thread without a graph has no checkpoint: its latest state is empty, a checkpoint
+    // asked for by id is not there.
     let Some(g) = thread_graph(state, &t) else {
-        return match ns {
-            "" => Ok(Json(ThreadState::empty(id))),
-            _ => Err(ApiError::NotFound(format!("subgraph namespace `{ns}`"))),
+        return match (ns, checkpoint) {
+            (_, Some(c)) => Err(ApiError::NotFound(format!("checkpoint `{c}`"))),
+            ("", None) => Ok(Json(ThreadState::empty(id))),
+            (_, None) => Err(ApiError::NotFound(format!("subgraph namespace `{ns}`"))),
         };
     };
     let (graph, inner) = in_namespace(g, id, ns)?;

@@ -19,7 +19,7 @@ use super::models::Interrupt;
 use super::threads::remove;
 use super::translate::{Mode, Translator};
 use crate::api::auth::User;
-use crate::api::error::ApiResult;
+use crate::api::error::{ApiError, ApiResult};
 use crate::api::sse::sse_response;
 use crate::api::AppState;
 use crate::store::{CancelAction, Run, RunState};
@@ -49,10 +49,13 @@ impl Drop for RunGuard {
     }
 }
 
-/// Deletes a stateless run's thread once the run has ended.
+/// Deletes a stateless run's thread once the run has ended (not when this server's
+/// shutdown ends the wait first: the run goes on elsewhere, on that thread).
 pub(crate) fn spawn_cleanup(state: AppState, run: Run) {
     tokio::spawn(async move {
-        wait_for(&state, &run).await;
+        if !wait_for(&state, &run).await {
+            return;
+        }
         let user = User {
             id: run.owner.clone(),
         };
@@ -174,10 +177,28 @@ pub(crate) fn stream_response(state: &AppState, run: Run, cancel: bool, cleanup:
     )
 }
 
-/// Waits for a run to end (by watching its events).
-pub(crate) async fn wait_for(state: &AppState, run: &Run) {
+/// Waits for a run to end (by watching its events): true when it did, false when this
+/// server's shutdown ended the wait first (the run was handed back to go on elsewhere).
+pub(crate) async fn wait_for(state: &AppState, run: &Run) -> bool {
     let mut events = Box::pin(state.runs.watch(&run.run_id, 0));
-    while events.next().await.is_some() {}
+    while let Some(e) = events.next().await {
+        if e.event.is_terminal() {
+            return true;
+        }
+    }
+    // A watch ends without the terminal event when shutdown ended it, or when the run
+    // ended without one stored (it ended all the same).
+    !state.runs.closed.is_cancelled()
+}
+
+/// The answer to a wait that this server's shutdown ended before the run (503, with where
+/// to join the run on another replica).
+pub(crate) fn goes_on_elsewhere(run: &Run) -> ApiError {
+    ApiError::Unavailable(format!(
+        "the server is shutting down; run `{}` continues on another replica: join it at {}/join",
+        run.run_id,
+        location(run)
+    ))
 }
 
 /// The values a finished run leaves, LangGraph style (`__interrupt__` / `__error__`).
@@ -230,8 +251,11 @@ pub(crate) async fn wait_response(
         cancel_armed: cancel,
         cleanup,
     };
-    wait_for(state, &run).await;
+    let ended = wait_for(state, &run).await;
     guard.cancel_armed = false;
+    if !ended {
+        return Err(goes_on_elsewhere(&run));
+    }
     let values = final_values(state, &run).await?;
     drop(guard);
     let loc = location(&run);

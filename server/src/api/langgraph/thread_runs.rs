@@ -145,8 +145,11 @@ pub(crate) async fn join(
         cancel_armed: params.flag("cancel_on_disconnect")?.unwrap_or(false),
         cleanup: false,
     };
-    wait_for(&state, &run).await;
+    let ended = wait_for(&state, &run).await;
     guard.cancel_armed = false;
+    if !ended {
+        return Err(super::stream::goes_on_elsewhere(&run));
+    }
     Ok(Json(super::stream::final_values(&state, &run).await?))
 }
 

@@ -209,7 +209,7 @@ fn values_match(filter: &Option<Map<String, Value>>, snap: Option<&DynSnapshot>)
 async fn find(state: &AppState, user: &User, q: &SearchThreads) -> ApiResult<Vec<Thread>> {
     check_search(q)?;
     let limit = q.limit.unwrap_or(10).clamp(1, 1000) as usize;
-    let offset = q.offset.unwrap_or(0).max(0) as usize;
+    let offset = usize::try_from(q.offset.unwrap_or(0).max(0)).unwrap_or(usize::MAX);
     let filter_values = q.values.as_ref().is_some_and(|v| !v.is_empty());
     let default_order = matches!(q.sort_by.as_deref(), None | Some("updated_at"))
         && q.sort_order.as_deref() != Some("asc");
