@@ -299,6 +299,10 @@ impl FromRequestParts<AppState> for User {
                 id: LOCAL_USER.into(),
             });
         }
+        // Already authenticated on this request (by the rate limiter).
+        if let Some(user) = parts.extensions.get::<User>() {
+            return Ok(user.clone());
+        }
         let bearer = header(parts, AUTHORIZATION)
             .and_then(|v| {
                 v.strip_prefix("Bearer ")

@@ -105,7 +105,11 @@ pub async fn limit_rate(
         state.auth.enabled(),
         User::from_request_parts(&mut parts, &state).await,
     ) {
-        (true, Ok(user)) => Client::User(user.id),
+        (true, Ok(user)) => {
+            // The handler's `User` is this one: credentials are checked once a request.
+            parts.extensions.insert(user.clone());
+            Client::User(user.id)
+        }
         _ => Client::Address(address.unwrap_or(IpAddr::from([0, 0, 0, 0]))),
     };
     if let Err(retry_after) = limiter.check(&client) {
