@@ -301,5 +301,12 @@ async fn big_items_page_by_bytes(b: Backend) {
     )
     .await;
     assert_eq!(small.len(), 2);
+    let none = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        search(&s, json!({"namespace_prefix": ["big"], "limit": 0})),
+    )
+    .await
+    .expect("a search for nothing answers at once");
+    assert!(none.is_empty());
 }
 both_backends!(big_items_, big_items_page_by_bytes);

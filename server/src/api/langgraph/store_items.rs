@@ -329,7 +329,8 @@ pub(crate) async fn search_items(
                         return sink.finish().await;
                     }
                 }
-                if read < asked {
+                // A short read ends the search (and `limit` 0 asks for nothing).
+                if read < asked || asked == 0 || sent >= limit {
                     return sink.finish().await;
                 }
                 let avg = (sink.written() / sink.items().max(1)).max(1);
