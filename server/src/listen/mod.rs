@@ -146,6 +146,8 @@ enum Refusal {
     Full,
     /// Its address has its share of connections.
     TooManyFromClient(usize),
+    /// The health port serves the probes only.
+    NotAProbe,
 }
 
 impl Refusal {
@@ -155,6 +157,11 @@ impl Refusal {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "busy",
                 "the server is serving as many connections as it can; retry shortly".to_string(),
+            ),
+            Refusal::NotAProbe => (
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "this port serves /healthz, /ok and /readyz only".to_string(),
             ),
             Refusal::TooManyFromClient(max) => (
                 StatusCode::TOO_MANY_REQUESTS,
@@ -312,6 +319,33 @@ pub async fn serve(
     Ok(())
 }
 
+/// A connection's service that answers the probes with `app` and anything else with
+/// `refusal`.
+fn probes_only(
+    app: Router,
+    refusal: Refusal,
+) -> TowerToHyperService<
+    impl tower::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response,
+            Error = Infallible,
+            Future = impl Future<Output = Result<Response, Infallible>> + Send,
+        > + Clone,
+> {
+    TowerToHyperService::new(tower::service_fn(
+        move |req: Request<hyper::body::Incoming>| {
+            let app = app.clone();
+            async move {
+                if HEALTH_PATHS.contains(&req.uri().path()) {
+                    app.oneshot(req.map(Body::new)).await
+                } else {
+                    Ok(refusal.response())
+                }
+            }
+        },
+    ))
+}
+
 /// Serves a connection in a reserved slot: the probes as usual, anything else `refusal`.
 async fn serve_reserved(
     builder: hyper::server::conn::http1::Builder,
@@ -321,17 +355,7 @@ async fn serve_reserved(
     slot: OwnedSemaphorePermit,
     watcher: hyper_util::server::graceful::Watcher,
 ) {
-    let service = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
-        let app = app.clone();
-        async move {
-            if HEALTH_PATHS.contains(&req.uri().path()) {
-                app.oneshot(req.map(Body::new)).await
-            } else {
-                Ok::<_, Infallible>(refusal.response())
-            }
-        }
-    });
-    let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+    let conn = builder.serve_connection(TokioIo::new(tcp), probes_only(app, refusal));
     if let Err(e) = watcher.watch(conn).await {
         tracing::debug!(error = %e, "reserved connection ended with an error");
     }
@@ -393,26 +417,10 @@ pub async fn serve_health(
             },
         };
         nodelay(&tcp);
-        let app = app.clone();
-        let service = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
-            let app = app.clone();
-            async move {
-                if HEALTH_PATHS.contains(&req.uri().path()) {
-                    app.oneshot(req.map(Body::new)).await
-                } else {
-                    let mut resp = Response::new(Body::from(
-                        r#"{"detail":"this port serves /healthz, /ok and /readyz only","code":"not_found"}"#,
-                    ));
-                    *resp.status_mut() = StatusCode::NOT_FOUND;
-                    resp.headers_mut().insert(
-                        header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
-                    );
-                    Ok::<_, Infallible>(resp)
-                }
-            }
-        });
-        let conn = http.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+        let conn = http.serve_connection(
+            TokioIo::new(tcp),
+            probes_only(app.clone(), Refusal::NotAProbe),
+        );
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "health connection ended with an error");
