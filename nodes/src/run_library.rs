@@ -1,7 +1,7 @@
 //! The user's library as one run sees it: read at most once per run, however many nodes of
 //! the turn need it (the doc resolver, the input validation, the action and the response
-//! formatting each did their own read). A read is each document's id, title, size and
-//! digest, never the texts ([`crate::library`]): the analyses were made when the documents
+//! formatting). A read is each document's id, title, size and
+//! digest, never the texts (the `library` module): the analyses were made when the documents
 //! were stored.
 //!
 //! A turn works from one snapshot: a document added or removed while it runs shows from
