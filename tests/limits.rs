@@ -150,6 +150,32 @@ async fn healthz_answers_while_slow_clients_fill_every_connection() {
     );
 }
 
+/// A client that opens a new connection for every request.
+fn fresh_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap()
+}
+
+/// `POST /threads/search` on new connections until one answers `status` (the server counts
+/// connections as they open and close, a moment after the client's side), for up to 5 s.
+async fn search_on_new_connections_until(s: &TestServer, status: u16) -> Option<reqwest::Response> {
+    for _ in 0..100 {
+        let r = fresh_client()
+            .post(s.url("/threads/search"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        if r.status() == status {
+            return Some(r);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_gets_its_share_of_connections_and_probes_still_answer() {
     let s = TestServer::start_with(
@@ -163,27 +189,7 @@ async fn one_address_gets_its_share_of_connections_and_probes_still_answer() {
         held.push(slow_body(&s.base, "POST", "/threads/search").await);
     }
     // The fifth: the data routes are refused with a JSON 429, the probes answered.
-    let fresh = || {
-        reqwest::Client::builder()
-            .pool_max_idle_per_host(0)
-            .build()
-            .unwrap()
-    };
-    let mut refused = None;
-    for _ in 0..50 {
-        let r = fresh()
-            .post(s.url("/threads/search"))
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
-        if r.status() == 429 {
-            refused = Some(r);
-            break;
-        }
-        // The held connections may not all be counted yet.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let refused = search_on_new_connections_until(&s, 429).await;
     let r = refused.expect("a fifth connection from the address is refused");
     assert!(r.headers().contains_key("retry-after"));
     let err: Value = r.json().await.unwrap();
@@ -192,25 +198,15 @@ async fn one_address_gets_its_share_of_connections_and_probes_still_answer() {
         err["detail"].as_str().unwrap().contains("at most 4"),
         "{err}"
     );
-    let r = fresh().get(s.url("/healthz")).send().await.unwrap();
+    let r = fresh_client().get(s.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     // Once one closes, the address is served again.
     drop(held.pop());
-    let mut served = false;
-    for _ in 0..100 {
-        let r = fresh()
-            .post(s.url("/threads/search"))
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
-        if r.status() == 200 {
-            served = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(served, "a freed connection slot is the address's again");
+    let served = search_on_new_connections_until(&s, 200).await;
+    assert!(
+        served.is_some(),
+        "a freed connection slot is the address's again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
