@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::cancel::{CancelReason, Cancellation};
 use crate::checkpoint::{CheckpointError, Checkpointer, Fence, Json, PendingWrite};
+use crate::db::batch::Batcher;
 use crate::node::NodeError;
 use crate::stream::{Emitter, Event};
 
@@ -61,7 +62,19 @@ pub(crate) struct RunScope {
     /// When the run's checkpoints are stored: a subgraph node's own run stores its
     /// checkpoints the same way.
     pub(crate) durability: crate::run::Durability,
+    /// Gathers the pending writes the run's tasks store at the same moment into one
+    /// checkpointer call (made on the run's first write; see [`RunScope::put_writes`]).
+    pub(crate) write_batch: std::sync::OnceLock<WriteBatch>,
 }
+
+/// A run's pending writes on their way: (checkpoint id, writes) per caller.
+pub(crate) type WriteBatch = Batcher<(String, Vec<PendingWrite>), ()>;
+
+/// The most pending writes a run keeps in memory as known to be stored at its checkpoint.
+const MAX_KNOWN_WRITES: usize = 1024;
+
+/// The most callers one gathered write carries.
+const MAX_WRITE_BATCH: usize = 64;
 
 impl RunScope {
     fn known(&self) -> MutexGuard<'_, Option<(String, Vec<PendingWrite>)>> {
@@ -92,15 +105,68 @@ impl RunScope {
         self.hold_fence().await?;
         self.landing.stored().await?;
         let kept = writes.clone();
-        let stored = self
-            .checkpointer
-            .put_writes(&self.thread_id, checkpoint_id, writes, self.fence.as_ref())
-            .await;
+        let stored = match self
+            .write_batch()
+            .submit((checkpoint_id.to_string(), writes))
+            .await
+        {
+            Some(()) => Ok(()),
+            // Its batch failed as a whole: stored alone, for this call's own answer.
+            None => {
+                self.checkpointer
+                    .put_writes(
+                        &self.thread_id,
+                        checkpoint_id,
+                        kept.clone(),
+                        self.fence.as_ref(),
+                    )
+                    .await
+            }
+        };
         self.remember(checkpoint_id, kept, stored.is_ok());
         if stored.is_ok() {
             self.flushed();
         }
         stored
+    }
+
+    /// The run's write gatherer. A fan-out's tasks finish together and each stores its
+    /// result: gathered, they take one storage call (one transaction, one sync) at a time
+    /// instead of one each, so a run of thousands of tasks holds at most one of the pool's
+    /// connections for its writes and leaves the others to other runs. Writes are
+    /// idempotent (a key written again keeps its first value), so a failed batch is
+    /// written again call by call.
+    fn write_batch(&self) -> &WriteBatch {
+        self.write_batch.get_or_init(|| {
+            let checkpointer = self.checkpointer.clone();
+            let thread_id = self.thread_id.clone();
+            let fence = self.fence.clone();
+            Batcher::spawn(
+                MAX_WRITE_BATCH,
+                1,
+                move |calls: Vec<(String, Vec<PendingWrite>)>| {
+                    let (checkpointer, thread_id, fence) =
+                        (checkpointer.clone(), thread_id.clone(), fence.clone());
+                    async move {
+                        let n = calls.len();
+                        // One call per checkpoint, in the order the calls came.
+                        let mut at: Vec<(String, Vec<PendingWrite>)> = Vec::new();
+                        for (id, writes) in calls {
+                            match at.iter_mut().find(|(c, _)| *c == id) {
+                                Some((_, w)) => w.extend(writes),
+                                None => at.push((id, writes)),
+                            }
+                        }
+                        for (id, writes) in at {
+                            checkpointer
+                                .put_writes(&thread_id, &id, writes, fence.as_ref())
+                                .await?;
+                        }
+                        Ok::<_, CheckpointError>(vec![(); n])
+                    }
+                },
+            )
+        })
     }
 
     /// Notes that a write of this run was stored unflushed.
@@ -141,7 +207,10 @@ impl RunScope {
         let Some((id, all)) = known.as_mut() else {
             return;
         };
-        if id != checkpoint_id || !stored {
+        // Past a bound the writes are not kept: a fan-out's thousands of results are read
+        // back from storage by the rare resume that needs them, rather than searched here
+        // at every write.
+        if id != checkpoint_id || !stored || all.len() + writes.len() > MAX_KNOWN_WRITES {
             *known = None;
             return;
         }

@@ -123,7 +123,10 @@ pub use cancel::{CancelReason, Cancellation};
 pub use checkpoint::{Checkpointer, ListOptions, MemoryCheckpointer, PruneStrategy};
 pub use context::NodeContext;
 pub use graph::parent::ParentCommand;
-pub use graph::{CompiledGraph, GraphError, StateGraph, Targets, END, START};
+pub use graph::{
+    CompiledGraph, GraphError, StateGraph, Targets, DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_SENDS_PER_STEP, END, START,
+};
 pub use history::{StateSnapshot, TaskState};
 pub use interrupt::{InterruptInfo, Resume};
 pub use messages::{blocks_text, AddMessages, Message, MessageKind};

@@ -147,6 +147,21 @@ pub struct ServeConfig {
     /// server CPU from 0.83 ms to 0.68 ms at 32 chats (`benchmarks/palgraph-load-workers.md`).
     #[arg(long, env = "PALGRAPH_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: Option<u16>,
+    /// Runs one `POST /runs/batch` may create; a longer batch is refused (422) before
+    /// any run of it is created.
+    #[arg(long, env = "PALGRAPH_MAX_BATCH_RUNS", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_batch_runs: u64,
+    /// Tasks one step of a run may plan (nodes and `Send`s): a command whose `goto` sends
+    /// more is refused (422); a node whose sends go over it fails its run.
+    #[arg(long, env = "PALGRAPH_MAX_SENDS_PER_STEP", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_sends_per_step: u64,
+    /// Tasks of one run's step that run at once; the step's other tasks start as those
+    /// finish. A run's `config.max_concurrency` may ask for fewer, not more.
+    #[arg(long, env = "PALGRAPH_MAX_CONCURRENCY", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_concurrency: u64,
     /// The largest text one PalAssist document may hold, in bytes (UTF-8): `POST
     /// /documents` answers 413 for a larger one and stores none of the upload's documents.
     /// A document is analysed once, when it is stored, taking about half a second of CPU a
@@ -266,6 +281,8 @@ impl ServeConfig {
             event_flush: Duration::from_millis(self.event_flush_ms.min(1000)),
             event_retention: (self.event_retention_secs > 0)
                 .then(|| Duration::from_secs(self.event_retention_secs)),
+            max_concurrency: usize::try_from(self.max_concurrency).unwrap_or(usize::MAX),
+            max_sends_per_step: usize::try_from(self.max_sends_per_step).unwrap_or(usize::MAX),
             ..Default::default()
         }
     }

@@ -277,6 +277,7 @@ impl ServerBuilder {
             shutdown: shutdown.clone(),
             metrics,
             max_response_bytes: cfg.max_response_bytes(),
+            max_batch_runs: usize::try_from(cfg.max_batch_runs).unwrap_or(usize::MAX),
         });
         crate::crons::scheduler::spawn(state.clone(), cfg.cron_settings());
         crate::api::langgraph::thread_ttl::spawn_sweeper(

@@ -68,6 +68,8 @@ pub struct CompiledGraph<S: State> {
     pub(crate) checkpointer: Arc<dyn Checkpointer>,
     pub(crate) recursion_limit: usize,
     pub(crate) cancel_grace: Duration,
+    pub(crate) max_concurrency: usize,
+    pub(crate) max_sends_per_step: usize,
     pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
@@ -79,6 +81,8 @@ impl<S: State> Clone for CompiledGraph<S> {
             checkpointer: self.checkpointer.clone(),
             recursion_limit: self.recursion_limit,
             cancel_grace: self.cancel_grace,
+            max_concurrency: self.max_concurrency,
+            max_sends_per_step: self.max_sends_per_step,
             store: self.store.clone(),
         }
     }
@@ -89,6 +93,15 @@ pub const DEFAULT_STATE_CACHE: usize = 1024;
 
 /// The default recursion limit: steps a run may take before it fails.
 pub const DEFAULT_RECURSION_LIMIT: usize = 25;
+
+/// How many tasks of one step run at once by default; the step's other tasks wait for a
+/// free place (see [`CompiledGraph::with_max_concurrency`]).
+pub const DEFAULT_MAX_CONCURRENCY: usize = 64;
+
+/// How many tasks one step may plan by default before the run fails with
+/// [`RunError::SendLimit`](crate::RunError::SendLimit) (see
+/// [`CompiledGraph::with_max_sends_per_step`]).
+pub const DEFAULT_MAX_SENDS_PER_STEP: usize = 10_000;
 
 impl<S: State> CompiledGraph<S> {
     /// The same graph storing its checkpoints in `checkpointer`.
@@ -136,6 +149,30 @@ impl<S: State> CompiledGraph<S> {
     #[must_use]
     pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
         self.cancel_grace = grace;
+        self
+    }
+
+    /// The same graph running at most `tasks` tasks of a step at once (default
+    /// [`DEFAULT_MAX_CONCURRENCY`]; at least 1); a run's
+    /// [`RunConfig::max_concurrency`](crate::RunConfig::max_concurrency) overrides it. The
+    /// step's other tasks are not refused: each starts when one running finishes, so a
+    /// fan-out of thousands holds a bounded number of tasks (and of storage writes) in
+    /// flight and leaves the runtime to other runs. Tasks of one step must not wait on each
+    /// other (LangGraph's `max_concurrency` has the same rule): one waiting for a task that
+    /// has no place yet would wait for ever.
+    #[must_use]
+    pub fn with_max_concurrency(mut self, tasks: usize) -> Self {
+        self.max_concurrency = tasks.max(1);
+        self
+    }
+
+    /// The same graph failing a run whose step plans more than `tasks` tasks (nodes and
+    /// [`Send`](crate::send::Send)s; default [`DEFAULT_MAX_SENDS_PER_STEP`]); a run's
+    /// [`RunConfig::max_sends_per_step`](crate::RunConfig::max_sends_per_step) overrides
+    /// it. A command whose sends are over it is refused before anything is written.
+    #[must_use]
+    pub fn with_max_sends_per_step(mut self, tasks: usize) -> Self {
+        self.max_sends_per_step = tasks.max(1);
         self
     }
 
@@ -356,6 +393,8 @@ pub(crate) fn compile<S: State>(g: StateGraph<S>) -> Result<CompiledGraph<S>, Gr
         cache: Arc::new(crate::run::cache::StateCache::new(DEFAULT_STATE_CACHE)),
         recursion_limit: DEFAULT_RECURSION_LIMIT,
         cancel_grace: Duration::from_secs(2),
+        max_concurrency: DEFAULT_MAX_CONCURRENCY,
+        max_sends_per_step: DEFAULT_MAX_SENDS_PER_STEP,
         store: None,
     })
 }

@@ -8,7 +8,10 @@ pub mod subgraph;
 
 pub(crate) use builder::RouterSpec;
 pub use builder::{NodeBuilder, StateGraph, Targets, END, START};
-pub use compile::{CompiledGraph, DEFAULT_RECURSION_LIMIT, DEFAULT_STATE_CACHE};
+pub use compile::{
+    CompiledGraph, DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_SENDS_PER_STEP, DEFAULT_RECURSION_LIMIT,
+    DEFAULT_STATE_CACHE,
+};
 pub(crate) use compile::{GraphInner, Target};
 
 /// Why `compile()` refused a graph. Each message names the fault.

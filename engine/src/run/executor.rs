@@ -118,6 +118,7 @@ impl<'a, S: State> Executor<'a, S> {
             unflushed: Default::default(),
             landing: Default::default(),
             durability: cfg.durability,
+            write_batch: Default::default(),
         });
         Executor {
             limit: cfg.recursion_limit.unwrap_or(g.recursion_limit),
@@ -133,6 +134,22 @@ impl<'a, S: State> Executor<'a, S> {
 }
 
 impl<S: State> Executor<'_, S> {
+    /// How many tasks of a step run at once.
+    pub(super) fn max_concurrency(&self) -> usize {
+        self.cfg
+            .max_concurrency
+            .unwrap_or(self.g.max_concurrency)
+            .max(1)
+    }
+
+    /// How many tasks a step may plan.
+    pub(super) fn max_tasks_per_step(&self) -> usize {
+        self.cfg
+            .max_sends_per_step
+            .unwrap_or(self.g.max_sends_per_step)
+            .max(1)
+    }
+
     pub(super) fn cp(&self) -> &Arc<dyn Checkpointer> {
         &self.g.checkpointer
     }

@@ -197,6 +197,7 @@ impl<S: State> Executor<'_, S> {
         writes.record::<S>(&update)?;
         state.apply(update)?;
         let targets = plan::entry(&self.g.graph, state)?;
+        plan::check_task_count("__start__", targets.task_count(), self.max_tasks_per_step())?;
         let (tasks, deferred) = plan::schedule(
             &self.g.graph,
             Vec::new(),
@@ -356,6 +357,11 @@ impl<S: State> Executor<'_, S> {
         // Checked before the fork is written: a refused command changes nothing.
         let targets = admission::goto_targets(&self.g.graph, &cmd.goto)?;
         admission::check_sends(&self.g.graph, &cmd.sends)?;
+        plan::check_task_count(
+            plan::INPUT_SOURCE,
+            targets.len() + cmd.sends.len(),
+            self.max_tasks_per_step(),
+        )?;
         self.fork_if_old(cur).await?;
         if cmd.update.is_none() && cmd.goto.is_empty() && cmd.sends.is_empty() {
             return Ok(());

@@ -79,6 +79,12 @@ pub struct RunConfig {
     pub checkpoint_id: Option<String>,
     /// Steps this run may take (the graph's default when `None`).
     pub recursion_limit: Option<usize>,
+    /// Tasks of one step that run at once (the graph's default when `None`; see
+    /// [`CompiledGraph::with_max_concurrency`]).
+    pub max_concurrency: Option<usize>,
+    /// Tasks one step may plan before the run fails (the graph's default when `None`; see
+    /// [`CompiledGraph::with_max_sends_per_step`]).
+    pub max_sends_per_step: Option<usize>,
     /// Extra metadata recorded on every checkpoint the run writes.
     pub metadata: Map<String, Value>,
     /// Run-scoped context nodes read with `ctx.context()` (e.g. the calling user); not
@@ -118,6 +124,8 @@ impl RunConfig {
             run_id: uuid::Uuid::new_v4().to_string(),
             checkpoint_id: None,
             recursion_limit: None,
+            max_concurrency: None,
+            max_sends_per_step: None,
             metadata: Map::new(),
             context: Arc::new(Map::new()),
             stream_modes: StreamModes::default(),
@@ -170,6 +178,21 @@ impl RunConfig {
     #[must_use]
     pub fn recursion_limit(mut self, limit: usize) -> Self {
         self.recursion_limit = Some(limit);
+        self
+    }
+
+    /// With at most `tasks` tasks of a step running at once (see
+    /// [`RunConfig::max_concurrency`]).
+    #[must_use]
+    pub fn max_concurrency(mut self, tasks: usize) -> Self {
+        self.max_concurrency = Some(tasks);
+        self
+    }
+
+    /// With at most `tasks` tasks planned per step (see [`RunConfig::max_sends_per_step`]).
+    #[must_use]
+    pub fn max_sends_per_step(mut self, tasks: usize) -> Self {
+        self.max_sends_per_step = Some(tasks);
         self
     }
 
@@ -357,6 +380,19 @@ pub enum RunError {
         /// The limit.
         limit: usize,
     },
+    /// A step planned more tasks (nodes and sends) than the run's limit
+    /// ([`RunConfig::max_sends_per_step`]). From a command's sends, the run is refused
+    /// before anything is written; from a step, the run fails at that step's end, and its
+    /// checkpoint keeps the state before the fan-out.
+    #[error("{source_name} planned {planned} tasks for one step, over the limit of {limit}; send fewer items per step (or raise the limit: RunConfig::max_sends_per_step)")]
+    SendLimit {
+        /// What planned them: a node, or `__input__` for a command's sends.
+        source_name: String,
+        /// How many tasks it planned.
+        planned: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A router or goto named a target it may not.
     #[error("node `{node}` routed to `{target}`, which is not one of its declared targets")]
     BadRoute {
@@ -417,7 +453,7 @@ impl RunError {
                 | RunError::ResumeNotAtHead { .. }
                 | RunError::UnknownNode(_)
                 | RunError::InvalidInput(_)
-        )
+        ) || matches!(self, RunError::SendLimit { source_name, .. } if source_name == plan::INPUT_SOURCE)
     }
 }
 

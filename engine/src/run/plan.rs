@@ -10,6 +10,44 @@ use crate::state::State;
 
 use super::RunError;
 
+/// The source [`RunError::SendLimit`] names for a command's sends.
+pub(crate) const INPUT_SOURCE: &str = "__input__";
+
+/// Fails when `planned` tasks for one step are over `limit`.
+pub(crate) fn check_task_count(source: &str, planned: usize, limit: usize) -> Result<(), RunError> {
+    if planned > limit {
+        return Err(RunError::SendLimit {
+            source_name: source.to_string(),
+            planned,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+impl NextTargets {
+    /// How many tasks these targets plan (END is no task).
+    pub(crate) fn task_count(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|t| matches!(t, Target::Node(_)))
+            .count()
+            + self.sends.len()
+    }
+}
+
+/// What planned a step's tasks, for [`RunError::SendLimit`]: the distinct nodes that
+/// finished, in order.
+pub(crate) fn planners(finished: &[Finished]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for f in finished {
+        if !names.contains(&f.node.as_str()) {
+            names.push(&f.node);
+        }
+    }
+    names.join(", ")
+}
+
 /// A task due in the next step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct TaskPlan {

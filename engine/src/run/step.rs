@@ -11,6 +11,7 @@ use std::task::Poll;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;
+use tokio::task::AbortHandle;
 use tracing::Instrument;
 
 use crate::checkpoint::{now_ms, CheckpointError, Checkpointer, PendingWrite};
@@ -83,12 +84,11 @@ impl<S: State> Executor<'_, S> {
         let checkpoint_id = cur.id().unwrap_or_default().to_string();
         // When this graph runs as a subgraph node, its tasks' LLM calls count for that node too.
         let parent = crate::observe::current();
-        let mut futs = FuturesUnordered::new();
-        let mut handles = Vec::new();
-        for (i, t) in runnable.iter().map(|&at| &cur.plan.tasks[at]).enumerate() {
-            let Some(&idx) = self.g.graph.index.get(&t.node) else {
-                continue;
-            };
+        // A task is started when it has a place: at most `max_concurrency` run at once, the
+        // rest start as places free up, in plan order.
+        let start_task = |i: usize| -> Option<(TaskFuture<S>, Option<AbortHandle>)> {
+            let t = &cur.plan.tasks[runnable[i]];
+            let &idx = self.g.graph.index.get(&t.node)?;
             let tw = cur.writes.get(&t.id);
             let shared = Arc::new(TaskShared::new(
                 self.scope.clone(),
@@ -128,25 +128,37 @@ impl<S: State> Executor<'_, S> {
             )
             .instrument(span);
             if runnable.len() == 1 {
-                futs.push(async move { (i, fut.await) }.boxed());
-            } else {
-                let handle = tokio::spawn(fut);
-                handles.push(handle.abort_handle());
-                futs.push(
-                    async move {
-                        let out = match handle.await {
-                            Ok(o) => o,
-                            Err(e) if e.is_panic() => {
-                                (TaskOutcome::Panicked(panic_message(&*e.into_panic())), None)
-                            }
-                            Err(_) => (TaskOutcome::Cancelled, None),
-                        };
-                        (i, out)
-                    }
-                    .boxed(),
-                );
+                return Some((async move { (i, fut.await) }.boxed(), None));
             }
-        }
+            let handle = tokio::spawn(fut);
+            let abort = handle.abort_handle();
+            let joined = async move {
+                let out = match handle.await {
+                    Ok(o) => o,
+                    Err(e) if e.is_panic() => {
+                        (TaskOutcome::Panicked(panic_message(&*e.into_panic())), None)
+                    }
+                    Err(_) => (TaskOutcome::Cancelled, None),
+                };
+                (i, out)
+            };
+            Some((joined.boxed(), Some(abort)))
+        };
+        let places = self.max_concurrency();
+        let mut futs = FuturesUnordered::new();
+        let mut handles: Vec<AbortHandle> = Vec::new();
+        let mut unstarted = 0..runnable.len();
+        let mut fill = |futs: &mut FuturesUnordered<TaskFuture<S>>,
+                        handles: &mut Vec<AbortHandle>| {
+            while futs.len() < places {
+                let Some(i) = unstarted.next() else { break };
+                if let Some((fut, abort)) = start_task(i) {
+                    futs.push(fut);
+                    handles.extend(abort);
+                }
+            }
+        };
+        fill(&mut futs, &mut handles);
         let mut results: Vec<Option<(TaskOutcome<S>, Option<TaskRecord>)>> =
             runnable.iter().map(|_| None).collect();
         let mut deadline: Option<tokio::time::Instant> = None;
@@ -164,7 +176,7 @@ impl<S: State> Executor<'_, S> {
                     let flight = landing.take().expect("a landing just polled");
                     if let Err(e) = flight.landed(&self.scope, stored) {
                         // The step ran on a checkpoint that is not stored: stopped at once,
-                        // and nothing it did is kept.
+                        // and nothing it did is kept (tasks not started are cancelled).
                         failed_landing = Some(e);
                         for h in &handles {
                             h.abort();
@@ -178,7 +190,18 @@ impl<S: State> Executor<'_, S> {
                     }
                 }
                 next = futs.next() => match next {
-                    Some((i, out)) => results[i] = Some(out),
+                    Some((i, out)) => {
+                        results[i] = Some(out);
+                        // Once cancelled, no further task starts (those left are cancelled).
+                        if deadline.is_none() {
+                            fill(&mut futs, &mut handles);
+                        }
+                        // A finished task's handle is dropped with it: keep the list to
+                        // the tasks that may still run.
+                        if handles.len() > 2 * places {
+                            handles.retain(|h| !h.is_finished());
+                        }
+                    }
                     None => break,
                 },
                 _ = self.cfg.cancel.cancelled(), if deadline.is_none() => {
@@ -288,6 +311,11 @@ impl<S: State> Executor<'_, S> {
         }
         let mut barriers = cur.plan.barriers.clone();
         let targets = plan::successors(&self.g.graph, &*cur.state, &finished, &mut barriers)?;
+        plan::check_task_count(
+            &plan::planners(&finished),
+            targets.task_count(),
+            self.max_tasks_per_step(),
+        )?;
         let (next_tasks, deferred) = plan::schedule(
             &self.g.graph,
             cur.plan.deferred.clone(),
@@ -333,6 +361,10 @@ impl<S: State> Executor<'_, S> {
         Ok(())
     }
 }
+
+/// A running task of a step: its position among the step's runnable tasks, and its outcome.
+type TaskFuture<S> =
+    futures_util::future::BoxFuture<'static, (usize, (TaskOutcome<S>, Option<TaskRecord>))>;
 
 /// What a task that finished this step returned: its command, whether it came from the
 /// node's cache, and its record.

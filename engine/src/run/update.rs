@@ -68,6 +68,11 @@ pub(crate) async fn update_state<S: State>(
                 }],
                 &mut barriers,
             )?;
+            plan::check_task_count(
+                &g.graph.nodes[i].name,
+                targets.task_count(),
+                g.max_sends_per_step,
+            )?;
             let planned = plan::tasks_for(&g.graph, &targets);
             (plan.tasks, plan.deferred) =
                 plan::schedule(&g.graph, std::mem::take(&mut plan.deferred), planned);

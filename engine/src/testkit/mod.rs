@@ -78,6 +78,8 @@ macro_rules! checkpointer_suite {
             send_cases::an_interrupt_in_one_of_ten_sends_reruns_only_that_one,
             send_cases::a_node_sends_with_a_command_and_bad_sends_fail,
             send_cases::a_crash_in_one_of_ten_sends_reruns_only_that_one,
+            send_cases::a_step_runs_at_most_max_concurrency_tasks_at_once,
+            send_cases::a_step_over_the_send_limit_fails_and_a_command_over_it_is_refused,
             defer_cases::a_deferred_node_runs_once_after_every_branch,
             defer_cases::a_waiting_deferred_node_survives_a_stop,
             cache_cases::a_cached_node_does_not_run_again_for_the_same_input,

@@ -269,3 +269,92 @@ pub async fn a_crash_in_one_of_ten_sends_reruns_only_that_one(cp: Arc<dyn Checkp
     let jokes: Vec<String> = (0..10).map(|i| format!("joke about pans {i}")).collect();
     assert_eq!(out.state.jokes, jokes);
 }
+
+pub async fn a_step_runs_at_most_max_concurrency_tasks_at_once(cp: Arc<dyn Checkpointer>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (r2, m2) = (running.clone(), most.clone());
+    let g = jokes_graph(cp, 40, move |_i, _c| {
+        let (running, most) = (r2.clone(), m2.clone());
+        async move {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            // Each task waits until four ran at once (or a while, if the bound were lower).
+            let waited = std::time::Instant::now();
+            while most.load(Ordering::SeqCst) < 4 && waited.elapsed() < Duration::from_secs(10) {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            running.fetch_sub(1, Ordering::SeqCst);
+            Ok(())
+        }
+    });
+    let out = g
+        .invoke(RunConfig::new(thread()).max_concurrency(4), turn("fish"))
+        .await
+        .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    let want: Vec<String> = (0..40).map(|i| format!("joke about fish {i}")).collect();
+    assert_eq!(
+        out.state.jokes, want,
+        "every task ran, folded in send order"
+    );
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        4,
+        "four tasks ran at once, never more"
+    );
+}
+
+pub async fn a_step_over_the_send_limit_fails_and_a_command_over_it_is_refused(
+    cp: Arc<dyn Checkpointer>,
+) {
+    let g = jokes_graph(cp, 12, |_i, _c| async { Ok(()) }).with_max_sends_per_step(10);
+    let t = thread();
+    let err = g
+        .invoke(RunConfig::new(&t), turn("cats"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            RunError::SendLimit { source_name, planned: 12, limit: 10 } if source_name == "generate_topics"
+        ),
+        "{err}"
+    );
+    assert!(!err.is_refusal(), "the run had started: it failed");
+    // A run's own limit replaces the graph's.
+    let out = g
+        .invoke(
+            RunConfig::new(thread()).max_sends_per_step(12),
+            turn("dogs"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.state.jokes.len(), 12);
+
+    // A command sending more than the limit is refused before anything is written.
+    let sends = Command::new();
+    let sends = (0..11).fold(sends, |c, i| {
+        c.send(Send::new(
+            "generate_joke",
+            json!({"subject": "x", "index": i}),
+        ))
+    });
+    let t = thread();
+    let before = g.checkpointer().head(&t).await.unwrap();
+    let checked = g
+        .check_input(&t, None, RunInput::Command(sends.clone()))
+        .await
+        .unwrap_err();
+    assert!(checked.is_refusal(), "{checked}");
+    let err = g
+        .invoke(RunConfig::new(&t), RunInput::Command(sends))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, RunError::SendLimit { planned: 11, .. }) && err.is_refusal(),
+        "{err}"
+    );
+    assert_eq!(g.checkpointer().head(&t).await.unwrap(), before);
+}

@@ -116,7 +116,7 @@ impl From<palgraph::RunError> for ApiError {
             | E::UnknownInterrupt { .. }
             | E::ResumeNotAtHead { .. } => ApiError::BadRequest(e.to_string()),
             E::UnknownCheckpoint { .. } => ApiError::NotFound(e.to_string()),
-            E::UnknownNode(_) | E::InvalidInput(_) | E::Reduce(_) => {
+            E::UnknownNode(_) | E::InvalidInput(_) | E::Reduce(_) | E::SendLimit { .. } => {
                 ApiError::Invalid(e.to_string())
             }
             E::Checkpoint(c) => c.into(),

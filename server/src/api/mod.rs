@@ -82,6 +82,8 @@ pub struct AppParts {
     pub metrics: Option<crate::prometheus::Metrics>,
     /// Bytes of one streamed list response ([`json_array`]).
     pub max_response_bytes: usize,
+    /// Runs one `POST /runs/batch` may create.
+    pub max_batch_runs: usize,
 }
 
 /// Largest request body of the LangGraph API's runs and state updates (a run's input or a

@@ -283,6 +283,9 @@ impl Attempt {
             .claiming(self.claim.clone());
         cfg.context = Arc::new(spec.context.clone());
         cfg.recursion_limit = spec.recursion_limit;
+        let places = self.runs.settings.max_concurrency;
+        cfg.max_concurrency = Some(spec.max_concurrency.map_or(places, |n| n.min(places)));
+        cfg.max_sends_per_step = Some(self.runs.settings.max_sends_per_step);
         cfg.interrupt_before = spec.interrupt_before.clone();
         cfg.interrupt_after = spec.interrupt_after.clone();
         cfg.store = self.runs.long_term_for(&self.run.owner);

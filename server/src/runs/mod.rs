@@ -98,6 +98,10 @@ pub struct RunSettings {
     /// How long a finished run's events are kept for replays; after that only its terminal
     /// event stays (`None`: kept until the thread is deleted).
     pub event_retention: Option<Duration>,
+    /// Tasks of one run's step that run at once (a run may ask for fewer).
+    pub max_concurrency: usize,
+    /// Tasks one step of a run may plan.
+    pub max_sends_per_step: usize,
 }
 
 impl Default for RunSettings {
@@ -111,6 +115,8 @@ impl Default for RunSettings {
             orphan_grace: Duration::from_secs(2),
             event_flush: Duration::from_millis(50),
             event_retention: Some(Duration::from_secs(3600)),
+            max_concurrency: palgraph::DEFAULT_MAX_CONCURRENCY,
+            max_sends_per_step: palgraph::DEFAULT_MAX_SENDS_PER_STEP,
         }
     }
 }

@@ -21,6 +21,10 @@ pub struct RunSpec {
     /// Steps the run may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recursion_limit: Option<usize>,
+    /// Tasks of a step that run at once (`config.max_concurrency`; at most the server's
+    /// setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<usize>,
     /// Run-scoped context for nodes (`user_id` is set by the server).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub context: Map<String, Value>,
@@ -48,6 +52,7 @@ impl Default for RunSpec {
             checkpoint_id: None,
             stream_modes: Vec::new(),
             recursion_limit: None,
+            max_concurrency: None,
             context: Map::new(),
             api: Value::Null,
         }
@@ -119,6 +124,7 @@ impl RunSpec {
             checkpoint_id: old.checkpoint_id,
             stream_modes: old.stream_modes,
             recursion_limit: old.recursion_limit,
+            max_concurrency: None,
             context: old.context,
             api: old.api,
             interrupt_before: None,

@@ -181,16 +181,26 @@ fn check_request(state: &AppState, req: &CreateRun) -> ApiResult<(GraphEntry, Ve
         if !c.is_object() && !c.is_null() {
             return Err(ApiError::Invalid("config must be an object".into()));
         }
-        if let Some(r) = c.get("recursion_limit").filter(|r| !r.is_null()) {
-            if r.as_u64().is_none_or(|n| n == 0) {
-                return Err(ApiError::Invalid(format!(
-                    "config.recursion_limit must be a positive integer, not {r}"
-                )));
+        for key in ["recursion_limit", "max_concurrency"] {
+            if let Some(r) = c.get(key).filter(|r| !r.is_null()) {
+                if r.as_u64().is_none_or(|n| n == 0) {
+                    return Err(ApiError::Invalid(format!(
+                        "config.{key} must be a positive integer, not {r}"
+                    )));
+                }
             }
         }
     }
     let entry = assistant(state, assistant_id)?;
-    input_of(req)?;
+    if let DynInput::Command { goto, sends, .. } = input_of(req)? {
+        let limit = state.runs.settings.max_sends_per_step;
+        if goto.len() + sends.len() > limit {
+            return Err(ApiError::Invalid(format!(
+                "command.goto starts {} tasks in one step, over this server's limit of {limit} (PALGRAPH_MAX_SENDS_PER_STEP)",
+                goto.len() + sends.len()
+            )));
+        }
+    }
     breakpoints(&entry, "interrupt_before", req.interrupt_before.as_ref())?;
     breakpoints(&entry, "interrupt_after", req.interrupt_after.as_ref())?;
     Ok((entry, modes))
@@ -245,12 +255,14 @@ pub(crate) async fn start_keyed(
     idempotency_key: Option<String>,
 ) -> ApiResult<crate::store::CreatedRun> {
     let (entry, modes) = check_request(state, req)?;
-    let recursion_limit = req
-        .config
-        .as_ref()
-        .and_then(|c| c.get("recursion_limit"))
-        .and_then(Value::as_u64)
-        .map(|n| n as usize);
+    let config_count = |key: &str| {
+        req.config
+            .as_ref()
+            .and_then(|c| c.get(key))
+            .and_then(Value::as_u64)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    };
+    let recursion_limit = config_count("recursion_limit");
     let mut engine_modes = Vec::new();
     for m in &modes {
         for e in m.engine_modes() {
@@ -262,6 +274,7 @@ pub(crate) async fn start_keyed(
         interrupt_after: breakpoints(&entry, "interrupt_after", req.interrupt_after.as_ref())?,
         stream_modes: engine_modes,
         recursion_limit,
+        max_concurrency: config_count("max_concurrency"),
         durability: req.durability.as_deref().and_then(Durability::from_name),
         context: req.context.clone().unwrap_or_default(),
         api: json!({
@@ -352,12 +365,19 @@ pub(crate) async fn create_stateless(
 }
 
 /// `POST /runs/batch`: several background stateless runs (each validated before any is
-/// created).
+/// created; at most [`AppParts::max_batch_runs`](crate::api::AppParts::max_batch_runs)).
 pub(crate) async fn create_batch(
     State(state): State<AppState>,
     user: User,
     ApiJson(reqs): ApiJson<Vec<CreateRun>>,
 ) -> ApiResult<Json<Vec<RunOut>>> {
+    if reqs.len() > state.max_batch_runs {
+        return Err(ApiError::Invalid(format!(
+            "a batch holds at most {} runs (PALGRAPH_MAX_BATCH_RUNS), not {}",
+            state.max_batch_runs,
+            reqs.len()
+        )));
+    }
     for r in &reqs {
         check_request(&state, r)?;
     }
