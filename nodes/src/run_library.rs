@@ -185,8 +185,9 @@ mod tests {
             .await
             .unwrap();
         // Written by another process: not analysed here.
-        sqlx::query(
-            "INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES ('0190a0e0-0000-7000-8000-00000000e15e', 'ann', 'Elsewhere', 'Records are kept seven years.', 1)",
+        sqlx::raw_sql(
+            "INSERT INTO documents (id, owner, title, size, created_at_ms) VALUES ('0190a0e0-0000-7000-8000-00000000e15e', 'ann', 'Elsewhere', 29, 1);
+             INSERT INTO document_texts (id, content) VALUES ('0190a0e0-0000-7000-8000-00000000e15e', 'Records are kept seven years.')",
         )
         .execute(&pool)
         .await

@@ -141,7 +141,7 @@ async fn a_lost_listening_connection_vouches_for_nothing_until_it_listens_again(
     eprintln!("listening again after {took:?}");
 
     // And changes are heard again.
-    sqlx::query("INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES ($1, 'ann', 'T', 'x', 0)")
+    sqlx::query("INSERT INTO documents (id, owner, title, size, created_at_ms) VALUES ($1, 'ann', 'T', 1, 0)")
         .bind(uuid::Uuid::now_v7().to_string())
         .execute(&admin)
         .await

@@ -393,21 +393,44 @@ async fn postgres_store_conforms() {
     pool.close().await;
 }
 
+/// A document as the schema before `document_texts` held it (text in `documents`).
+fn old_document(owner: &str, content: &str) -> palgraph_nodes::Document {
+    palgraph_nodes::Document {
+        id: uuid::Uuid::now_v7().to_string(),
+        owner: owner.to_string(),
+        title: "Old".to_string(),
+        content: content.to_string(),
+        created_at_ms: 1_700_000_000_000,
+    }
+}
+
+const OLD_INSERT: &str =
+    "INSERT INTO documents (id, owner, title, content, created_at_ms) VALUES ($1, $2, $3, $4, $5)";
+
 #[tokio::test]
 async fn documents_from_before_scoped_migrations_survive_the_upgrade() {
     use palgraph::db::migrate::Applied;
     use palgraph::testkit::unscoped;
     use palgraph_nodes::documents::MIGRATIONS;
 
+    // The texts move to `document_texts` (SQLite 3, Postgres 5); "été" is 3 characters, 5
+    // bytes.
+    let content = "kept été";
     let adopted = Applied {
-        ran: vec![2],
+        ran: vec![2, 3],
         adopted: vec![1],
     };
     let path = palgraph::testkit::backends::temp_db_path();
     let pool = unscoped::sqlite_pool(&path).await.unwrap();
     unscoped::migrate_sqlite(&pool, 5).await.unwrap();
-    let doc = SqliteDocumentStore::new(pool.clone())
-        .create("alice", "Old", "kept")
+    let doc = old_document("alice", content);
+    sqlx::query(OLD_INSERT)
+        .bind(&doc.id)
+        .bind(&doc.owner)
+        .bind(&doc.title)
+        .bind(&doc.content)
+        .bind(doc.created_at_ms)
+        .execute(&pool)
         .await
         .unwrap();
     assert_eq!(
@@ -416,7 +439,11 @@ async fn documents_from_before_scoped_migrations_survive_the_upgrade() {
         "unscoped 2 is the documents' 1; the sets' 2 is new"
     );
     let store = SqliteDocumentStore::open(pool.clone()).await.unwrap();
-    assert_eq!(store.get("alice", &doc.id).await.unwrap(), Some(doc));
+    assert_eq!(
+        store.get("alice", &doc.id).await.unwrap(),
+        Some(doc.clone())
+    );
+    assert_eq!(store.catalog("alice").await.unwrap(), [Listed::of(&doc)]);
     pool.close().await;
     palgraph::testkit::backends::remove_sqlite_files(&path);
 
@@ -427,17 +454,24 @@ async fn documents_from_before_scoped_migrations_survive_the_upgrade() {
         .await
         .unwrap();
     unscoped::migrate_postgres(&pool, 5).await.unwrap();
-    let doc = PostgresDocumentStore::new(pool.clone())
-        .create("bob", "Old", "kept")
+    let doc = old_document("bob", content);
+    sqlx::query(OLD_INSERT)
+        .bind(&doc.id)
+        .bind(&doc.owner)
+        .bind(&doc.title)
+        .bind(&doc.content)
+        .bind(doc.created_at_ms)
+        .execute(&pool)
         .await
         .unwrap();
     // On Postgres the texts' lz4 compression (3) and the change trigger (4) are new too.
     let adopted_pg = Applied {
-        ran: vec![2, 3, 4],
+        ran: vec![2, 3, 4, 5],
         adopted: vec![1],
     };
     assert_eq!(MIGRATIONS.apply_postgres(&pool).await.unwrap(), adopted_pg);
     let store = PostgresDocumentStore::open(pool.clone()).await.unwrap();
-    assert_eq!(store.get("bob", &doc.id).await.unwrap(), Some(doc));
+    assert_eq!(store.get("bob", &doc.id).await.unwrap(), Some(doc.clone()));
+    assert_eq!(store.catalog("bob").await.unwrap(), [Listed::of(&doc)]);
     pool.close().await;
 }

@@ -269,10 +269,19 @@ async fn create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
-/// `GET /documents`.
+/// `GET /documents`: the library without its texts.
 async fn list(user: User, Extension(store): Store) -> ApiResult<Json<Vec<DocumentSummary>>> {
-    let docs = store.list(&user.id).await.map_err(store_error)?;
-    Ok(Json(docs.iter().map(summary).collect()))
+    let docs = store.catalog(&user.id).await.map_err(store_error)?;
+    Ok(Json(
+        docs.into_iter()
+            .map(|d| DocumentSummary {
+                created_at: iso(d.created_at_ms),
+                id: d.id,
+                title: d.title,
+                size: d.size,
+            })
+            .collect(),
+    ))
 }
 
 /// `GET /documents/{id}`.

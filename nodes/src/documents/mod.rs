@@ -1,8 +1,9 @@
 //! The document store: each user's documents (id, owner, title, content), scoped by owner so
 //! a user never sees another's. One trait, [`DocumentStore`], and three implementations:
-//! [`MemoryDocumentStore`] (tests), and [`SqlDocumentStore`] over the `documents` table of
-//! a SQLite ([`SqliteDocumentStore`]) or Postgres ([`PostgresDocumentStore`]) database,
-//! written once for both; its table is [`MIGRATIONS`]. [`seed_samples`] gives a new user
+//! [`MemoryDocumentStore`] (tests), and [`SqlDocumentStore`] over the `documents` and
+//! `document_texts` tables of a SQLite ([`SqliteDocumentStore`]) or Postgres
+//! ([`PostgresDocumentStore`]) database, written once for both; its tables are
+//! [`MIGRATIONS`]. [`seed_samples`] gives a new user
 //! the sample documents of [`samples`]; [`title_and_body`] reads an uploaded file's title
 //! (its first `#` heading, else its file name) and body.
 //!
@@ -34,7 +35,8 @@ pub use sets::{
 pub use sql::{PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore};
 pub use title::title_and_body;
 
-/// The `documents` table and the document sets' tables (`nodes/migrations/`), for SQLite
+/// The `documents` and `document_texts` tables and the document sets' tables
+/// (`nodes/migrations/`), for SQLite
 /// and Postgres: apply them to a pool with `MIGRATIONS.apply_sqlite(&pool)` /
 /// `apply_postgres(&pool)`, or open a store with [`SqlDocumentStore::open`], which does.
 pub const MIGRATIONS: Migrator = Migrator {
@@ -61,6 +63,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             "document_changes",
             include_str!("../../migrations/postgres/0004_document_changes.sql"),
         ),
+        Migration::new(
+            5,
+            "document_texts",
+            include_str!("../../migrations/postgres/0005_document_texts.sql"),
+        ),
     ],
     sqlite: &[
         Migration::new(
@@ -73,6 +80,11 @@ pub const MIGRATIONS: Migrator = Migrator {
             2,
             "document_sets",
             include_str!("../../migrations/sqlite/0002_document_sets.sql"),
+        ),
+        Migration::new(
+            3,
+            "document_texts",
+            include_str!("../../migrations/sqlite/0003_document_texts.sql"),
         ),
     ],
 };

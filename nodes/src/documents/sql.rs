@@ -1,7 +1,9 @@
-//! [`SqlDocumentStore`]: documents in the `documents` table of a SQLite or Postgres database,
-//! written once: the statements are built with sqlx's `QueryBuilder`, whose `push_bind`
-//! writes each backend's placeholders (`?` for SQLite, `$1, $2, ...` for Postgres), and rows
-//! are read through [`sqlx::FromRow`].
+//! [`SqlDocumentStore`]: documents in the `documents` table of a SQLite or Postgres database
+//! (id, owner, title, size, creation time) and their texts in `document_texts`, by id, so
+//! that listing a library reads no text (on SQLite a row holding a large text costs its
+//! whole text to any lookup that passes it). Written once: the statements are built with
+//! sqlx's `QueryBuilder`, whose `push_bind` writes each backend's placeholders (`?` for
+//! SQLite, `$1, $2, ...` for Postgres), and rows are read through [`sqlx::FromRow`].
 
 use std::fmt;
 
@@ -20,9 +22,9 @@ use super::{
 };
 use crate::state::DocRef;
 
-/// Documents in the `documents` table of a database migrated with [`super::MIGRATIONS`]
-/// (and document sets in its `document_sets` tables, see `sql_sets.rs`);
-/// on SQLite: [`SqliteDocumentStore`], on Postgres: [`PostgresDocumentStore`].
+/// Documents in the `documents` and `document_texts` tables of a database migrated with
+/// [`super::MIGRATIONS`] (and document sets in its `document_sets` tables, see
+/// `sql_sets.rs`); on SQLite: [`SqliteDocumentStore`], on Postgres: [`PostgresDocumentStore`].
 pub struct SqlDocumentStore<DB: Database> {
     pub(super) pool: Pool<DB>,
     /// A few connections for the library read every PalAssist turn makes, reused without
@@ -130,7 +132,10 @@ impl<DB: Database> fmt::Debug for SqlDocumentStore<DB> {
 /// The most texts one statement of [`DocumentStore::contents`] reads.
 const TEXTS_PER_STATEMENT: usize = 500;
 
-const COLUMNS: &str = "SELECT id, owner, title, content, created_at_ms FROM documents";
+/// A document whole: its row and its text.
+const COLUMNS: &str = "SELECT d.id AS id, d.owner AS owner, d.title AS title, \
+     t.content AS content, d.created_at_ms AS created_at_ms \
+     FROM documents d JOIN document_texts t ON t.id = d.id";
 
 impl<'r, R> FromRow<'r, R> for Document
 where
@@ -198,15 +203,16 @@ where
             q.push_bind(doc.owner.as_str()).push(", 0))");
             q.build().execute(&mut *tx).await?;
         }
+        let size = i64::try_from(doc.content.len()).unwrap_or(i64::MAX);
         let mut q = QueryBuilder::<DB>::new(
-            "INSERT INTO documents (id, owner, title, content, created_at_ms) SELECT ",
+            "INSERT INTO documents (id, owner, title, size, created_at_ms) SELECT ",
         );
         let mut values = q.separated(", ");
         values
             .push_bind(doc.id.as_str())
             .push_bind(doc.owner.as_str())
             .push_bind(doc.title.as_str())
-            .push_bind(doc.content.as_str())
+            .push_bind(size)
             .push_bind(doc.created_at_ms);
         let max = i64::try_from(self.limits.max_documents).unwrap_or(i64::MAX);
         q.push(" WHERE (SELECT count(*) FROM documents WHERE owner = ")
@@ -218,6 +224,13 @@ where
         if stored.is_none() {
             return Err(too_many(self.limits.max_documents));
         }
+        let mut q = QueryBuilder::<DB>::new("INSERT INTO document_texts (id, content) VALUES (");
+        let mut values = q.separated(", ");
+        values
+            .push_bind(doc.id.as_str())
+            .push_bind(doc.content.as_str());
+        q.push(")");
+        q.build().execute(&mut *tx).await?;
         tx.commit().await?;
         self.changed(owner);
         Ok(doc)
@@ -225,9 +238,9 @@ where
 
     async fn list(&self, owner: &str) -> Result<Vec<Document>, DocumentError> {
         let mut q = QueryBuilder::<DB>::new(COLUMNS);
-        q.push(" WHERE owner = ")
+        q.push(" WHERE d.owner = ")
             .push_bind(owner)
-            .push(" ORDER BY created_at_ms, id");
+            .push(" ORDER BY d.created_at_ms, d.id");
         Ok(q.build_query_as::<Document>().fetch_all(&self.pool).await?)
     }
 
@@ -238,15 +251,9 @@ where
     }
 
     async fn catalog(&self, owner: &str) -> Result<Vec<Listed>, DocumentError> {
-        // Postgres's `octet_length` reads a stored text's size without decompressing it.
-        let size = if DB::NAME == "SQLite" {
-            "length(CAST(content AS BLOB))"
-        } else {
-            "octet_length(content)::bigint"
-        };
-        let mut q = QueryBuilder::<DB>::new(format!(
-            "SELECT id, title, created_at_ms, {size} FROM documents WHERE owner = "
-        ));
+        let mut q = QueryBuilder::<DB>::new(
+            "SELECT id, title, created_at_ms, size FROM documents WHERE owner = ",
+        );
         q.push_bind(owner).push(" ORDER BY created_at_ms, id");
         let mut conn = self.hot.take().await?;
         let rows: Vec<(String, String, i64, i64)> =
@@ -267,9 +274,9 @@ where
         let mut out = Vec::with_capacity(ids.len());
         for ids in ids.chunks(TEXTS_PER_STATEMENT) {
             let mut q = QueryBuilder::<DB>::new(COLUMNS);
-            q.push(" WHERE owner = ")
+            q.push(" WHERE d.owner = ")
                 .push_bind(owner)
-                .push(" AND id IN (");
+                .push(" AND d.id IN (");
             let mut list = q.separated(", ");
             for id in ids {
                 list.push_bind(*id);
@@ -285,9 +292,9 @@ where
             return Ok(None);
         }
         let mut q = QueryBuilder::<DB>::new(COLUMNS);
-        q.push(" WHERE owner = ")
+        q.push(" WHERE d.owner = ")
             .push_bind(owner)
-            .push(" AND id = ")
+            .push(" AND d.id = ")
             .push_bind(id);
         Ok(q.build_query_as::<Document>()
             .fetch_optional(&self.pool)
@@ -295,8 +302,8 @@ where
     }
 
     async fn delete(&self, owner: &str, id: &str) -> Result<bool, DocumentError> {
-        // The document and its memberships go together (Postgres would cascade; the SQLite
-        // pool does not enforce foreign keys).
+        // The document, its text and its memberships go together (Postgres would cascade;
+        // the SQLite pool does not enforce foreign keys).
         if !is_id(id) {
             return Ok(false);
         }
@@ -310,10 +317,14 @@ where
         if deleted.is_none() {
             return Ok(false);
         }
-        let mut q =
-            QueryBuilder::<DB>::new("DELETE FROM document_set_members WHERE document_id = ");
-        q.push_bind(id);
-        q.build().execute(&mut *tx).await?;
+        for table in [
+            "document_texts WHERE id",
+            "document_set_members WHERE document_id",
+        ] {
+            let mut q = QueryBuilder::<DB>::new(format!("DELETE FROM {table} = "));
+            q.push_bind(id);
+            q.build().execute(&mut *tx).await?;
+        }
         tx.commit().await?;
         self.changed(owner);
         Ok(true)
