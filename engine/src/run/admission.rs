@@ -124,10 +124,10 @@ impl<S: State> CompiledGraph<S> {
     /// [`RunError::UnknownCheckpoint`] for a `checkpoint_id` the thread does not have; for a
     /// resume, [`RunError::ResumeNotAtHead`], [`RunError::NothingToResume`],
     /// [`RunError::AmbiguousResume`] and [`RunError::UnknownInterrupt`]; for a command,
-    /// [`RunError::UnknownNode`] for a `goto` target the graph does not have and
-    /// [`RunError::SendLimit`] for more sends than the graph's limit. Storage
+    /// [`RunError::UnknownNode`] for a `goto` target the graph does not have. Storage
     /// errors. What only running can tell (a router's choice, a reducer refusing an update,
-    /// a node failing) is not predicted.
+    /// a node failing) is not predicted, nor what depends on the run's config (a command
+    /// sending more tasks than its [`RunConfig::max_sends_per_step`](crate::RunConfig)).
     pub async fn check_input(
         &self,
         thread_id: &str,
@@ -171,13 +171,8 @@ impl<S: State> CompiledGraph<S> {
                 Ok(RunInput::Resume(resume))
             }
             RunInput::Command(cmd) => {
-                let targets = goto_targets(&self.graph, &cmd.goto)?;
+                goto_targets(&self.graph, &cmd.goto)?;
                 check_sends(&self.graph, &cmd.sends)?;
-                super::plan::check_task_count(
-                    super::plan::INPUT_SOURCE,
-                    targets.len() + cmd.sends.len(),
-                    self.max_sends_per_step,
-                )?;
                 Ok(RunInput::Command(cmd))
             }
             other => Ok(other),
