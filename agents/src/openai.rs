@@ -1,10 +1,20 @@
 //! [`OpenAiModel`]: a [`ChatModel`] over any OpenAI-compatible chat-completions server,
-//! streaming (`stream: true`), with tool calling.
+//! streaming (`stream: true`), with tool calling, through async-openai (the client
+//! PalAssist's LLM uses too): its server-sent-event reader decodes UTF-8 across network
+//! chunks, so a character split between two chunks arrives whole. Requests and chunks are
+//! JSON values (async-openai's bring-your-own-types calls): the wire format is written
+//! here once, for any server that speaks it. Retries are the agent's (its node's retry
+//! policy), not the client's: async-openai's own retry layer is replaced by its plain
+//! transport.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::middleware::ReqwestService;
+use async_openai::Client;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use palgraph::{Message, MessageKind};
@@ -19,9 +29,8 @@ const OPENAI_BASE: &str = "https://api.openai.com/v1";
 /// A chat model on an OpenAI-compatible server.
 #[derive(Clone)]
 pub struct OpenAiModel {
-    http: reqwest::Client,
+    client: Client<OpenAIConfig>,
     base: String,
-    key: String,
     model: String,
 }
 
@@ -51,13 +60,19 @@ impl OpenAiModel {
             .read_timeout(Duration::from_secs(120))
             .build()
             .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let base = base_url
+            .unwrap_or(OPENAI_BASE)
+            .trim_end_matches('/')
+            .to_string();
+        let config = OpenAIConfig::new()
+            .with_api_base(base.clone())
+            .with_api_key(api_key)
+            .with_org_id("")
+            .with_project_id("");
+        let transport = ReqwestService::new(http.clone());
         Ok(OpenAiModel {
-            http,
-            base: base_url
-                .unwrap_or(OPENAI_BASE)
-                .trim_end_matches('/')
-                .to_string(),
-            key: api_key.to_string(),
+            client: Client::build(http, config).with_http_service(transport),
+            base,
             model: model.to_string(),
         })
     }
@@ -122,13 +137,29 @@ struct Partial {
     arguments: String,
 }
 
-fn http_error(status: reqwest::StatusCode, body: &str) -> ModelError {
-    let text = format!("{status}: {}", body.chars().take(500).collect::<String>());
-    if (status.as_u16() == 429 && !body.contains("insufficient_quota")) || status.is_server_error()
-    {
-        ModelError::Transient(text)
-    } else {
-        ModelError::Fatal(text)
+/// Sorts an async-openai error into what the agent can act on: a 429 (but not
+/// `insufficient_quota`), a 5xx, a broken connection or a timeout is worth retrying.
+fn model_error(e: OpenAIError) -> ModelError {
+    match e {
+        OpenAIError::ApiError(resp) => {
+            let status = resp.status_code.as_u16();
+            let text = format!("{status}: {}", resp.api_error);
+            let quota = resp.api_error.r#type.as_deref() == Some("insufficient_quota")
+                || resp.api_error.code.as_deref() == Some("insufficient_quota");
+            if (status == 429 && !quota) || status >= 500 {
+                ModelError::Transient(text)
+            } else {
+                ModelError::Fatal(text)
+            }
+        }
+        OpenAIError::Reqwest(e) => ModelError::Transient(e.to_string()),
+        OpenAIError::StreamError(e) => ModelError::Transient(e.to_string()),
+        OpenAIError::JSONDeserialize(e, body) => ModelError::Fatal(format!(
+            "a stream event does not parse: {e} in {}",
+            body.chars().take(200).collect::<String>()
+        )),
+        OpenAIError::InvalidArgument(m) => ModelError::Config(m),
+        other => ModelError::Fatal(other.to_string()),
     }
 }
 
@@ -207,83 +238,67 @@ impl OpenAiModel {
                 })
                 .collect();
         }
-        let resp = self
-            .http
-            .post(format!("{}/chat/completions", self.base))
-            .bearer_auth(&self.key)
-            .json(&body)
-            .send()
+        let mut stream = self
+            .client
+            .chat()
+            .create_stream_byot::<Value, Value>(body)
             .await
-            .map_err(|e| ModelError::Transient(e.to_string()))?;
-        let status = resp.status();
-        if !status.is_success() {
-            let text = resp.text().await.unwrap_or_default();
-            return Err(http_error(status, &text));
-        }
-        let mut stream = resp.bytes_stream();
-        let mut buf = String::new();
+            .map_err(model_error)?;
         let mut content = String::new();
         let mut calls: BTreeMap<u64, Partial> = BTreeMap::new();
+        // The model finished: a `finish_reason` arrived, or the usage chunk a server sends
+        // once the model's last token is out.
         let mut finished = false;
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| ModelError::Transient(e.to_string()))?;
-            buf.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buf.find('\n') {
-                let line: String = buf.drain(..=end).collect();
-                let Some(data) = line.trim().strip_prefix("data:") else {
-                    continue;
-                };
-                let data = data.trim();
-                if data == "[DONE]" {
-                    finished = true;
-                    continue;
-                }
-                let event: Value = serde_json::from_str(data).map_err(|e| {
-                    ModelError::Fatal(format!("a stream event does not parse: {e}"))
-                })?;
-                if let Some(model) = event["model"].as_str() {
-                    span.record("gen_ai.response.model", model);
-                }
-                if let Some(u) = event["usage"].as_object() {
-                    self.record_usage(u);
-                    for (key, field) in [
-                        ("prompt_tokens", "gen_ai.usage.input_tokens"),
-                        ("completion_tokens", "gen_ai.usage.output_tokens"),
-                    ] {
-                        // As i64: OpenTelemetry has no unsigned integers.
-                        if let Some(n) = u.get(key).and_then(Value::as_i64) {
-                            span.record(field, n);
-                        }
+        while let Some(event) = stream.next().await {
+            let event = event.map_err(model_error)?;
+            if let Some(error) = event.get("error") {
+                return Err(ModelError::Transient(format!(
+                    "the server ended the stream: {error}"
+                )));
+            }
+            if let Some(model) = event["model"].as_str() {
+                span.record("gen_ai.response.model", model);
+            }
+            if let Some(u) = event["usage"].as_object() {
+                finished = true;
+                self.record_usage(u);
+                for (key, field) in [
+                    ("prompt_tokens", "gen_ai.usage.input_tokens"),
+                    ("completion_tokens", "gen_ai.usage.output_tokens"),
+                ] {
+                    // As i64: OpenTelemetry has no unsigned integers.
+                    if let Some(n) = u.get(key).and_then(Value::as_i64) {
+                        span.record(field, n);
                     }
-                    usage = (
-                        u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-                        u.get("completion_tokens")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0),
-                    );
                 }
-                let Some(choice) = event["choices"].get(0) else {
-                    continue;
-                };
-                if choice["finish_reason"].is_string() {
-                    finished = true;
+                usage = (
+                    u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+                    u.get("completion_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0),
+                );
+            }
+            let Some(choice) = event["choices"].get(0) else {
+                continue;
+            };
+            if choice["finish_reason"].is_string() {
+                finished = true;
+            }
+            let delta = &choice["delta"];
+            if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                on_token(t);
+                content.push_str(t);
+            }
+            for c in delta["tool_calls"].as_array().into_iter().flatten() {
+                let p = calls.entry(c["index"].as_u64().unwrap_or(0)).or_default();
+                if let Some(id) = c["id"].as_str() {
+                    p.id.push_str(id);
                 }
-                let delta = &choice["delta"];
-                if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-                    on_token(t);
-                    content.push_str(t);
+                if let Some(n) = c["function"]["name"].as_str() {
+                    p.name.push_str(n);
                 }
-                for c in delta["tool_calls"].as_array().into_iter().flatten() {
-                    let p = calls.entry(c["index"].as_u64().unwrap_or(0)).or_default();
-                    if let Some(id) = c["id"].as_str() {
-                        p.id.push_str(id);
-                    }
-                    if let Some(n) = c["function"]["name"].as_str() {
-                        p.name.push_str(n);
-                    }
-                    if let Some(a) = c["function"]["arguments"].as_str() {
-                        p.arguments.push_str(a);
-                    }
+                if let Some(a) = c["function"]["arguments"].as_str() {
+                    p.arguments.push_str(a);
                 }
             }
         }

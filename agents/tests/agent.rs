@@ -374,6 +374,124 @@ async fn the_openai_client_streams_text_and_tool_calls() {
     }
 }
 
+/// An OpenAI-compatible server whose stream arrives in network chunks that split
+/// multi-byte characters (and a `data:` line) between them.
+async fn fake_openai_in_pieces(text: &str) -> String {
+    use axum::routing::post;
+    let events = [
+        json!({"choices": [{"index": 0, "delta": {"content": text}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ]
+    .iter()
+    .map(|e| format!("data: {e}\n\n"))
+    .collect::<String>()
+        + "data: [DONE]\n\n";
+    let bytes = events.into_bytes();
+    // Cut inside each multi-byte character: every piece but the last ends mid-character.
+    let mut cuts: Vec<usize> = (1..bytes.len())
+        .filter(|&i| (bytes[i] & 0xC0) == 0x80 && (bytes[i - 1] & 0xC0) != 0x80)
+        .collect();
+    cuts.push(bytes.len());
+    let mut pieces = Vec::new();
+    let mut from = 0;
+    for to in cuts {
+        pieces.push(bytes[from..to].to_vec());
+        from = to;
+    }
+    assert!(
+        pieces.len() > 2,
+        "the text has multi-byte characters to split"
+    );
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let pieces = pieces.clone();
+            async move {
+                // Each piece its own write, a moment apart: the client reads them apart.
+                let body =
+                    futures_util::stream::unfold(pieces.into_iter(), |mut rest| async move {
+                        let piece = rest.next()?;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        Some((Ok::<_, std::convert::Infallible>(piece), rest))
+                    });
+                (
+                    [("content-type", "text/event-stream")],
+                    axum::body::Body::from_stream(body),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test]
+async fn a_character_split_between_network_chunks_arrives_whole() {
+    let text = "Grüße, 日本の規程 — naïve café ✓";
+    let base = fake_openai_in_pieces(text).await;
+    let model = OpenAiModel::new(Some(&base), "sk-test", "gpt-test").unwrap();
+    let tokens = std::sync::Mutex::new(String::new());
+    let messages = [Message::human("greet")];
+    let turn = model
+        .complete(
+            ModelRequest {
+                system: None,
+                messages: &messages,
+                tools: &[],
+            },
+            &|t: &str| tokens.lock().unwrap().push_str(t),
+        )
+        .await
+        .unwrap();
+    assert_eq!(turn.content, text);
+    assert_eq!(*tokens.lock().unwrap(), text);
+}
+
+#[tokio::test]
+async fn a_refused_key_is_fatal_and_a_rate_limit_is_transient() {
+    use axum::http::StatusCode;
+    use axum::routing::post;
+    for (status, kind, transient) in [
+        (StatusCode::UNAUTHORIZED, "invalid_request_error", false),
+        (StatusCode::TOO_MANY_REQUESTS, "requests", true),
+        (StatusCode::TOO_MANY_REQUESTS, "insufficient_quota", false),
+        (StatusCode::BAD_GATEWAY, "server_error", true),
+    ] {
+        let app = axum::Router::new().route(
+            "/v1/chat/completions",
+            post(move || async move {
+                (
+                    status,
+                    axum::Json(json!({"error": {"message": "no", "type": kind, "code": kind}})),
+                )
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let model = OpenAiModel::new(Some(&format!("http://{addr}/v1")), "k", "m").unwrap();
+        let messages = [Message::human("hi")];
+        let err = model
+            .complete(
+                ModelRequest {
+                    system: None,
+                    messages: &messages,
+                    tools: &[],
+                },
+                &|_: &str| {},
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            matches!(err, ModelError::Transient(_)),
+            transient,
+            "{status} {kind}: {err}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_tool_that_ran_is_not_run_again_when_its_node_runs_again() {
     use palgraph::{CancelReason, Cancellation};
