@@ -216,7 +216,14 @@ impl fmt::Debug for NodeError {
     }
 }
 
-/// When and how often a failing node runs again.
+/// When and how often a failed call is tried again: attempts in all, and an exponential
+/// backoff with jitter between them.
+///
+/// The one retry policy of palgraph: a node's retries (which errors: [`retry_on`]), the
+/// LLM clients' and the agent's retries of a model call, and the server's retries of a run
+/// after a storage error all wait by [`RetryPolicy::backoff`].
+///
+/// [`retry_on`]: RetryPolicy::retry_on
 #[derive(Clone)]
 pub struct RetryPolicy {
     /// Attempts in all (1: no retry).
@@ -276,6 +283,13 @@ impl RetryPolicy {
         self
     }
 
+    /// The same policy with another longest wait.
+    #[must_use]
+    pub fn max_interval(mut self, d: Duration) -> Self {
+        self.max_interval = d;
+        self
+    }
+
     /// The same policy without jitter.
     #[must_use]
     pub fn no_jitter(mut self) -> Self {
@@ -331,4 +345,31 @@ where
             }
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_and_jitter_adds_at_most_half() {
+        let plain = RetryPolicy::attempts(9)
+            .initial_interval(Duration::from_millis(100))
+            .max_interval(Duration::from_millis(350))
+            .no_jitter();
+        assert_eq!(plain.backoff(1), Duration::from_millis(100));
+        assert_eq!(plain.backoff(2), Duration::from_millis(200));
+        assert_eq!(plain.backoff(3), Duration::from_millis(350));
+        assert_eq!(plain.backoff(40), Duration::from_millis(350));
+        let jittered = RetryPolicy::attempts(9)
+            .initial_interval(Duration::from_millis(100))
+            .max_interval(Duration::from_secs(10));
+        for _ in 0..100 {
+            let wait = jittered.backoff(2);
+            assert!(
+                wait >= Duration::from_millis(200) && wait <= Duration::from_millis(300),
+                "{wait:?}"
+            );
+        }
+    }
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use fake_openai::{FakeOpenAi, Reply};
 use palgraph_graphs::eval::{self, EvalSet, Part};
-use palgraph_nodes::llm::{OpenAiConfig, OpenAiLlm, RetrySettings, TaskModels};
+use palgraph_nodes::llm::{OpenAiConfig, OpenAiLlm, TaskModels};
 use serde_json::{json, Value};
 
 const MODEL: &str = "fake-model";
@@ -87,11 +87,7 @@ async fn the_eval_set_runs_against_an_openai_compatible_model_with_valid_citatio
     let config = OpenAiConfig::new("sk-test")
         .with_base_url(server.base_url.clone())
         .with_models(TaskModels::all(MODEL))
-        .with_retry(RetrySettings {
-            max_attempts: 1,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(5),
-        })
+        .with_retry(palgraph::RetryPolicy::attempts(1))
         .with_timeouts(Duration::from_secs(10), Duration::from_secs(10));
     let set = EvalSet::shipped(Part::Dev).unwrap();
     let report = eval::run(&set, Arc::new(OpenAiLlm::new(config).unwrap()))

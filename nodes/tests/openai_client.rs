@@ -20,7 +20,7 @@ use palgraph::{Event, RunInput, RunStatus};
 use palgraph_nodes::actions::{self, inquire};
 use palgraph_nodes::llm::{
     strict_schema, AnswerChunk, AnswerRequest, IntentDecision, IntentRequest, Llm, LlmError,
-    OpenAiConfig, OpenAiLlm, RetrySettings, TaskModels,
+    OpenAiConfig, OpenAiLlm, TaskModels,
 };
 use palgraph_nodes::{Action, DocRef, Passage};
 use serde_json::{json, Value};
@@ -31,11 +31,11 @@ fn client(server: &FakeOpenAi, attempts: u32) -> OpenAiLlm {
     let config = OpenAiConfig::new("sk-test")
         .with_base_url(server.base_url.clone())
         .with_models(models)
-        .with_retry(RetrySettings {
-            max_attempts: attempts,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
-        })
+        .with_retry(
+            palgraph::RetryPolicy::attempts(attempts)
+                .initial_interval(Duration::from_millis(5))
+                .max_interval(Duration::from_millis(20)),
+        )
         .with_timeouts(Duration::from_millis(500), Duration::from_millis(500));
     OpenAiLlm::new(config).unwrap()
 }

@@ -1,11 +1,14 @@
-//! One retry policy for storage work: exponential backoff with jitter (100 ms doubling to
-//! 2 s) for as long as a budget allows, and only while the error is transient (the database
-//! unreachable, restarting, or a transaction that lost a deadlock).
+//! The retries of storage work: [`storage_policy`]'s backoff (100 ms doubling to 2 s,
+//! jittered) for as long as a budget allows, and only while the error is transient (the
+//! database unreachable, restarting, or a transaction that lost a deadlock). Calls retried
+//! in place run on backon, configured from the policy; a run that a storage error stopped
+//! waits the policy's backoff before it is claimed again (`runs::execute`).
 
 use std::future::Future;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
+use palgraph::RetryPolicy;
 
 /// Whether an error may go away when the same operation is tried again.
 pub(crate) trait Transient {
@@ -30,12 +33,26 @@ impl Transient for palgraph::RunError {
     }
 }
 
+/// The retry policy of storage work (its attempts are bounded by a time budget instead).
+pub(crate) fn storage_policy() -> RetryPolicy {
+    RetryPolicy::attempts(u32::MAX)
+        .initial_interval(Duration::from_millis(100))
+        .max_interval(Duration::from_secs(2))
+}
+
 /// The backoff of storage retries, spending at most `budget` waiting.
 pub(crate) fn storage_backoff(budget: Duration) -> ExponentialBuilder {
-    ExponentialBuilder::new()
-        .with_min_delay(Duration::from_millis(100))
-        .with_max_delay(Duration::from_secs(2))
-        .with_jitter()
+    let policy = storage_policy();
+    let builder = ExponentialBuilder::new()
+        .with_min_delay(policy.initial_interval)
+        .with_max_delay(policy.max_interval)
+        .with_factor(policy.backoff_factor as f32);
+    let builder = if policy.jitter {
+        builder.with_jitter()
+    } else {
+        builder
+    };
+    builder
         .with_jitter_seed(uuid::Uuid::new_v4().as_u64_pair().0)
         .without_max_times()
         .with_total_delay(Some(budget))

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use palgraph::RetryPolicy;
+
 use super::pricing::Prices;
 use super::LlmTask;
 
@@ -67,36 +69,14 @@ impl TaskModels {
     }
 }
 
-/// How failed calls are retried: rate limits (429), 5xx, timeouts and broken connections
-/// are tried again after a doubling wait, up to `max_attempts` attempts in all.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RetrySettings {
-    /// Attempts in all (1: no retry).
-    pub max_attempts: u32,
-    /// The wait before the second attempt.
-    pub initial_backoff: Duration,
-    /// The longest wait.
-    pub max_backoff: Duration,
-}
-
-impl Default for RetrySettings {
-    fn default() -> Self {
-        RetrySettings {
-            max_attempts: 4,
-            initial_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(8),
-        }
-    }
-}
-
-impl RetrySettings {
-    /// The wait after failed attempt number `attempt` (from 1).
-    pub fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
-        self.initial_backoff
-            .saturating_mul(factor)
-            .min(self.max_backoff)
-    }
+/// How an LLM call is retried by default: rate limits (429), 5xx, timeouts and broken
+/// connections are tried again after a doubling, jittered wait (0.5 s up to 8 s), up to
+/// four attempts in all. Which errors are retried is the client's to say; only the
+/// policy's attempts and backoff apply.
+pub fn default_retry() -> RetryPolicy {
+    RetryPolicy::attempts(4)
+        .initial_interval(Duration::from_millis(500))
+        .max_interval(Duration::from_secs(8))
 }
 
 /// The OpenAI-compatible client's configuration.
@@ -114,7 +94,7 @@ pub struct OpenAiConfig {
     /// The longest silence inside a streamed answer.
     pub idle_timeout: Duration,
     /// Retries.
-    pub retry: RetrySettings,
+    pub retry: RetryPolicy,
     /// Prices per model, for `cost_usd`.
     pub prices: Prices,
 }
@@ -129,7 +109,7 @@ impl OpenAiConfig {
             models: TaskModels::default(),
             request_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(60),
-            retry: RetrySettings::default(),
+            retry: default_retry(),
             prices: Prices::default(),
         }
     }
@@ -150,7 +130,7 @@ impl OpenAiConfig {
 
     /// The same with other retry settings.
     #[must_use]
-    pub fn with_retry(mut self, retry: RetrySettings) -> Self {
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
         self
     }
@@ -225,15 +205,14 @@ mod tests {
     }
 
     #[test]
-    fn backoff_doubles_up_to_the_cap() {
-        let r = RetrySettings {
-            max_attempts: 9,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_millis(350),
-        };
-        assert_eq!(r.backoff(1), Duration::from_millis(100));
-        assert_eq!(r.backoff(2), Duration::from_millis(200));
-        assert_eq!(r.backoff(3), Duration::from_millis(350));
-        assert_eq!(r.backoff(40), Duration::from_millis(350));
+    fn a_call_is_tried_four_times_half_a_second_apart_doubling_to_eight() {
+        let r = default_retry();
+        assert_eq!(r.max_attempts, 4);
+        let first = r.backoff(1);
+        assert!(
+            first >= Duration::from_millis(500) && first <= Duration::from_millis(750),
+            "{first:?}"
+        );
+        assert!(r.backoff(40) <= Duration::from_secs(8));
     }
 }

@@ -37,7 +37,7 @@ use crate::state::{Action, AnsweredBy, DocRef};
 use crate::versions::{Edition, Replacement};
 
 pub(crate) use actions::requested_actions;
-pub use config::{OpenAiConfig, RetrySettings, TaskModels, DEFAULT_MODEL};
+pub use config::{default_retry, OpenAiConfig, TaskModels, DEFAULT_MODEL};
 pub use counting::{CountingLlm, LlmCalls};
 pub use offline::{OfflineLlm, OFFLINE_MODEL};
 pub use openai::OpenAiLlm;

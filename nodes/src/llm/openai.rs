@@ -7,7 +7,7 @@
 //! server streams, `data: {"error": {...}}`, ends it with [`LlmError::Upstream`] and the
 //! server's own message); 429s (but not
 //! `insufficient_quota`), 5xx, timeouts and broken connections are retried with a doubling
-//! backoff ([`RetrySettings`](super::RetrySettings)), by this client alone: async-openai's
+//! backoff ([`default_retry`](super::default_retry)), by this client alone: async-openai's
 //! own retry layer is replaced by its plain transport; every call reports its tokens and
 //! cost. A failure inside a stream that has started is left to the caller (the action
 //! node's retry policy runs the answer again).

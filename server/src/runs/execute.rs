@@ -49,16 +49,6 @@ fn epoch(run: &Run) -> i64 {
     (run.thread_seq << 20) | run.attempt.clamp(0, (1 << 20) - 1)
 }
 
-/// The wait before the `n`th retry after a storage error (n from 1): 100 ms doubling to 2 s,
-/// with up to 25% jitter.
-fn backoff(n: u32) -> Duration {
-    let base = 100u64
-        .saturating_mul(1 << n.min(5).saturating_sub(1))
-        .min(2000);
-    let jitter = (uuid::Uuid::new_v4().as_u128() % 250) as u64 * base / 1000;
-    Duration::from_millis(base + jitter)
-}
-
 /// Cancels `done` when dropped (the claim's task ended, or was aborted).
 struct Done(CancellationToken);
 
@@ -241,7 +231,10 @@ impl Attempt {
                 {
                     retries += 1;
                     tracing::warn!(error = %e, retry = retries, "storage unavailable; the run continues from its last checkpoint");
-                    if !self.pause(backoff(retries)).await {
+                    if !self
+                        .pause(crate::retry::storage_policy().backoff(retries))
+                        .await
+                    {
                         return None;
                     }
                     self.sink.begin_retry();
