@@ -119,7 +119,7 @@ fn store_error(e: DocumentError) -> ApiError {
         DocumentError::Storage(s) if palgraph::db::is_transient(&s) => {
             ApiError::Unavailable("the database is unreachable for the moment".into())
         }
-        other => ApiError::Internal(other.to_string()),
+        other => ApiError::internal(other),
     }
 }
 

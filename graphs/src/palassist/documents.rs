@@ -108,7 +108,7 @@ fn store_error(e: DocumentError) -> ApiError {
             code: TOO_MANY,
             message,
         },
-        other => ApiError::Internal(other.to_string()),
+        other => ApiError::internal(other),
     }
 }
 

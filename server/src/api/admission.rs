@@ -182,7 +182,7 @@ fn new_run(a: Admit<'_>, input: DynInput) -> ApiResult<NewRun> {
         owner: a.user.id.clone(),
         assistant_id: a.graph.assistant_id.clone(),
         graph_id: a.graph.graph_id.clone(),
-        kwargs: serde_json::to_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?,
+        kwargs: serde_json::to_value(spec).map_err(ApiError::internal)?,
         metadata: Value::Object(a.metadata),
         multitask_strategy: a.multitask,
         idempotency_key: a.idempotency_key,

@@ -41,12 +41,17 @@ pub enum ApiError {
     /// unreachable for the moment.
     #[error("{0}")]
     Unavailable(String),
-    /// A failure on our side (500); the message is logged, not shown.
+    /// A failure on our side (500): the error is logged with its sources, not shown.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ApiError {
+    /// A failure on our side (500), keeping `error` (and what caused it) for the log.
+    pub fn internal(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        ApiError::Internal(error.into())
+    }
+
     fn parts(&self) -> (StatusCode, &'static str) {
         match self {
             ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
@@ -65,8 +70,8 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.parts();
         let detail = match &self {
-            ApiError::Internal(msg) => {
-                tracing::error!(error = %msg, "internal error");
+            ApiError::Internal(error) => {
+                tracing::error!(error = %chain(error.as_ref()), "internal error");
                 "internal server error".to_string()
             }
             other => other.to_string(),
@@ -80,6 +85,22 @@ impl IntoResponse for ApiError {
         }
         resp
     }
+}
+
+/// An error and each of its sources, `: `-separated (a source whose text its error already
+/// shows is not repeated).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
 }
 
 impl From<StoreError> for ApiError {
@@ -102,7 +123,7 @@ impl From<StoreError> for ApiError {
             e if e.is_transient() => ApiError::Unavailable(format!(
                 "the database is unreachable for the moment; retry shortly ({e})"
             )),
-            other => ApiError::Internal(other.to_string()),
+            other => ApiError::internal(other),
         }
     }
 }
@@ -120,7 +141,7 @@ impl From<palgraph::RunError> for ApiError {
                 ApiError::Invalid(e.to_string())
             }
             E::Checkpoint(c) => c.into(),
-            other => ApiError::Internal(other.to_string()),
+            other => ApiError::internal(other),
         }
     }
 }
@@ -132,7 +153,7 @@ impl From<palgraph::checkpoint::CheckpointError> for ApiError {
                 "the database is unreachable for the moment; retry shortly ({e})"
             ))
         } else {
-            ApiError::Internal(e.to_string())
+            ApiError::internal(e)
         }
     }
 }
@@ -165,3 +186,26 @@ impl From<QueryRejection> for ApiError {
 
 /// `Result` with [`ApiError`].
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the thread's rows could not be read")]
+    struct Outer(#[source] std::io::Error);
+
+    #[test]
+    fn an_internal_error_keeps_its_sources_for_the_log() {
+        let e = ApiError::internal(Outer(std::io::Error::other("disk I/O error")));
+        let ApiError::Internal(inner) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            chain(inner.as_ref()),
+            "the thread's rows could not be read: disk I/O error"
+        );
+        let resp = e.into_response();
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}

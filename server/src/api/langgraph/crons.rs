@@ -26,7 +26,7 @@ impl From<CronError> for ApiError {
             CronError::Database(e) if palgraph::db::is_transient(&e) => {
                 ApiError::Unavailable(e.to_string())
             }
-            other => ApiError::Internal(other.to_string()),
+            other => ApiError::internal(other),
         }
     }
 }

@@ -56,7 +56,7 @@ impl Reading {
     /// A state as the API shows it.
     async fn item(&self, snap: &DynSnapshot, page: &[DynSnapshot]) -> ApiResult<Value> {
         let mut item = serde_json::to_value(ThreadState::of_ns(&self.id, &self.ns, snap))
-            .map_err(|e| ApiError::Internal(e.to_string()))?;
+            .map_err(ApiError::internal)?;
         if let Some(values) = self.before_input(snap, page).await? {
             item["values"] = values;
         }

@@ -52,7 +52,7 @@ impl From<LongTermError> for ApiError {
             LongTermError::Unavailable(e) => ApiError::Unavailable(format!(
                 "the database is unreachable for the moment; retry shortly ({e})"
             )),
-            other => ApiError::Internal(other.to_string()),
+            other => ApiError::internal(other),
         }
     }
 }
