@@ -19,15 +19,15 @@
 mod claim;
 mod memory;
 #[cfg(all(test, feature = "postgres", feature = "testkit"))]
-mod pg_claims;
+mod pg_claims_tests;
 #[cfg(feature = "postgres")]
 mod pg_fence_batch;
 #[cfg(all(test, feature = "postgres", feature = "testkit"))]
-mod pg_flush;
+mod pg_flush_tests;
 #[cfg(feature = "postgres")]
 mod pg_group_commit;
 #[cfg(all(test, feature = "postgres", feature = "testkit"))]
-mod pg_plans;
+mod pg_plans_tests;
 #[cfg(feature = "postgres")]
 mod pg_sql;
 #[cfg(feature = "postgres")]
@@ -39,7 +39,7 @@ mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(all(test, feature = "sqlite", feature = "testkit"))]
-mod sqlite_plans;
+mod sqlite_plans_tests;
 #[cfg(feature = "sqlite")]
 mod sqlite_sql;
 #[cfg(feature = "sqlite")]

@@ -1,4 +1,4 @@
-//! The SQL of the SQLite checkpointer ([`super::sqlite`]); `sqlite_plans` holds its
+//! The SQL of the SQLite checkpointer ([`super::sqlite`]); `sqlite_plans_tests` holds its
 //! queries to index probes on a big database.
 
 pub(super) const HEAD: &str =

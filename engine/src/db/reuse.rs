@@ -17,7 +17,7 @@
 //! if that is estimated no dearer than the custom ones; for the guarded checkpoint insert it
 //! never is (a custom plan folds away the branch of its `CASE` the parameters rule out), so
 //! every put was planned again, and planning it cost more than running it. Its generic plan
-//! is the same index probes (see the checkpointer's `pg_plans` test). The checkpoint load
+//! is the same index probes (see the checkpointer's `pg_plans_tests`). The checkpoint load
 //! met the same on a grown database: at 10M checkpoint rows Postgres planned it afresh on
 //! every call, and a load took 2.1 to 2.3x what it took on a fresh database (1.02x on one
 //! plan). The group commits' connections and the checkpointer's reads run with

@@ -1,4 +1,4 @@
-//! The SQLite checkpointer's queries on a big database, the twin of `pg_plans`:
+//! The SQLite checkpointer's queries on a big database, the twin of `pg_plans_tests`:
 //! every query on the checkpoint tables finds its rows by an index (a primary key or the
 //! unique `(thread_id, seq)` key), never by a full scan of a table, and none sorts a big
 //! table's rows in a temporary b-tree, whatever the table size.
