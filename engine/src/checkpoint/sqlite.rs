@@ -14,7 +14,8 @@ use sqlx::{Connection, Row, SqlitePool};
 use super::sql::{self, RowLinks};
 use super::sqlite_sql::{
     ADVANCE_FENCE, CHAIN, COPY_THREAD, DELETE_CHECKPOINT, DELETE_THREAD, DELETE_WRITES_OF,
-    FENCE_EPOCH, FLUSH, HEAD, HEAD_SEQ, HIDE, LINKS, LIST, PUT, PUT_WRITE, THE_CHECKPOINT, WRITES,
+    FENCE_EPOCH, FLUSH, HEAD, HEAD_SEQ, HIDE, LINKS, LIST, PUT, PUT_WRITE, PUT_WRITES,
+    THE_CHECKPOINT, WRITES,
 };
 use super::sqlite_unsynced::{Level, Unsynced};
 use super::{
@@ -373,7 +374,7 @@ impl Checkpointer for SqliteCheckpointer {
             tx.rollback().await?;
             return Err(e);
         }
-        for w in &writes {
+        if let [w] = writes.as_slice() {
             sqlx::query(PUT_WRITE)
                 .bind(thread_id)
                 .bind(checkpoint_id)
@@ -381,6 +382,20 @@ impl Checkpointer for SqliteCheckpointer {
                 .bind(&w.channel)
                 .bind(w.idx)
                 .bind(w.value.get())
+                .execute(&mut *tx)
+                .await?;
+        } else {
+            let rows = serde_json::Value::Array(
+                writes
+                    .iter()
+                    .map(|w| serde_json::json!([w.task_id, w.channel, w.idx, w.value.get()]))
+                    .collect(),
+            )
+            .to_string();
+            sqlx::query(PUT_WRITES)
+                .bind(thread_id)
+                .bind(checkpoint_id)
+                .bind(rows)
                 .execute(&mut *tx)
                 .await?;
         }

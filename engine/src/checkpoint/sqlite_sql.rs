@@ -72,6 +72,17 @@ pub(super) const PUT_WRITE: &str = "INSERT INTO checkpoint_writes (thread_id, ch
                  ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
                  DO UPDATE SET value = excluded.value WHERE checkpoint_writes.channel = '__error__'";
 
+/// Insertion of several pending writes in one statement (`?3`: a JSON array of `[task_id,
+/// channel, idx, value]`, each value its JSON text as a string), in order, under the same
+/// rule as [`PUT_WRITE`]. One statement, not one per write: a fan-out's gathered results
+/// cost one step of the connection's worker thread. (`WHERE true` lets the upsert follow a
+/// `SELECT`.)
+pub(super) const PUT_WRITES: &str = "INSERT INTO checkpoint_writes (thread_id, checkpoint_id, task_id, channel, idx, value)
+                 SELECT ?1, ?2, w.value ->> 0, w.value ->> 1, w.value ->> 2, w.value ->> 3
+                 FROM json_each(?3) AS w WHERE true
+                 ON CONFLICT (thread_id, checkpoint_id, task_id, channel, idx)
+                 DO UPDATE SET value = excluded.value WHERE checkpoint_writes.channel = '__error__'";
+
 /// Removal of one checkpoint's pending writes (prune).
 pub(super) const DELETE_WRITES_OF: &str =
     "DELETE FROM checkpoint_writes WHERE thread_id = ?1 AND checkpoint_id = ?2";
