@@ -22,6 +22,7 @@ use super::{
     json, CheckpointError, CheckpointRecord, Checkpointer, Fence, Flush, ListOptions,
     LoadedCheckpoint, PendingWrite, PruneStats, PruneStrategy, PutCheckpoint,
 };
+use crate::db::writers::write_turn;
 
 /// Checkpoints in a SQLite file.
 #[derive(Clone, Debug)]
@@ -188,6 +189,7 @@ impl SqliteCheckpointer {
         thread_id: &str,
         pick: impl Fn(&[sql::RowFacts]) -> HashSet<String>,
     ) -> Result<PruneStats, CheckpointError> {
+        let _turn = write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let rows = sqlx::query(LINKS)
             .bind(thread_id)
@@ -262,6 +264,7 @@ impl SqliteCheckpointer {
     async fn store(&self, put: &PutCheckpoint, claims: bool) -> Result<(), CheckpointError> {
         let _timer =
             super::timing::Timer::start(super::timing::Backend::Sqlite, super::timing::Op::Put);
+        let _turn = write_turn(&self.pool).await;
         if put.flush == Flush::WithNext {
             let mut unsynced = Unsynced::take(&self.pool, &self.level).await?;
             let begin = unsynced.begin();
@@ -351,6 +354,7 @@ impl Checkpointer for SqliteCheckpointer {
     /// A write of the thread's head row (its values unchanged) in a transaction of the
     /// pool's own level: its commit syncs the WAL, and so every frame before it.
     async fn flush(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        let _turn = write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(FLUSH).bind(thread_id).execute(&mut *tx).await?;
         tx.commit().await?;
@@ -369,6 +373,8 @@ impl Checkpointer for SqliteCheckpointer {
         if writes.is_empty() {
             return Ok(());
         }
+        let _turn = write_turn(&self.pool).await;
+
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         if let Err(e) = check_fence(&mut tx, fence).await {
             tx.rollback().await?;
@@ -449,6 +455,7 @@ impl Checkpointer for SqliteCheckpointer {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        let _turn = write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         for stmt in DELETE_THREAD {
             sqlx::query(stmt)
@@ -520,6 +527,7 @@ impl Checkpointer for SqliteCheckpointer {
     }
 
     async fn copy_thread(&self, from: &str, to: &str) -> Result<(), CheckpointError> {
+        let _turn = write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         if let Some((existing, _)) = head_in(&mut tx, to).await? {
             tx.rollback().await?;

@@ -11,6 +11,8 @@ mod lost;
 pub mod migrate;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod reuse;
+#[cfg(feature = "sqlite")]
+pub mod writers;
 
 use migrate::{Migration, Migrator};
 

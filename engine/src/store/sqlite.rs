@@ -130,6 +130,7 @@ impl Store for SqliteStore {
         let now = now_ms();
         let ttl = ttl_ms(options.ttl);
         let body = text_of(&value, &["$".into()]);
+        let _turn = crate::db::writers::write_turn(&self.pool).await;
         let mut tx = self.pool.begin().await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO store_items
@@ -199,6 +200,7 @@ impl Store for SqliteStore {
     async fn delete(&self, namespace: &[String], key: &str) -> Result<(), StoreError> {
         namespace::check_stored(namespace)?;
         check_key(key)?;
+        let _turn = crate::db::writers::write_turn(&self.pool).await;
         let mut tx = self.pool.begin().await?;
         let id: Option<i64> = sqlx::query_scalar(
             "DELETE FROM store_items WHERE namespace = ?1 AND key = ?2 RETURNING id",
@@ -348,6 +350,7 @@ impl Store for SqliteStore {
 
     async fn sweep_expired(&self) -> Result<u64, StoreError> {
         let now = now_ms();
+        let _turn = crate::db::writers::write_turn(&self.pool).await;
         let mut tx = self.pool.begin().await?;
         sqlx::query(
             "DELETE FROM store_items_fts WHERE rowid IN

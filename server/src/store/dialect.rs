@@ -40,6 +40,13 @@ pub(crate) trait Dialect: Database {
     /// `h (id, att)`.
     const HELD: &'static str;
 
+    /// Waits for this process's turn to write (SQLite: writers of one database queue in
+    /// the order they asked, see [`palgraph::db::writers`]); `None` where the database
+    /// serves many writers at once.
+    async fn write_turn(_pool: &Pool<Self>) -> Option<palgraph::db::writers::WriteTurn> {
+        None
+    }
+
     /// The SQL expression that tells the other processes sharing the database `payload` (an
     /// SQL expression) on `channel` when the transaction commits; `None` where no other
     /// process shares it.

@@ -225,6 +225,7 @@ where
         patch: &Value,
         ttl: Option<ThreadTtl>,
     ) -> Result<Option<Thread>, StoreError> {
+        let _turn = DB::write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         let thread: Option<Thread> = sqlx::query_as(AssertSqlSafe(format!(
             concat!(
@@ -264,6 +265,7 @@ where
     }
 
     async fn delete_thread(&self, owner: &str, thread_id: &str) -> Result<bool, StoreError> {
+        let _turn = DB::write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         // The thread first (deleting it locks it), then its runs: every writer's lock order.
         let deleted: Option<String> = sqlx::query_scalar(
@@ -373,6 +375,7 @@ where
         only: Option<&str>,
     ) -> Result<Option<Run>, StoreError> {
         let now = now_ms();
+        let _turn = DB::write_turn(&self.pool).await;
         // One statement: the choice and the claim are one write (SQLite takes its writer
         // lock before the statement reads anything). It also says what the run was: a run
         // still `running` had a lease that lapsed, and this claim takes it over. (SQLite's
@@ -425,6 +428,7 @@ where
             .iter()
             .map(|(run, attempt)| serde_json::json!([run, attempt]))
             .collect();
+        let _turn = DB::write_turn(&self.pool).await;
         // The runs are locked in their threads' order, the order in which a batch of ends
         // locks them (see `run_batches`; both in bytes' order), so a heartbeat and a batch
         // never wait on each other in a cycle.
@@ -457,6 +461,7 @@ where
         } {
             return Ok(done);
         }
+        let _turn = DB::write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         // The thread's lock, then the run's: the order every writer of runs takes.
         let thread_id: Option<String> = sqlx::query_scalar(AssertSqlSafe(format!(
@@ -481,6 +486,7 @@ where
     }
 
     async fn release_run(&self, claim: Claim<'_>) -> Result<(), StoreError> {
+        let _turn = DB::write_turn(&self.pool).await;
         sqlx::query(AssertSqlSafe(format!(
             "WITH n AS (SELECT {})
              UPDATE runs SET status = 'pending', worker_id = NULL, lease_until_ms = NULL,
@@ -503,6 +509,7 @@ where
         action: CancelAction,
         reason: &str,
     ) -> Result<Option<Run>, StoreError> {
+        let _turn = DB::write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         sqlx::query(AssertSqlSafe(format!(
             "SELECT 1 FROM threads WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1){}",
@@ -525,6 +532,7 @@ where
     }
 
     async fn delete_run(&self, run_id: &str) -> Result<(), StoreError> {
+        let _turn = DB::write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         for delete in [
             "DELETE FROM run_events WHERE run_id = $1",
@@ -575,6 +583,7 @@ where
     ) -> Result<u64, StoreError> {
         // A range scan of the events' primary key below the cut, then the runs' by key: the
         // cost follows the events still kept, not the number of runs ever made.
+        let _turn = DB::write_turn(&self.pool).await;
         let done = sqlx::query(
             "DELETE FROM run_events WHERE run_id IN (
                  SELECT r.run_id FROM runs r

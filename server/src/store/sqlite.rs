@@ -32,6 +32,10 @@ impl Dialect for Sqlite {
         None
     }
 
+    async fn write_turn(pool: &SqlitePool) -> Option<palgraph::db::writers::WriteTurn> {
+        Some(palgraph::db::writers::write_turn(pool).await)
+    }
+
     async fn end_run(
         conn: &mut SqliteConnection,
         run_id: &str,
@@ -87,6 +91,7 @@ impl Dialect for Sqlite {
         if rows.is_empty() {
             return Ok(());
         }
+        let _turn = Self::write_turn(pool).await;
         let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
         for r in rows {
             // Stored only while its claim holds the run.
@@ -110,6 +115,7 @@ impl Dialect for Sqlite {
     async fn recover_orphans(pool: &SqlitePool) -> Result<u64, StoreError> {
         // One process owns an embedded database: a run still `running` at start was left
         // by a process that died, and is claimable at once (not after its lease runs out).
+        let _turn = Self::write_turn(pool).await;
         Ok(
             sqlx::query("UPDATE runs SET lease_until_ms = 0 WHERE status = 'running'")
                 .execute(pool)

@@ -35,6 +35,7 @@ where
     /// Creates a run in a write transaction of its own: the thread first (created when it is
     /// new), then its active runs, cancelled or queued behind as the strategy says.
     pub(super) async fn create_run_in_tx(&self, new: &NewRun) -> Result<CreatedRun, StoreError> {
+        let _turn = DB::write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         if let Some(t) = &new.new_thread {
             sqlx::query(

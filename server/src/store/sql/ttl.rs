@@ -68,6 +68,7 @@ where
         now_ms: i64,
     ) -> Result<Option<Thread>, StoreError> {
         let (ttl_ms, strategy) = binds(ttl);
+        let _turn = DB::write_turn(&self.pool).await;
         Ok(sqlx::query_as(concat!(
             "UPDATE threads SET
                  ttl_ms = CASE WHEN $4 IS NULL THEN NULL ELSE $3 END,
@@ -107,6 +108,7 @@ where
         now_ms: i64,
     ) -> Result<bool, StoreError> {
         if strategy == TtlStrategy::KeepLatest {
+            let _turn = DB::write_turn(&self.pool).await;
             let done = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "UPDATE threads SET ttl_swept_at_ms = $1 WHERE thread_id = $3 AND {DUE}"
             )))
@@ -117,6 +119,7 @@ where
             .await?;
             return Ok(DB::rows_affected(&done) > 0);
         }
+        let _turn = DB::write_turn(&self.pool).await;
         let mut tx = self.pool.begin_with(DB::BEGIN_WRITE).await?;
         // The thread first (deleting it locks it, and a run created after finds no thread),
         // then its runs: every writer's lock order.
