@@ -13,7 +13,9 @@
 //! 7. an LLM stream cut before the model finished is retried, then fails the run: never a
 //!    `success` with truncated text (an OpenAI-compatible fake speaking the wire format);
 //! 8. a stopped answer's message carries `interrupted`, `interrupted_reason`,
-//!    `stream_run_id`, `client_turn_id`, `finished_reason`.
+//!    `stream_run_id`, `client_turn_id`, `finished_reason`;
+//! 9. every served graph is a chat graph, and the example graphs answer and prompt in the
+//!    contract's shapes.
 //!
 //! Every stream ends with exactly one terminal event.
 
@@ -512,3 +514,100 @@ both_backends!(
     compare_with_one_document_says_it_needs_two_,
     compare_with_one_document_says_it_needs_two
 );
+
+// 9. Every graph the server serves is a chat graph, and the examples speak the contract:
+// the jokes graph answers a topic, the essay asks for a tone as a `text_input`, the
+// approval graph asks before publishing, revises on a note and publishes on "yes"; a
+// resume of another prompt type is a 422 that leaves the prompt pending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_served_graph_is_a_chat_graph_in_the_contract_shapes() {
+    let s = TestServer::start(Backend::Sqlite).await;
+    let (_, chat_graphs) = s.get_json("/chat/graphs").await;
+    let mut chat_ids: Vec<&str> = chat_graphs["graphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["graph_id"].as_str().unwrap())
+        .collect();
+    chat_ids.sort_unstable();
+    let (_, assistants) = s
+        .post_json("/assistants/search", json!({"limit": 100}))
+        .await;
+    let mut served: Vec<&str> = assistants
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["graph_id"].as_str().unwrap())
+        .collect();
+    served.sort_unstable();
+    served.dedup();
+    assert_eq!(chat_ids, served, "every served graph is offered on /chat");
+
+    let mut sse = chat(&s, json!({"message": "cats", "graph_id": "jokes"})).await;
+    let t = header(&sse, "x-thread-id");
+    let events = sse.all().await;
+    let answer = terminal(&events);
+    assert_eq!(answer["type"], "response", "{answer}");
+    assert!(
+        answer["response"].as_str().unwrap().contains("cats"),
+        "{answer}"
+    );
+    let h = history(&s, &t).await;
+    let roles: Vec<&str> = h["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"], "{h}");
+
+    let mut sse = chat(&s, json!({"message": "tides", "graph_id": "essay"})).await;
+    let t = header(&sse, "x-thread-id");
+    let events = sse.all().await;
+    let asked = terminal(&events);
+    assert_eq!(asked["interrupt_type"], "text_input", "{asked}");
+    assert!(asked["options"].is_null());
+    assert!(asked["message"].as_str().unwrap().contains("Which tone?"));
+    let events = resume(&s, &t, "text_input", json!("calm")).await;
+    let essay = terminal(&events);
+    assert_eq!(
+        essay["response"],
+        "A calm essay on tides: 1. what tides are; 2. why they matter."
+    );
+
+    let mut sse = chat(&s, json!({"message": "tides", "graph_id": "approval"})).await;
+    let t = header(&sse, "x-thread-id");
+    let events = sse.all().await;
+    let asked = terminal(&events);
+    assert_eq!(asked["interrupt_type"], "text_input", "{asked}");
+    assert!(asked["message"].as_str().unwrap().contains("Draft 1 about"));
+    let wrong = s
+        .post(
+            "/chat/resume",
+            json!({"thread_id": t, "resume_value": {"type": "action_choice", "value": "yes"}}),
+        )
+        .await;
+    assert_eq!(wrong.status(), 422);
+    assert_eq!(
+        history(&s, &t).await["pending_interrupt"]["interrupt_type"],
+        "text_input"
+    );
+    let events = resume(&s, &t, "text_input", json!("shorter please")).await;
+    let again = terminal(&events);
+    assert!(
+        again["message"]
+            .as_str()
+            .unwrap()
+            .contains("Revised for: shorter please"),
+        "{again}"
+    );
+    let events = resume(&s, &t, "text_input", json!("Yes")).await;
+    let published = terminal(&events);
+    assert!(
+        published["response"]
+            .as_str()
+            .unwrap()
+            .starts_with("Published: Draft 2"),
+        "{published}"
+    );
+}

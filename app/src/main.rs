@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use futures_util::StreamExt;
 use palgraph::{Message, Resume, RunConfig, RunInput, RunStatus, StreamModes};
 use palgraph_graphs::approval::{self, ApprovalStateUpdate};
-use palgraph_graphs::{essay, fanout, jokes, palassist, streaming, supervisor};
+use palgraph_graphs::{chat, essay, fanout, jokes, palassist, streaming, supervisor};
 use palgraph_nodes::documents::Limits;
 use palgraph_server::{Database, GraphEntry, MessagesChat, ServeConfig, Server, ServerBuilder};
 
@@ -93,30 +93,34 @@ fn graphs(builder: ServerBuilder, limits: Limits) -> anyhow::Result<ServerBuilde
     let llm =
         palgraph_nodes::llm::from_env().context("configuring the LLM (OPENAI_* variables)")?;
     let mut b = palassist::register_with_limits(builder, llm, limits)
-        .compiled_graph(
+        .chat_graph_with(
             "approval",
             "Drafts a text and asks a person to approve it (human in the loop)",
             approval::graph()?,
+            chat::ReviewChat,
         )
-        .compiled_graph(
+        .chat_graph(
             "fanout",
             "Three reviewers in parallel, one summary (fan-out / fan-in)",
             fanout::graph()?,
         )
-        .compiled_graph(
+        .chat_graph_with(
             "essay",
             "A workflow written as one function: outline, ask for a tone, write (functional API)",
             essay::graph()?,
+            chat::EssayChat,
         )
-        .compiled_graph(
+        .chat_graph_with(
             "jokes",
             "Map-reduce: a joke per subject of a topic, sent in parallel, then the best (Send)",
             jokes::graph()?,
+            chat::JokesChat,
         )
-        .compiled_graph(
+        .chat_graph_with(
             "supervisor",
             "A supervisor with two sub-agent subgraphs: a researcher, then a writer who asks before publishing",
             supervisor::graph()?,
+            chat::ReviewChat,
         )
         .graph("streaming", |ctx| {
             let graph = streaming::graph()?.with_checkpointer(ctx.checkpointer.clone());

@@ -8,12 +8,14 @@
 //! - [`supervisor`]: a supervisor with two sub-agent subgraphs (one asks a person);
 //! - [`palassist`]: PalAssist, the compliance document assistant (its nodes live in
 //!   `palgraph_nodes`), with what serves it: its chat adapter and its document routes;
+//! - [`chat`]: how the example graphs speak the chat contract;
 //! - [`eval`]: PalAssist's evaluation set, its runner and its scores (`palassist-eval`).
 //!
 //! Each module exposes its state type and a `graph()` builder; read them as the shortest
 //! complete examples of the engine's API.
 
 pub mod approval;
+pub mod chat;
 pub mod essay;
 pub mod eval;
 pub mod fanout;

@@ -58,7 +58,10 @@ pub mod store;
 pub mod telemetry;
 
 pub use api::auth::{User, LOCAL_USER};
-pub use api::chat::{ChatAdapter, MessagesChat, PartialAnswer, TurnRequest};
+pub use api::chat::{
+    check_prompt_answer, ChatAdapter, HistoryMessage, MessagesChat, PartialAnswer, ResumeValue,
+    TurnRequest,
+};
 pub use api::error::{ApiError, ApiResult};
 pub use api::AppState;
 pub use config::ServeConfig;

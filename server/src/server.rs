@@ -173,11 +173,23 @@ impl ServerBuilder {
         description: &str,
         graph: CompiledGraph<S>,
     ) -> Self {
+        self.chat_graph_with(graph_id, description, graph, crate::MessagesChat)
+    }
+
+    /// Registers a compiled graph served on `/chat` too, speaking the chat contract
+    /// through `chat` (how a message becomes its input, and its state and prompts the
+    /// contract's events).
+    pub fn chat_graph_with<S: State>(
+        self,
+        graph_id: &str,
+        description: &str,
+        graph: CompiledGraph<S>,
+        chat: impl crate::ChatAdapter,
+    ) -> Self {
         let (id, description) = (graph_id.to_string(), description.to_string());
         self.graph(graph_id, move |ctx| {
             let graph = graph.with_checkpointer(ctx.checkpointer.clone());
-            Ok(GraphEntry::new(&id, &description, Arc::new(graph))
-                .chat(Arc::new(crate::MessagesChat)))
+            Ok(GraphEntry::new(&id, &description, Arc::new(graph)).chat(Arc::new(chat)))
         })
     }
 

@@ -1,5 +1,5 @@
 // The page for any chat graph (see chat.test.mjs for how to run it): the server serves
-// PalAssist and the `streaming` example graph on /chat; the page offers both, shows
+// PalAssist and every example graph on /chat; the page offers each by its name, shows
 // PalAssist's panels (documents, sets, action, web search) only for PalAssist, sends
 // only the contract's envelope to the other graph, and lists each graph's conversations
 // apart.
@@ -23,8 +23,15 @@ step('another chat graph: picked on the page, only its panels, its own conversat
   check(streaming, 'the streaming graph is a chat graph');
   eq(streaming.panels, [], 'the streaming graph needs no panel');
 
+  const assistants = (await api('POST', '/assistants/search', { limit: 100 })).json;
+  const served = [...new Set(assistants.map((a) => a.graph_id))].sort();
+  eq(graphs.map((g) => g.graph_id).sort(), served, 'every served graph is a chat graph');
+
   const page = await open(ctx);
-  check(await visible(page, '#graph-picker'), 'the picker shows with two chat graphs');
+  check(await visible(page, '#graph-picker'), 'the picker shows with several chat graphs');
+  const options = await page.locator('#graph-picker option').evaluateAll((os) => os.map((o) => [o.value, o.textContent]));
+  eq(options.map(([id]) => id).sort(), served, 'the picker offers every served graph');
+  for (const [id, name] of options) eq(name, id === 'palassist' ? 'PalAssist' : id, `${id} is offered by its name`);
   check(await visible(page, '.docs-panel'), 'PalAssist shows its documents');
   check(await visible(page, '#action'), "PalAssist's action field");
 

@@ -3,8 +3,8 @@
 // (opened from the chat page's "Inspect runs" link): the graph drawn as SVG with the path
 // the run took, timeline rows that match the thread's history, a step's diff, a fork from
 // an old checkpoint that shows as a new branch, a state edit that changes the head, an
-// invalid JSON edit refused inline with nothing changed, and the token asked for when the
-// server needs one.
+// invalid JSON edit refused inline with nothing changed, the latest threads listed by their
+// first message and time, and the token asked for when the server needs one.
 //
 // Screenshots (artifacts/screenshots/):
 //   10-inspector-approval.png             the approval thread, a step with its diff selected
@@ -160,6 +160,23 @@ step('PalAssist: from the chat page, its path and LLM calls', async (ctx) => {
   check(await page.locator('.llm-table').count() >= 1, 'the step lists its LLM calls');
   check(await page.locator('.diff-row[data-field="response"]').count() === 1, 'the answer is in the diff');
   await shot(page, '12-inspector-palassist.png');
+  eq(page.__errors, [], 'no page errors');
+  await page.close();
+});
+
+step('without a thread: the latest threads by their first message and time', async (ctx) => {
+  const t = await approvalThread();
+  const page = await open(ctx, 'inspect');
+  const link = page.locator(`#picker-list a[href="/inspect?thread=${t}"]`);
+  await link.waitFor();
+  eq((await link.textContent()).trim(), 'otters', "a thread is named by its first message");
+  const row = link.locator('xpath=..');
+  const text = await row.textContent();
+  check(text.includes('approval'), `its graph is shown: ${text}`);
+  check(/\d{1,2}:\d{2}/.test(text), `its time is shown: ${text}`);
+  await link.click();
+  await page.waitForURL(/\/inspect\?thread=/);
+  await ready(page);
   eq(page.__errors, [], 'no page errors');
   await page.close();
 });

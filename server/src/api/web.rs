@@ -79,6 +79,7 @@ const JS: &[(&str, &str)] = embed!("js":
     "stream.js",
     "threadlist.js",
     "threads.js",
+    "titles.js",
     "turn.js",
     "upload.js",
     "viewer.js",

@@ -58,7 +58,9 @@ export async function loadGraphs() {
     ...state.graphs.map((g) => {
       const o = document.createElement('option');
       o.value = g.graph_id;
-      o.textContent = g.description ? `${g.graph_id}: ${g.description}` : g.graph_id;
+      // The name only: a description would cut the list's names short; it is the tooltip.
+      o.textContent = g.graph_id === 'palassist' ? 'PalAssist' : g.graph_id;
+      if (g.description) o.title = g.description;
       return o;
     }),
   );

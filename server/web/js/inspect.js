@@ -13,6 +13,7 @@ import { drawGraph, highlight, legend, parseMermaid } from './inspect-graph.js';
 import { loadThread, recentThreads } from './inspect-load.js';
 import { buildSteps, lastStepOf, runPath } from './inspect-steps.js';
 import { renderTimeline } from './inspect-timeline.js';
+import { threadTitle } from './titles.js';
 
 const $ = (id) => document.getElementById(id);
 const view = {
@@ -97,10 +98,18 @@ async function showPicker() {
   view.picker.hidden = false;
   try {
     const list = await recentThreads();
-    view.pickerList.replaceChildren(...list.map((t) => h('li', {},
-      h('a', { href: `/inspect?thread=${encodeURIComponent(t.thread_id)}`, text: t.thread_id }), ' ',
-      h('span', { class: 'badge', text: (t.metadata && t.metadata.graph_id) || '?' }), ' ',
-      h('span', { class: 'muted small', text: `${t.status} · ${new Date(t.updated_at).toLocaleString()}` }))));
+    view.pickerList.replaceChildren(...list.map((t) => {
+      const title = threadTitle(t, '(no message yet)');
+      return h('li', {},
+        h('a', {
+          href: `/inspect?thread=${encodeURIComponent(t.thread_id)}`,
+          text: title.length > 90 ? `${title.slice(0, 90)}…` : title,
+          title: `${title}\n${t.thread_id}`,
+        }), ' ',
+        h('span', { class: 'badge', text: (t.metadata && t.metadata.graph_id) || '?' }), ' ',
+        h('span', { class: 'muted small', text: `${new Date(t.created_at).toLocaleString()} · ${t.status}` }),
+        h('span', { class: 'muted small thread-id', text: t.thread_id }));
+    }));
     if (!list.length) view.pickerList.replaceChildren(h('li', { class: 'muted', text: 'No threads yet.' }));
   } catch (e) {
     showError(e);

@@ -8,27 +8,13 @@ import { state } from './state.js';
 import { assistantName } from './graphs.js';
 import { renderThreads } from './threadlist.js';
 
+export { customTitle, threadTitle } from './titles.js';
+
 /** The conversation's title in the header and the window title. */
 export function setTitle(text) {
   const t = String(text || '').trim();
   ui.title.textContent = t ? (t.length > 80 ? `${t.slice(0, 80)}…` : t) : 'New conversation';
   document.title = t ? `${ui.title.textContent} · ${assistantName()}` : `${assistantName()} · palgraph`;
-}
-
-/** A conversation's title given by its user (metadata.title), if any. */
-export function customTitle(t) {
-  const v = t && t.metadata && t.metadata.title;
-  return typeof v === 'string' && v.trim() ? v.trim() : null;
-}
-
-/** How a conversation is listed: its title, else its first message. */
-export function threadTitle(t) {
-  const custom = customTitle(t);
-  if (custom) return custom;
-  const msgs = (t.values && t.values.messages) || [];
-  const first = msgs.find((m) => m.type === 'human' || m.role === 'user');
-  const text = first && typeof first.content === 'string' ? first.content : '';
-  return text.trim() || 'New conversation';
 }
 
 let threadsPending = null;
