@@ -1,9 +1,9 @@
-//! What a run stores (README, "What a run stores"), through the real server on SQLite and
-//! Postgres: only the events its clients need (no state snapshots, node updates or
-//! checkpoints unless asked for); a run's events of a flush window in one row, token deltas
-//! coalesced, yet a replay from any event id on another replica gives exactly the events that
-//! followed it; a finished run's events
-//! expire, and a replay then still ends with the run's outcome.
+//! What a run stores (the book's `docs/src/operations/retention.md`), through the real
+//! server on SQLite and Postgres: only the events its clients need (no state snapshots, node
+//! updates or checkpoints unless asked for); a run's events of a flush window in one row,
+//! token deltas coalesced, yet a replay from any event id on another replica gives exactly
+//! the events that followed it; a finished run's events expire, and a replay then still ends
+//! with the run's outcome.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 

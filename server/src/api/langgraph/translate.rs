@@ -82,7 +82,7 @@ impl Mode {
     }
 
     /// The engine events this mode needs: what the run produces and stores is what its
-    /// client asked for (README, "What a run stores").
+    /// client asked for (the book's `docs/src/operations/retention.md`).
     pub fn engine_modes(self) -> &'static [palgraph::StreamMode] {
         use palgraph::StreamMode as E;
         match self {

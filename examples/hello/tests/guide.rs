@@ -1,6 +1,6 @@
-//! The README's "Your own graph" is this crate, word for word, and it serves: the code
-//! block is `src/main.rs`, the dependencies are this crate's, and the binary answers on the
-//! LangGraph API and on `/chat`.
+//! The book's "Your own graph" (`docs/src/guides/own-graph.md`) is this crate, word for
+//! word, and it serves: the code block is `src/main.rs`, the dependencies are this crate's,
+//! and the binary answers on the LangGraph API and on `/chat`.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,41 +10,41 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap()
+fn guide() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/guides/own-graph.md"
+    ))
+    .unwrap()
 }
 
-/// The fenced block of `lang` after the "Your own graph" heading.
+/// The first block fenced as `lang` (the info string, e.g. `rust,no_run`) of the guide.
 fn block(lang: &str) -> String {
-    let text = readme();
-    let section = text
-        .split("## Your own graph")
-        .nth(1)
-        .expect("the README has the section");
+    let section = guide();
     let fence = format!("```{lang}\n");
     let start = section.find(&fence).expect("the block is there") + fence.len();
     section[start..].split("```\n").next().unwrap().to_string()
 }
 
 #[test]
-fn the_readme_code_is_this_crate() {
+fn the_guide_code_is_this_crate() {
     let main =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/main.rs")).unwrap();
     assert_eq!(
-        block("rust"),
+        block("rust,no_run"),
         main,
-        "README's block and examples/hello/src/main.rs differ"
+        "the guide's block and examples/hello/src/main.rs differ"
     );
     let toml = block("toml");
     for dep in ["palgraph =", "palgraph-server =", "serde =", "tokio ="] {
-        assert!(toml.contains(dep), "the README's Cargo.toml names {dep}");
+        assert!(toml.contains(dep), "the guide's Cargo.toml names {dep}");
     }
     let lines = main.lines().filter(|l| !l.trim().is_empty()).count();
     assert!(lines < 40, "{lines} lines of user code");
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_readme_graph_serves() {
+async fn the_guide_graph_serves() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = std::env::temp_dir().join(format!("hello-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
