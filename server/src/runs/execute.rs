@@ -69,6 +69,8 @@ struct Attempt {
     /// The thread's fence at this claim's epoch, advanced by the run's first write.
     claim: FenceClaim,
     sink: Arc<RunSink>,
+    /// The run's request, read once from its row's `kwargs` (an error: why it could not be).
+    spec: Result<RunSpec, String>,
     /// When this claim started executing (the run's duration in the metrics).
     started: Instant,
 }
@@ -124,10 +126,11 @@ pub(crate) async fn execute(
 ) {
     let _done = Done(done);
     let channel = runs.hub.open(&run.run_id);
-    let spec = RunSpec::from_kwargs(&run.kwargs).ok();
+    let spec = RunSpec::from_kwargs(&run.kwargs).map_err(|e| e.to_string());
     let wanted = spec.as_ref().map(modes).unwrap_or(StreamModes::ALL);
     let subgraphs = spec
         .as_ref()
+        .ok()
         .and_then(|s| s.api.get("stream_subgraphs"))
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
@@ -150,6 +153,7 @@ pub(crate) async fn execute(
         lost,
         ending,
         sink,
+        spec,
         started: Instant::now(),
     };
     match attempt.execute().await {
@@ -193,7 +197,7 @@ impl Attempt {
             );
             return self.fail(Some(&entry), None, msg).await;
         }
-        let spec = match RunSpec::from_kwargs(&self.run.kwargs) {
+        let spec = match &self.spec {
             Ok(s) => s,
             Err(e) => {
                 return self
@@ -448,7 +452,7 @@ impl Attempt {
                 tracing::warn!(error = %e, "could not record the failure on the thread");
             }
             if let Some(streamed) = self.sink.last_streamed() {
-                let client_turn_id = RunSpec::from_kwargs(&self.run.kwargs).ok().and_then(|s| {
+                let client_turn_id = self.spec.as_ref().ok().and_then(|s| {
                     s.context
                         .get("client_turn_id")
                         .and_then(Value::as_str)
