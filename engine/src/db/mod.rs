@@ -53,7 +53,8 @@ pub const MIGRATIONS: Migrator = Migrator {
             6,
             "text_records",
             include_str!("../../migrations/postgres/0006_text_records.sql"),
-        ),
+        )
+        .formerly("85dc66818390bde1058fdd3ad87cc6574cb25d46da95f2739740aeca247067de"),
     ],
     sqlite: &[
         Migration::new(
