@@ -1,4 +1,4 @@
-//! Document sets end to end (issue 15; DESIGN.md, "Chat contract: exact shapes":
+//! Document sets end to end (DESIGN.md, "Chat contract: exact shapes":
 //! `tagged_set_ids` names document sets, folders of documents, and every document of a set
 //! is in scope), through the real server on SQLite and Postgres:
 //!

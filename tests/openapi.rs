@@ -77,7 +77,7 @@ async fn the_document_describes_every_route_with_its_bodies() {
 /// Operations schemathesis leaves out, by name (`METHOD /path`):
 /// - streams and waits: they stay open as long as a run lives (a generated run may stream
 ///   for minutes), so their answers are not a response to check;
-/// - what the LangGraph API has and palgraph answers with 501 until issue 20 builds it
+/// - what the LangGraph API has and palgraph answers with 501 because it does not build it
 ///   (changing assistants, changing checkpoint metadata). Each comes off this list
 ///   when it is built.
 const LEFT_OUT: &[&str] = &[

@@ -5,8 +5,8 @@
 //! namespaces and streamed events, tests/sdk/sdk_subgraphs.py); map-reduce (`Send`, in the
 //! `jokes` graph and in a command's `goto`, tests/sdk/sdk_send.py); the functional API (the
 //! `essay` workflow, tests/sdk/sdk_functional.py); the long-term store
-//! (tests/sdk/sdk_store.py); crons (tests/sdk/sdk_crons.py); the gaps issue 20 closed
-//! (tests/sdk/sdk_gaps.py); and streams opened on a queued run (tests/sdk/sdk_queued.py).
+//! (tests/sdk/sdk_store.py); crons (tests/sdk/sdk_crons.py); the details the clients rely
+//! on beyond those flows (tests/sdk/sdk_gaps.py); and streams opened on a queued run (tests/sdk/sdk_queued.py).
 //! Each script asserts its steps; this test sets up the virtualenv (tests/sdk/.venv, made
 //! once) and checks the scripts pass.
 
@@ -103,7 +103,7 @@ async fn python_sdk_crons(b: Backend) {
 }
 both_backends!(python_sdk_crons_, python_sdk_crons);
 
-/// The gaps of issue 20 as the SDK (and agent-chat-ui's proxy) meets them: bodies without
+/// Details the SDK (and agent-chat-ui's proxy) relies on beyond the main flows: bodies without
 /// a Content-Type, error statuses and exception classes, run status on interrupt, the
 /// metadata event's id, `response_schema` (tests/sdk/sdk_gaps.py).
 async fn python_sdk_gaps(b: Backend) {

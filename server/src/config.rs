@@ -143,8 +143,8 @@ pub struct ServeConfig {
     pub cron_claim_secs: u64,
     /// Worker threads of the server's async runtime (default: one per core). Where
     /// Postgres shares a small machine with the server, fewer workers than cores spend
-    /// less CPU per request: with two cores, one worker took a PalAssist chat turn's
-    /// server CPU from 0.83 ms to 0.68 ms at 32 chats (`benchmarks/palgraph-load-workers.md`).
+    /// less CPU per request: workers that wake each other and wait on the same cores cost
+    /// CPU without serving more (see `benchmarks/README.md`, "Server worker threads").
     #[arg(long, env = "PALGRAPH_WORKERS", value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: Option<u16>,
     /// Runs one `POST /runs/batch` may create; a longer batch is refused (422) before

@@ -1,4 +1,4 @@
-// The chat page as a team uses it every day (issue 16 item 5), in a real browser against the
+// The chat page as a team uses it every day, in a real browser against the
 // real server: layout with many conversations and documents, Markdown, notices, readable
 // errors with Retry, answer details and Copy, conversations renamed / searched / deleted,
 // documents viewed / deleted, citations opening the cited passage, another tab taking over,

@@ -1,5 +1,5 @@
-"""The gaps a new user found with the official clients (issue 20), each checked the way
-that client meets it, against a running palgraph server.
+"""Details of the LangGraph API that the official clients rely on beyond the main flows,
+each checked the way that client meets it, against a running palgraph server.
 
 Usage: python sdk_gaps.py http://127.0.0.1:PORT
 

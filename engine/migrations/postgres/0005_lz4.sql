@@ -1,11 +1,10 @@
 -- Values past about 2 KB are compressed by Postgres when their row is written (TOAST), with
 -- pglz unless a column says otherwise. A chat turn of PalAssist writes one such checkpoint
--- value (its state after the answer: about 6.5 KB of JSON, 1.6 KB compressed), and pglz
--- compressing it was about 3% of Postgres' CPU per turn under load; lz4 compresses it in
--- about half the time of the insert's pglz share (40,000 such inserts: 1.9 to 2.5 s against
--- 4.1 to 4.3 s) to 5% more bytes (1,651 against 1,566), and decompresses faster on every
--- load. Only values written from now on are compressed with lz4 (nothing is rewritten); old
--- ones are read as they are. A Postgres built without lz4 keeps pglz.
+-- value (its state after the answer: several KB of JSON), and compressing it is a visible
+-- share of Postgres' CPU per turn under load; lz4 compresses it in about half pglz's time
+-- to a few percent more bytes, and decompresses faster on every load. Only values written
+-- after this migration are compressed with lz4 (nothing is rewritten); older ones are read
+-- as they are. A Postgres built without lz4 keeps pglz.
 DO $$
 BEGIN
     ALTER TABLE checkpoints

@@ -1,9 +1,8 @@
 -- A checkpoint's record (metadata, versions, plan) is stored as text, as on SQLite. As
 -- jsonb, Postgres parsed all three into its binary form on every put and printed them back
--- to text on every read, for columns no statement looks into on the way. With them as text,
--- a turn's puts alone went from 1.00 to 1.04x its floor of bare commits to 0.96 to 0.97x,
--- and the turn from 1.25 to 1.29x to 1.19 to 1.23x (`palgraph-bench --only g`, five runs
--- alternating with the build before; benchmarks/text-records.md). The two statements that
+-- to text on every read, for columns no statement looks into on the way: as text, a turn's
+-- puts and the turn as a whole cost Postgres less (`palgraph-bench --only g` measures them
+-- against a floor of bare commits; benchmarks/text-records.md). The two statements that
 -- do look into one parse it as they run: history filtered by metadata, and the run ids of
 -- a thread's checkpoints. `vals` stays jsonb: loading a checkpoint follows its values'
 -- delta chains inside Postgres.

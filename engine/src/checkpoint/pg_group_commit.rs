@@ -135,14 +135,12 @@ pub(super) enum Fencing {
 /// One statement per kind of put rather than one whose conditions test its arguments: the
 /// executor sets up every subquery in a statement's plan each time it runs it, whether the
 /// arguments need it or not. A turn's puts (the first without a head to follow, none with a
-/// fence) cost Postgres a tenth less this way: `palgraph-bench --only g`, the turn's puts
-/// replayed at 1.08 to 1.11x the floor of bare commits against 1.11 to 1.13x.
+/// fence) cost Postgres less this way (`palgraph-bench --only g` replays a turn's puts
+/// against the floor of bare commits).
 ///
 /// No `ON CONFLICT DO NOTHING`: it makes every insert a speculative one (each unique index
 /// probed before the insert, and a second WAL record to confirm it), for a conflict that
-/// only two writers racing on one thread meet. Without it a put cost Postgres about 12 to
-/// 60 us less (six guarded inserts a turn, `synchronous_commit = off` to leave out the
-/// flush: 0.58 to 0.71 ms against 0.68 to 1.05 ms, pgbench, alternating runs).
+/// only two writers racing on one thread meet; every put would pay for it.
 pub(super) fn put_statement(first: bool, fencing: Fencing, flush: Flush) -> &'static str {
     use Fencing::{Claimed, Held};
     use Flush::{Now, WithNext};

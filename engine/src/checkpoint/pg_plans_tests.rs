@@ -282,9 +282,9 @@ async fn the_checkpoint_insert_is_planned_once_per_kind_of_put() {
 
 /// Loads and head reads on the checkpointer's own read connections run on one generic plan
 /// per statement, made on whatever tables the connection first saw: on a database grown to
-/// 10M checkpoint rows, Postgres otherwise kept planning the load afresh on every call, and
-/// planning it took longer than running it (`palgraph-bench --only j`: a load 2.1 to 2.3x
-/// the fresh database's, 1.02x with the plan kept). Each plan, made on empty tables and
+/// millions of checkpoint rows, Postgres would otherwise plan the load afresh on every call,
+/// and planning it takes longer than running it (`palgraph-bench --only j` measures a load on
+/// a grown database against a fresh one). Each plan, made on empty tables and
 /// made again once they grew, is index probes.
 #[tokio::test]
 async fn the_checkpoint_reads_are_planned_once_and_probe_indexes_as_the_tables_grow() {

@@ -28,6 +28,13 @@
 //! lock (replicas starting together migrate one after the other), on SQLite they run
 //! inside `BEGIN IMMEDIATE`.
 //!
+//! **Comments reworded after a release.** A migration's checksum covers its whole text,
+//! comments included. When the text of a released migration is edited without changing
+//! what it does (a comment made clearer), the migration declares the checksum the earlier
+//! text had ([`Migration::formerly`]): a database that applied the earlier text counts as
+//! having applied this migration. Its recorded row keeps the earlier checksum, so the
+//! release that applied it still accepts the database too.
+//!
 //! **Databases from before scopes.** palgraph used to record every migration of every
 //! crate in one unscoped `palgraph_schema` table (versions 1 checkpoints, 2 documents,
 //! 3 runs, 4 fences, 5 run_order). A [`Migration`] declares the version it had there
@@ -53,7 +60,13 @@ pub struct Migration {
     /// The version it had in palgraph's unscoped `palgraph_schema` table, if it is one of
     /// the migrations from before scopes (see the module docs).
     pub replaces: Option<i64>,
+    /// Checksums of earlier texts of this migration that differ from its SQL only in ways
+    /// that do not change what it does (see [`Migration::formerly`]).
+    pub formerly: [Option<&'static str>; FORMERLY_MAX],
 }
+
+/// How many earlier checksums one [`Migration`] can declare.
+pub const FORMERLY_MAX: usize = 4;
 
 impl Migration {
     /// A migration.
@@ -63,6 +76,7 @@ impl Migration {
             name,
             sql,
             replaces: None,
+            formerly: [None; FORMERLY_MAX],
         }
     }
 
@@ -72,6 +86,34 @@ impl Migration {
     pub const fn replacing(mut self, unscoped: i64) -> Self {
         self.replaces = Some(unscoped);
         self
+    }
+
+    /// The same migration, which an earlier release applied with a text whose checksum was
+    /// `checksum` (hex, as [`Migration::checksum`] computes it): the text changed only
+    /// where it does not matter to the database, such as a comment. A database recording
+    /// that checksum for this version is accepted as having applied this migration, and
+    /// its record is left as it is, so the earlier release still accepts the database.
+    /// Declare one call per earlier text.
+    ///
+    /// # Panics
+    /// At compile time (in a `const`) when more than [`FORMERLY_MAX`] are declared.
+    #[must_use]
+    pub const fn formerly(mut self, checksum: &'static str) -> Self {
+        let mut i = 0;
+        while i < FORMERLY_MAX {
+            if self.formerly[i].is_none() {
+                self.formerly[i] = Some(checksum);
+                return self;
+            }
+            i += 1;
+        }
+        panic!("a migration declares at most FORMERLY_MAX earlier checksums");
+    }
+
+    /// Whether `recorded`, the checksum a database recorded for this migration's version,
+    /// is this migration's: its checksum now or one declared with [`Migration::formerly`].
+    pub fn accepts(&self, recorded: &str) -> bool {
+        self.checksum() == recorded || self.formerly.iter().flatten().any(|c| *c == recorded)
     }
 
     /// The SHA-256 of its SQL (line endings normalized to `\n`, so a checkout that
@@ -186,7 +228,7 @@ fn plan<'m>(
                 version: r.version,
             });
         };
-        if m.checksum() != r.checksum {
+        if !m.accepts(&r.checksum) {
             return Err(MigrateError::Changed {
                 scope,
                 version: m.version,
@@ -513,6 +555,104 @@ mod tests {
             plan("s", gaps, &recorded(&[2]), &[]),
             Err(MigrateError::Unknown { version: 2, .. })
         ));
+    }
+
+    #[test]
+    fn an_earlier_text_declared_with_formerly_is_accepted_and_others_are_not() {
+        let earlier = Migration::new(2, "two", "-- old comment\nCREATE TABLE two (x INT)");
+        let reworded = Migration::new(2, "two", "-- new comment\nCREATE TABLE two (x INT)");
+        let applied_earlier = [
+            Recorded {
+                version: 1,
+                checksum: MS[0].checksum(),
+            },
+            Recorded {
+                version: 2,
+                checksum: earlier.checksum(),
+            },
+        ];
+        let without: &[Migration] = &[MS[0], reworded, MS[2]];
+        assert!(matches!(
+            plan("s", without, &applied_earlier, &[]),
+            Err(MigrateError::Changed { version: 2, .. })
+        ));
+        let old = earlier.checksum();
+        let old: &'static str = Box::leak(old.into_boxed_str());
+        let with: &[Migration] = &[MS[0], reworded.formerly(old), MS[2]];
+        assert_eq!(
+            kinds(&plan("s", with, &applied_earlier, &[]).unwrap()),
+            [('r', 3)],
+            "the earlier text counts as applied; the next version runs"
+        );
+        let unknown = [Recorded {
+            version: 2,
+            checksum: "0".repeat(64),
+        }];
+        assert!(matches!(
+            plan("s", with, &unknown, &[]),
+            Err(MigrateError::Changed { version: 2, .. })
+        ));
+    }
+
+    /// A migrator over `migrations` (leaked: a [`Migrator`] holds `'static` slices).
+    #[cfg(feature = "sqlite")]
+    fn migrator(migrations: Vec<Migration>) -> Migrator {
+        let migrations: &'static [Migration] = Box::leak(migrations.into_boxed_slice());
+        Migrator {
+            scope: "formerly",
+            postgres: migrations,
+            sqlite: migrations,
+        }
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn a_database_that_applied_an_earlier_text_upgrades_with_the_reworded_one() {
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        let earlier = Migration::new(1, "one", "-- a table\nCREATE TABLE one (x INT)");
+        let reworded = Migration::new(1, "one", "-- the table one\nCREATE TABLE one (x INT)");
+        let two = Migration::new(2, "two", "CREATE TABLE two (x INT)");
+        let applied = migrator(vec![earlier]).apply_sqlite(&pool).await.unwrap();
+        assert_eq!(applied.ran, [1]);
+
+        let refused = migrator(vec![reworded, two]).apply_sqlite(&pool).await;
+        assert!(
+            matches!(refused, Err(MigrateError::Changed { version: 1, .. })),
+            "a checksum the migration does not declare is refused: {refused:?}"
+        );
+        let unknown = Migration::new(1, "one", "-- other\nCREATE TABLE one (x INT)")
+            .formerly("0000000000000000000000000000000000000000000000000000000000000000");
+        let refused = migrator(vec![unknown, two]).apply_sqlite(&pool).await;
+        assert!(matches!(
+            refused,
+            Err(MigrateError::Changed { version: 1, .. })
+        ));
+
+        let old: &'static str = Box::leak(earlier.checksum().into_boxed_str());
+        let upgraded = migrator(vec![reworded.formerly(old), two]);
+        let applied = upgraded.apply_sqlite(&pool).await.unwrap();
+        assert_eq!(applied.ran, [2], "version 1 is not run again");
+        assert_eq!(
+            upgraded.apply_sqlite(&pool).await.unwrap(),
+            Applied::default()
+        );
+        // The record keeps the earlier checksum: the release that applied it still accepts
+        // the database.
+        let recorded: String = sqlx::query_scalar(
+            "SELECT checksum FROM palgraph_migrations WHERE scope = 'formerly' AND version = 1",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(recorded, old);
+        assert!(migrator(vec![earlier, two])
+            .apply_sqlite(&pool)
+            .await
+            .is_ok());
     }
 
     #[test]

@@ -48,12 +48,14 @@ pub const MIGRATIONS: Migrator = Migrator {
             5,
             "lz4",
             include_str!("../../migrations/postgres/0005_lz4.sql"),
-        ),
+        )
+        .formerly("cd1030297a570292e9a4ce037fbc151807dfa12c90a956d3eef1a57ac95e5793"),
         Migration::new(
             6,
             "text_records",
             include_str!("../../migrations/postgres/0006_text_records.sql"),
-        ),
+        )
+        .formerly("85dc66818390bde1058fdd3ad87cc6574cb25d46da95f2739740aeca247067de"),
     ],
     sqlite: &[
         Migration::new(

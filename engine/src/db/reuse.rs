@@ -18,9 +18,9 @@
 //! never is (a custom plan folds away the branch of its `CASE` the parameters rule out), so
 //! every put was planned again, and planning it cost more than running it. Its generic plan
 //! is the same index probes (see the checkpointer's `pg_plans_tests`). The checkpoint load
-//! met the same on a grown database: at 10M checkpoint rows Postgres planned it afresh on
-//! every call, and a load took 2.1 to 2.3x what it took on a fresh database (1.02x on one
-//! plan). The group commits' connections and the checkpointer's reads run with
+//! meets the same on a grown database: with millions of checkpoint rows Postgres would plan
+//! it afresh on every call, and a load would take about twice what it takes on a fresh
+//! database; on one generic plan it takes the same. The group commits' connections and the checkpointer's reads run with
 //! `plan_cache_mode = force_generic_plan`.
 //!
 //! **No JIT** (Postgres). Every [`Reused`] connection a Postgres store opens runs with

@@ -37,10 +37,10 @@ use crate::stream::Event;
 /// When a step's checkpoint must be stored, relative to the next step (LangGraph's
 /// `durability`).
 ///
-/// The default is [`Durability::Sync`], where LangGraph's is `async`: measured, `async`
-/// gives back a lone run's time between commits only when commits are fast and the
-/// CPU would otherwise wait, and under load it costs CPU (the server at 32 chats did 5 to
-/// 7% fewer turns a second with it; `benchmarks/durability-modes.md`).
+/// The default is [`Durability::Sync`], where LangGraph's is `async`: `async` gives back a
+/// lone run's time between commits only when commits are fast and the CPU would otherwise
+/// wait, and under load it costs CPU: the server serves fewer turns a second with it
+/// (`benchmarks/durability-modes.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]

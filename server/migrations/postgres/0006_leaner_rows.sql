@@ -1,4 +1,4 @@
--- Less written per run (issue 17):
+-- Less written per run:
 -- * run events no longer store their thread's id: a run's events are read by its id, and
 --   the thread is its run's (`run_events.thread_id` is dropped);
 -- * a run on a new thread writes the thread once, busy with the run, instead of inserting

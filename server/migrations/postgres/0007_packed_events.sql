@@ -1,4 +1,4 @@
--- Run events stored compressed (issue 17: stored bytes per chat turn). A row's content is
+-- Run events stored compressed (fewer stored bytes per chat turn). A row's content is
 -- written to `packed` (a format byte, then zstd-compressed JSON text: see
 -- `server/src/store/packed.rs`); rows written before keep theirs in `event` and are read
 -- from there. Postgres compresses a value only in rows past about 2 KB, and a chat turn's

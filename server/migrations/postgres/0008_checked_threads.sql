@@ -1,4 +1,4 @@
--- A run's thread checked where the run is created (issue 17: fewer statements per turn).
+-- A run's thread checked where the run is created (fewer statements per turn).
 -- A run on an existing thread was admitted after a read of the thread (its owner, the
 -- graph its metadata names), then created by this function, which reads and locks the same
 -- row: two round trips where one does. An item with `check_thread` has the function check

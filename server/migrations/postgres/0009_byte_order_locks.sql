@@ -1,5 +1,5 @@
--- Every batch locks threads in the bytes' order of their ids (issue 17: concurrent batches
--- never wait on each other in a cycle). The batch that creates runs sorts its threads
+-- Every batch locks threads in the bytes' order of their ids, so that concurrent batches
+-- never wait on each other in a cycle. The batch that creates runs sorts its threads
 -- `COLLATE "C"`; the batch that ends runs (migration 7), the batch that inserts threads and
 -- a worker's lease renewal sorted them by the database's collation. In a database whose
 -- collation is not byte order (`en_US.UTF-8`, the default of many hosted Postgres

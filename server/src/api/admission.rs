@@ -65,8 +65,8 @@ pub(crate) fn check_uuid(id: &str, what: &str) -> ApiResult<()> {
 /// new thread's rows go to the right-hand edge of every index that begins with the thread id
 /// (`threads`, `runs`, `checkpoints`, `checkpoint_writes`, `checkpoint_fences`) instead of a
 /// random page of it: the pages a load touches stay few and cached however many threads the
-/// database holds (random v4 ids made every new thread read and dirty a leaf page of each of
-/// those indexes, and the share of them out of the buffer cache grew with the tables). Its 74
+/// database holds (a random v4 id would have every new thread read and dirty a leaf page of
+/// each of those indexes, more of them out of the buffer cache as the tables grow). Its 74
 /// random bits keep it unguessable; whose thread it is is checked on every request anyway.
 /// Ids a client chooses are kept as given.
 pub(crate) fn new_thread_id() -> String {

@@ -7,7 +7,8 @@
 //! function that ends runs), on Postgres runs checked where they are created (8) and every
 //! batch's threads locked in the bytes' order of their ids (9), and threads' time to live (10).
 //! [`crate::Database::open`]
-//! applies them after the engine's.
+//! applies them after the engine's. Migrations whose comments were reworded after a release
+//! declare the checksum of the text that release applied (`formerly`).
 
 use palgraph::db::migrate::{Migration, Migrator};
 
@@ -46,22 +47,26 @@ pub const MIGRATIONS: Migrator = Migrator {
             6,
             "leaner_rows",
             include_str!("../../migrations/postgres/0006_leaner_rows.sql"),
-        ),
+        )
+        .formerly("39a8ffe0698143cad8b62ea584cb40b3688be68ea0e8a089ad435b7e4ea61254"),
         Migration::new(
             7,
             "packed_events",
             include_str!("../../migrations/postgres/0007_packed_events.sql"),
-        ),
+        )
+        .formerly("1f406631740282eafa25336a9b0713c747adcebe47268751904ccbdfeae20b24"),
         Migration::new(
             8,
             "checked_threads",
             include_str!("../../migrations/postgres/0008_checked_threads.sql"),
-        ),
+        )
+        .formerly("b22713a2298fbe7fff593575c8bcf609d193820f03dffe25b48aca2801162256"),
         Migration::new(
             9,
             "byte_order_locks",
             include_str!("../../migrations/postgres/0009_byte_order_locks.sql"),
-        ),
+        )
+        .formerly("b5917c3c806183d1c45baa1e3a9fabdecf088870ef81623384818b91eb818982"),
         Migration::new(
             10,
             "thread_ttl",
@@ -95,12 +100,14 @@ pub const MIGRATIONS: Migrator = Migrator {
             6,
             "leaner_rows",
             include_str!("../../migrations/sqlite/0006_leaner_rows.sql"),
-        ),
+        )
+        .formerly("1ba656c5e29abd405e51afab0330aa32dde08e91042a258ad11235ec4d48d895"),
         Migration::new(
             7,
             "packed_events",
             include_str!("../../migrations/sqlite/0007_packed_events.sql"),
-        ),
+        )
+        .formerly("440f64dcd33cef4fb07ad4df59bd518d9010c0bc1617a06ab4c247612451d435"),
         Migration::new(
             10,
             "thread_ttl",

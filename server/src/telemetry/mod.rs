@@ -210,8 +210,8 @@ impl Telemetry {
 ///
 /// The log layer formats a span's fields when the span is created, whether or not anything
 /// is ever logged inside it, and a span no layer records is not created at all. These spans,
-/// about fifteen a PalAssist chat turn, cost the log layer about a twentieth of the server's
-/// instructions per turn (`valgrind --tool=callgrind`; benchmarks/server-log-spans.md).
+/// about fifteen a PalAssist chat turn, would make the log layer a visible share of the
+/// server's instructions per turn (benchmarks/server-log-spans.md).
 const TRACE_ONLY_SPANS: &[(&str, &str)] = &[
     ("palgraph::", "run"),
     ("palgraph::", "checkpoint.put"),

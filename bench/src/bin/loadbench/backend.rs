@@ -214,8 +214,8 @@ impl Backend {
     /// The report's file name.
     pub fn report_name(&self) -> &'static str {
         match self {
-            Backend::Postgres { .. } => "palgraph-load.json",
-            Backend::Sqlite(_) => "palgraph-load-sqlite.json",
+            Backend::Postgres { .. } => "server-load.json",
+            Backend::Sqlite(_) => "server-load-sqlite.json",
         }
     }
 }

@@ -17,7 +17,7 @@
 //! `--observability` measures only what tracing and metrics cost: N = 1 and 32 with
 //! tracing off, with traces exported to a local OTLP receiver, and with `/metrics` scraped
 //! every second, interleaved (see `observability.rs`); it writes
-//! `palgraph-observability.json` (`palgraph-observability-sqlite.json` on SQLite).
+//! `observability.json` (`observability-sqlite.json` on SQLite).
 //!
 //! `--sizes` (default `0,100000`; `--quick`: `0`) repeats the load at each database size:
 //! the database is grown to that many finished runs between the rounds, each run on a
@@ -49,7 +49,7 @@
 //! `BENCH_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`); the server
 //! gets a fresh schema. SQLite: the server gets a fresh `palgraph.db` in a temporary
 //! directory (`PALGRAPH_DB`; removed at the end) and the benchmark reads it through a pool
-//! of its own. Writes `palgraph-load.json` (Postgres) or `palgraph-load-sqlite.json`
+//! of its own. Writes `server-load.json` (Postgres) or `server-load-sqlite.json`
 //! (SQLite) in the output directory.
 //!
 //! The servers inherit the environment: `PALGRAPH_WORKERS=1 palgraph-loadbench ...` runs
@@ -537,8 +537,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let out = observability::compare(&args.server, &db, rounds, warm, secs).await?;
         std::fs::create_dir_all(&args.out)?;
         let path = args.out.join(match db.name() {
-            "sqlite" => "palgraph-observability-sqlite.json",
-            _ => "palgraph-observability.json",
+            "sqlite" => "observability-sqlite.json",
+            _ => "observability.json",
         });
         std::fs::write(&path, serde_json::to_string_pretty(&out)?)?;
         println!("wrote {}", path.display());

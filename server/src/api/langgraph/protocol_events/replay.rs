@@ -6,7 +6,7 @@
 //! when a short run may be over) or a stream that carried it is still connected (the JS
 //! SDK re-opens its stream, new before old, each time it subscribes, and expects the run's
 //! history from the start again). A run whose carriers have all gone is not replayed: the
-//! next session on the thread is about to start a run of its own.
+//! thread's next client connection is about to start a run of its own.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -135,7 +135,7 @@ mod tests {
         drop(first);
         assert!(reg.lock().unwrap().replays("a", 10 * FRESH_MS));
         drop(second);
-        // Every carrier has gone: the next session's stream does not replay it, even at once.
+        // Every carrier has gone: the thread's next client connection does not replay it, even at once.
         assert!(!reg.lock().unwrap().replays("a", 1));
         assert!(reg.lock().unwrap().runs.is_empty());
     }
