@@ -208,7 +208,7 @@ impl Attempt {
         let started = Instant::now();
         let mut retries = 0u32;
         let outcome = loop {
-            let result = self.run_graph(&entry, &spec, retries).await;
+            let result = self.run_graph(&entry, spec, retries).await;
             if self.is_lost() {
                 return None;
             }
