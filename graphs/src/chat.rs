@@ -144,15 +144,6 @@ impl ChatAdapter for EssayChat {
         // The state keeps the latest finished essay; its topic is in the essay's words.
         one_exchange(None, values["output"]["text"].as_str().map(str::to_string))
     }
-
-    fn failed_turn(
-        &self,
-        _failed: &Value,
-        _base: &Value,
-        _answer: &PartialAnswer,
-    ) -> Option<Value> {
-        None
-    }
 }
 
 /// The jokes map-reduce: `{"topic": message}` in, the best joke (and the others) out.
@@ -197,15 +188,6 @@ impl ChatAdapter for JokesChat {
 
     fn history(&self, values: &Value) -> Vec<HistoryMessage> {
         one_exchange(values["topic"].as_str(), Self::answer(values))
-    }
-
-    fn failed_turn(
-        &self,
-        _failed: &Value,
-        _base: &Value,
-        _answer: &PartialAnswer,
-    ) -> Option<Value> {
-        None
     }
 }
 
