@@ -7,7 +7,7 @@
 
 #[path = "chat/access.rs"]
 mod access;
-mod common;
+use crate::common;
 
 use common::{Backend, Sse, SseEvent, TestServer};
 use serde_json::{json, Value};

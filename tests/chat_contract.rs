@@ -21,11 +21,10 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 #[path = "chat_contract/cut_answers.rs"]
 mod cut_answers;
-#[path = "../nodes/tests/fake_openai/mod.rs"]
-mod fake_openai;
+use crate::fake_openai;
 
 use std::collections::BTreeMap;
 

@@ -13,7 +13,7 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Backend, SseEvent, TestServer};
 use serde_json::{json, Value};

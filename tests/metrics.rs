@@ -6,11 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 #[path = "metrics/exposition.rs"]
 mod exposition;
-#[path = "../nodes/tests/fake_openai/mod.rs"]
-mod fake_openai;
+use crate::fake_openai;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 
 #[path = "runs_api/access.rs"]
 mod access;
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,9 +6,8 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-#[path = "../nodes/tests/fake_embeddings/mod.rs"]
-mod fake_embeddings;
+use crate::common;
+use crate::fake_embeddings;
 
 use common::{Backend, TestServer};
 use fake_embeddings::FakeEmbeddings;

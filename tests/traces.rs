@@ -8,9 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-mod common;
-#[path = "../nodes/tests/fake_openai/mod.rs"]
-mod fake_openai;
+use crate::common;
+use crate::fake_openai;
+#[path = "otlp_receiver/mod.rs"]
 mod otlp_receiver;
 
 use std::time::Duration;

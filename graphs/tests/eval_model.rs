@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used)]
 
 #[path = "../../nodes/tests/fake_openai/mod.rs"]
-mod fake_openai;
+use crate::fake_openai;
 
 use std::sync::Arc;
 use std::time::Duration;

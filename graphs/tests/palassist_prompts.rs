@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use palgraph::{RunOutcome, RunStatus};
 use palgraph_graphs::palassist::{Action, AgentState};

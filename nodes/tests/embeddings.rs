@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod fake_embeddings;
+use crate::fake_embeddings;
 
 use std::sync::Arc;
 

@@ -7,8 +7,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod fake_openai;
-mod support;
+use crate::fake_openai;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

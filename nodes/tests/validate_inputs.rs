@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use palgraph_nodes::prompt::CANCELLED_RESPONSE;
 use palgraph_nodes::validate_inputs::{validate_inputs, COMPARE_DROPS_WEB};
