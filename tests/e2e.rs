@@ -6,6 +6,7 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+#[macro_use]
 mod common;
 #[path = "../nodes/tests/fake_embeddings/mod.rs"]
 mod fake_embeddings;

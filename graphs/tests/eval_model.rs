@@ -8,7 +8,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../nodes/tests/fake_openai/mod.rs"]
 use crate::fake_openai;
 
 use std::sync::Arc;
