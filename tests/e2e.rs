@@ -41,3 +41,4 @@ mod sdk_python;
 mod store_api;
 mod thread_ttl;
 mod traces;
+mod upgrade;

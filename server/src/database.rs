@@ -24,15 +24,16 @@ pub enum Database {
     Postgres(sqlx::PgPool),
 }
 
-/// Why the database could not be opened.
+/// Why the database could not be opened. Its message names the step that failed; the cause
+/// is its [`source`](std::error::Error::source) (`{:#}` with anyhow prints both).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DatabaseError {
     /// The Postgres database could not be reached or migrated.
-    #[error("opening the Postgres database (DATABASE_URL): {0}")]
+    #[error("opening the Postgres database (DATABASE_URL)")]
     Postgres(#[source] CheckpointError),
     /// The SQLite file could not be opened or migrated.
-    #[error("opening the SQLite database {path}: {source}")]
+    #[error("opening the SQLite database {path}")]
     Sqlite {
         /// The file.
         path: String,
@@ -41,7 +42,7 @@ pub enum DatabaseError {
         source: CheckpointError,
     },
     /// The server's tables could not be migrated.
-    #[error("migrating the server's tables: {0}")]
+    #[error("migrating the server's tables")]
     Migrate(#[from] MigrateError),
 }
 

@@ -118,6 +118,28 @@ impl TestServer {
         }
     }
 
+    /// A server on `path`, a SQLite file the test wrote; the file goes with the server.
+    pub async fn start_on_sqlite(path: PathBuf, env: &[(&str, &str)]) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let db = Some(path);
+        let (child, base) = spawn(&db, &None, &env, None).await;
+        TestServer {
+            base,
+            client: reqwest::Client::builder().build().unwrap(),
+            child,
+            schema: None,
+            db,
+            owns_db: true,
+            env,
+            database_url: None,
+            log: None,
+        }
+    }
+
     /// Another server process on the same database (a replica), with extra settings.
     pub async fn replica(&self, extra: &[(&str, &str)]) -> Self {
         let mut env = self.env.clone();

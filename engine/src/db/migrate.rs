@@ -1,7 +1,10 @@
 //! Schema migrations, owned by the crates whose tables they create. Each crate declares a
 //! [`Migrator`]: a scope (its name) and its SQL files for Postgres and SQLite, embedded in
 //! the binary; the engine's is [`crate::db::MIGRATIONS`] (checkpoints, fences), applied by
-//! [`crate::db::open_sqlite`] and [`crate::db::open_postgres`].
+//! [`crate::db::open_sqlite`] and [`crate::db::open_postgres`]. palgraph's own files are in
+//! the workspace's top-level `migrations/<scope>/<backend>/`. Applying is written once
+//! (`Migrator::apply_in`); what differs between the backends is a handful of statements
+//! (the private `Ledger` trait).
 //!
 //! ```no_run
 //! use palgraph::db::migrate::{Migration, Migrator};
@@ -179,7 +182,7 @@ pub enum MigrateError {
         version: i64,
     },
     /// The database failed.
-    #[error("database error while migrating: {0}")]
+    #[error("database error while migrating")]
     Database(#[from] sqlx::Error),
 }
 
@@ -251,38 +254,39 @@ fn plan<'m>(
 
 const ADVISORY_LOCK_KEY: i64 = 0x7061_6c67_7261_7068; // "palgraph"
 
-impl Migrator {
-    /// Applies this scope's missing Postgres migrations in one transaction, holding the
-    /// advisory lock every palgraph migrator takes.
-    ///
-    /// # Errors
-    /// See [`MigrateError`]; on an error nothing is applied.
-    #[cfg(feature = "postgres")]
-    pub async fn apply_postgres(&self, pool: &sqlx::PgPool) -> Result<Applied, MigrateError> {
-        let mut tx = pool.begin().await?;
-        match self.apply_postgres_in(&mut tx).await {
-            Ok(applied) => {
-                tx.commit().await?;
-                self.log(&applied, "Postgres");
-                Ok(applied)
-            }
-            Err(e) => {
-                // Roll back now: a deferred rollback would keep the lock and the transaction open.
-                let _ = tx.rollback().await;
-                Err(e)
-            }
-        }
-    }
+/// The statements a migrator runs, as each backend writes them, inside the transaction that
+/// applies a scope's migrations. Everything else about applying them (what to run, what to
+/// adopt, what to refuse) is [`Migrator::apply_in`], the same on both backends.
+trait Ledger {
+    /// Makes migrators take turns: on Postgres an advisory lock held until the transaction
+    /// ends; on SQLite nothing more, since the transaction began with `BEGIN IMMEDIATE`.
+    async fn lock(&mut self) -> Result<(), sqlx::Error>;
+    /// Creates `palgraph_migrations` when it does not exist.
+    async fn create(&mut self) -> Result<(), sqlx::Error>;
+    /// The versions of `scope` recorded as applied, with their checksums.
+    async fn recorded(&mut self, scope: &str) -> Result<Vec<Recorded>, sqlx::Error>;
+    /// The versions of the unscoped `palgraph_schema` table, or `None` when the database
+    /// has no such table.
+    async fn unscoped(&mut self) -> Result<Option<Vec<i64>>, sqlx::Error>;
+    /// Runs a migration's SQL.
+    async fn run(&mut self, sql: &'static str) -> Result<(), sqlx::Error>;
+    /// Records migration `m` of `scope` as applied.
+    async fn record(&mut self, scope: &str, m: &Migration) -> Result<(), sqlx::Error>;
+    /// Adds [`UNSCOPED_SENTINEL`] to `palgraph_schema`.
+    async fn sentinel(&mut self) -> Result<(), sqlx::Error>;
+}
 
-    #[cfg(feature = "postgres")]
-    async fn apply_postgres_in(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-    ) -> Result<Applied, MigrateError> {
+#[cfg(feature = "postgres")]
+impl Ledger for sqlx::Transaction<'_, sqlx::Postgres> {
+    async fn lock(&mut self) -> Result<(), sqlx::Error> {
         sqlx::query("SELECT pg_advisory_xact_lock($1)")
             .bind(ADVISORY_LOCK_KEY)
-            .execute(&mut **tx)
-            .await?;
+            .execute(&mut **self)
+            .await
+            .map(drop)
+    }
+
+    async fn create(&mut self) -> Result<(), sqlx::Error> {
         sqlx::raw_sql(
             "CREATE TABLE IF NOT EXISTS palgraph_migrations (
                 scope      TEXT NOT NULL,
@@ -292,92 +296,72 @@ impl Migrator {
                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
                 PRIMARY KEY (scope, version))",
         )
-        .execute(&mut **tx)
-        .await?;
-        let recorded: Vec<(i64, String)> = sqlx::query_as(
+        .execute(&mut **self)
+        .await
+        .map(drop)
+    }
+
+    async fn recorded(&mut self, scope: &str) -> Result<Vec<Recorded>, sqlx::Error> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
             "SELECT version, checksum FROM palgraph_migrations WHERE scope = $1 ORDER BY version",
         )
-        .bind(self.scope)
-        .fetch_all(&mut **tx)
+        .bind(scope)
+        .fetch_all(&mut **self)
         .await?;
-        let has_unscoped: bool =
-            sqlx::query_scalar("SELECT to_regclass('palgraph_schema') IS NOT NULL")
-                .fetch_one(&mut **tx)
-                .await?;
-        let unscoped: Vec<i64> = if has_unscoped {
-            sqlx::query_scalar("SELECT version FROM palgraph_schema")
-                .fetch_all(&mut **tx)
-                .await?
-        } else {
-            Vec::new()
-        };
-        let recorded: Vec<Recorded> = recorded
-            .into_iter()
-            .map(|(version, checksum)| Recorded { version, checksum })
-            .collect();
-        let mut applied = Applied::default();
-        for step in plan(self.scope, self.postgres, &recorded, &unscoped)? {
-            let m = match step {
-                Step::Run(m) => {
-                    sqlx::raw_sql(m.sql).execute(&mut **tx).await?;
-                    applied.ran.push(m.version);
-                    m
-                }
-                Step::Adopt(m) => {
-                    applied.adopted.push(m.version);
-                    m
-                }
-            };
-            sqlx::query(
-                "INSERT INTO palgraph_migrations (scope, version, name, checksum)
-                 VALUES ($1, $2, $3, $4)",
-            )
-            .bind(self.scope)
-            .bind(m.version)
-            .bind(m.name)
-            .bind(m.checksum())
-            .execute(&mut **tx)
-            .await?;
-        }
-        if has_unscoped {
-            sqlx::query(
-                "INSERT INTO palgraph_schema (version, name) VALUES ($1, $2)
-                 ON CONFLICT (version) DO NOTHING",
-            )
-            .bind(UNSCOPED_SENTINEL)
-            .bind("superseded by palgraph_migrations")
-            .execute(&mut **tx)
-            .await?;
-        }
-        Ok(applied)
+        Ok(rows.into_iter().map(Recorded::from).collect())
     }
 
-    /// Applies this scope's missing SQLite migrations in one `BEGIN IMMEDIATE`
-    /// transaction.
-    ///
-    /// # Errors
-    /// See [`MigrateError`]; on an error nothing is applied.
-    #[cfg(feature = "sqlite")]
-    pub async fn apply_sqlite(&self, pool: &sqlx::SqlitePool) -> Result<Applied, MigrateError> {
-        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-        match self.apply_sqlite_in(&mut tx).await {
-            Ok(applied) => {
-                tx.commit().await?;
-                self.log(&applied, "SQLite");
-                Ok(applied)
-            }
-            Err(e) => {
-                let _ = tx.rollback().await;
-                Err(e)
-            }
+    async fn unscoped(&mut self) -> Result<Option<Vec<i64>>, sqlx::Error> {
+        let exists: bool = sqlx::query_scalar("SELECT to_regclass('palgraph_schema') IS NOT NULL")
+            .fetch_one(&mut **self)
+            .await?;
+        if !exists {
+            return Ok(None);
         }
+        sqlx::query_scalar("SELECT version FROM palgraph_schema")
+            .fetch_all(&mut **self)
+            .await
+            .map(Some)
     }
 
-    #[cfg(feature = "sqlite")]
-    async fn apply_sqlite_in(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    ) -> Result<Applied, MigrateError> {
+    async fn run(&mut self, sql: &'static str) -> Result<(), sqlx::Error> {
+        sqlx::raw_sql(sql).execute(&mut **self).await.map(drop)
+    }
+
+    async fn record(&mut self, scope: &str, m: &Migration) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO palgraph_migrations (scope, version, name, checksum)
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(scope)
+        .bind(m.version)
+        .bind(m.name)
+        .bind(m.checksum())
+        .execute(&mut **self)
+        .await
+        .map(drop)
+    }
+
+    async fn sentinel(&mut self) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO palgraph_schema (version, name) VALUES ($1, $2)
+             ON CONFLICT (version) DO NOTHING",
+        )
+        .bind(UNSCOPED_SENTINEL)
+        .bind(SENTINEL_NAME)
+        .execute(&mut **self)
+        .await
+        .map(drop)
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl Ledger for sqlx::Transaction<'_, sqlx::Sqlite> {
+    async fn lock(&mut self) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
+
+    async fn create(&mut self) -> Result<(), sqlx::Error> {
         sqlx::raw_sql(
             "CREATE TABLE IF NOT EXISTS palgraph_migrations (
                 scope      TEXT NOT NULL,
@@ -387,35 +371,143 @@ impl Migrator {
                 applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
                 PRIMARY KEY (scope, version))",
         )
-        .execute(&mut **tx)
-        .await?;
-        let recorded: Vec<(i64, String)> = sqlx::query_as(
+        .execute(&mut **self)
+        .await
+        .map(drop)
+    }
+
+    async fn recorded(&mut self, scope: &str) -> Result<Vec<Recorded>, sqlx::Error> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
             "SELECT version, checksum FROM palgraph_migrations WHERE scope = ?1 ORDER BY version",
         )
-        .bind(self.scope)
-        .fetch_all(&mut **tx)
+        .bind(scope)
+        .fetch_all(&mut **self)
         .await?;
-        let has_unscoped: bool = sqlx::query_scalar(
+        Ok(rows.into_iter().map(Recorded::from).collect())
+    }
+
+    async fn unscoped(&mut self) -> Result<Option<Vec<i64>>, sqlx::Error> {
+        let exists: bool = sqlx::query_scalar(
             "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'palgraph_schema')",
         )
-        .fetch_one(&mut **tx)
+        .fetch_one(&mut **self)
         .await?;
-        let unscoped: Vec<i64> = if has_unscoped {
-            sqlx::query_scalar("SELECT version FROM palgraph_schema")
-                .fetch_all(&mut **tx)
-                .await?
-        } else {
-            Vec::new()
-        };
-        let recorded: Vec<Recorded> = recorded
-            .into_iter()
-            .map(|(version, checksum)| Recorded { version, checksum })
-            .collect();
+        if !exists {
+            return Ok(None);
+        }
+        sqlx::query_scalar("SELECT version FROM palgraph_schema")
+            .fetch_all(&mut **self)
+            .await
+            .map(Some)
+    }
+
+    async fn run(&mut self, sql: &'static str) -> Result<(), sqlx::Error> {
+        sqlx::raw_sql(sql).execute(&mut **self).await.map(drop)
+    }
+
+    async fn record(&mut self, scope: &str, m: &Migration) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO palgraph_migrations (scope, version, name, checksum)
+             VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(scope)
+        .bind(m.version)
+        .bind(m.name)
+        .bind(m.checksum())
+        .execute(&mut **self)
+        .await
+        .map(drop)
+    }
+
+    async fn sentinel(&mut self) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT OR IGNORE INTO palgraph_schema (version, name) VALUES (?1, ?2)")
+            .bind(UNSCOPED_SENTINEL)
+            .bind(SENTINEL_NAME)
+            .execute(&mut **self)
+            .await
+            .map(drop)
+    }
+}
+
+/// The name of the [`UNSCOPED_SENTINEL`] row.
+const SENTINEL_NAME: &str = "superseded by palgraph_migrations";
+
+impl From<(i64, String)> for Recorded {
+    fn from((version, checksum): (i64, String)) -> Self {
+        Recorded { version, checksum }
+    }
+}
+
+impl Migrator {
+    /// Applies this scope's missing Postgres migrations in one transaction, holding the
+    /// advisory lock every palgraph migrator takes.
+    ///
+    /// # Errors
+    /// See [`MigrateError`]; on an error nothing is applied.
+    #[cfg(feature = "postgres")]
+    pub async fn apply_postgres(&self, pool: &sqlx::PgPool) -> Result<Applied, MigrateError> {
+        let tx = pool.begin().await?;
+        self.apply(tx, self.postgres, "Postgres").await
+    }
+
+    /// Applies this scope's missing SQLite migrations in one `BEGIN IMMEDIATE`
+    /// transaction.
+    ///
+    /// # Errors
+    /// See [`MigrateError`]; on an error nothing is applied.
+    #[cfg(feature = "sqlite")]
+    pub async fn apply_sqlite(&self, pool: &sqlx::SqlitePool) -> Result<Applied, MigrateError> {
+        let tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        self.apply(tx, self.sqlite, "SQLite").await
+    }
+
+    /// Applies `migrations` in `tx` and commits; on an error rolls back at once (a deferred
+    /// rollback would keep the lock and the transaction open).
+    async fn apply<DB>(
+        &self,
+        mut tx: sqlx::Transaction<'_, DB>,
+        migrations: &[Migration],
+        backend: &str,
+    ) -> Result<Applied, MigrateError>
+    where
+        DB: sqlx::Database,
+        for<'t> sqlx::Transaction<'t, DB>: Ledger,
+    {
+        match self.apply_in(&mut tx, migrations).await {
+            Ok(applied) => {
+                tx.commit().await?;
+                self.log(&applied, backend);
+                Ok(applied)
+            }
+            Err(e) => {
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// What applying means, on either backend: take the lock, read what is recorded, run or
+    /// adopt what is missing ([`plan`]), record it, and mark a database from before scopes.
+    async fn apply_in(
+        &self,
+        ledger: &mut impl Ledger,
+        migrations: &[Migration],
+    ) -> Result<Applied, MigrateError> {
+        ledger.lock().await?;
+        ledger.create().await?;
+        let recorded = ledger.recorded(self.scope).await?;
+        let unscoped = ledger.unscoped().await?;
         let mut applied = Applied::default();
-        for step in plan(self.scope, self.sqlite, &recorded, &unscoped)? {
+        let steps = plan(
+            self.scope,
+            migrations,
+            &recorded,
+            unscoped.as_deref().unwrap_or_default(),
+        )?;
+        for step in steps {
             let m = match step {
                 Step::Run(m) => {
-                    sqlx::raw_sql(m.sql).execute(&mut **tx).await?;
+                    ledger.run(m.sql).await?;
                     applied.ran.push(m.version);
                     m
                 }
@@ -424,23 +516,10 @@ impl Migrator {
                     m
                 }
             };
-            sqlx::query(
-                "INSERT INTO palgraph_migrations (scope, version, name, checksum)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .bind(self.scope)
-            .bind(m.version)
-            .bind(m.name)
-            .bind(m.checksum())
-            .execute(&mut **tx)
-            .await?;
+            ledger.record(self.scope, m).await?;
         }
-        if has_unscoped {
-            sqlx::query("INSERT OR IGNORE INTO palgraph_schema (version, name) VALUES (?1, ?2)")
-                .bind(UNSCOPED_SENTINEL)
-                .bind("superseded by palgraph_migrations")
-                .execute(&mut **tx)
-                .await?;
+        if unscoped.is_some() {
+            ledger.sentinel().await?;
         }
         Ok(applied)
     }

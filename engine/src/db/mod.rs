@@ -16,7 +16,7 @@ pub mod writers;
 
 use migrate::{Migration, Migrator};
 
-/// The engine's tables (`engine/migrations/`): checkpoints and their pending writes (1),
+/// The engine's tables (`migrations/engine/`): checkpoints and their pending writes (1),
 /// writer fences (2), cached node results (3), the long-term store's items (4); on Postgres,
 /// values compressed with lz4 (5), checkpoint records stored as text (6).
 pub const MIGRATIONS: Migrator = Migrator {

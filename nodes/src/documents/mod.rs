@@ -36,7 +36,7 @@ pub use sql::{PostgresDocumentStore, SqlDocumentStore, SqliteDocumentStore};
 pub use title::title_and_body;
 
 /// The `documents` and `document_texts` tables and the document sets' tables
-/// (`nodes/migrations/`), for SQLite
+/// (`migrations/documents/`), for SQLite
 /// and Postgres: apply them to a pool with `MIGRATIONS.apply_sqlite(&pool)` /
 /// `apply_postgres(&pool)`, or open a store with [`SqlDocumentStore::open`], which does.
 pub const MIGRATIONS: Migrator = Migrator {

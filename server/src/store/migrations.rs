@@ -1,4 +1,4 @@
-//! The server's tables (`server/migrations/`): threads, runs and run events (1), the order
+//! The server's tables (`migrations/server/`): threads, runs and run events (1), the order
 //! of a thread's runs (2), scheduled runs (3), the trace
 //! context a run was created under (4), on Postgres the functions that create and end
 //! runs in batches (5), leaner rows (6: run events without their thread's id; on Postgres a
