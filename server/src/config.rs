@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::api::auth::{AuthConfig, AuthSettingError, JwtSettings};
+use crate::auth::{AuthConfig, AuthSettingError, JwtSettings};
 use crate::runs::RunSettings;
 
 /// `palgraph serve` settings (flags or environment).
@@ -264,8 +264,8 @@ impl ServeConfig {
     }
 
     /// Each client's request rate; `None` when turned off.
-    pub fn request_rate(&self) -> Option<crate::api::rate_limit::RequestRate> {
-        (self.rate_per_sec > 0).then_some(crate::api::rate_limit::RequestRate {
+    pub fn request_rate(&self) -> Option<RequestRate> {
+        (self.rate_per_sec > 0).then_some(RequestRate {
             per_second: self.rate_per_sec,
             burst: self.rate_burst.max(self.rate_per_sec),
         })
@@ -303,4 +303,13 @@ fn non_empty(items: &[String]) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect()
+}
+
+/// How many requests one client may make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestRate {
+    /// Sustained requests a second.
+    pub per_second: u32,
+    /// Requests at once after a quiet spell.
+    pub burst: u32,
 }

@@ -12,7 +12,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::api::auth::AuthConfig;
+use crate::auth::AuthConfig;
 use crate::server::ServeError;
 
 /// The addresses `host` (an IP address, in brackets or not, or a name) resolves to with

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::api::chat::ChatAdapter;
+use crate::contract::ChatAdapter;
 
 /// A graph and its default assistant.
 #[derive(Clone)]

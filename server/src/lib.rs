@@ -4,7 +4,8 @@
 //! - [`Server::builder`]: register graphs (and their chat adapters, routes and start-up
 //!   work) and serve them: the chat contract, the LangGraph Agent Server API, the page and
 //!   the OpenAPI document come with every graph;
-//! - [`config`]: the settings, from flags, the environment or code;
+//! - [`config`]: the settings, from flags, the environment or code; [`auth`]: who may call
+//!   (JWTs, API keys, a trusted header), checked when the server starts;
 //! - [`store`]: the server's tables (threads, runs, run events) on both databases;
 //! - [`runs`]: background execution: the run queue, workers with fenced leases, live
 //!   fan-out;
@@ -44,12 +45,15 @@
 //! ```
 
 pub mod api;
+pub mod auth;
 pub mod config;
+pub mod contract;
 pub mod crons;
 pub mod database;
 mod exposure;
 pub mod graphs;
 pub mod listen;
+pub mod metric;
 pub mod prometheus;
 mod retry;
 pub mod runs;
@@ -57,14 +61,14 @@ pub mod server;
 pub mod store;
 pub mod telemetry;
 
-pub use api::auth::{User, LOCAL_USER};
-pub use api::chat::{
+pub use api::error::{ApiError, ApiResult};
+pub use api::AppState;
+pub use auth::{User, LOCAL_USER};
+pub use config::ServeConfig;
+pub use contract::{
     check_prompt_answer, ChatAdapter, HistoryMessage, MessagesChat, PartialAnswer, ResumeValue,
     TurnRequest,
 };
-pub use api::error::{ApiError, ApiResult};
-pub use api::AppState;
-pub use config::ServeConfig;
 pub use database::Database;
 pub use graphs::GraphEntry;
 pub use server::{

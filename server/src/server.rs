@@ -29,8 +29,8 @@ use palgraph::checkpoint::Checkpointer;
 use palgraph::{CompiledGraph, State};
 use tokio_util::sync::CancellationToken;
 
-use crate::api::auth::{AuthSettingError, LOCAL_USER};
 use crate::api::{router, AppParts, AppState};
+use crate::auth::{AuthSettingError, LOCAL_USER};
 use crate::config::ServeConfig;
 use crate::database::{Database, DatabaseError};
 use crate::graphs::{GraphEntry, Graphs};

@@ -10,9 +10,9 @@
 use palgraph::dynamic::DynInput;
 use serde_json::{json, Map, Value};
 
-use super::auth::User;
 use super::error::{ApiError, ApiResult};
 use super::AppState;
+use crate::auth::User;
 use crate::graphs::GraphEntry;
 use crate::runs::spec::RunSpec;
 use crate::store::{CreatedRun, MultitaskStrategy, NewRun, StoreError, Thread};

@@ -10,12 +10,12 @@
 
 pub mod admission;
 pub mod auth;
-pub mod body_deadline;
 pub mod chat;
 pub mod error;
 pub mod extract;
 pub mod json_array;
 pub mod langgraph;
+mod metrics;
 pub mod openapi;
 pub mod rate_limit;
 pub mod sse;
@@ -36,10 +36,10 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::auth::AuthConfig;
 use crate::graphs::Graphs;
 use crate::runs::Runs;
 use crate::store::Store;
-use auth::AuthConfig;
 use openapi::sse;
 
 /// What every handler can reach: one shared [`AppParts`], so that the copy each request's
@@ -236,7 +236,7 @@ pub fn documented_routes(extra: Vec<ApiRouter<AppState>>) -> ApiRouter<AppState>
         .merge(chat_routes())
         .merge(langgraph::routes())
         .merge(web::routes())
-        .merge(crate::prometheus::routes());
+        .merge(metrics::routes());
     for r in extra {
         api = api.merge(r);
     }
@@ -291,7 +291,7 @@ pub fn router(
     state: AppState,
     extra: Vec<ApiRouter<AppState>>,
     cors_origins: &[String],
-    rate: Option<rate_limit::RequestRate>,
+    rate: Option<crate::config::RequestRate>,
 ) -> Router {
     let mut doc = OpenApi::default();
     let app = documented_routes(extra).finish_api_with(&mut doc, openapi::frame);

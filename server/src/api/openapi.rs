@@ -12,10 +12,10 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::auth::User;
 use super::error::ApiError;
 use super::extract::{ApiJson, OptionalJson};
 use super::langgraph::common::Params;
+use crate::auth::User;
 
 /// The body of every error response.
 #[derive(Serialize, JsonSchema)]

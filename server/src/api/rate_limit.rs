@@ -19,17 +19,9 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use serde_json::json;
 
-use super::auth::User;
 use super::AppState;
-
-/// How many requests one client may make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RequestRate {
-    /// Sustained requests a second.
-    pub per_second: u32,
-    /// Requests at once after a quiet spell.
-    pub burst: u32,
-}
+use crate::auth::User;
+use crate::config::RequestRate;
 
 /// Whose budget a request spends.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]

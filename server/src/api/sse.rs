@@ -23,14 +23,14 @@ struct OpenStream;
 
 impl OpenStream {
     fn new() -> Self {
-        metrics::gauge!(crate::prometheus::SSE_STREAMS).increment(1.0);
+        metrics::gauge!(crate::metric::SSE_STREAMS).increment(1.0);
         OpenStream
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
-        metrics::gauge!(crate::prometheus::SSE_STREAMS).decrement(1.0);
+        metrics::gauge!(crate::metric::SSE_STREAMS).decrement(1.0);
     }
 }
 

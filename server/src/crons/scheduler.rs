@@ -12,10 +12,10 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::{Cron, Schedule};
-use crate::api::auth::User;
 use crate::api::error::ApiError;
 use crate::api::langgraph::models::CreateRun;
 use crate::api::AppState;
+use crate::auth::User;
 use crate::store::now_ms;
 
 /// How often a replica looks for due ticks, and how long a claim on a tick holds.

@@ -5,7 +5,7 @@
 //!   idle keep-alive connection is closed after the same time: a client that opens a
 //!   connection and sends half a request (or nothing) does not hold it for ever.
 //! - **Body deadline**: a request's whole body must arrive within
-//!   [`HttpLimits::body_timeout`] ([`crate::api::body_deadline`]): 408 and the connection
+//!   [`HttpLimits::body_timeout`] ([`body_deadline`]): 408 and the connection
 //!   closed otherwise.
 //! - **Connection caps**: at most [`HttpLimits::max_connections`] connections are served at
 //!   once (kept under the process's file limit), and at most
@@ -22,6 +22,7 @@
 //! - **Graceful shutdown**: on `stop`, no new connection is accepted, in-flight requests
 //!   finish (streams end when the server's shutdown token fires) within the grace period.
 
+pub mod body_deadline;
 mod head_deadline;
 
 use std::collections::HashMap;
@@ -45,7 +46,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
-use crate::api::body_deadline::{limit_body_time, BodyDeadline};
+use body_deadline::{limit_body_time, BodyDeadline};
 use head_deadline::HeadDeadline;
 
 /// Connection limits.

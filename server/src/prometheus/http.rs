@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use palgraph::metric::{self, KeyCache};
 
-use super::{HTTP_REQUESTS, HTTP_SECONDS};
+use crate::metric::{HTTP_REQUESTS, HTTP_SECONDS};
 
 /// The keys of the requests' durations and counts, built once per method, route and status.
 static SECONDS: KeyCache = KeyCache::new(HTTP_SECONDS);

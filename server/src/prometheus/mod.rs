@@ -39,30 +39,10 @@ pub mod live;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use aide::axum::routing::get_with;
-use aide::axum::ApiRouter;
-use axum::extract::State;
-use axum::http::{header, HeaderValue};
-use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-use crate::api::error::ApiError;
-use crate::api::AppState;
 use crate::database::Database;
-use crate::User;
-
-/// Runs claimed after their lease lapsed (counter).
-pub const LEASE_TAKEOVERS: &str = "palgraph_run_lease_takeovers_total";
-/// Seconds of a run's claim, by graph and final status (histogram).
-pub const RUN_SECONDS: &str = "palgraph_run_duration_seconds";
-/// Event streams open (gauge).
-pub const SSE_STREAMS: &str = "palgraph_sse_streams";
-/// Rows one commit carried (histogram).
-pub const BATCH_SIZE: &str = "palgraph_group_commit_batch_size";
-/// HTTP requests (counter).
-pub const HTTP_REQUESTS: &str = "palgraph_http_requests_total";
-/// HTTP request durations (histogram).
-pub const HTTP_SECONDS: &str = "palgraph_http_request_duration_seconds";
+use crate::metric::{BATCH_SIZE, HTTP_REQUESTS, HTTP_SECONDS, LEASE_TAKEOVERS, RUN_SECONDS, SSE_STREAMS};
 
 /// The content type of the text exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -227,34 +207,4 @@ impl Metrics {
         live::render(&self.live, &self.database, graphs, &mut out).await;
         out
     }
-}
-
-/// `GET /metrics`.
-async fn scrape(State(state): State<AppState>, _user: User) -> Result<Response, ApiError> {
-    let Some(metrics) = &state.metrics else {
-        return Err(ApiError::NotFound(
-            "metrics are turned off on this server (PALGRAPH_METRICS=false)".into(),
-        ));
-    };
-    let graphs: Vec<String> = state.graphs.all().map(|g| g.graph_id.clone()).collect();
-    let body = metrics.render(&graphs).await;
-    let mut resp = body.into_response();
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
-    Ok(resp)
-}
-
-/// The `/metrics` route, documented.
-pub fn routes() -> ApiRouter<AppState> {
-    ApiRouter::new().api_route(
-        "/metrics",
-        get_with(scrape, |o| {
-            crate::api::openapi::text_response(
-                o.summary("Prometheus metrics (text exposition format)")
-                    .tag("system"),
-                &[CONTENT_TYPE],
-                "The metrics",
-            )
-        }),
-    )
 }

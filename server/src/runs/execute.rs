@@ -41,7 +41,7 @@ use crate::store::{CancelAction, Claim, EventRow, Finish, Run, RunState};
 
 /// The keys of the runs' durations, built once per graph and status.
 static RUN_SECONDS: palgraph::metric::KeyCache =
-    palgraph::metric::KeyCache::new(crate::prometheus::RUN_SECONDS);
+    palgraph::metric::KeyCache::new(crate::metric::RUN_SECONDS);
 
 /// The fencing epoch of a claim: later runs of a thread and later claims of a run always
 /// have higher epochs.

@@ -12,7 +12,7 @@ use palgraph::RunError;
 use serde_json::{json, Map, Value};
 
 use super::sink::Streamed;
-use crate::api::chat::PartialAnswer;
+use crate::contract::PartialAnswer;
 use crate::graphs::GraphEntry;
 use crate::store::Run;
 

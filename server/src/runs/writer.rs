@@ -74,7 +74,7 @@ impl EventWriter {
                 }
                 if !batch.is_empty() {
                     batch = super::compact::coalesce(std::mem::take(&mut batch));
-                    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_events")
+                    metrics::histogram!(crate::metric::BATCH_SIZE, "kind" => "run_events")
                         .record(batch.len() as f64);
                     let stored = crate::retry::transient(
                         "storing run events",

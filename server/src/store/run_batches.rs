@@ -262,7 +262,7 @@ async fn create_batch(
     let mut conn = conns.take().await?;
     let created = create_in(&mut conn, items).await?;
     conn.keep();
-    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_creates").record(n as f64);
+    metrics::histogram!(crate::metric::BATCH_SIZE, "kind" => "run_creates").record(n as f64);
     Ok(created)
 }
 
@@ -307,7 +307,7 @@ async fn finish_batch(
     let mut conn = conns.take().await?;
     let done = end_batch(&mut conn, items).await?;
     conn.keep();
-    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
+    metrics::histogram!(crate::metric::BATCH_SIZE, "kind" => "run_ends").record(n as f64);
     Ok(done)
 }
 
@@ -350,7 +350,7 @@ async fn threads_batch(
         .fetch_all(&mut *conn)
         .await?;
     conn.keep();
-    metrics::histogram!(crate::prometheus::BATCH_SIZE, "kind" => "threads").record(n as f64);
+    metrics::histogram!(crate::metric::BATCH_SIZE, "kind" => "threads").record(n as f64);
     let mut inserted: HashMap<String, Thread> =
         rows.into_iter().map(|t| (t.thread_id.clone(), t)).collect();
     Ok(items

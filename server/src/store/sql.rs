@@ -409,7 +409,7 @@ where
         .await?;
         Ok(claimed.map(|c| {
             if c.was_status == RunState::Running {
-                metrics::counter!(crate::prometheus::LEASE_TAKEOVERS).increment(1);
+                metrics::counter!(crate::metric::LEASE_TAKEOVERS).increment(1);
             }
             c.run
         }))

@@ -400,7 +400,7 @@ async fn exercise(store: &dyn Store) {
     let again = again.unwrap().unwrap();
     assert_eq!((again.run_id.as_str(), again.attempt), ("r4", 2));
     assert!(
-        !seen.contains(crate::prometheus::LEASE_TAKEOVERS),
+        !seen.contains(crate::metric::LEASE_TAKEOVERS),
         "a released run is no takeover: {seen}"
     );
     assert!(!store
@@ -585,7 +585,7 @@ async fn every_operation_on_sqlite() {
     let taken = taken.unwrap().unwrap();
     assert_eq!((taken.run_id.as_str(), taken.attempt), ("o1", 2));
     assert!(
-        seen.contains(&format!("{} 1\n", crate::prometheus::LEASE_TAKEOVERS)),
+        seen.contains(&format!("{} 1\n", crate::metric::LEASE_TAKEOVERS)),
         "{seen}"
     );
     pool.close().await;
@@ -613,7 +613,7 @@ async fn every_operation_on_postgres() {
     let taken = taken.unwrap().unwrap();
     assert_eq!((taken.run_id.as_str(), taken.attempt), ("o1", 2));
     assert!(
-        seen.contains(&format!("{} 1\n", crate::prometheus::LEASE_TAKEOVERS)),
+        seen.contains(&format!("{} 1\n", crate::metric::LEASE_TAKEOVERS)),
         "{seen}"
     );
     // What other replicas heard: runs created (by thread), events, the cancel.

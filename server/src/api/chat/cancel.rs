@@ -10,12 +10,12 @@ use axum::http::StatusCode;
 use axum::Json;
 use palgraph::CancelReason;
 
-use super::models::Cancelled;
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::ApiResult;
 use crate::api::langgraph::common::ThreadPath;
 use crate::api::AppState;
+use crate::auth::User;
+use crate::contract::Cancelled;
 use crate::store::CancelAction;
 
 /// How long the endpoint waits for the runs it cancels to stop.

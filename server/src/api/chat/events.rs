@@ -12,10 +12,10 @@ use futures_util::{Stream, StreamExt};
 use palgraph::{CancelReason, Event, RunEvent};
 use serde_json::{json, Value};
 
-use super::adapter::ChatAdapter;
-use super::models::OnDisconnect;
 use crate::api::sse::data_event;
 use crate::api::AppState;
+use crate::contract::ChatAdapter;
+use crate::contract::OnDisconnect;
 use crate::runs::Runs;
 use crate::store::{CancelAction, Run};
 

@@ -4,13 +4,13 @@
 use axum::extract::{Path, State};
 use axum::Json;
 
-use super::models::History;
 use super::thread_chat;
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::ApiResult;
 use crate::api::langgraph::common::ThreadPath;
 use crate::api::AppState;
+use crate::auth::User;
+use crate::contract::History;
 
 /// `GET /chat/history/{thread_id}`.
 pub async fn history(

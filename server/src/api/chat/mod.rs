@@ -12,11 +12,9 @@
 //!
 //! Every event carries an SSE id `<run_id>:<seq>`.
 
-pub mod adapter;
 mod cancel;
 pub(crate) mod events;
 mod history;
-pub mod models;
 mod reconnect;
 mod turn;
 
@@ -24,16 +22,16 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use adapter::{
+pub use crate::contract::{
     check_prompt_answer, messages_failed_turn, messages_history, ChatAdapter, MessagesChat,
     PartialAnswer, TurnRequest,
 };
-pub use cancel::cancel_thread;
-pub use history::history;
-pub use models::{
+pub use crate::contract::{
     ChatGraph, ChatGraphs, ChatRequest, History, HistoryMessage, OnDisconnect, ResumeRequest,
     ResumeValue,
 };
+pub use cancel::cancel_thread;
+pub use history::history;
 pub use reconnect::stream;
 pub use turn::{chat, resume};
 
@@ -85,7 +83,7 @@ pub(crate) fn thread_chat(
 /// panels each needs.
 pub async fn graphs(
     axum::extract::State(state): axum::extract::State<AppState>,
-    _user: super::auth::User,
+    _user: crate::auth::User,
 ) -> axum::Json<ChatGraphs> {
     let default = state.graphs.default_chat().map(|e| e.graph_id.clone());
     let mut graphs: Vec<ChatGraph> = state

@@ -12,16 +12,16 @@ use futures_util::StreamExt;
 use palgraph::RunEvent;
 use serde_json::{json, Value};
 
-use super::adapter::ChatAdapter;
 use super::events::{chat_events, chat_stream};
-use super::models::OnDisconnect;
 use super::thread_chat;
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::ApiResult;
 use crate::api::langgraph::common::ThreadPath;
 use crate::api::sse::{data_event, last_event_id, sse_response};
 use crate::api::AppState;
+use crate::auth::User;
+use crate::contract::ChatAdapter;
+use crate::contract::OnDisconnect;
 use crate::store::{Run, RunState};
 
 /// The reconnect snapshot of a run: status lines so far, partial text so far.

@@ -9,14 +9,14 @@ use palgraph::Resume;
 use serde_json::Value;
 
 use super::events::chat_stream;
-use super::models::{ChatRequest, ResumeRequest};
 use super::{chat_graph, thread_chat, TurnRequest, MAX_MESSAGE_BYTES};
 use crate::api::admission::{admit, check_uuid, own_thread, Admit, ThreadRule};
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::ApiJson;
 use crate::api::sse::sse_response;
 use crate::api::AppState;
+use crate::auth::User;
+use crate::contract::{ChatRequest, ResumeRequest};
 use crate::runs::spec::RunSpec;
 use crate::store::{MultitaskStrategy, Run};
 

@@ -16,10 +16,10 @@ use super::models::{
     Assistant, AssistantSchemas, AssistantSearch, CreateAssistant, GraphDrawing, Info,
 };
 use super::unsupported::NotSupported;
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiJson, OptionalJson};
 use crate::api::AppState;
+use crate::auth::User;
 use crate::graphs::GraphEntry;
 
 /// `GET /info`.

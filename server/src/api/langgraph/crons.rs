@@ -12,11 +12,11 @@ use serde_json::{Map, Value};
 use super::common::{assistant, one_of, project, values, ThreadPath};
 use super::models::CreateRun;
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiJson, OptionalJson};
 use crate::api::time::iso;
 use crate::api::AppState;
+use crate::auth::User;
 use crate::crons::{Cron, CronError, CronFilter, Schedule};
 use crate::store::{now_ms, MultitaskStrategy};
 

@@ -16,11 +16,11 @@ use std::sync::Arc;
 use super::common::{in_namespace, subgraph_ns, thread_graph, Params, ThreadPath};
 use super::models::{HistoryParams, HistoryQuery, ThreadState};
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::OptionalJson;
 use crate::api::json_array::{ArraySink, JsonArray};
 use crate::api::AppState;
+use crate::auth::User;
 
 /// The most states one history request returns.
 pub const MAX_LIMIT: usize = 1000;

@@ -27,11 +27,11 @@ use super::common::{thread_graph, ThreadPath};
 use super::models::CreateRun;
 use super::runs::start;
 use crate::api::admission::{check_uuid, own_thread};
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::ApiJson;
 use crate::api::time::iso;
 use crate::api::AppState;
+use crate::auth::User;
 
 /// The stream modes a protocol run records, so its stream can carry every channel.
 const MODES: [&str; 5] = [

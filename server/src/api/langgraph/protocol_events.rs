@@ -40,11 +40,11 @@ use serde_json::{json, Value};
 
 use super::common::ThreadPath;
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::ApiJson;
 use crate::api::sse::sse_response;
 use crate::api::AppState;
+use crate::auth::User;
 use crate::store::Run;
 
 mod replay;

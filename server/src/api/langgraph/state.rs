@@ -11,10 +11,10 @@ use super::common::{
 use super::models::{CheckpointRef, StateAt, StateParams, StateUpdated, ThreadState, UpdateState};
 use super::unsupported::NotSupported;
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiJson, OptionalJson};
 use crate::api::AppState;
+use crate::auth::User;
 
 /// `GET /threads/{id}/state?subgraphs=`.
 pub(crate) async fn get(

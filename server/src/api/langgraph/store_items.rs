@@ -29,12 +29,12 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::common::Params;
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::ApiJson;
 use crate::api::json_array::JsonArray;
 use crate::api::time::iso;
 use crate::api::AppState;
+use crate::auth::User;
 
 /// How often expired items are removed.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);

@@ -18,10 +18,10 @@ use super::common::{assistant, with_header};
 use super::models::Interrupt;
 use super::threads::remove;
 use super::translate::{Mode, Translator};
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::sse::sse_response;
 use crate::api::AppState;
+use crate::auth::User;
 use crate::store::{CancelAction, Run, RunState};
 
 /// What ends with a run's stream or wait: a cancel when the client leaves early

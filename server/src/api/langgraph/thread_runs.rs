@@ -18,11 +18,11 @@ use super::runs::checked_modes;
 use super::stream::{last_seq, lg_stream, run_modes, wait_for, RunGuard};
 use super::threads::all_threads;
 use crate::api::admission::{check_uuid, own_thread};
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::OptionalJson;
 use crate::api::sse::{last_event_id, sse_response};
 use crate::api::AppState;
+use crate::auth::User;
 use crate::store::{CancelAction, Run};
 
 const RUN_STATUSES: [&str; 6] = [

@@ -15,10 +15,10 @@ use super::models::ThreadStreamParams;
 use super::stream::{last_seq, lg_stream, run_modes, RunGuard};
 use super::translate::Mode;
 use crate::api::admission::own_thread;
-use crate::api::auth::User;
 use crate::api::error::ApiResult;
 use crate::api::sse::{last_event_id, sse_response};
 use crate::api::AppState;
+use crate::auth::User;
 
 /// How often an idle thread stream looks for runs without being told: a safety net only,
 /// since a new run wakes it (in this process, or by NOTIFY from another, and every waiter

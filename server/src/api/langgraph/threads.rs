@@ -12,11 +12,11 @@ use serde_json::{json, Map, Value};
 use super::common::{assistant, one_of, project, thread_graph, thread_snapshot, ThreadPath};
 use super::models::{CreateThread, PatchThread, PruneThreads, Pruned, SearchThreads, ThreadOut};
 use crate::api::admission::{check_uuid, own_thread};
-use crate::api::auth::User;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::extract::{ApiJson, OptionalJson};
 use crate::api::json_array::JsonArray;
 use crate::api::AppState;
+use crate::auth::User;
 use crate::store::{CancelAction, IfExists, StoreError, Thread, ThreadQuery};
 
 /// The thread as the API shows it (with its latest state).

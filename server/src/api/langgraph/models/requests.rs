@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::api::chat::OnDisconnect;
+use crate::contract::OnDisconnect;
 use crate::store::{IfExists, MultitaskStrategy};
 
 /// `POST /assistants/search` and `/assistants/count`.
