@@ -387,25 +387,44 @@ pub async fn a_crash_inside_a_subgraph_continues_it_without_repeating_finished_n
     let handle = tokio::spawn(async move { g2.invoke(RunConfig::new(&t2), say("go")).await });
     // Wait until the subgraph's first node is checkpointed inside it.
     let inner = sub.with_checkpointer(cp).with_state_cache(0);
-    loop {
-        if let Some(task) = g
-            .get_state(&t)
-            .await
-            .unwrap()
-            .and_then(|s| s.tasks.into_iter().next())
-        {
-            let ns = namespace(&t, "jokes", &task.id);
-            if inner
-                .get_state(&ns)
-                .await
-                .unwrap()
-                .is_some_and(|s| s.next == ["pick"])
-            {
+    // A read that never returns fails the test too, instead of hanging it.
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(90), async {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let outer = g.get_state(&t).await.unwrap();
+            let task = outer.as_ref().and_then(|s| s.tasks.first().cloned());
+            let inside = match &task {
+                Some(task) => inner
+                    .get_state(&namespace(&t, "jokes", &task.id))
+                    .await
+                    .unwrap(),
+                None => None,
+            };
+            if inside.as_ref().is_some_and(|s| s.next == ["pick"]) {
                 break;
             }
+            assert!(
+                tokio::time::Instant::now() < deadline && !handle.is_finished(),
+                "the subgraph never stopped before `pick`: outer {:?}, inside {:?}, run {}, \
+                 write ran {} times, pick {} times",
+                outer.map(|s| s.next),
+                inside.map(|s| s.next),
+                if handle.is_finished() {
+                    "ended"
+                } else {
+                    "running"
+                },
+                first.get(),
+                second.get()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    })
+    .await;
+    assert!(
+        waited.is_ok(),
+        "reading the states did not return within 90 s"
+    );
     handle.abort();
     let _ = handle.await;
     let out = ok(&g, RunConfig::new(&t), RunInput::Continue).await;

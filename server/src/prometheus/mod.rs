@@ -42,7 +42,9 @@ use std::time::Duration;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use crate::database::Database;
-use crate::metric::{BATCH_SIZE, HTTP_REQUESTS, HTTP_SECONDS, LEASE_TAKEOVERS, RUN_SECONDS, SSE_STREAMS};
+use crate::metric::{
+    BATCH_SIZE, HTTP_REQUESTS, HTTP_SECONDS, LEASE_TAKEOVERS, RUN_SECONDS, SSE_STREAMS,
+};
 
 /// The content type of the text exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
