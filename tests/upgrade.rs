@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 const PAUSED: &str = "0193a9c4-0000-7000-8000-00000000000a";
 const ANSWERED: &str = "0193a9c4-0000-7000-8000-00000000000b";
-/// The schema `tests/upgrade/postgres.sql` was dumped from.
+/// The schema `tests/upgrade/postgres.dump` was dumped from.
 const DUMPED_SCHEMA: &str = "palgraph_release";
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -102,7 +102,7 @@ async fn on_sqlite() -> (TestServer, Recorded, Recorded) {
 async fn on_postgres() -> (TestServer, PgSchema, Recorded, Recorded) {
     use sqlx::Connection;
     let schema = PgSchema::create().await;
-    let dump = std::fs::read_to_string(fixture("postgres.sql"))
+    let dump = std::fs::read_to_string(fixture("postgres.dump"))
         .unwrap()
         .replace(&format!("CREATE SCHEMA {DUMPED_SCHEMA};"), "")
         .replace(DUMPED_SCHEMA, &schema.name);

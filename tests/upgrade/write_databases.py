@@ -3,7 +3,7 @@
 Postgres schema, each holding what a running deployment holds. Thread `paused` is the
 `approval` graph waiting at its prompt, thread `answered` a PalAssist turn with its answer,
 and the store has an item under ("notes",). The SQLite file is written whole
-(`sqlite.db`); the Postgres schema as a plain dump with INSERTs (`postgres.sql`), its schema
+(`sqlite.db`); the Postgres schema as a plain dump with INSERTs (`postgres.dump`), its schema
 named `palgraph_release`.
 
     python3 tests/upgrade/write_databases.py target/release/palgraph [--postgres URL]
@@ -80,7 +80,7 @@ def main():
                           check=True, capture_output=True, text=True).stdout
     # pg_dump's psql meta-commands (`\restrict`) are not SQL: the test runs the dump as SQL.
     dump = "".join(l for l in dump.splitlines(keepends=True) if not l.startswith("\\"))
-    with open(os.path.join(HERE, "postgres.sql"), "w") as f:
+    with open(os.path.join(HERE, "postgres.dump"), "w") as f:
         f.write(dump)
     subprocess.run(["psql", args.postgres, "-qc", f"DROP SCHEMA {SCHEMA} CASCADE"], check=True)
 
