@@ -61,3 +61,8 @@ pub struct Observability;
 #[cfg(doctest)]
 #[doc = include_str!("src/guides/upgrading.md")]
 pub struct Upgrading;
+
+/// `docs/src/guides/own-backend.md`.
+#[cfg(doctest)]
+#[doc = include_str!("src/guides/own-backend.md")]
+pub struct OwnBackend;

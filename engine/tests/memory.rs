@@ -8,4 +8,4 @@ async fn memory() -> Arc<dyn palgraph::Checkpointer> {
     Arc::new(MemoryCheckpointer::new())
 }
 
-palgraph::checkpointer_suite!(memory);
+palgraph_conformance::checkpointer_suite!(memory);

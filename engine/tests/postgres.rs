@@ -1,6 +1,6 @@
 //! The shared suite on the Postgres checkpointer (a fresh schema per test).
 
-palgraph::checkpointer_suite!(palgraph::testkit::backends::postgres);
+palgraph_conformance::checkpointer_suite!(palgraph::testkit::backends::postgres);
 
 /// A row the database refuses, sent in a group with good ones: only its own put fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

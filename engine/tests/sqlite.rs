@@ -1,3 +1,3 @@
 //! The shared suite on the SQLite checkpointer (a fresh temporary file per test).
 
-palgraph::checkpointer_suite!(palgraph::testkit::backends::sqlite);
+palgraph_conformance::checkpointer_suite!(palgraph::testkit::backends::sqlite);

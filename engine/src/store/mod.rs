@@ -7,7 +7,7 @@
 //! it expires that long after it was written or last read (reads refresh it unless asked not
 //! to); expired items are invisible at once and removed by [`Store::sweep_expired`].
 //!
-//! Three backends pass one conformance suite (`testkit::store_cases`): [`MemoryStore`],
+//! Three backends pass one conformance suite (`palgraph-conformance`'s `store_suite!`): [`MemoryStore`],
 //! [`SqliteStore`] (text search with FTS5) and [`PostgresStore`] (full-text search; cosine
 //! similarity computed in SQL). [`Scoped`] files everything under a hidden root label, which
 //! is how a server keeps one user's items invisible to another. A running node reaches the
@@ -294,7 +294,7 @@ impl NamespaceQuery {
 
 /// Long-term memory shared across threads: namespaced JSON items.
 ///
-/// Every backend holds to the same contract (`testkit::store_cases`):
+/// Every backend holds to the same contract (`palgraph-conformance`'s `store_suite!`):
 /// - `put` writes or replaces an item (its `created_at` kept when it replaces a live one);
 ///   the value must be a JSON object;
 /// - reads never see an expired item; `get` and `search` refresh the TTL of what they

@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use super::fixtures::*;
-use crate::{
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     CancelReason, Cancellation, Checkpointer, Event, Message, NodeContext, NodeError, RetryPolicy,
     RunConfig, RunError, RunInput, RunStatus, StateGraph, StreamModes, END, START,
 };
@@ -29,7 +29,7 @@ pub async fn transient_fields_reset_and_persistent_fields_survive_three_turns(
             let n = s
                 .messages
                 .iter()
-                .filter(|m| m.kind == crate::MessageKind::Human)
+                .filter(|m| m.kind == palgraph::MessageKind::Human)
                 .count();
             Ok::<_, NodeError>(
                 Upd::default()

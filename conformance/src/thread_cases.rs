@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::fixtures::*;
-use super::storage_cases::everything;
-use crate::checkpoint::{now_ms, CheckpointError, ListOptions, PruneStrategy};
-use crate::{Checkpointer, RunConfig, RunError};
+use crate::storage_cases::everything;
+use palgraph::checkpoint::{now_ms, CheckpointError, ListOptions, PruneStrategy};
+use palgraph::testkit::fixtures::*;
+use palgraph::{Checkpointer, RunConfig, RunError};
 pub async fn delete_thread_removes_everything(cp: Arc<dyn Checkpointer>) {
     let g = linear(&["a"], cp.clone());
     let (t, other) = (thread(), thread());
@@ -223,7 +223,7 @@ pub async fn missing_thread_and_checkpoint_read_as_none(cp: Arc<dyn Checkpointer
     let err = g
         .invoke(
             RunConfig::new(&t).from_checkpoint("bogus"),
-            crate::RunInput::Continue,
+            palgraph::RunInput::Continue,
         )
         .await
         .unwrap_err();

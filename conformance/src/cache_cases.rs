@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::fixtures::{thread, Counter};
-use super::send_cases::{JokeState, JokeStateUpdate};
-use crate::send::Send;
-use crate::{
+use crate::send_cases::{JokeState, JokeStateUpdate};
+use palgraph::send::Send;
+use palgraph::testkit::fixtures::{thread, Counter};
+use palgraph::{
     CachePolicy, Checkpointer, CompiledGraph, Event, NodeContext, NodeError, RunConfig, RunInput,
     StateGraph, END, START,
 };

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 
-use super::fixtures::*;
-use crate::{
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     BreakpointWhen, Checkpointer, Event, GraphError, NodeContext, NodeError, NodeSet, RunConfig,
     RunError, RunInput, RunStatus, StateGraph, END, START,
 };
@@ -16,7 +16,7 @@ use crate::{
 fn counted(
     cp: Arc<dyn Checkpointer>,
     before: Option<NodeSet>,
-) -> (crate::CompiledGraph<TestState>, [Counter; 3]) {
+) -> (palgraph::CompiledGraph<TestState>, [Counter; 3]) {
     let counters = [Counter::default(), Counter::default(), Counter::default()];
     let mut g = StateGraph::<TestState>::new();
     for (name, c) in ["a", "b", "c"].into_iter().zip(counters.clone()) {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::fixtures::*;
-use crate::{
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, ListOptions, Message, NodeContext, NodeError, Resume, RunConfig, RunError,
     RunInput, RunStatus, StateGraph, END, START,
 };
@@ -17,7 +17,7 @@ fn interrupt_graph(
     body: Counter,
     step: Counter,
     action_seen: Arc<Mutex<Vec<Option<String>>>>,
-) -> crate::CompiledGraph<TestState> {
+) -> palgraph::CompiledGraph<TestState> {
     let mut g = StateGraph::<TestState>::new();
     g.add_node("prep", |_s: Arc<TestState>, _c: NodeContext| async move {
         Ok::<_, NodeError>(Upd::default().action(Some("chosen".into())))
@@ -109,7 +109,7 @@ pub async fn memo_steps_are_stored_with_an_interrupt_and_only_then(cp: Arc<dyn C
     g.add_edge(START, "ask");
     g.add_edge("ask", END);
     let g = build(g, cp.clone());
-    let steps = |writes: &[crate::checkpoint::PendingWrite]| {
+    let steps = |writes: &[palgraph::checkpoint::PendingWrite]| {
         writes
             .iter()
             .filter(|w| w.channel.starts_with("__step__:"))
@@ -173,7 +173,7 @@ pub async fn a_retried_node_gets_its_memo_back(cp: Arc<dyn Checkpointer>) {
         }
     })
     .retry(
-        crate::RetryPolicy::attempts(3)
+        palgraph::RetryPolicy::attempts(3)
             .initial_interval(std::time::Duration::from_millis(1))
             .no_jitter(),
     );
@@ -438,7 +438,7 @@ pub async fn new_turn_abandons_a_pending_interrupt(cp: Arc<dyn Checkpointer>) {
 
 /// A node asking two questions in turn (its body counted by `body`), with the state cache
 /// on.
-fn form_graph(cp: Arc<dyn Checkpointer>, body: Counter) -> crate::CompiledGraph<TestState> {
+fn form_graph(cp: Arc<dyn Checkpointer>, body: Counter) -> palgraph::CompiledGraph<TestState> {
     let mut g = StateGraph::<TestState>::new();
     g.add_node("form", move |_s: Arc<TestState>, ctx: NodeContext| {
         let b = body.clone();
@@ -461,7 +461,7 @@ fn form_graph(cp: Arc<dyn Checkpointer>, body: Counter) -> crate::CompiledGraph<
 pub async fn a_resume_from_the_cached_head_reads_nothing_and_a_stale_copy_is_not_trusted(
     cp: Arc<dyn Checkpointer>,
 ) {
-    let counting = Arc::new(super::counting::Counting::new(cp));
+    let counting = Arc::new(palgraph::testkit::counting::Counting::new(cp));
     let body = Counter::default();
     let g = form_graph(counting.clone(), body.clone());
     let t = thread();

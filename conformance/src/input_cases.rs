@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::fixtures::*;
-use crate::dynamic::{DynGraph, DynInput};
-use crate::stream::NullSink;
-use crate::{
+use palgraph::dynamic::{DynGraph, DynInput};
+use palgraph::stream::NullSink;
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, CompiledGraph, ListOptions, NodeContext, NodeError, Resume, RunConfig, RunError,
     RunStatus, StateGraph, END, START,
 };
@@ -184,7 +184,7 @@ pub async fn check_input_refuses_what_a_run_refuses_and_changes_nothing(cp: Arc<
     let send_nowhere = DynInput::Command {
         update: None,
         goto: vec![],
-        sends: vec![crate::send::Send::new("nowhere", 1)],
+        sends: vec![palgraph::send::Send::new("nowhere", 1)],
     };
     let err = refused_alike(single, &cp, &t_done, None, send_nowhere).await;
     assert!(
@@ -241,7 +241,7 @@ pub async fn a_resume_keyed_by_interrupt_ids_is_normalized_and_runs(cp: Arc<dyn 
     let single_graph = single(cp.clone());
     let pair: &dyn DynGraph = &pair_graph;
     let single: &dyn DynGraph = &single_graph;
-    let ids_of = |out: &crate::RunOutcome<TestState>| -> Vec<(String, String)> {
+    let ids_of = |out: &palgraph::RunOutcome<TestState>| -> Vec<(String, String)> {
         out.interrupts()
             .iter()
             .map(|i| (i.node.clone(), i.id.clone()))
@@ -378,7 +378,7 @@ pub async fn every_dyn_input_round_trips_through_json(cp: Arc<dyn Checkpointer>)
             DynInput::Command {
                 update: None,
                 goto: vec![],
-                sends: vec![crate::send::Send::new("ask", "x")],
+                sends: vec![palgraph::send::Send::new("ask", "x")],
             },
             json!({"command": {"sends": [{"node": "ask", "arg": "x"}]}}),
         ),

@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use super::fixtures::*;
-use crate::checkpoint::{
+use palgraph::checkpoint::{
     json as raw, now_ms, CheckpointError, CheckpointRecord, Fence, PendingWrite, PutCheckpoint,
 };
-use crate::{
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, Message, NodeContext, NodeError, RunConfig, RunError, RunInput, RunStatus,
     StateGraph, END, START,
 };

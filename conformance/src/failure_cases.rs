@@ -8,15 +8,18 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::fixtures::*;
-use crate::state::StateError;
-use crate::{
+use palgraph::state::StateError;
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, Event, NodeContext, NodeError, RunConfig, RunError, State, StateGraph, END, START,
 };
 
 /// A graph whose node `boom` panics while the last message says "fail"; `ack` answers
 /// before it, and `side` runs beside it when `parallel`.
-fn panicking_graph(cp: Arc<dyn Checkpointer>, parallel: bool) -> crate::CompiledGraph<TestState> {
+fn panicking_graph(
+    cp: Arc<dyn Checkpointer>,
+    parallel: bool,
+) -> palgraph::CompiledGraph<TestState> {
     let mut g = StateGraph::<TestState>::new();
     g.add_node("ack", |s: Arc<TestState>, _c: NodeContext| async move {
         let last = s.messages.last().unwrap().content.clone();
@@ -123,7 +126,7 @@ pub async fn a_value_that_does_not_encode_is_an_encode_error(cp: Arc<dyn Checkpo
     let err = g
         .invoke(
             RunConfig::new(&t),
-            crate::RunInput::Turn(EncodeStateUpdate::default()),
+            palgraph::RunInput::Turn(EncodeStateUpdate::default()),
         )
         .await
         .unwrap_err();
@@ -160,8 +163,8 @@ pub async fn a_settled_failed_turn_keeps_what_it_was_given_and_the_next_turn_fol
             None
         );
         let kept = Upd::default().messages(vec![
-            crate::Message::human("please fail"),
-            crate::Message::ai("half an ans").with_metadata("interrupted", true),
+            palgraph::Message::human("please fail"),
+            palgraph::Message::ai("half an ans").with_metadata("interrupted", true),
         ]);
         let id = g
             .settle_failed_turn(&t, run_id, kept, None)

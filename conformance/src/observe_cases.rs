@@ -1,4 +1,4 @@
-//! What each step's checkpoint records of the tasks that ran ([`crate::observe`]): timing,
+//! What each step's checkpoint records of the tasks that ran ([`palgraph::observe`]): timing,
 //! attempts, LLM calls, and which tasks resumed, on any checkpointer.
 
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::fixtures::{build, ok, say, thread, Counter, TestState, Upd};
-use super::send_cases::{jokes_graph, turn};
-use crate::checkpoint::now_ms;
-use crate::observe::{self, LlmCall, TaskRecord, TASKS_KEY};
-use crate::{
+use crate::send_cases::{jokes_graph, turn};
+use palgraph::checkpoint::now_ms;
+use palgraph::observe::{self, LlmCall, TaskRecord, TASKS_KEY};
+use palgraph::testkit::fixtures::{build, ok, say, thread, Counter, TestState, Upd};
+use palgraph::{
     Checkpointer, ListOptions, NodeContext, NodeError, Resume, RetryPolicy, RunConfig, RunInput,
     RunStatus, StateGraph, END, START,
 };

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::counting::Counting;
-use super::fixtures::*;
-use crate::observe::TaskRecord;
-use crate::{
+use palgraph::observe::TaskRecord;
+use palgraph::testkit::counting::Counting;
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, ListOptions, NodeContext, NodeError, RunConfig, RunError, StateGraph, END, START,
 };
 
@@ -19,7 +19,7 @@ use crate::{
 fn three_in_one_step(
     cp: Arc<dyn Checkpointer>,
     runs: Arc<[Counter; 3]>,
-) -> crate::CompiledGraph<TestState> {
+) -> palgraph::CompiledGraph<TestState> {
     let mut g = StateGraph::<TestState>::new();
     for (i, (name, delay)) in [("a", 0u64), ("b", 5), ("slow", 40)]
         .into_iter()

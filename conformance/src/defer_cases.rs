@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use super::fixtures::*;
-use crate::{
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, CompiledGraph, NodeContext, NodeError, NodeSet, RunConfig, RunInput, RunStatus,
     StateGraph, END, START,
 };

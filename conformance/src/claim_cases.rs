@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use super::fixtures::*;
-use crate::checkpoint::{
+use palgraph::checkpoint::{
     json as raw, now_ms, CheckpointError, CheckpointRecord, Fence, FenceClaim, PutCheckpoint,
 };
-use crate::{Checkpointer, NodeContext, NodeError, RunConfig, StateGraph, END, START};
+use palgraph::testkit::fixtures::*;
+use palgraph::{Checkpointer, NodeContext, NodeError, RunConfig, StateGraph, END, START};
 
 fn put(t: &str, seq: i64, head: Option<&str>, epoch: i64) -> PutCheckpoint {
     PutCheckpoint {
@@ -132,7 +132,7 @@ pub async fn a_run_claims_its_thread_before_any_node_and_a_superseded_claim_runs
     let out = ok(
         &g,
         RunConfig::new(&t).claiming(idle.clone()),
-        crate::RunInput::Continue,
+        palgraph::RunInput::Continue,
     )
     .await;
     assert_eq!(out.state.counter, 2);

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::fixtures::*;
-use super::send_cases::{JokeState, JokeStateUpdate};
-use crate::dynamic::DynGraph;
-use crate::graph::subgraph::{namespace, resolve};
-use crate::stream::VecSink;
-use crate::{
+use crate::send_cases::{JokeState, JokeStateUpdate};
+use palgraph::dynamic::DynGraph;
+use palgraph::graph::subgraph::{namespace, resolve};
+use palgraph::stream::VecSink;
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, Command, CompiledGraph, Event, NodeContext, NodeError, ParentCommand, Resume,
     RunConfig, RunInput, RunStatus, StateGraph, StreamModes, END, START,
 };

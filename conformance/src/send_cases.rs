@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::fixtures::{thread, Counter};
-use crate::send::Send;
-use crate::{
+use palgraph::send::Send;
+use palgraph::testkit::fixtures::{thread, Counter};
+use palgraph::{
     Append, Checkpointer, Command, CompiledGraph, NodeContext, NodeError, Resume, RunConfig,
     RunError, RunInput, RunStatus, State, StateGraph, END, START,
 };

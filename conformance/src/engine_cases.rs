@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::fixtures::*;
-use crate::{
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, Command, Event, ListOptions, Message, NodeContext, NodeError, RunConfig,
     RunError, RunInput, RunStatus, StateGraph, StreamModes, END, START,
 };
@@ -29,7 +29,7 @@ pub async fn transient_fields_reset_and_persistent_fields_survive_three_turns(
             let n = s
                 .messages
                 .iter()
-                .filter(|m| m.kind == crate::MessageKind::Human)
+                .filter(|m| m.kind == palgraph::MessageKind::Human)
                 .count();
             Ok::<_, NodeError>(
                 Upd::default()
@@ -566,7 +566,7 @@ pub async fn state_cache_follows_writes_of_other_instances(cp: Arc<dyn Checkpoin
 /// A new turn reads storage only when what the engine bet on (a new thread, or the cached
 /// head) turns out wrong; a wrong bet costs a reload, never a wrong state.
 pub async fn a_turn_reads_storage_only_when_its_bet_is_wrong(cp: Arc<dyn Checkpointer>) {
-    use crate::testkit::counting::Counting;
+    use palgraph::testkit::counting::Counting;
     let counting = Arc::new(Counting::new(cp));
     let reads = || counting.snapshot().2;
     let cached = |cp: Arc<dyn Checkpointer>| linear(&["a", "b"], cp).with_state_cache(16);
@@ -599,7 +599,7 @@ pub async fn a_turn_reads_storage_only_when_its_bet_is_wrong(cp: Arc<dyn Checkpo
 /// The values at a run's last checkpoint are read from memory when the state cache holds
 /// that checkpoint, and from storage (the same values) when it does not.
 pub async fn the_values_a_run_completed_with_need_no_read(cp: Arc<dyn Checkpointer>) {
-    use crate::testkit::counting::Counting;
+    use palgraph::testkit::counting::Counting;
     let counting = Arc::new(Counting::new(cp));
     let reads = || counting.snapshot().2;
     let g = linear(&["a", "b"], counting.clone()).with_state_cache(16);

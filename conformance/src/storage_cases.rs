@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::fixtures::*;
-use crate::checkpoint::{
+use palgraph::checkpoint::{
     json as raw, now_ms, CheckpointError, CheckpointRecord, FieldBlob, ListOptions, PendingWrite,
     PutCheckpoint,
 };
-use crate::{
+use palgraph::testkit::fixtures::*;
+use palgraph::{
     Checkpointer, Message, NodeContext, NodeError, RunConfig, RunError, StateGraph, END, START,
 };
 /// A graph writing every kind of field, one node.
-pub(super) fn everything(cp: Arc<dyn Checkpointer>) -> crate::CompiledGraph<TestState> {
+pub(super) fn everything(cp: Arc<dyn Checkpointer>) -> palgraph::CompiledGraph<TestState> {
     let mut g = StateGraph::<TestState>::new();
     g.add_node("all", |s: Arc<TestState>, _c: NodeContext| async move {
         let n = s.messages.len();

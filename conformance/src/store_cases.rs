@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use crate::store::{IndexConfig, NamespaceQuery, PutOptions, SearchQuery, Store, StoreError};
+use palgraph::store::{IndexConfig, NamespaceQuery, PutOptions, SearchQuery, Store, StoreError};
 
-pub use super::store_search_cases::{
+pub use crate::store_search_cases::{
     search_by_meaning_ranks_by_cosine_within_the_prefix, text_queries_rank_by_shared_words,
     ConceptEmbedder,
 };
@@ -47,9 +47,9 @@ macro_rules! store_suite {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $case() {
-                let factory: $crate::testkit::store_cases::StoreFactory =
+                let factory: $crate::store_cases::StoreFactory =
                     std::sync::Arc::new(|index| Box::pin($factory(index)));
-                $crate::testkit::store_cases::$case(factory).await;
+                $crate::store_cases::$case(factory).await;
             }
         )*
     };
@@ -478,7 +478,7 @@ pub async fn concurrent_puts_lose_nothing_and_duplicate_nothing(factory: StoreFa
 }
 
 pub async fn scoped_views_do_not_see_each_other(factory: StoreFactory) {
-    use crate::store::Scoped;
+    use palgraph::store::Scoped;
     let shared = plain(&factory).await;
     let ada = Scoped::new(shared.clone(), "user:ada@example.com").unwrap();
     let bob = Scoped::new(shared.clone(), "user:bob").unwrap();

@@ -1,6 +1,6 @@
 //! The store's ranking cases: text queries ranked by shared words, and search by meaning
 //! ranked by cosine similarity through a small concept embedder. Part of
-//! [`store_suite!`](crate::store_suite), with the cases in [`super::store_cases`].
+//! [`store_suite!`](crate::store_suite), with the cases in [`crate::store_cases`].
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
@@ -9,8 +9,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::store_cases::{keys, ns, obj, plain, StoreFactory};
-use crate::store::{EmbedError, Embedder, Index, IndexConfig, PutOptions, SearchQuery};
+use crate::store_cases::{keys, ns, obj, plain, StoreFactory};
+use palgraph::store::{EmbedError, Embedder, Index, IndexConfig, PutOptions, SearchQuery};
 
 pub async fn text_queries_rank_by_shared_words(factory: StoreFactory) {
     let store = plain(&factory).await;
@@ -140,7 +140,7 @@ impl Embedder for ConceptEmbedder {
             .iter()
             .map(|t| {
                 let mut v = vec![0.0_f32; CONCEPTS.len() + 1];
-                for w in crate::store::tokens(t) {
+                for w in palgraph::store::tokens(t) {
                     match CONCEPTS.iter().position(|c| c.contains(&w.as_str())) {
                         Some(i) => v[i] += 1.0,
                         None => v[CONCEPTS.len()] += 0.1,

@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::fixtures::{ok, thread, Counter};
-use crate::entrypoint::{entrypoint, Call, FlowState, FlowStateUpdate};
-use crate::{
+use palgraph::entrypoint::{entrypoint, Call, FlowState, FlowStateUpdate};
+use palgraph::testkit::fixtures::{ok, thread, Counter};
+use palgraph::{
     Checkpointer, CompiledGraph, NodeContext, NodeError, Resume, RunConfig, RunInput, RunStatus,
 };
 
