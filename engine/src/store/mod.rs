@@ -29,6 +29,8 @@ mod embed;
 mod filter;
 mod memory;
 mod namespace;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod page;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod scoped;

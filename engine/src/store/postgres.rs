@@ -8,13 +8,13 @@
 //! cast to `vector`; without it, the similarity is computed with plain SQL over the arrays.
 
 use async_trait::async_trait;
-use futures_util::TryStreamExt;
 use serde_json::Value;
 use sqlx::{PgPool, Row};
 
 use super::embed::norm;
-use super::filter::{equalities, matches};
+use super::filter::equalities;
 use super::namespace::{self, decode, encode, literal_head, prefix_bounds};
+use super::page;
 use super::text::{text_of, tokens};
 use super::{
     check_key, check_put, check_search, page_namespaces, ttl_ms, IndexConfig, Item, NamespaceQuery,
@@ -303,38 +303,16 @@ impl Store for PostgresStore {
         } else if let Some(t) = &text {
             q = q.bind(TS_CONFIG).bind(t.clone());
         }
-        let mut rows = q.fetch(&self.pool);
-        let mut page: Vec<(Item, Option<i64>, Option<f64>)> = Vec::new();
-        let mut skip = query.offset;
-        while page.len() < query.limit {
-            let Some(row) = rows.try_next().await? else {
-                break;
-            };
-            let (item, ttl) = item_of(&row)?;
-            if !query
-                .filter
-                .as_ref()
-                .is_none_or(|f| matches(f, &item.value))
-            {
-                continue;
-            }
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            page.push((item, ttl, row.try_get("score")?));
-        }
-        drop(rows);
-        let mut hits: Vec<(Item, Option<i64>)> =
-            page.iter().map(|(i, t, _)| (i.clone(), *t)).collect();
+        let page = page::page_of(q.fetch(&self.pool), query, |row| {
+            let (item, ttl) = item_of(row)?;
+            Ok((item, ttl, row.try_get("score")?))
+        })
+        .await?;
+        let (mut hits, scores) = page::split(page);
         if query.refresh_ttl {
             self.refresh(&mut hits, now).await?;
         }
-        Ok(hits
-            .into_iter()
-            .zip(page)
-            .map(|((item, _), (_, _, score))| SearchItem { item, score })
-            .collect())
+        Ok(page::search_items(hits, scores))
     }
 
     async fn list_namespaces(

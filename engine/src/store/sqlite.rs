@@ -6,9 +6,9 @@ use futures_util::TryStreamExt;
 use serde_json::Value;
 use sqlx::{Row, SqlitePool};
 
-use super::filter::matches;
 use super::memory::by_score;
 use super::namespace::{self, decode, encode, literal_head, prefix_bounds};
+use super::page;
 use super::text::{text_of, tokens};
 use super::{
     check_key, check_put, check_search, cosine, page_namespaces, ttl_ms, IndexConfig, Item,
@@ -225,14 +225,7 @@ impl Store for SqliteStore {
         let now = now_ms();
         let (exact, lower, upper) = prefix_bounds(&query.namespace_prefix);
         let scope = scope_sql(&query.namespace_prefix);
-        let passes = |item: &Item| {
-            query
-                .filter
-                .as_ref()
-                .is_none_or(|f| matches(f, &item.value))
-        };
-        let mut page: Vec<(Item, Option<i64>, Option<f64>)> = Vec::new();
-        match (&self.index, query.text()) {
+        let page: Vec<page::Hit> = match (&self.index, query.text()) {
             (Some(index), Some(q)) => {
                 // By meaning: every embedded item of the prefix, ranked here.
                 let qv = index.embed_one(q.to_string()).await?;
@@ -249,7 +242,7 @@ impl Store for SqliteStore {
                 let mut all = Vec::new();
                 while let Some(row) = rows.try_next().await? {
                     let (item, ttl) = item_of(&row)?;
-                    if !passes(&item) {
+                    if !page::passes(query, &item) {
                         continue;
                     }
                     let bytes: Vec<u8> = row.try_get("embedding")?;
@@ -263,12 +256,11 @@ impl Store for SqliteStore {
                     ));
                 }
                 all.sort_by(|a, b| by_score(&a.0, &b.0));
-                page = all
-                    .into_iter()
+                all.into_iter()
                     .skip(query.offset)
                     .take(query.limit)
                     .map(|(hit, ttl)| (hit.item, ttl, hit.score))
-                    .collect();
+                    .collect()
             }
             (_, text) => {
                 let fts = text.and_then(fts_query);
@@ -288,40 +280,25 @@ impl Store for SqliteStore {
                          ORDER BY i.updated_at_ms DESC, i.namespace, i.key"
                     ),
                 };
-                let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                     .bind(&exact)
                     .bind(&lower)
                     .bind(&upper)
                     .bind(now)
                     .bind(fts.as_deref())
                     .fetch(&self.pool);
-                let mut skip = query.offset;
-                while page.len() < query.limit {
-                    let Some(row) = rows.try_next().await? else {
-                        break;
-                    };
-                    let (item, ttl) = item_of(&row)?;
-                    if !passes(&item) {
-                        continue;
-                    }
-                    if skip > 0 {
-                        skip -= 1;
-                        continue;
-                    }
-                    page.push((item, ttl, row.try_get("score")?));
-                }
+                page::page_of(rows, query, |row| {
+                    let (item, ttl) = item_of(row)?;
+                    Ok((item, ttl, row.try_get("score")?))
+                })
+                .await?
             }
-        }
-        let mut hits: Vec<(Item, Option<i64>)> =
-            page.iter().map(|(i, t, _)| (i.clone(), *t)).collect();
+        };
+        let (mut hits, scores) = page::split(page);
         if query.refresh_ttl {
             self.refresh(&mut hits, now).await?;
         }
-        Ok(hits
-            .into_iter()
-            .zip(page)
-            .map(|((item, _), (_, _, score))| SearchItem { item, score })
-            .collect())
+        Ok(page::search_items(hits, scores))
     }
 
     async fn list_namespaces(
