@@ -46,7 +46,7 @@ pub struct GraphEntry {
 }
 
 /// A check of a run's JSON (input or context): `Err` is why it is refused.
-pub type Check = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+pub(crate) type Check = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 
 /// The schema of `T` as JSON.
 fn schema_of<T: JsonSchema>() -> Value {
@@ -69,7 +69,7 @@ pub struct Graphs {
 const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6ba7b811_9dad_11d1_80b4_00c04fd430c8);
 
 /// The default assistant id of a graph.
-pub fn assistant_id(graph_id: &str) -> String {
+pub(crate) fn assistant_id(graph_id: &str) -> String {
     uuid::Uuid::new_v5(&NAMESPACE, graph_id.as_bytes()).to_string()
 }
 

@@ -6,12 +6,19 @@
 //!   the OpenAPI document come with every graph;
 //! - [`config`]: the settings, from flags, the environment or code; [`auth`]: who may call
 //!   (JWTs, API keys, a trusted header), checked when the server starts;
-//! - [`store`]: the server's tables (threads, runs, run events) on both databases;
-//! - [`runs`]: background execution: the run queue, workers with fenced leases, live
-//!   fan-out;
-//! - [`prometheus`]: metrics at `GET /metrics`;
-//! - [`api`]: the HTTP handlers; [`listen`]: accepting connections with limits;
+//! - [`contract`]: the chat contract's requests and events, and [`ChatAdapter`], which maps
+//!   a graph's state onto them;
+//! - [`Extension`]: what a graph brings besides itself (start-up work on the database,
+//!   routes of its own), written with what the crate root exports for handlers:
+//!   [`AppState`] (the router's state, opaque), [`User`], [`ApiJson`], [`ApiError`] and
+//!   [`iso`];
+//! - [`store`]: the server's tables (threads, runs, run events) on both databases, for
+//!   tools that read them;
+//! - [`prometheus`] and [`metric`]: metrics at `GET /metrics` and their names;
 //! - [`telemetry`]: logs, and traces over OTLP, set up in one line of `main`.
+//!
+//! The rest (the HTTP handlers, background execution with fenced leases, crons, the
+//! listener's limits) is the server's own, reached through the builder and the settings.
 //!
 //! A graph of your own, served with the chat contract and the LangGraph API (settings from
 //! the environment: `PALGRAPH_HOST`, `PALGRAPH_PORT`, `DATABASE_URL`, ...; see [`ServeConfig`]):
@@ -44,24 +51,26 @@
 //! # Ok(()) }
 //! ```
 
-pub mod api;
+mod api;
 pub mod auth;
 pub mod config;
 pub mod contract;
-pub mod crons;
-pub mod database;
+mod crons;
+mod database;
 mod exposure;
-pub mod graphs;
-pub mod listen;
+mod graphs;
+mod listen;
 pub mod metric;
 pub mod prometheus;
 mod retry;
-pub mod runs;
-pub mod server;
+mod runs;
+mod server;
 pub mod store;
 pub mod telemetry;
 
 pub use api::error::{ApiError, ApiResult};
+pub use api::extract::ApiJson;
+pub use api::time::iso;
 pub use api::AppState;
 pub use auth::{User, LOCAL_USER};
 pub use config::ServeConfig;

@@ -26,9 +26,7 @@ use axum::http::StatusCode;
 use axum::{Extension, Json};
 use palgraph_nodes::documents::{is_id, DocumentError, DocumentSet, DocumentStore, Removal};
 use palgraph_nodes::DocRef;
-use palgraph_server::api::extract::ApiJson;
-use palgraph_server::api::time::iso;
-use palgraph_server::{ApiError, ApiResult, AppState, User};
+use palgraph_server::{iso, ApiError, ApiJson, ApiResult, AppState, User};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -27,9 +27,9 @@ use palgraph_nodes::documents::{
     seed_samples, Document, DocumentError, DocumentStore, Limits, PostgresDocumentStore,
     SqliteDocumentStore, MIGRATIONS,
 };
-use palgraph_server::api::extract::ApiJson;
-use palgraph_server::api::time::iso;
-use palgraph_server::{ApiError, ApiResult, AppState, BoxError, Database, ServeContext, User};
+use palgraph_server::{
+    iso, ApiError, ApiJson, ApiResult, AppState, BoxError, Database, ServeContext, User,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

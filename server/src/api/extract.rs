@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use super::error::ApiError;
 
 /// Whether JSON text holds a `\u0000` escape (a NUL character in a string or key).
-pub fn has_escaped_nul(json: &[u8]) -> bool {
+pub(crate) fn has_escaped_nul(json: &[u8]) -> bool {
     let mut i = 0;
     while let Some(pos) = json[i..].windows(6).position(|w| w == b"\\u0000") {
         let at = i + pos;
@@ -77,7 +77,7 @@ where
 }
 
 /// An optional JSON body: an empty body is `T::default()`.
-pub struct OptionalJson<T>(pub T);
+pub(crate) struct OptionalJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for OptionalJson<T>
 where
@@ -96,7 +96,7 @@ where
 }
 
 /// Refuses a request whose path or query holds a NUL character (`%00`), with 422.
-pub async fn reject_nul(req: Request, next: Next) -> Response {
+pub(crate) async fn reject_nul(req: Request, next: Next) -> Response {
     let uri = req.uri();
     let nul = |s: &str| s.as_bytes().windows(3).any(|w| w == b"%00");
     if nul(uri.path()) || uri.query().is_some_and(nul) {

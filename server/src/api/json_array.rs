@@ -20,7 +20,7 @@ use axum::Json;
 use tokio::sync::mpsc;
 
 /// Where a producer sends its items.
-pub struct ArraySink {
+pub(crate) struct ArraySink {
     tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
     /// What the array is wrapped in (`{"items":` and `}`), or nothing.
     wrap: (&'static str, &'static str),
@@ -31,7 +31,7 @@ pub struct ArraySink {
 
 /// Why a producer should stop.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The client went away.
     Gone,
     /// The response has its share of bytes.
@@ -41,7 +41,7 @@ pub enum Stop {
 impl ArraySink {
     /// Sends one item; `Err` says to stop (the item was sent when the response is now
     /// full).
-    pub async fn send(&mut self, item: &impl serde::Serialize) -> Result<(), Stop> {
+    pub(crate) async fn send(&mut self, item: &impl serde::Serialize) -> Result<(), Stop> {
         let mut bytes = Vec::with_capacity(256);
         if self.items == 0 {
             bytes.extend_from_slice(self.wrap.0.as_bytes());
@@ -67,17 +67,17 @@ impl ArraySink {
     }
 
     /// Bytes sent so far.
-    pub fn written(&self) -> usize {
+    pub(crate) fn written(&self) -> usize {
         self.written
     }
 
     /// Items sent so far.
-    pub fn items(&self) -> usize {
+    pub(crate) fn items(&self) -> usize {
         self.items
     }
 
     /// Ends the array.
-    pub async fn finish(self) {
+    pub(crate) async fn finish(self) {
         let (open, close) = self.wrap;
         let end = if self.items == 0 {
             format!("{open}[]{close}")
@@ -88,7 +88,7 @@ impl ArraySink {
     }
 
     /// Ends the body with an error: the array is left unterminated.
-    pub async fn fail(self, error: impl std::fmt::Display) {
+    pub(crate) async fn fail(self, error: impl std::fmt::Display) {
         tracing::warn!(error = %error, "a streamed list failed part way");
         let _ = self
             .tx
@@ -99,7 +99,7 @@ impl ArraySink {
 
 /// A JSON array streamed by a producer task, documented as the JSON body `D` (the array,
 /// `Vec<T>`, or the object it is wrapped in).
-pub struct JsonArray<D> {
+pub(crate) struct JsonArray<D> {
     resp: Response,
     of: PhantomData<fn() -> D>,
 }
@@ -107,7 +107,7 @@ pub struct JsonArray<D> {
 impl<D> JsonArray<D> {
     /// Starts the response and runs `produce` on its own task with the sink; the array
     /// ends when `produce` returns (it calls [`ArraySink::finish`] or [`ArraySink::fail`]).
-    pub fn spawn<F, Fut>(max_bytes: usize, produce: F) -> Self
+    pub(crate) fn spawn<F, Fut>(max_bytes: usize, produce: F) -> Self
     where
         F: FnOnce(ArraySink) -> Fut,
         Fut: std::future::Future<Output = ()> + Send + 'static,
@@ -117,7 +117,7 @@ impl<D> JsonArray<D> {
 
     /// [`JsonArray::spawn`] with the array wrapped in `wrap.0` and `wrap.1` (an object's
     /// opening up to the array's key, and its end).
-    pub fn spawn_wrapped<F, Fut>(
+    pub(crate) fn spawn_wrapped<F, Fut>(
         wrap: (&'static str, &'static str),
         max_bytes: usize,
         produce: F,

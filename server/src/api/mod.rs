@@ -8,19 +8,19 @@
 //! it differs), each client's request rate ([`rate_limit`]). The body deadline and the
 //! connection caps are the listener's ([`crate::listen`]).
 
-pub mod admission;
-pub mod auth;
-pub mod chat;
-pub mod error;
-pub mod extract;
-pub mod json_array;
-pub mod langgraph;
+pub(crate) mod admission;
+pub(crate) mod auth;
+pub(crate) mod chat;
+pub(crate) mod error;
+pub(crate) mod extract;
+pub(crate) mod json_array;
+pub(crate) mod langgraph;
 mod metrics;
-pub mod openapi;
-pub mod rate_limit;
-pub mod sse;
-pub mod time;
-pub mod web;
+pub(crate) mod openapi;
+pub(crate) mod rate_limit;
+pub(crate) mod sse;
+pub(crate) mod time;
+pub(crate) mod web;
 
 use std::sync::Arc;
 
@@ -42,8 +42,10 @@ use crate::runs::Runs;
 use crate::store::Store;
 use openapi::sse;
 
-/// What every handler can reach: one shared [`AppParts`], so that the copy each request's
-/// handler and stream takes is one reference count, not one per part.
+/// The router's state: what every handler of the server can reach, shared, so that the
+/// copy each request's handler and stream takes is one reference count. Opaque outside the
+/// server: an [`Extension`](crate::Extension)'s routes carry it as their router's state and
+/// reach their own parts through what they capture.
 #[derive(Clone)]
 pub struct AppState(Arc<AppParts>);
 
@@ -88,24 +90,24 @@ pub struct AppParts {
 
 /// Largest request body of the LangGraph API's runs and state updates (a run's input or a
 /// state update can carry a whole document).
-pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
+pub(crate) const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 /// Largest body of every other request (threads, search, commands).
-pub const SMALL_BODY_LIMIT: usize = 1024 * 1024;
+pub(crate) const SMALL_BODY_LIMIT: usize = 1024 * 1024;
 
 /// Largest body of a chat turn or a prompt's answer (see [`chat::MAX_MESSAGE_BYTES`]).
-pub const CHAT_BODY_LIMIT: usize = 1024 * 1024;
+pub(crate) const CHAT_BODY_LIMIT: usize = 1024 * 1024;
 
 /// `GET /healthz`.
 #[derive(Serialize, JsonSchema)]
-pub struct Health {
+pub(crate) struct Health {
     /// Always true.
     pub ok: bool,
 }
 
 /// `GET /readyz`.
 #[derive(Serialize, JsonSchema)]
-pub struct Ready {
+pub(crate) struct Ready {
     /// Whether the server takes work.
     pub ready: bool,
     /// Why not.
@@ -231,7 +233,7 @@ fn system_routes() -> ApiRouter<AppState> {
 
 /// Every route documented: the system's, the chat contract's, the LangGraph API's, the
 /// page's, and `extra` (a graph's own, e.g. PalAssist's documents).
-pub fn documented_routes(extra: Vec<ApiRouter<AppState>>) -> ApiRouter<AppState> {
+pub(crate) fn documented_routes(extra: Vec<ApiRouter<AppState>>) -> ApiRouter<AppState> {
     let mut api = system_routes()
         .merge(chat_routes())
         .merge(langgraph::routes())
@@ -241,13 +243,6 @@ pub fn documented_routes(extra: Vec<ApiRouter<AppState>>) -> ApiRouter<AppState>
         api = api.merge(r);
     }
     api
-}
-
-/// The OpenAPI document of `routes` (without serving them).
-pub fn document(routes: ApiRouter<AppState>) -> OpenApi {
-    let mut doc = OpenApi::default();
-    let _ = routes.finish_api_with(&mut doc, openapi::frame);
-    doc
 }
 
 /// CORS for `origins` (`*` for any); none configured: no browser origin but the server's
@@ -287,7 +282,7 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 /// The router with every endpoint, its OpenAPI document, and its layers.
 ///
 /// `rate` limits each client's requests (none: unlimited).
-pub fn router(
+pub(crate) fn router(
     state: AppState,
     extra: Vec<ApiRouter<AppState>>,
     cors_origins: &[String],
@@ -329,6 +324,13 @@ pub fn router(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The OpenAPI document of `routes` (without serving them).
+    fn document(routes: ApiRouter<AppState>) -> OpenApi {
+        let mut doc = OpenApi::default();
+        let _ = routes.finish_api_with(&mut doc, openapi::frame);
+        doc
+    }
 
     #[test]
     fn every_route_has_a_summary() {

@@ -165,7 +165,7 @@ pub(crate) async fn serve(
 }
 
 /// Operations of `doc` without a summary or description: (method, path).
-pub fn undocumented(doc: &OpenApi) -> Vec<(String, String)> {
+pub(crate) fn undocumented(doc: &OpenApi) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (path, item) in doc.paths.iter().flat_map(|p| p.paths.iter()) {
         let ReferenceOr::Item(item) = item else {

@@ -32,7 +32,7 @@ enum Client {
 
 /// The limiter of a server.
 #[derive(Clone)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     rate: RequestRate,
     limiter: Arc<DefaultKeyedRateLimiter<Client>>,
     checks: Arc<AtomicU64>,
@@ -43,7 +43,7 @@ const FORGET_ABOVE: usize = 10_000;
 
 impl RateLimiter {
     /// A limiter allowing `rate` to each client.
-    pub fn new(rate: RequestRate) -> Self {
+    pub(crate) fn new(rate: RequestRate) -> Self {
         let per_second = NonZeroU32::new(rate.per_second).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(rate.burst.max(rate.per_second)).unwrap_or(per_second);
         RateLimiter {
@@ -80,7 +80,7 @@ impl RateLimiter {
 const UNLIMITED: [&str; 3] = ["/healthz", "/ok", "/readyz"];
 
 /// The middleware (state: the server's [`AppState`] and its limiter).
-pub async fn limit_rate(
+pub(crate) async fn limit_rate(
     State((state, limiter)): State<(AppState, RateLimiter)>,
     req: Request,
     next: Next,

@@ -10,13 +10,13 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
 
 /// How often an idle stream gets a heartbeat comment.
-pub const HEARTBEAT: Duration = Duration::from_secs(15);
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(15);
 
 /// How long a stream has, once the server's shutdown is over, to deliver what it still has
 /// and end by itself before it is cut. Streams of runs end by themselves as soon as they
 /// have delivered what this process holds (a finished run's terminal event included); this
 /// bounds any other.
-pub const SHUTDOWN_FLUSH: Duration = Duration::from_secs(3);
+pub(crate) const SHUTDOWN_FLUSH: Duration = Duration::from_secs(3);
 
 /// One open event stream in the `palgraph_sse_streams` gauge, from its making to its drop.
 struct OpenStream;
@@ -35,7 +35,7 @@ impl Drop for OpenStream {
 }
 
 /// An SSE response: no caching, no proxy buffering, events flushed one by one.
-pub fn sse_response<S>(
+pub(crate) fn sse_response<S>(
     state: &super::AppState,
     stream: S,
     extra: &[(&'static str, String)],
@@ -74,7 +74,7 @@ where
 }
 
 /// A `data:` event with an id.
-pub fn data_event(id: Option<String>, json: &serde_json::Value) -> Event {
+pub(crate) fn data_event(id: Option<String>, json: &serde_json::Value) -> Event {
     let e = Event::default().data(json.to_string());
     match id {
         Some(id) => e.id(id),
@@ -83,7 +83,7 @@ pub fn data_event(id: Option<String>, json: &serde_json::Value) -> Event {
 }
 
 /// The `Last-Event-ID` request header.
-pub fn last_event_id(headers: &axum::http::HeaderMap) -> Option<String> {
+pub(crate) fn last_event_id(headers: &axum::http::HeaderMap) -> Option<String> {
     headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())

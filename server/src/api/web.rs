@@ -111,7 +111,7 @@ const INSPECT_CSP: &str =
                    base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 /// The routes of the page and its files (merged into the API router).
-pub fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
+pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
     fn page<'a>(
         o: TransformOperation<'a>,
         summary: &str,

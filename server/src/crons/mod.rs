@@ -5,14 +5,14 @@
 //! compare-and-set: each tick runs once however many replicas share the database and
 //! whichever of them is killed.
 
-pub mod schedule;
-pub mod scheduler;
+pub(crate) mod schedule;
+pub(crate) mod scheduler;
 
 use serde_json::Value;
 
 use crate::database::Database;
 
-pub use schedule::{Schedule, ScheduleError};
+pub(crate) use schedule::Schedule;
 
 /// A scheduled run.
 #[derive(Clone, Debug, PartialEq)]

@@ -9,7 +9,7 @@ use chrono_tz::Tz;
 /// Why a schedule cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ScheduleError {
+pub(crate) enum ScheduleError {
     /// The cron expression does not parse.
     #[error("schedule `{0}` is not a cron expression: {1}")]
     Expression(String, String),
@@ -20,7 +20,7 @@ pub enum ScheduleError {
 
 /// A parsed schedule.
 #[derive(Debug)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     cron: croner::Cron,
     tz: Tz,
 }
@@ -30,7 +30,7 @@ impl Schedule {
     ///
     /// # Errors
     /// A bad expression or time zone.
-    pub fn parse(expression: &str, timezone: Option<&str>) -> Result<Self, ScheduleError> {
+    pub(crate) fn parse(expression: &str, timezone: Option<&str>) -> Result<Self, ScheduleError> {
         let cron = croner::Cron::from_str(expression)
             .map_err(|e| ScheduleError::Expression(expression.to_string(), e.to_string()))?;
         let tz = match timezone {
@@ -41,7 +41,7 @@ impl Schedule {
     }
 
     /// The first tick strictly after `after_ms` (ms since the epoch), if there is one.
-    pub fn next_after(&self, after_ms: i64) -> Option<i64> {
+    pub(crate) fn next_after(&self, after_ms: i64) -> Option<i64> {
         let utc = DateTime::from_timestamp_millis(after_ms)?;
         let local = self.tz.from_utc_datetime(&utc.naive_utc());
         self.cron
@@ -51,7 +51,7 @@ impl Schedule {
     }
 
     /// The first tick strictly after `after_ms` that is not past `end_ms`.
-    pub fn next_until(&self, after_ms: i64, end_ms: Option<i64>) -> Option<i64> {
+    pub(crate) fn next_until(&self, after_ms: i64, end_ms: Option<i64>) -> Option<i64> {
         self.next_after(after_ms)
             .filter(|t| end_ms.is_none_or(|end| *t <= end))
     }

@@ -27,7 +27,7 @@ use tokio::time::{Instant, Sleep};
 
 /// How long a request's body may take to arrive.
 #[derive(Clone, Copy, Debug)]
-pub struct BodyDeadline {
+pub(crate) struct BodyDeadline {
     /// From the end of the request head to the body's last byte.
     pub limit: Duration,
 }
@@ -35,7 +35,7 @@ pub struct BodyDeadline {
 /// Why a body read failed: its deadline passed.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive within {0:?}")]
-pub struct BodyTimedOut(Duration);
+pub(crate) struct BodyTimedOut(Duration);
 
 /// A body that fails once its deadline has passed, and says so in `expired`.
 struct DeadlineBody {
@@ -82,7 +82,7 @@ impl HttpBody for DeadlineBody {
 /// The middleware: gives the request's body its deadline, and answers 408 (closing the
 /// connection) when the handler's read of it ran past the deadline, whatever the handler
 /// made of the failed read.
-pub async fn limit_body_time(
+pub(crate) async fn limit_body_time(
     State(deadline): State<BodyDeadline>,
     req: Request,
     next: Next,

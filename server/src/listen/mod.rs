@@ -22,7 +22,7 @@
 //! - **Graceful shutdown**: on `stop`, no new connection is accepted, in-flight requests
 //!   finish (streams end when the server's shutdown token fires) within the grace period.
 
-pub mod body_deadline;
+pub(crate) mod body_deadline;
 mod head_deadline;
 
 use std::collections::HashMap;
@@ -88,7 +88,7 @@ const HEALTH_PATHS: [&str; 3] = ["/healthz", "/ok", "/readyz"];
 
 /// The most connections this process can serve: its open-file limit less a reserve for
 /// database connections, files and the listener.
-pub fn connection_ceiling() -> Option<usize> {
+pub(crate) fn connection_ceiling() -> Option<usize> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
     let soft: usize = line.split_whitespace().nth(3)?.parse().ok()?;
@@ -197,7 +197,7 @@ enum Admission {
 ///
 /// # Errors
 /// Never for accept errors (they are logged and retried); the listener's local address.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     limits: HttpLimits,
@@ -385,7 +385,7 @@ fn nodelay(tcp: &TcpStream) {
 ///
 /// # Errors
 /// Never for accept errors (they are logged and retried).
-pub async fn serve_health(
+pub(crate) async fn serve_health(
     listener: TcpListener,
     app: Router,
     stop: impl Future<Output = ()> + Send,

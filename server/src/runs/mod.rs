@@ -25,7 +25,7 @@ mod failed_turn;
 pub(crate) mod hub;
 mod retention;
 mod sink;
-pub mod spec;
+pub(crate) mod spec;
 pub(crate) mod waiters;
 mod watch;
 pub(crate) mod worker;
@@ -163,7 +163,7 @@ pub(crate) fn reason(s: Option<&str>) -> CancelReason {
 }
 
 /// A new worker id: its connections carry it, so other processes can tell it is alive.
-pub fn new_worker_id() -> String {
+pub(crate) fn new_worker_id() -> String {
     format!("worker-{}", uuid::Uuid::new_v4().simple())
 }
 

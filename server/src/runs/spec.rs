@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 /// The run's instructions.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RunSpec {
+pub(crate) struct RunSpec {
     /// What the run runs.
     pub input: DynInput,
     /// Run from this checkpoint (fork).
@@ -98,7 +98,7 @@ impl RunSpec {
     ///
     /// # Errors
     /// When it is neither.
-    pub fn from_kwargs(kwargs: &Value) -> Result<Self, serde_json::Error> {
+    pub(crate) fn from_kwargs(kwargs: &Value) -> Result<Self, serde_json::Error> {
         // Read in place: the run's kwargs are not copied whole first (this runs for every
         // run, twice).
         if let Ok(spec) = RunSpec::deserialize(kwargs) {

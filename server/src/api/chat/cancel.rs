@@ -22,7 +22,7 @@ use crate::store::CancelAction;
 pub(crate) const CANCEL_WAIT: Duration = Duration::from_secs(30);
 
 /// `POST /threads/{thread_id}/cancel`.
-pub async fn cancel_thread(
+pub(crate) async fn cancel_thread(
     State(state): State<AppState>,
     user: User,
     Path(ThreadPath { thread_id }): Path<ThreadPath>,

@@ -13,7 +13,7 @@ use crate::auth::User;
 use crate::contract::History;
 
 /// `GET /chat/history/{thread_id}`.
-pub async fn history(
+pub(crate) async fn history(
     State(state): State<AppState>,
     user: User,
     Path(ThreadPath { thread_id }): Path<ThreadPath>,

@@ -22,18 +22,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use crate::contract::{
-    check_prompt_answer, messages_failed_turn, messages_history, ChatAdapter, MessagesChat,
-    PartialAnswer, TurnRequest,
-};
-pub use crate::contract::{
-    ChatGraph, ChatGraphs, ChatRequest, History, HistoryMessage, OnDisconnect, ResumeRequest,
-    ResumeValue,
-};
-pub use cancel::cancel_thread;
-pub use history::history;
-pub use reconnect::stream;
-pub use turn::{chat, resume};
+pub(crate) use crate::contract::{ChatAdapter, ChatGraph, ChatGraphs, TurnRequest};
+pub(crate) use cancel::cancel_thread;
+pub(crate) use history::history;
+pub(crate) use reconnect::stream;
+pub(crate) use turn::{chat, resume};
 
 use super::error::{ApiError, ApiResult};
 use super::AppState;
@@ -41,7 +34,7 @@ use crate::graphs::GraphEntry;
 use crate::store::Thread;
 
 /// The longest chat message accepted, in bytes (the request may hold up to 1 MiB).
-pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
 /// The chat graph named `graph` (a graph id or assistant id), or the default one.
 pub(crate) fn chat_graph(
@@ -81,7 +74,7 @@ pub(crate) fn thread_chat(
 
 /// `GET /chat/graphs`: the graphs served on `/chat` (the default first), with the page
 /// panels each needs.
-pub async fn graphs(
+pub(crate) async fn graphs(
     axum::extract::State(state): axum::extract::State<AppState>,
     _user: crate::auth::User,
 ) -> axum::Json<ChatGraphs> {

@@ -69,7 +69,7 @@ async fn snapshot(
 }
 
 /// `GET /chat/stream/{thread_id}`.
-pub async fn stream(
+pub(crate) async fn stream(
     State(state): State<AppState>,
     user: User,
     headers: HeaderMap,

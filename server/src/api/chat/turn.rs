@@ -32,7 +32,7 @@ fn headers_of(run: &Run) -> [(&'static str, String); 3] {
 }
 
 /// `POST /chat`.
-pub async fn chat(
+pub(crate) async fn chat(
     State(state): State<AppState>,
     user: User,
     headers: HeaderMap,
@@ -150,7 +150,7 @@ async fn latest_client_turn(state: &AppState, thread_id: &str) -> Option<String>
 }
 
 /// `POST /chat/resume`.
-pub async fn resume(
+pub(crate) async fn resume(
     State(state): State<AppState>,
     user: User,
     ApiJson(req): ApiJson<ResumeRequest>,

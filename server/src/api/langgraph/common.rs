@@ -74,7 +74,7 @@ impl<Q> Params<Q> {
 
 /// The path of a thread.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-pub struct ThreadPath {
+pub(crate) struct ThreadPath {
     /// The thread's id.
     pub thread_id: String,
 }

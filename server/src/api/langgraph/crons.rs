@@ -53,7 +53,7 @@ const RUN_FIELDS: &[&str] = &[
 /// `POST /runs/crons` and `POST /threads/{id}/runs/crons`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct CreateCron {
+pub(crate) struct CreateCron {
     /// The cron expression (5 fields, or 6 with seconds first).
     pub schedule: String,
     /// IANA time zone of the expression (UTC when absent).
@@ -72,7 +72,7 @@ pub struct CreateCron {
 
 /// A scheduled run, as the Agent Server API shows it.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct CronOut {
+pub(crate) struct CronOut {
     /// Its id.
     pub cron_id: String,
     /// The assistant it runs.
@@ -127,7 +127,7 @@ impl From<&Cron> for CronOut {
 /// `POST /runs/crons/search` and `/count`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct SearchCrons {
+pub(crate) struct SearchCrons {
     /// Only this assistant's.
     pub assistant_id: Option<String>,
     /// Only this thread's.
@@ -151,7 +151,7 @@ pub struct SearchCrons {
 
 /// The cron path.
 #[derive(Deserialize, JsonSchema)]
-pub struct CronPath {
+pub(crate) struct CronPath {
     /// The cron's id.
     pub cron_id: String,
 }

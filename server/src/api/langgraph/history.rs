@@ -23,7 +23,7 @@ use crate::api::AppState;
 use crate::auth::User;
 
 /// The most states one history request returns.
-pub const MAX_LIMIT: usize = 1000;
+pub(crate) const MAX_LIMIT: usize = 1000;
 
 /// States read from storage at once: as many as fit about this many bytes, judged by the
 /// ones read so far.

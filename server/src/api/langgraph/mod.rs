@@ -14,22 +14,22 @@
 //!   (`POST /threads/{id}/commands`, `POST /threads/{id}/stream/events`);
 //! - [`models`]: the request and response bodies; [`common`]: what they share.
 
-pub mod assistants;
-pub mod common;
-pub mod crons;
-pub mod history;
-pub mod models;
-pub mod protocol;
-pub mod protocol_events;
-pub mod runs;
-pub mod state;
-pub mod store_items;
-pub mod stream;
-pub mod thread_runs;
-pub mod thread_stream;
+pub(crate) mod assistants;
+pub(crate) mod common;
+pub(crate) mod crons;
+pub(crate) mod history;
+pub(crate) mod models;
+pub(crate) mod protocol;
+pub(crate) mod protocol_events;
+pub(crate) mod runs;
+pub(crate) mod state;
+pub(crate) mod store_items;
+pub(crate) mod stream;
+pub(crate) mod thread_runs;
+pub(crate) mod thread_stream;
 pub(crate) mod thread_ttl;
-pub mod threads;
-pub mod translate;
+pub(crate) mod threads;
+pub(crate) mod translate;
 mod unsupported;
 
 use aide::axum::routing::{delete_with, get_with, post_with, put_with};

@@ -18,7 +18,7 @@ use crate::store::Run;
 /// have no LangChain tools).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// The whole state after each step.
     Values,
     /// Messages as they are written (`messages/partial`, `messages/complete`).
@@ -45,7 +45,7 @@ pub enum Mode {
 
 impl Mode {
     /// Its wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Values => "values",
             Mode::Messages => "messages",
@@ -62,7 +62,7 @@ impl Mode {
     }
 
     /// Every mode.
-    pub const ALL: [Mode; 11] = [
+    pub(crate) const ALL: [Mode; 11] = [
         Mode::Values,
         Mode::Messages,
         Mode::MessagesTuple,
@@ -77,13 +77,13 @@ impl Mode {
     ];
 
     /// The mode named `name`.
-    pub fn parse(name: &str) -> Option<Mode> {
+    pub(crate) fn parse(name: &str) -> Option<Mode> {
         Mode::ALL.into_iter().find(|m| m.as_str() == name)
     }
 
     /// The engine events this mode needs: what the run produces and stores is what its
     /// client asked for (the book's `docs/src/operations/retention.md`).
-    pub fn engine_modes(self) -> &'static [palgraph::StreamMode] {
+    pub(crate) fn engine_modes(self) -> &'static [palgraph::StreamMode] {
         use palgraph::StreamMode as E;
         match self {
             Mode::Values => &[E::Values],

@@ -5,5 +5,5 @@
 mod requests;
 mod responses;
 
-pub use requests::*;
-pub use responses::*;
+pub(crate) use requests::*;
+pub(crate) use responses::*;

@@ -10,7 +10,7 @@ use crate::store::{IfExists, MultitaskStrategy};
 /// `POST /assistants/search` and `/assistants/count`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct AssistantSearch {
+pub(crate) struct AssistantSearch {
     /// Only this graph's assistant.
     pub graph_id: Option<String>,
     /// Metadata entries that must match (assistants have `created_by: system`).
@@ -32,7 +32,7 @@ pub struct AssistantSearch {
 /// `POST /assistants`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct CreateAssistant {
+pub(crate) struct CreateAssistant {
     /// The graph (required).
     pub graph_id: Option<String>,
     /// The assistant's id.
@@ -44,7 +44,7 @@ pub struct CreateAssistant {
 /// One update of a superstep.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct SuperstepUpdate {
+pub(crate) struct SuperstepUpdate {
     /// The update's values.
     pub values: Value,
     /// A command (not supported).
@@ -56,7 +56,7 @@ pub struct SuperstepUpdate {
 /// A superstep of updates applied when a thread is created.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct Superstep {
+pub(crate) struct Superstep {
     /// Its updates.
     pub updates: Vec<SuperstepUpdate>,
 }
@@ -64,7 +64,7 @@ pub struct Superstep {
 /// `POST /threads`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct CreateThread {
+pub(crate) struct CreateThread {
     /// Its id (a UUID; a new one when absent).
     pub thread_id: Option<String>,
     /// Metadata.
@@ -83,7 +83,7 @@ pub struct CreateThread {
 /// `POST /threads/search` and `/threads/count`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct SearchThreads {
+pub(crate) struct SearchThreads {
     /// Metadata entries that must match.
     pub metadata: Map<String, Value>,
     /// `idle`, `busy`, `interrupted` or `error`.
@@ -109,7 +109,7 @@ pub struct SearchThreads {
 /// `PATCH /threads/{id}`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct PatchThread {
+pub(crate) struct PatchThread {
     /// Entries merged into the thread's metadata.
     pub metadata: Map<String, Value>,
     /// Its time to live: minutes after its last change, or `{"strategy": "delete" |
@@ -120,7 +120,7 @@ pub struct PatchThread {
 /// `POST /threads/prune`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct PruneThreads {
+pub(crate) struct PruneThreads {
     /// The threads.
     pub thread_ids: Vec<String>,
     /// `delete` (default) or `keep_latest`.
@@ -130,7 +130,7 @@ pub struct PruneThreads {
 /// `POST /threads/{id}/state/checkpoint`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct StateAt {
+pub(crate) struct StateAt {
     /// A checkpoint config (`checkpoint_id`, `checkpoint_ns`: a subgraph's namespace).
     pub checkpoint: Option<Map<String, Value>>,
     /// A checkpoint id.
@@ -141,14 +141,22 @@ pub struct StateAt {
 
 /// `GET /assistants/{id}/subgraphs[/{namespace}]`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-pub struct SubgraphParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct SubgraphParams {
     /// Also list the subgraphs of subgraphs.
     pub recurse: Option<bool>,
 }
 
 /// `GET /threads/{id}/state[/{checkpoint_id}]`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-pub struct StateParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct StateParams {
     /// Include each subgraph task's own state (`tasks[].state`).
     pub subgraphs: Option<bool>,
 }
@@ -156,7 +164,7 @@ pub struct StateParams {
 /// `POST /threads/{id}/state`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct UpdateState {
+pub(crate) struct UpdateState {
     /// The update (JSON of the state's update type).
     pub values: Value,
     /// Written as if this node had.
@@ -170,7 +178,7 @@ pub struct UpdateState {
 /// `POST /threads/{id}/history`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct HistoryQuery {
+pub(crate) struct HistoryQuery {
     /// At most this many (1 to 1000, default 10).
     pub limit: Option<usize>,
     /// Only checkpoints older than this one (an id or a config).
@@ -186,7 +194,7 @@ pub struct HistoryQuery {
 /// A run's command.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct CommandBody {
+pub(crate) struct CommandBody {
     /// Answers pending interrupts: one value, or an object of interrupt id to value.
     pub resume: Option<Value>,
     /// An update of the state.
@@ -199,7 +207,7 @@ pub struct CommandBody {
 /// `POST /threads/{id}/runs[/stream|/wait]` and the stateless `/runs...`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct CreateRun {
+pub(crate) struct CreateRun {
     /// The assistant (or graph) to run (required).
     pub assistant_id: Option<String>,
     /// The input: an update of the state starting a new turn.
@@ -250,7 +258,7 @@ pub struct CreateRun {
 /// `POST /runs/cancel`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(default)]
-pub struct CancelMany {
+pub(crate) struct CancelMany {
     /// The thread of `run_ids`.
     pub thread_id: Option<String>,
     /// The runs.
@@ -260,10 +268,17 @@ pub struct CancelMany {
 }
 
 // ---------- query parameters (documented; read as sent, see `common::Params`) ----------
+//
+// These types describe the parameters in the OpenAPI document only: their fields are read
+// by name from the query as sent, so the compiler sees no reader.
 
 /// `GET /threads/{id}/runs`.
 #[derive(Deserialize, JsonSchema)]
-pub struct ListRunsParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct ListRunsParams {
     /// Page size (1 to 1000, default 10).
     pub limit: Option<i64>,
     /// Page offset.
@@ -276,7 +291,11 @@ pub struct ListRunsParams {
 
 /// `GET /threads/{id}/history`.
 #[derive(Deserialize, JsonSchema)]
-pub struct HistoryParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct HistoryParams {
     /// At most this many (1 to 1000, default 10).
     pub limit: Option<usize>,
     /// Only checkpoints older than this one.
@@ -285,14 +304,22 @@ pub struct HistoryParams {
 
 /// `GET /threads/{id}/runs/{run_id}/join`.
 #[derive(Deserialize, JsonSchema)]
-pub struct JoinParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct JoinParams {
     /// Cancel the run when the client leaves.
     pub cancel_on_disconnect: Option<bool>,
 }
 
 /// Joining a run's stream.
 #[derive(Deserialize, JsonSchema)]
-pub struct JoinStreamParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct JoinStreamParams {
     /// Stream modes (default: the run's own), comma-separated or repeated.
     pub stream_mode: Option<String>,
     /// Cancel the run when the client leaves.
@@ -301,7 +328,11 @@ pub struct JoinStreamParams {
 
 /// `POST /threads/{id}/runs/{run_id}/cancel`.
 #[derive(Deserialize, JsonSchema)]
-pub struct CancelParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct CancelParams {
     /// Wait until the run has stopped, and return it.
     pub wait: Option<bool>,
     /// `interrupt` (keep what it did) or `rollback` (delete it and its checkpoints).
@@ -310,14 +341,22 @@ pub struct CancelParams {
 
 /// `POST /runs/cancel`.
 #[derive(Deserialize, JsonSchema)]
-pub struct CancelManyParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct CancelManyParams {
     /// `interrupt` or `rollback`.
     pub action: Option<String>,
 }
 
 /// `GET /threads/{id}/stream`.
 #[derive(Deserialize, JsonSchema)]
-pub struct ThreadStreamParams {
+#[expect(
+    dead_code,
+    reason = "documents the query for `Params`, which reads it by name"
+)]
+pub(crate) struct ThreadStreamParams {
     /// `run_modes` (each run with its own modes, the default) or `state_update`.
     pub stream_mode: Option<String>,
 }

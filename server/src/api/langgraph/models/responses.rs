@@ -17,7 +17,7 @@ fn all_optional(schema: &mut schemars::Schema) {
 
 /// `GET /info`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct Info {
+pub(crate) struct Info {
     /// palgraph's version.
     pub version: String,
     /// Always null.
@@ -31,7 +31,7 @@ pub struct Info {
 /// An assistant (one per graph).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[schemars(transform = all_optional)]
-pub struct Assistant {
+pub(crate) struct Assistant {
     /// Its id.
     pub assistant_id: String,
     /// Its graph.
@@ -56,7 +56,7 @@ pub struct Assistant {
 
 impl Assistant {
     /// The default assistant of a graph.
-    pub fn of(e: &GraphEntry) -> Self {
+    pub(crate) fn of(e: &GraphEntry) -> Self {
         Assistant {
             assistant_id: e.assistant_id.clone(),
             graph_id: e.graph_id.clone(),
@@ -74,7 +74,7 @@ impl Assistant {
 
 /// An interrupt as the API shows it.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct Interrupt {
+pub(crate) struct Interrupt {
     /// The node's payload.
     pub value: Value,
     /// Its id.
@@ -98,7 +98,7 @@ impl From<&InterruptInfo> for Interrupt {
 /// A thread with its current values and interrupts.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[schemars(transform = all_optional)]
-pub struct ThreadOut {
+pub(crate) struct ThreadOut {
     /// Its id.
     pub thread_id: String,
     /// Created.
@@ -121,7 +121,7 @@ pub struct ThreadOut {
 
 impl ThreadOut {
     /// A thread and its latest state.
-    pub fn of(t: &Thread, snap: Option<&DynSnapshot>) -> Self {
+    pub(crate) fn of(t: &Thread, snap: Option<&DynSnapshot>) -> Self {
         let mut interrupts = Map::new();
         for i in snap.map(|s| s.interrupts.as_slice()).unwrap_or_default() {
             let list = interrupts
@@ -148,7 +148,7 @@ impl ThreadOut {
 /// A run's status in the Agent Server's words: a run that stopped at an interrupt (or a
 /// breakpoint) did what was asked, so it is `success` (its thread is `interrupted`); a
 /// cancelled run is `interrupted`.
-pub fn api_status(s: RunState) -> &'static str {
+pub(crate) fn api_status(s: RunState) -> &'static str {
     match s {
         RunState::Interrupted => "success",
         RunState::Cancelled => "interrupted",
@@ -159,7 +159,7 @@ pub fn api_status(s: RunState) -> &'static str {
 /// A run.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[schemars(transform = all_optional)]
-pub struct RunOut {
+pub(crate) struct RunOut {
     /// Its id.
     pub run_id: String,
     /// Its thread.
@@ -202,7 +202,7 @@ impl From<&Run> for RunOut {
 
 /// A checkpoint's config.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct CheckpointRef {
+pub(crate) struct CheckpointRef {
     /// The thread.
     pub thread_id: String,
     /// The subgraph namespace (`""`: the graph itself; `"node:task_id"`, nested ones
@@ -216,12 +216,12 @@ pub struct CheckpointRef {
 
 impl CheckpointRef {
     /// The config of checkpoint `id` of `thread_id`.
-    pub fn new(thread_id: &str, id: &str) -> Self {
+    pub(crate) fn new(thread_id: &str, id: &str) -> Self {
         Self::in_ns(thread_id, "", id)
     }
 
     /// The config of checkpoint `id` of the subgraph namespace `ns` of `thread_id`.
-    pub fn in_ns(thread_id: &str, ns: &str, id: &str) -> Self {
+    pub(crate) fn in_ns(thread_id: &str, ns: &str, id: &str) -> Self {
         CheckpointRef {
             thread_id: thread_id.to_string(),
             checkpoint_ns: ns.to_string(),
@@ -233,7 +233,7 @@ impl CheckpointRef {
 
 /// A task due at a checkpoint.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct TaskOut {
+pub(crate) struct TaskOut {
     /// Its id.
     pub id: String,
     /// Its node.
@@ -256,7 +256,7 @@ pub struct TaskOut {
 /// A `ThreadState`: the state at a checkpoint.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[schemars(transform = all_optional)]
-pub struct ThreadState {
+pub(crate) struct ThreadState {
     /// The state.
     pub values: Value,
     /// Nodes due next.
@@ -280,15 +280,10 @@ pub struct ThreadState {
 }
 
 impl ThreadState {
-    /// The state of a thread at a checkpoint.
-    pub fn of(thread_id: &str, s: &DynSnapshot) -> Self {
-        Self::of_ns(thread_id, "", s)
-    }
-
     /// The state at a checkpoint of the subgraph namespace `ns` of a thread (`""`: the
     /// thread's graph itself); subgraph tasks carry their state when it was read, else
     /// their config.
-    pub fn of_ns(thread_id: &str, ns: &str, s: &DynSnapshot) -> Self {
+    pub(crate) fn of_ns(thread_id: &str, ns: &str, s: &DynSnapshot) -> Self {
         let mut metadata = s.metadata.clone();
         metadata
             .entry("thread_id")
@@ -335,7 +330,7 @@ impl ThreadState {
     }
 
     /// The state of a thread that has none yet.
-    pub fn empty(thread_id: &str) -> Self {
+    pub(crate) fn empty(thread_id: &str) -> Self {
         ThreadState {
             values: json!({}),
             next: Vec::new(),
@@ -353,7 +348,7 @@ impl ThreadState {
 
 /// `GET /assistants/{id}/graph`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct GraphDrawing {
+pub(crate) struct GraphDrawing {
     /// `__start__`, each node, `__end__`.
     pub nodes: Vec<Value>,
     /// Edges (`conditional` for router targets).
@@ -364,7 +359,7 @@ pub struct GraphDrawing {
 
 /// `GET /assistants/{id}/schemas`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct AssistantSchemas {
+pub(crate) struct AssistantSchemas {
     /// The graph.
     pub graph_id: String,
     /// A run's input (an update of the state).
@@ -381,14 +376,14 @@ pub struct AssistantSchemas {
 
 /// `POST /threads/prune`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct Pruned {
+pub(crate) struct Pruned {
     /// Threads pruned.
     pub pruned_count: usize,
 }
 
 /// `POST /threads/{id}/state`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct StateUpdated {
+pub(crate) struct StateUpdated {
     /// The new checkpoint.
     pub checkpoint: CheckpointRef,
     /// The same, as LangGraph's `configurable`.
