@@ -2,10 +2,8 @@
 //! --help` lists them), and a field a program embedding the server can set in code.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::auth::{AuthConfig, AuthSettingError, JwtSettings};
-use crate::runs::RunSettings;
 
 /// `palgraph serve` settings (flags or environment).
 #[derive(clap::Args, Clone, Debug)]
@@ -193,14 +191,6 @@ impl ServeConfig {
         b.build()
     }
 
-    /// The cron scheduler's settings.
-    pub fn cron_settings(&self) -> crate::crons::scheduler::SchedulerSettings {
-        crate::crons::scheduler::SchedulerSettings {
-            poll: std::time::Duration::from_millis(self.cron_poll_ms.max(10)),
-            claim: std::time::Duration::from_secs(self.cron_claim_secs.max(1)),
-        }
-    }
-
     /// The authentication settings, checked: an empty or short secret, an empty, user-less
     /// or repeated API key, or an empty or credential header name is an error, never
     /// authentication quietly off or a key quietly given to another user.
@@ -238,26 +228,6 @@ impl ServeConfig {
         <Wrapper as clap::Parser>::try_parse_from(["palgraph"]).map(|w| w.cfg)
     }
 
-    /// The HTTP connection limits.
-    pub fn http_limits(&self) -> crate::listen::HttpLimits {
-        let ceiling = crate::listen::connection_ceiling().unwrap_or(self.max_connections);
-        if self.max_connections > ceiling {
-            tracing::warn!(
-                asked = self.max_connections,
-                serving = ceiling,
-                "PALGRAPH_MAX_CONNECTIONS is above what the open-file limit allows"
-            );
-        }
-        crate::listen::HttpLimits {
-            header_timeout: Duration::from_secs(self.header_timeout_secs.max(1)),
-            body_timeout: Duration::from_secs(self.body_timeout_secs.max(1)),
-            max_connections: self.max_connections.min(ceiling).max(1),
-            max_connections_per_client: usize::try_from(self.max_connections_per_client)
-                .unwrap_or(usize::MAX),
-            ..Default::default()
-        }
-    }
-
     /// Bytes of one list response.
     pub fn max_response_bytes(&self) -> usize {
         usize::try_from(self.max_response_bytes).unwrap_or(usize::MAX)
@@ -269,22 +239,6 @@ impl ServeConfig {
             per_second: self.rate_per_sec,
             burst: self.rate_burst.max(self.rate_per_sec),
         })
-    }
-
-    /// The run machinery's settings.
-    pub fn run_settings(&self) -> RunSettings {
-        RunSettings {
-            lease: Duration::from_secs(self.lease_secs.max(1)),
-            max_concurrent: self.max_runs.max(1),
-            storage_retry: Duration::from_secs(self.storage_retry_secs),
-            max_attempts: self.max_attempts.max(1),
-            event_flush: Duration::from_millis(self.event_flush_ms.min(1000)),
-            event_retention: (self.event_retention_secs > 0)
-                .then(|| Duration::from_secs(self.event_retention_secs)),
-            max_concurrency: usize::try_from(self.max_concurrency).unwrap_or(usize::MAX),
-            max_sends_per_step: usize::try_from(self.max_sends_per_step).unwrap_or(usize::MAX),
-            ..Default::default()
-        }
     }
 
     /// The origins allowed to call the API from a browser.

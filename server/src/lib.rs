@@ -57,7 +57,6 @@ pub mod config;
 pub mod contract;
 mod crons;
 mod database;
-mod exposure;
 mod graphs;
 mod listen;
 pub mod metric;
@@ -67,6 +66,9 @@ mod runs;
 mod server;
 pub mod store;
 pub mod telemetry;
+
+#[cfg(test)]
+mod layers;
 
 pub use api::error::{ApiError, ApiResult};
 pub use api::extract::ApiJson;

@@ -1,12 +1,12 @@
 //! Scheduled runs (the Agent Server API's crons): their table (`crons`, the server's
-//! migration 3) and the scheduler every replica runs ([`scheduler`]). A due tick is taken by
-//! compare-and-set under a lease, its run is created through the run queue with the
-//! idempotency key `cron:{cron_id}:{tick}`, and the cron's next tick is then advanced by
-//! compare-and-set: each tick runs once however many replicas share the database and
+//! migration 3) and the schedules their ticks follow. The scheduler every replica runs
+//! lives with the API that creates runs (`api::langgraph::cron_scheduler`): a due tick is
+//! taken by compare-and-set under a lease, its run is created through the run queue with
+//! the idempotency key `cron:{cron_id}:{tick}`, and the cron's next tick is then advanced
+//! by compare-and-set: each tick runs once however many replicas share the database and
 //! whichever of them is killed.
 
 pub(crate) mod schedule;
-pub(crate) mod scheduler;
 
 use serde_json::Value;
 

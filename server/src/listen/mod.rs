@@ -51,7 +51,7 @@ use head_deadline::HeadDeadline;
 
 /// Connection limits.
 #[derive(Clone, Copy, Debug)]
-pub struct HttpLimits {
+pub(crate) struct HttpLimits {
     /// Time to send a request head, and to keep an idle connection.
     pub header_timeout: Duration,
     /// Time to send a request's whole body, from the end of its head.
@@ -72,6 +72,28 @@ impl Default for HttpLimits {
             max_connections: 4096,
             max_connections_per_client: 1024,
             reserve: 64,
+        }
+    }
+}
+
+impl HttpLimits {
+    /// The limits `cfg` gives, the connections capped by what the open-file limit allows.
+    pub(crate) fn of(cfg: &crate::config::ServeConfig) -> Self {
+        let ceiling = connection_ceiling().unwrap_or(cfg.max_connections);
+        if cfg.max_connections > ceiling {
+            tracing::warn!(
+                asked = cfg.max_connections,
+                serving = ceiling,
+                "PALGRAPH_MAX_CONNECTIONS is above what the open-file limit allows"
+            );
+        }
+        HttpLimits {
+            header_timeout: Duration::from_secs(cfg.header_timeout_secs.max(1)),
+            body_timeout: Duration::from_secs(cfg.body_timeout_secs.max(1)),
+            max_connections: cfg.max_connections.min(ceiling).max(1),
+            max_connections_per_client: usize::try_from(cfg.max_connections_per_client)
+                .unwrap_or(usize::MAX),
+            ..Default::default()
         }
     }
 }

@@ -121,6 +121,24 @@ impl Default for RunSettings {
     }
 }
 
+impl RunSettings {
+    /// The settings `cfg` gives.
+    pub(crate) fn of(cfg: &crate::config::ServeConfig) -> Self {
+        RunSettings {
+            lease: Duration::from_secs(cfg.lease_secs.max(1)),
+            max_concurrent: cfg.max_runs.max(1),
+            storage_retry: Duration::from_secs(cfg.storage_retry_secs),
+            max_attempts: cfg.max_attempts.max(1),
+            event_flush: Duration::from_millis(cfg.event_flush_ms.min(1000)),
+            event_retention: (cfg.event_retention_secs > 0)
+                .then(|| Duration::from_secs(cfg.event_retention_secs)),
+            max_concurrency: usize::try_from(cfg.max_concurrency).unwrap_or(usize::MAX),
+            max_sends_per_step: usize::try_from(cfg.max_sends_per_step).unwrap_or(usize::MAX),
+            ..Default::default()
+        }
+    }
+}
+
 /// The run machinery of one server process.
 pub struct Runs {
     pub(crate) store: Arc<dyn Store>,
@@ -150,16 +168,6 @@ pub struct Runs {
     pub(crate) closed: CancellationToken,
     /// The long-term store runs reach as `ctx.store()`, each through its user's view.
     pub(crate) long_term: std::sync::OnceLock<Arc<dyn palgraph::store::Store>>,
-}
-
-/// The reason enum for a stored reason string.
-pub(crate) fn reason(s: Option<&str>) -> CancelReason {
-    match s {
-        Some("superseded") => CancelReason::Superseded,
-        Some("disconnect") => CancelReason::Disconnect,
-        Some("shutdown") => CancelReason::Shutdown,
-        _ => CancelReason::UserCancelled,
-    }
 }
 
 /// A new worker id: its connections carry it, so other processes can tell it is alive.
@@ -431,7 +439,8 @@ impl Runs {
             return;
         }
         if let Some(r) = self.running().get(&run.run_id) {
-            r.cancel.cancel(reason(run.cancel_reason.as_deref()));
+            r.cancel
+                .cancel(crate::store::cancel_reason(run.cancel_reason.as_deref()));
         }
     }
 

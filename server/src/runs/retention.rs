@@ -90,7 +90,7 @@ pub(crate) async fn terminal_of(runs: &Runs, run: &Run, seq: u64) -> Option<RunE
             },
         },
         RunState::Cancelled => Event::Cancelled {
-            reason: super::reason(run.cancel_reason.as_deref()),
+            reason: crate::store::cancel_reason(run.cancel_reason.as_deref()),
         },
         RunState::Pending | RunState::Running => return None,
     };

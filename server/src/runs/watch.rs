@@ -170,7 +170,7 @@ async fn follow_stored(
                 // Rolled back: deleted with its events (callers only watch runs they saw
                 // exist). It ended cancelled.
                 let reason = match cancel_reason.as_deref() {
-                    Some(r) => super::reason(Some(r)),
+                    Some(r) => crate::store::cancel_reason(Some(r)),
                     None => CancelReason::Superseded,
                 };
                 let ev = RunEvent {

@@ -10,7 +10,8 @@ use palgraph::Cancellation;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{reason, Running, Runs};
+use super::{Running, Runs};
+use crate::store::cancel_reason;
 use crate::store::Run;
 
 /// How often the claim loop looks for runs whose process is gone.
@@ -113,7 +114,9 @@ pub(crate) async fn heartbeat_loop(runs: Arc<Runs>) {
                         Some(r) => {
                             local.deadline = sent + runs.settings.lease;
                             if r.cancel_action.is_some() {
-                                local.cancel.cancel(reason(r.cancel_reason.as_deref()));
+                                local
+                                    .cancel
+                                    .cancel(cancel_reason(r.cancel_reason.as_deref()));
                             }
                         }
                         None => {
@@ -164,7 +167,7 @@ pub(crate) async fn watchdog_loop(runs: Arc<Runs>) {
 pub(crate) fn start(runs: &Arc<Runs>, run: Run, sent: Instant) {
     let cancel = Cancellation::new();
     if run.cancel_action.is_some() {
-        cancel.cancel(reason(run.cancel_reason.as_deref()));
+        cancel.cancel(cancel_reason(run.cancel_reason.as_deref()));
     }
     // A root span here, made the child of the span the run was created under (stored with
     // the run): the run is one trace with its request, whichever replica executes it.

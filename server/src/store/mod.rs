@@ -579,10 +579,21 @@ pub fn now_ms() -> i64 {
     palgraph::checkpoint::now_ms()
 }
 
+/// The reason a stored reason string names.
+pub(crate) fn cancel_reason(s: Option<&str>) -> palgraph::CancelReason {
+    use palgraph::CancelReason;
+    match s {
+        Some("superseded") => CancelReason::Superseded,
+        Some("disconnect") => CancelReason::Disconnect,
+        Some("shutdown") => CancelReason::Shutdown,
+        _ => CancelReason::UserCancelled,
+    }
+}
+
 /// The terminal event of a run cancelled before it started.
 pub(crate) fn cancelled_event(reason: &str) -> Value {
     serde_json::to_value(palgraph::Event::Cancelled {
-        reason: crate::runs::reason(Some(reason)),
+        reason: cancel_reason(Some(reason)),
     })
     .unwrap_or(Value::Null)
 }

@@ -1,6 +1,6 @@
 //! Scheduled runs (`/runs/crons`, `/threads/{id}/runs/crons`) in the Agent Server API's
 //! shapes: create (stateless or on a thread), search, count, update, delete; each user sees
-//! only their own. The scheduler that runs them is [`crate::crons::scheduler`].
+//! only their own. The scheduler that runs them is [`super::cron_scheduler`].
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;

@@ -16,6 +16,7 @@
 
 pub(crate) mod assistants;
 pub(crate) mod common;
+pub(crate) mod cron_scheduler;
 pub(crate) mod crons;
 pub(crate) mod history;
 pub(crate) mod models;

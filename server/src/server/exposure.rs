@@ -12,8 +12,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use super::ServeError;
 use crate::auth::AuthConfig;
-use crate::server::ServeError;
 
 /// The addresses `host` (an IP address, in brackets or not, or a name) resolves to with
 /// `port`, in the resolver's order, without repeats.

@@ -11,20 +11,31 @@ use std::time::Duration;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::{Cron, Schedule};
 use crate::api::error::ApiError;
 use crate::api::langgraph::models::CreateRun;
 use crate::api::AppState;
 use crate::auth::User;
+use crate::config::ServeConfig;
+use crate::crons::{Cron, Schedule};
 use crate::store::now_ms;
 
 /// How often a replica looks for due ticks, and how long a claim on a tick holds.
 #[derive(Clone, Copy, Debug)]
-pub struct SchedulerSettings {
+pub(crate) struct SchedulerSettings {
     /// Poll interval.
     pub poll: Duration,
     /// How long a tick's claim holds before another replica may take the tick.
     pub claim: Duration,
+}
+
+impl SchedulerSettings {
+    /// The settings `cfg` gives.
+    pub(crate) fn of(cfg: &ServeConfig) -> Self {
+        SchedulerSettings {
+            poll: Duration::from_millis(cfg.cron_poll_ms.max(10)),
+            claim: Duration::from_secs(cfg.cron_claim_secs.max(1)),
+        }
+    }
 }
 
 /// Namespace of stateless crons' thread ids (UUIDv5 of `{cron_id}:{tick}`).
@@ -58,7 +69,10 @@ pub(crate) fn spawn(state: AppState, settings: SchedulerSettings) {
 }
 
 /// Runs every due tick this replica can claim.
-async fn poll_once(state: &AppState, settings: SchedulerSettings) -> Result<(), super::CronError> {
+async fn poll_once(
+    state: &AppState,
+    settings: SchedulerSettings,
+) -> Result<(), crate::crons::CronError> {
     let claim_ms = i64::try_from(settings.claim.as_millis()).unwrap_or(i64::MAX / 2);
     for cron in state.crons.due(now_ms(), 100).await? {
         let Some(tick) = cron.next_run_at_ms else {

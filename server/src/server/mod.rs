@@ -19,6 +19,8 @@
 //! # }
 //! //! ```
 
+mod exposure;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -224,8 +226,8 @@ impl ServerBuilder {
             None => ServeConfig::from_env()?,
         };
         let auth = cfg.auth()?;
-        let addrs = crate::exposure::resolve(&cfg.host, cfg.port).await?;
-        crate::exposure::check(&addrs, &auth, cfg.trusted_user_header_behind_proxy)?;
+        let addrs = exposure::resolve(&cfg.host, cfg.port).await?;
+        exposure::check(&addrs, &auth, cfg.trusted_user_header_behind_proxy)?;
         let worker_id = crate::runs::new_worker_id();
         // The recorder first, so that what the start records (e.g. a takeover) counts.
         let recorder = cfg.metrics.then(crate::prometheus::install);
@@ -269,7 +271,7 @@ impl ServerBuilder {
         let runs = Runs::with_worker_id(
             database.store(),
             graphs.clone(),
-            cfg.run_settings(),
+            crate::runs::RunSettings::of(&cfg),
             worker_id,
         );
         runs.set_long_term_store(long_term.clone());
@@ -291,7 +293,10 @@ impl ServerBuilder {
             max_response_bytes: cfg.max_response_bytes(),
             max_batch_runs: usize::try_from(cfg.max_batch_runs).unwrap_or(usize::MAX),
         });
-        crate::crons::scheduler::spawn(state.clone(), cfg.cron_settings());
+        crate::api::langgraph::cron_scheduler::spawn(
+            state.clone(),
+            crate::api::langgraph::cron_scheduler::SchedulerSettings::of(&cfg),
+        );
         crate::api::langgraph::thread_ttl::spawn_sweeper(
             state.clone(),
             Duration::from_secs(cfg.thread_ttl_sweep_secs),
@@ -322,7 +327,7 @@ impl ServerBuilder {
                 state,
                 shutdown,
                 grace: Duration::from_secs(cfg.grace_secs),
-                limits: cfg.http_limits(),
+                limits: crate::listen::HttpLimits::of(&cfg),
             },
             listener,
         ))
