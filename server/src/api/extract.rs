@@ -42,12 +42,30 @@ fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if has_escaped_nul(bytes) {
         return Err(ApiError::Invalid(NUL_IN_BODY.into()));
     }
-    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => {
-            ApiError::Invalid(format!("invalid request body: {e}"))
+    serde_json::from_slice(bytes).map_err(|e| {
+        // serde_json calls some shape errors syntax (a number where an enum's name goes):
+        // what decides is whether the text is JSON at all.
+        let well_formed = e.classify() == serde_json::error::Category::Data
+            || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
+        if !well_formed {
+            return ApiError::Invalid(format!("malformed JSON: {e}"));
         }
-        _ => ApiError::Invalid(format!("malformed JSON: {e}")),
+        match field_of_error::<T>(bytes) {
+            Some(path) => ApiError::Invalid(format!("invalid request body: `{path}`: {e}")),
+            None => ApiError::Invalid(format!("invalid request body: {e}")),
+        }
     })
+}
+
+/// Where in a body of well-formed JSON the value that does not fit `T` is (`command.goto`),
+/// read again only for the message of a refusal; `None` for the body as a whole.
+fn field_of_error<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<String> {
+    let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let path = serde_path_to_error::deserialize::<_, T>(doc)
+        .err()?
+        .path()
+        .to_string();
+    (path != ".").then_some(path)
 }
 
 async fn body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
@@ -110,7 +128,40 @@ pub(crate) async fn reject_nul(req: Request, next: Next) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::has_escaped_nul;
+    use super::{has_escaped_nul, parse, ApiError};
+    use crate::api::langgraph::models::CreateRun;
+
+    fn refusal(body: &str) -> String {
+        match parse::<CreateRun>(body.as_bytes()) {
+            Err(ApiError::Invalid(m)) => m,
+            other => panic!("expected a refusal of {body}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_refused_body_names_the_field_that_does_not_fit() {
+        let m = refusal(r#"{"assistant_id": "a", "durability": "later"}"#);
+        assert!(
+            m.starts_with("invalid request body: `durability`: unknown variant `later`"),
+            "{m}"
+        );
+        assert!(m.contains("`sync`, `async`, `exit`"), "{m}");
+        let m = refusal(r#"{"command": {"goto": 1}, "if_not_exists": "make"}"#);
+        assert!(m.contains("`if_not_exists`: unknown variant `make`"), "{m}");
+        let m = refusal(r#"{"multitask_strategy": 3}"#);
+        assert!(
+            m.starts_with("invalid request body: `multitask_strategy`"),
+            "{m}"
+        );
+        let m = refusal(r#"{"stream_subgraphs": "yes"}"#);
+        assert!(m.contains("`stream_subgraphs`: invalid type"), "{m}");
+        // The document as a whole, and bad JSON, say so without a path.
+        assert!(refusal(r#""text""#).starts_with("invalid request body: invalid type"));
+        assert!(refusal(r#"{"a": 1} x"#).starts_with("malformed JSON: trailing characters"));
+        assert!(refusal(r#"{"a": "#).starts_with("malformed JSON"));
+        let ok = parse::<CreateRun>(br#"{"durability": "exit", "on_completion": "keep"}"#);
+        assert!(ok.is_ok(), "{ok:?}");
+    }
 
     #[test]
     fn finds_nul_escapes_and_only_them() {

@@ -126,7 +126,7 @@ async fn run_tick(state: &AppState, cron: &Cron, tick: i64, until: i64) -> Resul
     let (thread_id, stateless) = match &cron.thread_id {
         Some(t) => (t.clone(), false),
         None => {
-            req.if_not_exists = Some("create".into());
+            req.if_not_exists = Some(crate::api::langgraph::models::IfNotExists::Create);
             (tick_thread(&cron.cron_id, tick), true)
         }
     };

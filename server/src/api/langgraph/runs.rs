@@ -5,11 +5,11 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use palgraph::dynamic::DynInput;
-use palgraph::{Durability, NodeSet, Resume};
+use palgraph::{NodeSet, Resume};
 use serde_json::{json, Value};
 
-use super::common::{assistant, checkpoint_id_of, one_of, with_header, ThreadPath};
-use super::models::{CreateRun, RunOut};
+use super::common::{assistant, checkpoint_id_of, with_header, ThreadPath};
+use super::models::{CreateRun, DurabilityMode, IfNotExists, OnCompletion, RunOut};
 use super::stream::{location, spawn_cleanup, stream_response, wait_response};
 use super::translate::Mode;
 use crate::api::admission::{admit, Admit, ThreadRule};
@@ -161,21 +161,6 @@ fn check_request(state: &AppState, req: &CreateRun) -> ApiResult<(GraphEntry, Ve
     if req.webhook.as_deref().is_some_and(|w| !w.is_empty()) {
         return Err(ApiError::Invalid("webhooks are not supported".into()));
     }
-    one_of(
-        "if_not_exists",
-        req.if_not_exists.as_deref(),
-        &["reject", "create"],
-    )?;
-    one_of(
-        "on_completion",
-        req.on_completion.as_deref(),
-        &["delete", "keep"],
-    )?;
-    one_of(
-        "durability",
-        req.durability.as_deref(),
-        &["sync", "async", "exit"],
-    )?;
     let _ = (req.checkpoint_during, req.strict_resume);
     if let Some(c) = req.config.as_ref() {
         if !c.is_object() && !c.is_null() {
@@ -275,7 +260,7 @@ pub(crate) async fn start_keyed(
         stream_modes: engine_modes,
         recursion_limit,
         max_concurrency: config_count("max_concurrency"),
-        durability: req.durability.as_deref().and_then(Durability::from_name),
+        durability: req.durability.map(DurabilityMode::engine),
         context: req.context.clone().unwrap_or_default(),
         api: json!({
             "stream_mode": modes.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
@@ -290,7 +275,7 @@ pub(crate) async fn start_keyed(
         Admit {
             user,
             thread_id,
-            thread: if req.if_not_exists.as_deref() == Some("create") {
+            thread: if req.if_not_exists == Some(IfNotExists::Create) {
                 ThreadRule::CreateIfMissing
             } else {
                 ThreadRule::Existing
@@ -322,10 +307,10 @@ async fn start_stateless(state: &AppState, user: &User, req: &CreateRun) -> ApiR
         ));
     }
     let mut req = req.clone();
-    req.if_not_exists = Some("create".into());
+    req.if_not_exists = Some(IfNotExists::Create);
     let thread_id = crate::api::admission::new_thread_id();
     let run = start(state, user, &thread_id, &req).await?;
-    Ok((run, req.on_completion.as_deref() != Some("keep")))
+    Ok((run, req.on_completion != Some(OnCompletion::Keep)))
 }
 
 fn created_response(run: &Run) -> Response {

@@ -232,12 +232,12 @@ pub(crate) struct CreateRun {
     pub stream_resumable: Option<bool>,
     /// What to do when the thread is busy (default `reject`).
     pub multitask_strategy: Option<MultitaskStrategy>,
-    /// `reject` (default) or `create`.
-    pub if_not_exists: Option<String>,
+    /// A thread that does not exist: `reject` (404, the default) or `create`.
+    pub if_not_exists: Option<IfNotExists>,
     /// What a disconnect does to the run.
     pub on_disconnect: Option<OnDisconnect>,
-    /// A stateless run's thread: `delete` (default) or `keep`.
-    pub on_completion: Option<String>,
+    /// A stateless run's thread: `delete` (the default) or `keep`.
+    pub on_completion: Option<OnCompletion>,
     /// Breakpoints: stop before these nodes run (`"*"` or a list of node names).
     pub interrupt_before: Option<Value>,
     /// Breakpoints: stop after these nodes ran (`"*"` or a list of node names).
@@ -248,11 +248,55 @@ pub(crate) struct CreateRun {
     pub webhook: Option<String>,
     /// When each step's checkpoint is stored: `sync` (before the next step; the default),
     /// `async` (while it runs); `exit` is served as `async` (every step stays durable).
-    pub durability: Option<String>,
+    pub durability: Option<DurabilityMode>,
     /// Accepted, not applied.
     pub checkpoint_during: Option<bool>,
     /// Accepted, not applied.
     pub strict_resume: Option<bool>,
+}
+
+/// What a run does when its thread does not exist.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum IfNotExists {
+    /// 404.
+    #[default]
+    Reject,
+    /// The thread is created.
+    Create,
+}
+
+/// What becomes of a stateless run's thread when the run ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnCompletion {
+    /// Deleted.
+    #[default]
+    Delete,
+    /// Kept.
+    Keep,
+}
+
+/// LangGraph's names of when a step's checkpoint is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum DurabilityMode {
+    /// Before the next step begins.
+    Sync,
+    /// While the next step runs.
+    Async,
+    /// Only the last checkpoint (served as `async`: every step stays durable).
+    Exit,
+}
+
+impl DurabilityMode {
+    /// The engine's mode.
+    pub(crate) fn engine(self) -> palgraph::Durability {
+        match self {
+            DurabilityMode::Sync => palgraph::Durability::Sync,
+            DurabilityMode::Async | DurabilityMode::Exit => palgraph::Durability::Async,
+        }
+    }
 }
 
 /// `POST /runs/cancel`.
