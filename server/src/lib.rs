@@ -70,6 +70,11 @@ pub mod telemetry;
 #[cfg(test)]
 mod layers;
 
+/// The routing crates an [`Extension`]'s routes are written with, in the versions the
+/// server is built with (`palgraph_server::aide::axum::ApiRouter`).
+pub use aide;
+pub use axum;
+
 pub use api::error::{ApiError, ApiResult};
 pub use api::extract::ApiJson;
 pub use api::time::iso;
