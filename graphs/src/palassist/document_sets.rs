@@ -19,13 +19,13 @@
 
 use std::sync::Arc;
 
-use aide::axum::routing::{delete_with, get_with, post_with};
-use aide::axum::ApiRouter;
-use axum::extract::Path;
-use axum::http::StatusCode;
-use axum::{Extension, Json};
 use palgraph_nodes::documents::{is_id, DocumentError, DocumentSet, DocumentStore, Removal};
 use palgraph_nodes::DocRef;
+use palgraph_server::aide::axum::routing::{delete_with, get_with, post_with};
+use palgraph_server::aide::axum::ApiRouter;
+use palgraph_server::axum::extract::Path;
+use palgraph_server::axum::http::StatusCode;
+use palgraph_server::axum::{Extension, Json};
 use palgraph_server::{iso, ApiError, ApiJson, ApiResult, AppState, User};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -14,19 +14,21 @@
 
 use std::sync::Arc;
 
-use aide::axum::routing::{get_with, post_with};
-use aide::axum::ApiRouter;
-use aide::openapi::{MediaType, Operation, ReferenceOr, RequestBody, SchemaObject};
-use aide::OperationInput;
 use async_trait::async_trait;
-use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request};
-use axum::http::{header, StatusCode};
-use axum::{Extension, Json};
 use indexmap::IndexMap;
 use palgraph_nodes::documents::{
     seed_samples, Document, DocumentError, DocumentStore, Limits, PostgresDocumentStore,
     SqliteDocumentStore, MIGRATIONS,
 };
+use palgraph_server::aide::axum::routing::{get_with, post_with};
+use palgraph_server::aide::axum::ApiRouter;
+use palgraph_server::aide::openapi::{
+    MediaType, Operation, ReferenceOr, RequestBody, SchemaObject,
+};
+use palgraph_server::aide::OperationInput;
+use palgraph_server::axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request};
+use palgraph_server::axum::http::{header, StatusCode};
+use palgraph_server::axum::{Extension, Json};
 use palgraph_server::{
     iso, ApiError, ApiJson, ApiResult, AppState, BoxError, Database, ServeContext, User,
 };
@@ -139,7 +141,10 @@ impl<S: Send + Sync> FromRequest<S> for Upload {
 }
 
 impl OperationInput for Upload {
-    fn operation_input(ctx: &mut aide::generate::GenContext, operation: &mut Operation) {
+    fn operation_input(
+        ctx: &mut palgraph_server::aide::generate::GenContext,
+        operation: &mut Operation,
+    ) {
         let json = ctx.schema.subschema_for::<NewDocument>();
         let form = schemars::json_schema!({
             "type": "object",
