@@ -52,6 +52,10 @@ pub(crate) struct Question {
     pub(crate) context: Vec<String>,
     /// The kinds of value a good answer gives.
     pub(crate) expects: Vec<Expect>,
+    /// The amounts and shares the request states of its case ("a £75,000 payment", "9% of
+    /// new customers"): a rule that sets a figure of the same kind is likely the one that
+    /// decides it.
+    pub(crate) stated: Vec<crate::docmodel::values::Value>,
 }
 
 /// A follow-up says at most this many topic terms of its own.
@@ -285,6 +289,10 @@ pub(crate) fn read(text: &str) -> Question {
         topic,
         context: Vec::new(),
         expects: expects(&words),
+        stated: crate::docmodel::values::values(text)
+            .into_iter()
+            .filter(|v| matches!(v.unit, Unit::Money(_) | Unit::Percent))
+            .collect(),
     }
 }
 

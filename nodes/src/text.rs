@@ -42,7 +42,7 @@ few for from further had has have having he her here hers him his how i if in in
 just let like may me might more most must my myself no nor not now of off on once one only or other \
 our ours out over own per please same shall she should so some such than that the their theirs them \
 then there these they this those through to too under until up upon us very was we were what when \
-where which while who whom why will with within would yes yet you your yours i'm it's tell say says \
+where which while who whom whose why will with within would yes yet you your yours i'm it's tell say says \
 said give show know want need could would long often quickly soon many much every anything \
 something everything nothing anyone someone anybody somebody altogether \
 ve ll re don isn wasn didn doesn aren weren haven hasn couldn wouldn shouldn";

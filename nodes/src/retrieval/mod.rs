@@ -15,6 +15,7 @@ pub(crate) mod digest;
 
 use std::sync::Arc;
 
+use crate::docmodel::values::Value;
 use crate::question::Question;
 use digest::Digest;
 
@@ -26,6 +27,11 @@ const TITLE: f64 = 0.3;
 const NO_VALUE: f64 = 0.7;
 /// How much of a score depends on keeping the request's neighbouring terms together.
 const PHRASE_WEIGHT: f64 = 0.15;
+/// The factor of a sentence that sets a figure of the kind the request states of its case
+/// ("a £75,000 payment": a rule with an amount in pounds).
+const STATED_KIN: f64 = 1.25;
+/// The factor of a sentence that sets a band the request's figure falls in.
+const STATED_BAND: f64 = 2.0;
 /// A sentence's first this many terms are its subject ...
 const LEAD: usize = 5;
 /// ... and a term found later in it counts for this.
@@ -155,12 +161,19 @@ pub(crate) fn rank(digests: &[Arc<Digest>], question: &Question) -> Vec<Hit> {
         .collect();
     let needed = MIN_SHARED.min(query.len());
     // What a sentence could score at most: every term it holds counted fully.
+    // (A sentence with a band the request's figure falls in may score above its terms.)
+    let most_factor = if question.stated.is_empty() {
+        1.0
+    } else {
+        STATED_BAND
+    };
     let ceiling = |bits: u64| -> f64 {
         (0..query.len())
             .filter(|i| bits & (1 << i) != 0)
             .map(|i| weights[i])
             .sum::<f64>()
             / total
+            * most_factor
     };
     // The rare terms first: the sentences that hold one are read, each with all its terms;
     // the sentences holding only common terms ("record", "retain" in every policy) are read
@@ -256,6 +269,46 @@ thread_local! {
 }
 
 impl Scan<'_> {
+    /// Whether sentence `k` of document `d` sets a figure of the kind the request states
+    /// of its case (an amount in its currency, a share).
+    fn states_a_kin(&self, d: usize, k: usize) -> bool {
+        self.stated_factor(d, k) > 1.0
+    }
+
+    /// [`STATED_BAND`] for a sentence that sets a band the request's figure falls in ("£50,000.01
+    /// to £250,000" for a £120,000 purchase), [`STATED_KIN`] for one that sets a figure of
+    /// its kind, else 1.
+    fn stated_factor(&self, d: usize, k: usize) -> f64 {
+        let stated = &self.question.stated;
+        if stated.is_empty() {
+            return 1.0;
+        }
+        let values = self.digests[d].values(k);
+        let kin = |q: &Value, v: &Value| q.comparable(v);
+        // A band is written as one value ("two to three days") or as its two ends in turn
+        // ("£50,000.01 to £250,000").
+        let within = |q: &Value, low: &Value, high: &Value| {
+            kin(q, low)
+                && kin(q, high)
+                && low.low < high.high
+                && q.low >= low.low
+                && q.high <= high.high
+        };
+        let band = values
+            .iter()
+            .any(|v| stated.iter().any(|q| within(q, v, v)))
+            || values
+                .windows(2)
+                .any(|w| stated.iter().any(|q| within(q, &w[0], &w[1])));
+        if band {
+            STATED_BAND
+        } else if values.iter().any(|v| stated.iter().any(|q| kin(q, v))) {
+            STATED_KIN
+        } else {
+            1.0
+        }
+    }
+
     /// Zeroes the bits it set and gives its buffer back for the next ranking.
     fn release(mut self) {
         for &at in &self.touched {
@@ -341,7 +394,7 @@ impl Scan<'_> {
             if distinct < self.needed {
                 let kind = !self.question.expects.is_empty()
                     && self.question.answered_by_kinds(dg.kinds(k));
-                if !(distinct == 1 && kind) {
+                if !(distinct == 1 && (kind || self.states_a_kin(d, k))) {
                     continue;
                 }
             }
@@ -399,6 +452,7 @@ impl Scan<'_> {
         if a.framing(k) {
             score *= FRAMING;
         }
+        score *= self.stated_factor(d, k);
         score *= phrase_factor(seq, ids);
         // Among several documents, an aid's answer counts for less than a policy's.
         if self.digests.len() > 1 {
@@ -492,5 +546,28 @@ mod tests {
             "{}",
             best.text
         );
+    }
+
+    #[test]
+    fn the_band_a_stated_figure_falls_in_answers() {
+        let d = doc(
+            "p",
+            "Procurement Policy",
+            "## 3. Approval limits\n\n3.1 Every purchase must be approved by the role set out below:\n\n| Purchase value | Approver |\n|---|---|\n| Up to £5,000 | Budget holder |\n| £5,000.01 to £50,000 | Head of Department |\n| £50,000.01 to £250,000 | Chief Financial Officer |\n| Above £250,000 | Executive Committee |",
+        );
+        let a = crate::analysis::analysis(&d);
+        let q =
+            read("Whose sign-off do I need for a software licence worth £120,000 including VAT?");
+        let hits = rank(std::slice::from_ref(&a.digest), &q);
+        let best = &a.model.sentences[hits[0].sentence];
+        assert!(
+            best.text.contains("Chief Financial Officer"),
+            "{}",
+            best.text
+        );
+        // Without a figure, no row is preferred to another.
+        let q = read("Whose sign-off do I need for a software licence?");
+        let hits = rank(std::slice::from_ref(&a.digest), &q);
+        assert!(hits.len() >= 4 && (hits[0].score - hits[3].score).abs() < 1e-9);
     }
 }

@@ -298,6 +298,22 @@ pub(super) fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                 let kind = out.last().map_or(RoleKind::Approves, |r| r.kind);
                 add(&mut out, forward(i + 1), kind, negated_near(i));
             }
+            // A table's cell under an approver's column ("Approver: Chief Financial
+            // Officer"), or "the approver is X".
+            "approver" | "approvers" | "authoriser" | "authorisers" | "authorizer"
+            | "authorizers" | "signatory" | "signatories"
+                if sentence[ws[i].span.end..].starts_with(':') || matches!(next, "is" | "are") =>
+            {
+                let from = if next == "is" || next == "are" {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                let name = forward(from);
+                if name.split_whitespace().any(namey) {
+                    add(&mut out, name, RoleKind::Approves, negated_near(i));
+                }
+            }
             // "approval of X", "approval from X", "sign-off from X", "consent of X".
             "approval" | "authorisation" | "authorization" | "consent" | "sign" | "off"
                 if matches!(next, "of" | "from" | "by") =>
@@ -390,7 +406,7 @@ pub(super) fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                     [
                         "report", "declar", "escalat", "notif", "submit", "sent", "send", "refer",
                         "pass", "disclos", "provid", "forward", "return", "hand", "flag", "rais",
-                        "email", "mail",
+                        "email", "mail", "took", "take", "brought", "bring", "present",
                     ]
                     .iter()
                     .any(|s| v.starts_with(s))
@@ -540,6 +556,27 @@ mod tests {
     use crate::docmodel::rules::read;
 
     #[test]
+    fn an_approvers_column_names_who_approves() {
+        let who = |s: &str| {
+            read(s)
+                .roles
+                .into_iter()
+                .map(|r| (r.who, r.kind))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            who("Purchase value: £50,000.01 to £250,000, Approver: Chief Financial Officer"),
+            [("Chief Financial Officer".to_string(), RoleKind::Approves)]
+        );
+        assert_eq!(
+            who("For tier 1 models the approver is the Model Risk Committee."),
+            [("Model Risk Committee".to_string(), RoleKind::Approves)]
+        );
+        // An approver's duty names no one.
+        assert!(who("An approver must check the claim.").is_empty());
+    }
+
+    #[test]
     fn roles_that_approve_or_are_told() {
         let who = |s: &str| {
             read(s)
@@ -607,6 +644,10 @@ mod tests {
         assert_eq!(
             who("The Data Protection Officer was told the following afternoon."),
             [("Data Protection Officer".to_string(), RoleKind::Told, false)]
+        );
+        assert_eq!(
+            who("The product owner took the results to the PAC on 20 May."),
+            [("PAC".to_string(), RoleKind::Told, false)]
         );
     }
 

@@ -107,8 +107,18 @@ pub(crate) fn values(text: &str) -> Vec<Value> {
                         ws[i].text.as_str(),
                         "a" | "an" | "calendar" | "year" | "month"
                     );
-                let rate =
-                    i == after_value && matches!(ws[i].text.as_str(), "a" | "an") || qualifier;
+                // "more than 10 complaints ... in a calendar month": the window an amount is
+                // counted over, not a time allowed.
+                let window = i > 0
+                    && matches!(ws[i - 1].text.as_str(), "in" | "per" | "during")
+                    && matches!(ws[i].text.as_str(), "a" | "an" | "any" | "each")
+                    && matches!(v.unit, Unit::Days)
+                    && out
+                        .iter()
+                        .any(|p| matches!(p.unit, Unit::Count | Unit::Money(_) | Unit::Percent));
+                let rate = i == after_value && matches!(ws[i].text.as_str(), "a" | "an")
+                    || qualifier
+                    || window;
                 let recurring_date = i == after_value
                     && v.frequency
                     && out.last().is_some_and(|p: &Value| p.unit == Unit::Date);
@@ -196,5 +206,18 @@ mod tests {
         assert!(values("£500 of expenses and £300 of fees")
             .iter()
             .all(|v| v.unit != Unit::Percent));
+    }
+
+    #[test]
+    fn the_window_an_amount_is_counted_over_is_no_time_allowed() {
+        let units = |t: &str| values(t).into_iter().map(|v| v.unit).collect::<Vec<_>>();
+        assert_eq!(
+            units("more than 10 complaints about the product are received in a calendar month"),
+            [Unit::Count]
+        );
+        assert_eq!(
+            units("The review must be finished in a month."),
+            [Unit::Days]
+        );
     }
 }
