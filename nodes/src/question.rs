@@ -519,8 +519,21 @@ pub(crate) fn versions_asked(text: &str) -> Vec<VersionAsk> {
         return vec![VersionAsk::Previous];
     }
     let doc_nearby = words.iter().any(|w| DOC_WORDS.contains(&w.as_str()));
-    for w in &words {
-        if w.len() == 4 && w.chars().all(|c| c.is_ascii_digit()) && doc_nearby {
+    // "In November 2024", "on 4 June 2025": a date the request tells, not an edition ("the
+    // July 2024 edition", "the old January 2023 standard").
+    let a_date = |i: usize| {
+        i >= 2
+            && crate::docmodel::header::is_month(&words[i - 1])
+            && (words[i - 2]
+                .parse::<u8>()
+                .is_ok_and(|d| (1..=31).contains(&d))
+                || matches!(
+                    words[i - 2].as_str(),
+                    "in" | "on" | "since" | "by" | "during" | "until" | "till" | "after"
+                ))
+    };
+    for (i, w) in words.iter().enumerate() {
+        if w.len() == 4 && w.chars().all(|c| c.is_ascii_digit()) && doc_nearby && !a_date(i) {
             if let Ok(y) = w.parse::<u16>() {
                 if (1990..=2100).contains(&y) {
                     push(VersionAsk::Year(y), &mut out);
@@ -667,6 +680,27 @@ mod tests {
                 VersionAsk::Named(Version(vec![1, 0])),
                 VersionAsk::Named(Version(vec![2, 0]))
             ]
+        );
+    }
+
+    #[test]
+    fn a_date_the_request_tells_is_no_edition() {
+        assert!(!versions_asked(
+            "Audit how we handled an email in November 2024, against the policy in force at the time."
+        )
+        .iter()
+        .any(|a| matches!(a, VersionAsk::Year(_))));
+        assert_eq!(
+            versions_asked(
+                "On 4 June 2025 we onboarded a client: was that in line with the policy?"
+            ),
+            []
+        );
+        assert_eq!(
+            versions_asked(
+                "What did the old January 2023 classification standard say about faxes?"
+            ),
+            [VersionAsk::Year(2023)]
         );
     }
 

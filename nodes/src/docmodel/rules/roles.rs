@@ -101,6 +101,16 @@ fn by_after(lower: &[&str], from: usize) -> Option<usize> {
 }
 
 /// Whether a word can be part of a role's name.
+/// The "from" or "by" within a few words after `from` that says who gave something
+/// ("given beforehand by email from the Head of Compliance"): the last of them.
+fn from_after(lower: &[&str], from: usize) -> Option<usize> {
+    let end = (from + 6).min(lower.len());
+    (from..end)
+        .filter(|&k| matches!(lower[k], "from" | "by"))
+        .last()
+        .filter(|&k| k + 1 < lower.len() && lower[k + 1] != "email")
+}
+
 fn namey(w: &str) -> bool {
     let first = w.chars().next();
     first.is_some_and(|c| c.is_uppercase())
@@ -284,6 +294,7 @@ pub(super) fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
             // "approved by X", "authorised by X", "signed off by X", "approved in advance
             // by X", "approved in writing by X".
             "approved" | "authorised" | "authorized" | "sanctioned" | "agreed" | "signed"
+            | "okayed" | "endorsed" | "ratified"
                 if by_after(&lower, i + 1).is_some() =>
             {
                 let j = by_after(&lower, i + 1).map_or(i + 2, |b| b + 1);
@@ -325,6 +336,22 @@ pub(super) fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
                     negated_near(i),
                 );
             }
+            // "approval given beforehand by email from X": who gave it, a few words on.
+            "approval" | "authorisation" | "authorization" | "consent"
+                if matches!(next, "given" | "granted" | "obtained" | "received")
+                    && from_after(&lower, i + 2).is_some() =>
+            {
+                let j = from_after(&lower, i + 2).map_or(i + 2, |f| f + 1);
+                add(&mut out, forward(j), RoleKind::Approves, negated_near(i));
+            }
+            // "it had not been through the Financial Promotions team": reviewed and passed
+            // by them.
+            "through" if i > 0 && matches!(lower[i - 1], "been" | "gone" | "went" | "passed") => {
+                let name = forward(i + 1);
+                if name.split_whitespace().any(namey) {
+                    add(&mut out, name, RoleKind::Approves, negated_near(i));
+                }
+            }
             // "X approval", "X's approval", "X sign-off".
             "approval" | "authorisation" | "authorization" | "consent" => {
                 let name = backward(i);
@@ -335,7 +362,7 @@ pub(super) fn roles(sentence: &str, ws: &[Word]) -> Vec<Role> {
             }
             // "X approves", "X approved the move", "X signed off the directorship".
             "approves" | "approve" | "approved" | "authorises" | "authorizes" | "signed"
-            | "signs" => {
+            | "signs" | "okayed" | "okays" | "endorsed" | "ratified" => {
                 let name = backward(i);
                 if !name.is_empty() && !matches!(next, "by") {
                     let negated =
@@ -648,6 +675,18 @@ mod tests {
         assert_eq!(
             who("The product owner took the results to the PAC on 20 May."),
             [("PAC".to_string(), RoleKind::Told, false)]
+        );
+        assert_eq!(
+            who("Yesterday the Head of Trading okayed it in an email."),
+            [("Head of Trading".to_string(), RoleKind::Approves, false)]
+        );
+        assert_eq!(
+            who("He listened to the call, with approval given beforehand by email from the Head of Compliance Monitoring."),
+            [("Head of Compliance Monitoring".to_string(), RoleKind::Approves, false)]
+        );
+        assert_eq!(
+            who("The leaflet went out although it had not been through the Financial Promotions team."),
+            [("Financial Promotions team".to_string(), RoleKind::Approves, true)]
         );
     }
 
