@@ -37,6 +37,32 @@ async fn offline_model_holds_its_measured_eval_scores() {
     }
 }
 
+/// The floor of the development set's families each run alone, over its own documents and
+/// the samples (a new team's library), a little under the figure measured.
+const ALONE_FLOOR: f64 = 0.6;
+
+#[tokio::test]
+async fn the_families_alone_hold_their_measured_score() {
+    let families = EvalSet::families(EvalSet::shipped_dir().join(Part::Dev.as_str())).unwrap();
+    assert!(families.len() >= 10, "{} families", families.len());
+    let (mut passed, mut cases, mut false_meets) = (0, 0, 0);
+    for family in &families {
+        assert!(family.libraries.len() == 1 && !family.cases.is_empty());
+        let report = eval::run(family, Arc::new(OfflineLlm::new()))
+            .await
+            .unwrap();
+        passed += report.passed();
+        cases += report.cases.len();
+        false_meets += report.false_meets();
+    }
+    let share = passed as f64 / cases as f64;
+    assert!(
+        share >= ALONE_FLOOR,
+        "{passed} of {cases} cases passed, under the floor {ALONE_FLOOR}"
+    );
+    assert_eq!(false_meets, 0);
+}
+
 #[tokio::test]
 async fn the_sets_cover_every_category_over_a_library_of_sixty_documents() {
     let mut seen = HashSet::new();

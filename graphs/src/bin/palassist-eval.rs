@@ -2,12 +2,14 @@
 //! scores per category, one table per set.
 //!
 //! ```text
-//! palassist-eval [--set dev|heldout|DIR]... [--case TEXT]... [--failures] [--json FILE]
+//! palassist-eval [--set dev|heldout|DIR]... [--case TEXT]... [--alone] [--failures] [--json FILE]
 //! ```
 //!
 //! - `--set`: a shipped set (`dev`, `heldout`) or a set's folder (case files and the
 //!   library they name); repeatable; default: both shipped sets;
 //! - `--case TEXT`: only the cases whose id contains TEXT (repeatable);
+//! - `--alone`: each case file that names its family runs against that family's documents
+//!   and the samples only, as on a new team's server (one table per set, over those files);
 //! - `--failures`: print every failed check with the answer it was made on;
 //! - `--json FILE`: write every case, check and answer to FILE.
 //!
@@ -24,19 +26,44 @@ struct Args {
     sets: Vec<String>,
     cases: Vec<String>,
     failures: bool,
+    alone: bool,
     json: Option<PathBuf>,
 }
 
 const USAGE: &str =
-    "usage: palassist-eval [--set dev|heldout|DIR]... [--case TEXT]... [--failures] [--json FILE]";
+    "usage: palassist-eval [--set dev|heldout|DIR]... [--case TEXT]... [--alone] [--failures] [--json FILE]";
 
-/// The set `name` stands for: a shipped one, or a folder.
-fn load(name: &str) -> Result<EvalSet, eval::EvalError> {
+/// The folder of the set `name` stands for: a shipped one, or a folder.
+fn folder(name: &str) -> PathBuf {
     match name {
-        "dev" => EvalSet::shipped(Part::Dev),
-        "heldout" => EvalSet::shipped(Part::HeldOut),
-        dir => EvalSet::load(PathBuf::from(dir)),
+        "dev" => EvalSet::shipped_dir().join(Part::Dev.as_str()),
+        "heldout" => EvalSet::shipped_dir().join(Part::HeldOut.as_str()),
+        dir => PathBuf::from(dir),
     }
+}
+
+/// The set `name` stands for, run over its whole library, or as its families alone: one
+/// report either way.
+async fn run(
+    name: &str,
+    alone: bool,
+    llm: std::sync::Arc<dyn llm::Llm>,
+    keep: &(dyn Fn(&eval::Case) -> bool + Sync),
+) -> Result<eval::Report, eval::EvalError> {
+    let dir = folder(name);
+    if !alone {
+        return eval::run_matching(&EvalSet::load(&dir)?, llm, keep).await;
+    }
+    let mut report = eval::Report {
+        set: format!("{name}, each family alone"),
+        model: llm.describe(),
+        cases: Vec::new(),
+    };
+    for family in EvalSet::families(&dir)? {
+        let part = eval::run_matching(&family, llm.clone(), keep).await?;
+        report.cases.extend(part.cases);
+    }
+    Ok(report)
 }
 
 fn args() -> Result<Args, String> {
@@ -44,6 +71,7 @@ fn args() -> Result<Args, String> {
         sets: Vec::new(),
         cases: Vec::new(),
         failures: false,
+        alone: false,
         json: None,
     };
     let mut it = std::env::args().skip(1);
@@ -54,6 +82,7 @@ fn args() -> Result<Args, String> {
             "--case" => out.cases.push(value("--case")?),
             "--json" => out.json = Some(value("--json")?.into()),
             "--failures" => out.failures = true,
+            "--alone" => out.alone = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -87,11 +116,11 @@ async fn main() -> ExitCode {
     };
     let mut reports = Vec::new();
     for name in &names {
-        let report = match load(name) {
-            Ok(set) => eval::run_matching(&set, llm.clone(), keep).await,
-            Err(e) => Err(e),
-        };
+        let report = run(name, args.alone, llm.clone(), &keep).await;
         match report {
+            Ok(r) if args.alone && r.cases.is_empty() => {
+                eprintln!("palassist-eval: {name}: no case file names its family");
+            }
             Ok(r) => reports.push(r),
             Err(e) => {
                 eprintln!("palassist-eval: {name}: {e}");

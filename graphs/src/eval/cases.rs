@@ -2,14 +2,16 @@
 //! order); each file holds cases and names the library its cases run against, a folder of
 //! documents (every `.md` and `.txt` under it, uploaded the way the server uploads a file
 //! and titled the same way) that the user has besides the sample documents. The shipped
-//! sets, `graphs/eval/dev` and `graphs/eval/heldout`, share `graphs/eval/library`. A case
-//! is one conversation (one thread): turns the user sends, the answers to any prompt
+//! sets, `graphs/eval/dev` and `graphs/eval/heldout`, share `graphs/eval/library`. A file may
+//! also name its `family`, the folder of the documents its cases are about, to be run
+//! against those alone ([`EvalSet::families`]). A case is one conversation (one thread): turns the user sends, the answers to any prompt
 //! PalAssist raises, and what the answer of a turn must and must not say.
 //!
 //! ```json
 //! {
 //!   "about": "what these cases are",
 //!   "library": "../library",
+//!   "family": "../library/dev/k",
 //!   "cases": [{
 //!     "id": "inquire-emails-plural",
 //!     "category": "inquire",
@@ -55,6 +57,11 @@ struct CaseFile {
     /// The library folder, relative to the file (none: the samples alone).
     #[serde(default)]
     library: Option<String>,
+    /// The documents its cases are about, a folder relative to the file: run alone
+    /// ([`EvalSet::families`]), its cases meet these and the samples only, as on a new
+    /// team's server.
+    #[serde(default)]
+    family: Option<String>,
     cases: Vec<Case>,
 }
 
@@ -101,41 +108,10 @@ impl EvalSet {
     /// [`EvalError::Read`] or [`EvalError::Parse`].
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, EvalError> {
         let dir = dir.as_ref();
-        let read_dir = |path: &Path| {
-            std::fs::read_dir(path).map_err(|source| EvalError::Read {
-                path: path.to_path_buf(),
-                source,
-            })
-        };
-        let mut files: Vec<PathBuf> = read_dir(dir)?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        files.sort();
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut set = EvalSet {
-            name,
-            about: Vec::new(),
-            libraries: Vec::new(),
-            cases: Vec::new(),
-        };
-        for path in files {
-            let text = std::fs::read_to_string(&path).map_err(|source| EvalError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            let file: CaseFile =
-                serde_json::from_str(&text).map_err(|source| EvalError::Parse {
-                    path: path.clone(),
-                    source,
-                })?;
+        let mut set = EvalSet::empty(set_name(dir));
+        for (_, file) in case_files(dir)? {
             if let Some(library) = file.library {
-                let library = dir.join(library);
-                let library = library.canonicalize().unwrap_or(library);
+                let library = folder(dir, &library);
                 if !set.libraries.contains(&library) {
                     set.libraries.push(library);
                 }
@@ -146,6 +122,44 @@ impl EvalSet {
             set.cases.extend(file.cases);
         }
         Ok(set)
+    }
+
+    /// The files of the set in folder `dir` that name their family's documents, each as a
+    /// set of its own over those documents alone (and the samples): what a team whose
+    /// library is that family meets, where the whole set's library makes every question
+    /// choose among many more documents. Files without a family are left out.
+    ///
+    /// # Errors
+    /// As [`EvalSet::load`].
+    pub fn families(dir: impl AsRef<Path>) -> Result<Vec<Self>, EvalError> {
+        let dir = dir.as_ref();
+        let mut out = Vec::new();
+        for (path, file) in case_files(dir)? {
+            let Some(family) = file.family else {
+                continue;
+            };
+            let stem = path
+                .file_stem()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let mut set = EvalSet::empty(format!("{}/{stem}", set_name(dir)));
+            set.libraries.push(folder(dir, &family));
+            if !file.about.is_empty() {
+                set.about.push(file.about);
+            }
+            set.cases = file.cases;
+            out.push(set);
+        }
+        Ok(out)
+    }
+
+    fn empty(name: String) -> Self {
+        EvalSet {
+            name,
+            about: Vec::new(),
+            libraries: Vec::new(),
+            cases: Vec::new(),
+        }
     }
 
     /// A set shipped with this crate (`graphs/eval/dev`, `graphs/eval/heldout`).
@@ -160,6 +174,48 @@ impl EvalSet {
     pub fn shipped_dir() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("eval")
     }
+}
+
+/// A set's name: its folder's.
+fn set_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A folder a case file names, relative to the set's folder.
+fn folder(dir: &Path, relative: &str) -> PathBuf {
+    let path = dir.join(relative);
+    path.canonicalize().unwrap_or(path)
+}
+
+/// The case files of the set in folder `dir`, in name order.
+fn case_files(dir: &Path) -> Result<Vec<(PathBuf, CaseFile)>, EvalError> {
+    let read_dir = |path: &Path| {
+        std::fs::read_dir(path).map_err(|source| EvalError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let mut files: Vec<PathBuf> = read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(|source| EvalError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let file: CaseFile = serde_json::from_str(&text).map_err(|source| EvalError::Parse {
+            path: path.clone(),
+            source,
+        })?;
+        out.push((path, file));
+    }
+    Ok(out)
 }
 
 /// What a case exercises.

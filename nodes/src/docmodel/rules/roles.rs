@@ -106,8 +106,8 @@ fn by_after(lower: &[&str], from: usize) -> Option<usize> {
 fn from_after(lower: &[&str], from: usize) -> Option<usize> {
     let end = (from + 6).min(lower.len());
     (from..end)
-        .filter(|&k| matches!(lower[k], "from" | "by"))
-        .last()
+        .rev()
+        .find(|&k| matches!(lower[k], "from" | "by"))
         .filter(|&k| k + 1 < lower.len() && lower[k + 1] != "email")
 }
 
