@@ -271,6 +271,7 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 "this" | "that" | "it" | "these" | "our" | "my" | "we" | "they" | "the"
             )
         }) && within(i, 5, &AUDIT_JUDGEMENTS)
+            && !asks_permission(&words, i)
         {
             note(i, Action::Audit);
         }
@@ -314,6 +315,20 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
     }
     found.sort_by_key(|(pos, _)| *pos);
     found.into_iter().map(|(_, a)| a).collect()
+}
+
+/// Whether the judgement after word `i` asks leave for something to do ("are we allowed to
+/// charge clients", "would we be allowed to put out a statement", "is it OK to"), a
+/// question of what the rules permit, not a judgement of a practice told ("is this
+/// allowed?").
+fn asks_permission(words: &[String], i: usize) -> bool {
+    let end = words.len().min(i + 6);
+    (i + 1..end).any(|j| {
+        matches!(
+            words[j].as_str(),
+            "allowed" | "permitted" | "ok" | "okay" | "fine" | "acceptable"
+        ) && words.get(j + 1).is_some_and(|n| n == "to")
+    })
 }
 
 /// How many sentences a text has.

@@ -488,6 +488,18 @@ mod tests {
             &[],
         );
         assert_ne!(d.action, Action::Audit);
+        // Asking leave for something to do is a question of what the rules permit.
+        for message in [
+            "How much research spend are we allowed to charge clients each year through the research payment account?",
+            "When would we be allowed to put out a press statement about a breach instead of writing to each customer, and who has to agree to it?",
+        ] {
+            assert_eq!(intent(message, &[]).action, Action::Inquire, "{message}");
+        }
+        let d = intent(
+            "Is this allowed? We paid the introducer a 5% commission.",
+            &[],
+        );
+        assert_eq!(d.action, Action::Audit);
     }
 
     #[test]
