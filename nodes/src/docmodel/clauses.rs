@@ -296,6 +296,34 @@ fn comma_clause(text: &str) -> Option<usize> {
             && (after.get(1).is_some_and(modal)
                 || after.get(2).is_some_and(modal)
                     && !after.get(1).is_some_and(|w| crate::text::is_stopword(w)));
+        // "Eleven days later, on Friday 31 January, we paid ...": what comes before tells
+        // only when; it belongs to the act after it.
+        let head = next_words(&text[..i], 64);
+        let tells_when = head.first().is_some_and(|w| {
+            matches!(
+                w.as_str(),
+                "on" | "at"
+                    | "in"
+                    | "by"
+                    | "after"
+                    | "before"
+                    | "during"
+                    | "within"
+                    | "since"
+                    | "until"
+                    | "later"
+                    | "that"
+                    | "next"
+                    | "last"
+                    | "early"
+                    | "late"
+                    | "the"
+            ) || crate::docmodel::values::number_word(w).is_some()
+                || crate::docmodel::header::is_month(w)
+        });
+        if tells_when && !head.iter().any(verb) {
+            continue;
+        }
         if (subject && after[1..].iter().take(3).any(verb))
             || bare_subject
             || (crate::vocabulary::is_past_form(first) && !first.ends_with("ly"))

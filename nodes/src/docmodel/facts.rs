@@ -461,6 +461,13 @@ mod tests {
         ));
         assert_eq!(f[3].reading.roles[0].kind, RoleKind::Approves);
         assert_eq!(f[3].reading.roles[0].who, "COO");
+        // What tells only when belongs to the act after it.
+        assert_eq!(
+            clauses(
+                "Eleven days later, on Friday 31 January, we paid the introducer a fee of £12,000."
+            ),
+            ["Eleven days later, on Friday 31 January, we paid the introducer a fee of £12,000."]
+        );
         let f = clauses("We reassess our critical vendors every eighteen months, our payroll vendor has two days to tell us, and the CEO, the CFO and the Board approve it.");
         assert_eq!(
             f,

@@ -29,6 +29,7 @@ use std::ops::Range;
 mod compare;
 mod dates;
 mod numbers;
+pub(crate) use numbers::number_word;
 mod parse;
 mod relative;
 mod unit_words;

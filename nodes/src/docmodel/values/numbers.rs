@@ -34,7 +34,7 @@ const TENS: [&str; 8] = [
 
 /// A number written as one word: digits ("1,000", "4.5", "12th"), or a number word up to
 /// ninety-nine ("seven", "twenty"), "a dozen" counted by its noun.
-pub(super) fn number_word(w: &str) -> Option<f64> {
+pub(crate) fn number_word(w: &str) -> Option<f64> {
     if let Some(i) = ONES.iter().position(|o| *o == w) {
         return Some(i as f64);
     }

@@ -386,7 +386,20 @@ pub(super) fn value_at(text: &str, ws: &[Word], i: usize) -> Option<(Value, usiz
             return Some((make(Unit::Count, lo, hi, "count", lo, end, false), end));
         }
     }
-    if !is_year && noun_like && !w.contains('.') && !one_of {
+    // "SOC 2 Type II", "ISO 27001 Certificate", "Tier 2 Model": a number in a name, not a
+    // count (an acronym before it, or a capitalised word after it).
+    let in_a_name = {
+        let raw = |k: usize| {
+            ws.get(k)
+                .and_then(|x| text.get(x.span.clone()))
+                .unwrap_or("")
+        };
+        let before = if i > 0 { raw(i - 1) } else { "" };
+        let after = raw(j);
+        (before.len() >= 2 && before.chars().all(|c| c.is_ascii_uppercase()))
+            || after.starts_with(|c: char| c.is_uppercase())
+    };
+    if !is_year && noun_like && !w.contains('.') && !one_of && !in_a_name {
         // The whole noun: "two pre-clearances".
         let mut end = j + 1;
         while end < ws.len() && text.get(ws[end - 1].span.end..ws[end].span.start) == Some("-") {

@@ -390,6 +390,11 @@ pub(super) fn check<'a>(
                 !r.terms().is_empty() && from_event.is_none() && positional.is_none()
             }
             (Some(a), Some(r)) => !same_event(a.terms(), r.terms()),
+            // "within three business days of a reminder" against "acknowledge ... within 5
+            // business days", counted from being told: an event the rule does not name.
+            (Some(Anchor::After(t)), None) => {
+                !t.is_empty() && !t.iter().any(|x| rule.words.contains(x))
+            }
             _ => false,
         };
         if let Some(row) = other_case {

@@ -145,7 +145,12 @@ pub(crate) fn audit(request: &AnswerRequest) -> String {
             *df.entry(t.as_str()).or_default() += 1;
         }
     }
-    let idf = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0) as f64)).ln();
+    // A term no rule has (a name, a date of the practice) cannot tell rules apart: it
+    // weighs like the commonest, not the rarest.
+    let idf = |t: &str| match df.get(t).copied().unwrap_or(0) {
+        0 => (1.0 + n / (1.0 + n)).ln(),
+        d => (1.0 + n / (1.0 + d as f64)).ln(),
+    };
 
     // Whether the practice's case is a table row's: for a band of values, every value of
     // the practice of the band's kind inside it, or every one outside it; for a named case,
