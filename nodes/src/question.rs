@@ -79,6 +79,12 @@ pub(crate) fn for_documents(
     // Names that fit one of them ("the AML policy").
     for r in crate::references::find(text) {
         if let crate::references::Reference::Named { name, .. } = r {
+            // "the current operational resilience policy": which version is not its name.
+            let name: Vec<&str> = name
+                .split_whitespace()
+                .filter(|w| !crate::version_words::is_version_word(w))
+                .collect();
+            let name = name.join(" ");
             if !crate::title_match::match_name(&name, docs).is_empty() {
                 naming.extend(crate::text::terms(&name));
             }
@@ -289,11 +295,42 @@ pub(crate) fn read(text: &str) -> Question {
         topic,
         context: Vec::new(),
         expects: expects(&words),
-        stated: crate::docmodel::values::values(text)
-            .into_iter()
-            .filter(|v| matches!(v.unit, Unit::Money(_) | Unit::Percent))
-            .collect(),
+        stated: stated(text),
     }
+}
+
+/// The amounts and shares `text` states of its case; one said as a bound ("a claim of more
+/// than five thousand pounds") is the open range it bounds.
+fn stated(text: &str) -> Vec<crate::docmodel::values::Value> {
+    let lower = text.to_lowercase();
+    crate::docmodel::values::values(text)
+        .into_iter()
+        .filter(|v| matches!(v.unit, Unit::Money(_) | Unit::Percent))
+        .map(|mut v| {
+            let before = lower.get(..v.span.start).unwrap_or("").trim_end();
+            let ends = |words: &[&str]| words.iter().any(|w| before.ends_with(w));
+            if ends(&[
+                "more than",
+                "over",
+                "above",
+                "exceeding",
+                "at least",
+                "greater than",
+            ]) {
+                v.high = f64::INFINITY;
+            } else if ends(&[
+                "less than",
+                "under",
+                "below",
+                "up to",
+                "at most",
+                "no more than",
+            ]) {
+                v.low = f64::NEG_INFINITY;
+            }
+            v
+        })
+        .collect()
 }
 
 fn expects(words: &[String]) -> Vec<Expect> {
@@ -681,6 +718,22 @@ mod tests {
                 VersionAsk::Named(Version(vec![2, 0]))
             ]
         );
+    }
+
+    #[test]
+    fn the_words_that_name_the_document_are_not_its_topic() {
+        let docs = [crate::state::DocRef {
+            id: "a".into(),
+            title: "Operational Resilience and Important Business Services Policy v2.0".into(),
+        }];
+        let q = for_documents(
+            "Under the current operational resilience policy, who can grant an exception to it?",
+            &docs,
+            None,
+        );
+        let t = |w: &str| crate::vocabulary::term(w);
+        assert!(!q.topic.contains(&t("operational")) && !q.topic.contains(&t("resilience")));
+        assert!(q.topic.contains(&t("exception")));
     }
 
     #[test]

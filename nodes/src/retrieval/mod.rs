@@ -565,6 +565,13 @@ mod tests {
             "{}",
             best.text
         );
+        // A figure said as a bound falls in no band.
+        let q = read("Whose sign-off do I need for a licence of more than £50,000?");
+        assert!(q.stated[0].high.is_infinite());
+        let hits = rank(std::slice::from_ref(&a.digest), &q);
+        assert!(!a.model.sentences[hits[0].sentence]
+            .text
+            .contains("Head of Department"));
         // Without a figure, no row is preferred to another.
         let q = read("Whose sign-off do I need for a software licence?");
         let hits = rank(std::slice::from_ref(&a.digest), &q);
