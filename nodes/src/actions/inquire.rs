@@ -95,9 +95,26 @@ fn best_clauses(analyses: &[Arc<Analysis>], q: &Question, limit: usize) -> Vec<P
     let mut hits = retrieval::rank(&digests, q);
     through_label(analyses, q, &mut hits);
     for hit in hits {
-        let p = &analyses[hit.doc].passages[hit.clause];
+        let all = &analyses[hit.doc].passages;
+        let p = &all[hit.clause];
         if out.iter().any(|c| c.doc_id == p.doc_id && c.text == p.text) {
             continue;
+        }
+        // "A lost laptop must be reported within the same 1 hour": read with the clause
+        // before it in its section, which says to whom and from when.
+        let before = hit
+            .clause
+            .checked_sub(1)
+            .map(|k| &all[k])
+            .filter(|b| {
+                refers_back(&p.text) && section_of(b).is_some() && section_of(b) == section_of(p)
+            })
+            .filter(|b| !out.iter().any(|c| c.doc_id == b.doc_id && c.text == b.text));
+        if let Some(b) = before {
+            out.push(Passage {
+                score: hit.score,
+                ..b.clone()
+            });
         }
         out.push(Passage {
             score: hit.score,
@@ -108,6 +125,35 @@ fn best_clauses(analyses: &[Arc<Analysis>], q: &Question, limit: usize) -> Vec<P
         }
     }
     out
+}
+
+/// A passage's section heading without its clause number ("Reporting an incident" of
+/// "§3.2 Reporting an incident").
+fn section_of(p: &Passage) -> Option<&str> {
+    let h = p.heading.as_deref()?;
+    Some(match h.split_once(' ') {
+        Some((number, rest)) if number.starts_with('§') => rest,
+        _ => h,
+    })
+}
+
+/// Whether a clause leans on the one before it for what it means ("within the same 1
+/// hour", "This must be done ...", "Such a request ...").
+fn refers_back(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    let first = lower.split_whitespace().next().unwrap_or("");
+    lower.contains(" the same ")
+        && !lower.contains(" the same as ")
+        && lower
+            .split(" the same ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|w| {
+                w.chars().next().is_some_and(|c| c.is_ascii_digit())
+                    || crate::docmodel::values::number_word(w).is_some()
+                    || matches!(w, "deadline" | "period" | "time" | "way" | "process")
+            })
+        || matches!(first, "this" | "these" | "such" | "it" | "they")
 }
 
 fn prepare(input: &Inputs<'_>) -> Prepared {
@@ -196,6 +242,26 @@ pub async fn inquire(
 mod tests {
     use super::*;
     use crate::documents::test_doc as doc;
+
+    #[test]
+    fn a_clause_that_leans_on_the_one_before_is_read_with_it() {
+        let d = doc(
+            "s",
+            "Security Policy",
+            "## 3. Reporting an incident\n\n3.1 Anyone who suspects an incident must report it to the SOC within 1 hour of becoming aware of it.\n\n3.2 A lost or stolen laptop must be reported within the same 1 hour, even outside working hours.\n\n## 4. Leavers\n\n4.1 A leaver's laptop must be returned on the last working day.",
+        );
+        let a = vec![crate::analysis::analysis(&d)];
+        let q = crate::question::read(
+            "I lost my work laptop last night. How quickly must I report it?",
+        );
+        let best = best_clauses(&a, &q, 3);
+        let at = |t: &str| best.iter().position(|p| p.text.contains(t));
+        assert!(at("the same 1 hour").is_some(), "{best:?}");
+        assert_eq!(at("to the SOC").map(|k| k + 1), at("the same 1 hour"));
+        assert!(!refers_back(
+            "A leaver's laptop must be returned on the last working day."
+        ));
+    }
 
     #[test]
     fn a_case_described_in_other_words_is_answered_by_the_rule_said_of_its_label() {
