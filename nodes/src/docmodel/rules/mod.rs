@@ -30,12 +30,14 @@ mod anchors;
 mod bindings;
 mod modality;
 mod roles;
+mod same_role;
 
 pub(crate) use actions::actions;
 pub(crate) use anchors::Anchor;
 pub(crate) use bindings::Binding;
 pub(crate) use modality::Modality;
-pub(crate) use roles::{same_role, Role, RoleKind};
+pub(crate) use roles::{Role, RoleKind};
+pub(crate) use same_role::same_role;
 
 use anchors::{anchor, before_without_figure};
 use bindings::{binding, in_condition, CONDITION_OPENERS};
