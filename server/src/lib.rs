@@ -78,6 +78,7 @@ pub use axum;
 pub use api::error::{ApiError, ApiResult};
 pub use api::extract::ApiJson;
 pub use api::time::iso;
+pub use api::web::{WebModule, WebModuleError};
 pub use api::AppState;
 pub use auth::{User, LOCAL_USER};
 pub use config::ServeConfig;

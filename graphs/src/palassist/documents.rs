@@ -415,6 +415,10 @@ impl palgraph_server::Extension for Documents {
         Ok(())
     }
 
+    fn web(&self) -> Option<palgraph_server::WebModule> {
+        Some(super::web::module())
+    }
+
     fn routes(&self, ctx: &ServeContext) -> ApiRouter<AppState> {
         let store = self.store(&ctx.database);
         ApiRouter::new()

@@ -28,6 +28,7 @@
 pub mod chat;
 pub mod document_sets;
 pub mod documents;
+mod web;
 
 use std::sync::Arc;
 

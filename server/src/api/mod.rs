@@ -233,11 +233,14 @@ fn system_routes() -> ApiRouter<AppState> {
 
 /// Every route documented: the system's, the chat contract's, the LangGraph API's, the
 /// page's, and `extra` (a graph's own, e.g. PalAssist's documents).
-pub(crate) fn documented_routes(extra: Vec<ApiRouter<AppState>>) -> ApiRouter<AppState> {
+pub(crate) fn documented_routes(
+    extra: Vec<ApiRouter<AppState>>,
+    page: Arc<web::Page>,
+) -> ApiRouter<AppState> {
     let mut api = system_routes()
         .merge(chat_routes())
         .merge(langgraph::routes())
-        .merge(web::routes())
+        .merge(web::routes(page))
         .merge(metrics::routes());
     for r in extra {
         api = api.merge(r);
@@ -281,15 +284,17 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 
 /// The router with every endpoint, its OpenAPI document, and its layers.
 ///
-/// `rate` limits each client's requests (none: unlimited).
+/// `page` is the chat page with the extensions' modules; `rate` limits each client's
+/// requests (none: unlimited).
 pub(crate) fn router(
     state: AppState,
     extra: Vec<ApiRouter<AppState>>,
+    page: Arc<web::Page>,
     cors_origins: &[String],
     rate: Option<crate::config::RequestRate>,
 ) -> Router {
     let mut doc = OpenApi::default();
-    let app = documented_routes(extra).finish_api_with(&mut doc, openapi::frame);
+    let app = documented_routes(extra, page).finish_api_with(&mut doc, openapi::frame);
     openapi::add_graph_schemas(&mut doc, &state.graphs);
     for (method, path) in openapi::undocumented(&doc) {
         tracing::warn!(%method, %path, "a route has no summary in the OpenAPI document");
@@ -334,7 +339,7 @@ mod tests {
 
     #[test]
     fn every_route_has_a_summary() {
-        let doc = document(documented_routes(Vec::new()));
+        let doc = document(documented_routes(Vec::new(), Arc::default()));
         assert_eq!(openapi::undocumented(&doc), Vec::<(String, String)>::new());
         let operations: usize = doc
             .paths

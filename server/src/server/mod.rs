@@ -31,6 +31,7 @@ use palgraph::checkpoint::Checkpointer;
 use palgraph::{CompiledGraph, State};
 use tokio_util::sync::CancellationToken;
 
+use crate::api::web::WebModule;
 use crate::api::{router, AppParts, AppState};
 use crate::auth::{AuthSettingError, LOCAL_USER};
 use crate::config::ServeConfig;
@@ -105,7 +106,8 @@ pub struct ServeContext {
 }
 
 /// Something a graph brings besides itself: start-up work on the database (migrations,
-/// seed data) and routes of its own.
+/// seed data), routes of its own, and a part of the chat page (panels, `@` mentions, a
+/// citation viewer).
 #[async_trait]
 pub trait Extension: Send + Sync + 'static {
     /// Its name (in errors).
@@ -119,6 +121,12 @@ pub trait Extension: Send + Sync + 'static {
     /// Its routes (registered documented; they see the server's `AppState` and `User`).
     fn routes(&self, _ctx: &ServeContext) -> ApiRouter<AppState> {
         ApiRouter::new()
+    }
+
+    /// Its part of the chat page: JavaScript modules and style sheets served at
+    /// `/ext/{id}/{file}`, whose entry the page imports at start (see [`WebModule`]).
+    fn web(&self) -> Option<WebModule> {
+        None
     }
 }
 
@@ -303,6 +311,12 @@ impl ServerBuilder {
         );
         let routes: Vec<ApiRouter<AppState>> =
             self.extensions.iter().map(|e| e.routes(&ctx)).collect();
+        let page =
+            crate::api::web::Page::new(self.extensions.iter().filter_map(|e| e.web()).collect())
+                .map_err(|e| ServeError::Registration {
+                    what: "the extensions' web modules".into(),
+                    source: Box::new(e),
+                })?;
         let listener = tokio::net::TcpListener::bind(&addrs[..]).await?;
         let addr = listener.local_addr()?;
         let health = match cfg.health_port {
@@ -321,6 +335,7 @@ impl ServerBuilder {
                 app: router(
                     state.clone(),
                     routes,
+                    Arc::new(page),
                     &cfg.cors_origins(),
                     cfg.request_rate(),
                 ),

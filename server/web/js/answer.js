@@ -8,7 +8,7 @@ import { confidenceLevel, madeBy, usage } from './contract.js';
 import { h } from './dom.js';
 import { linkCitations, markdownFragment } from './markdown.js';
 import { mergeNotices, splitNotices } from './notices.js';
-import { openCitation } from './viewer.js';
+import { added } from './extensions.js';
 
 const INTERRUPTED = {
   superseded: 'Response interrupted: another tab or client took over',
@@ -32,7 +32,7 @@ export class Answer {
     this.textNotices = notices;
     this.renderNotices();
     this.content.replaceChildren(markdownFragment(body, streaming));
-    linkCitations(this.content, citations, (c) => openCitation(c));
+    linkCitations(this.content, citations, added.citationOpener);
     this.root.classList.toggle('streaming', !!streaming);
     this.root.setAttribute('aria-busy', streaming ? 'true' : 'false');
   }
@@ -62,20 +62,14 @@ export class Answer {
       const ol = h(
         'ol',
         null,
-        citations.map((c) =>
-          h(
-            'li',
-            { value: c.marker },
-            h(
-              'button',
-              { type: 'button', class: 'source-open', 'aria-label': `Open source ${c.marker}, ${c.title || c.doc_id}, at the cited passage`, onclick: () => openCitation(c) },
-              h('span', { class: 'source-title', text: c.title || c.doc_id }),
-              ': “',
-              c.quote || '',
-              '”',
-            ),
-          ),
-        ),
+        citations.map((c) => {
+          const open = added.citationOpener;
+          const parts = [h('span', { class: 'source-title', text: c.title || c.doc_id }), ': “', c.quote || '', '”'];
+          const source = open
+            ? h('button', { type: 'button', class: 'source-open', 'aria-label': `Open source ${c.marker}, ${c.title || c.doc_id}, at the cited passage`, onclick: () => open(c) }, ...parts)
+            : h('span', { class: 'source-text' }, ...parts);
+          return h('li', { value: c.marker }, source);
+        }),
       );
       this.root.append(h('details', { class: 'citations' }, h('summary', { text: `Sources (${citations.length})` }), ol));
     }

@@ -14,9 +14,3 @@ export const BACKOFF_MAX_MS = 30000;
 export const TOKEN_KEY = 'palgraph_token';
 /** No byte for this long counts as a dropped stream (localStorage `palgraph_idle_timeout_ms`). */
 export const IDLE_TIMEOUT_MS = positive(localStorage.getItem('palgraph_idle_timeout_ms')) || 30000;
-/** The welcome screen's examples: each answers as written with the sample documents. */
-export const EXAMPLES = [
-  'What is the data retention period for customer records?',
-  'Summarize the AML policy',
-  'Compare the Data Retention Policy 2023 with the Data Retention Policy 2024',
-];

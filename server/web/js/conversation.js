@@ -4,10 +4,9 @@
 import { api } from './api.js';
 import { Answer } from './answer.js';
 import { updateComposer } from './composer.js';
-import { EXAMPLES } from './config.js';
 import { h, scrollToEnd, ui } from './dom.js';
-import { editor } from './editor.js';
-import { assistantName, hasPanel } from './graphs.js';
+import { extensionWelcome } from './extensions.js';
+import { assistantName } from './graphs.js';
 import { hideError, showError } from './errors.js';
 import { hideNotice } from './notice.js';
 import { detach } from './live.js';
@@ -40,36 +39,12 @@ function renderHistory(hist) {
   scrollToEnd();
 }
 
+// An extension's welcome for the graph, or the graph's name and description.
 function welcome() {
-  if (!hasPanel('documents')) {
-    const g = state.graph || {};
-    ui.messages.append(
-      h('div', { class: 'welcome' }, h('h2', { text: `Chat with ${assistantName()}` }), g.description ? h('p', { text: g.description }) : null),
-    );
-    return;
-  }
+  const g = state.graph || {};
   ui.messages.append(
-    h(
-      'div',
-      { class: 'welcome' },
-      h('h2', { text: 'Ask PalAssist about your compliance documents' }),
-      h('p', { text: 'It finds the documents you mean, asks when unsure, and cites what it quotes. Try one of these:' }),
-      h(
-        'div',
-        { class: 'examples' },
-        EXAMPLES.map((x) =>
-          h('button', {
-            type: 'button',
-            class: 'button example',
-            text: x,
-            onclick: () => {
-              editor.setText(x);
-              ui.editor.focus();
-            },
-          }),
-        ),
-      ),
-    ),
+    extensionWelcome() ||
+      h('div', { class: 'welcome' }, h('h2', { text: `Chat with ${assistantName()}` }), g.description ? h('p', { text: g.description }) : null),
   );
 }
 

@@ -36,7 +36,7 @@ export const editor = {
           if (n.classList.contains('mention') && n.dataset.id) {
             // A set mention carries `kind: "set"` (README, "The chat contract").
             const attrs = { id: n.dataset.id, label: n.dataset.label };
-            if (n.dataset.kind === 'set') attrs.kind = 'set';
+            if (n.dataset.kind) attrs.kind = n.dataset.kind;
             para().push({ type: 'mention', attrs });
             text += `@${attrs.label}`;
             if (!mentions.some((m) => m.id === attrs.id)) mentions.push(attrs);
@@ -97,8 +97,8 @@ export const editor = {
    */
   insertMention(doc, q) {
     const dataset = { id: doc.id, label: doc.title };
-    if (doc.kind === 'set') dataset.kind = 'set';
-    const cls = doc.kind === 'set' ? 'mention set-mention' : 'mention';
+    if (doc.kind) dataset.kind = doc.kind;
+    const cls = doc.kind ? `mention ${doc.kind}-mention` : 'mention';
     const chip = h('span', { class: cls, contenteditable: 'false', dataset, text: `@${doc.title}` });
     const space = document.createTextNode('\u00a0');
     const range = document.createRange();

@@ -7,6 +7,7 @@ import { Answer } from './answer.js';
 import { updateComposer } from './composer.js';
 import { reloadThread, showMissingMessages } from './conversation.js';
 import { scrollToEnd, ui } from './dom.js';
+import { responded } from './extensions.js';
 import { end } from './live.js';
 import { readable } from './errors.js';
 import { addErrorLine } from './messages.js';
@@ -37,6 +38,7 @@ export function onEvent(live, ev) {
       break;
     case 'response':
       finishResponse(live, d);
+      responded(d);
       break;
     case 'interrupt':
       finishInterrupt(live, d);

@@ -1,13 +1,14 @@
 // The chat graphs the server serves (GET /chat/graphs) and the one this page talks to.
 //
-// The page works for any graph that speaks the chat contract. PalAssist's panels (documents,
-// document sets, @mentions, the action and web-search fields) show only when the graph
-// asks for them (`panels`). With more than one chat graph a picker appears above the
+// The page works for any graph that speaks the chat contract. The panels extensions add
+// (PalAssist's documents and document sets), @mentions and PalAssist's action and
+// web-search fields show only when the graph asks for them (`panels`). With more than one chat graph a picker appears above the
 // conversations; the choice is kept in localStorage (`palgraph_graph`) and `?graph=<id>`
 // in the URL picks one directly. Conversations are listed per graph.
 
 import { api } from './api.js';
 import { DEFAULT_PLACEHOLDER, ui } from './dom.js';
+import { added } from './extensions.js';
 import { state } from './state.js';
 
 const GRAPH_KEY = 'palgraph_graph';
@@ -32,8 +33,7 @@ export function defaultPlaceholder() {
 /** Shows the panels and fields the current graph needs, and names it. */
 function apply() {
   const docs = hasPanel('documents');
-  document.querySelector('.docs-panel').hidden = !docs;
-  document.querySelector('.sets-panel').hidden = !hasPanel('document_sets');
+  for (const p of added.panels) p.element.hidden = !hasPanel(p.name);
   for (const el of [ui.action.closest('.field'), ui.web.closest('.field')]) el.hidden = !docs;
   ui.editor.dataset.placeholder = defaultPlaceholder();
   document.querySelector('.brand').firstChild.textContent = `${assistantName()} `;

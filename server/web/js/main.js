@@ -10,8 +10,8 @@
 //   resumes a dropped stream exactly where it stopped;
 // - POST /threads/{thread}/cancel stops a run; POST /threads/search lists conversations,
 //   PATCH /threads/{thread} renames one (metadata.title), DELETE /threads/{thread} deletes it;
-// - GET/POST /documents lists and uploads documents, GET /documents/{id} shows one (the
-//   document viewer, also opened by citations), DELETE /documents/{id} deletes one.
+// - extensions add to the page through page.js (extensions.js imports their modules at
+//   start): PalAssist's documents, document sets and document viewer are one.
 //
 // Behaviour worth knowing:
 // - PalReasoning: each status line stays at least 300 ms (queued) until the answer starts
@@ -36,16 +36,14 @@
 
 import { TOKEN_KEY } from './config.js';
 import { openThread } from './conversation.js';
-import { refreshDocs } from './documents.js';
-import { hasPanel, loadGraphs, pickGraph } from './graphs.js';
-import { createSet, refreshSets } from './sets.js';
+import { graphChanged, loadExtensions } from './extensions.js';
+import { loadGraphs, pickGraph } from './graphs.js';
 import { ui } from './dom.js';
 import { closeMentions, mentionKey, updateMentions } from './mentions.js';
 import { answerPrompt, send } from './runs.js';
 import { state } from './state.js';
 import { stop } from './stop.js';
 import { refreshThreads, threadFromHash } from './threads.js';
-import { upload } from './upload.js';
 
 ui.editor.addEventListener('keydown', (e) => {
   if (e.isComposing || mentionKey(e)) return;
@@ -84,7 +82,7 @@ ui.promptCancel.addEventListener('click', () => answerPrompt({ type: 'cancel', v
 ui.graphPicker.addEventListener('change', async () => {
   if (!pickGraph(ui.graphPicker.value)) return;
   state.threads = [];
-  await Promise.all([hasPanel('documents') ? refreshDocs() : null, hasPanel('document_sets') ? refreshSets() : null, refreshThreads()]);
+  await Promise.all([graphChanged(), refreshThreads()]);
   await openThread(null);
 });
 ui.newChat.addEventListener('click', () => {
@@ -98,16 +96,15 @@ ui.tokenForm.addEventListener('submit', (e) => {
   else localStorage.removeItem(TOKEN_KEY);
   location.reload();
 });
-ui.upload.addEventListener('change', () => upload(Array.from(ui.upload.files || [])));
-ui.setForm.addEventListener('submit', createSet);
 window.addEventListener('popstate', () => {
   const id = threadFromHash();
   if (id !== state.threadId) openThread(id);
 });
 
 async function start() {
+  await loadExtensions();
   await loadGraphs();
-  await Promise.all([hasPanel('documents') ? refreshDocs() : null, hasPanel('document_sets') ? refreshSets() : null, refreshThreads()]);
+  await Promise.all([graphChanged(), refreshThreads()]);
   await openThread(threadFromHash(), { initial: true });
   document.body.dataset.ready = 'true';
 }

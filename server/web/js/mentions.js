@@ -1,11 +1,11 @@
-// The "@" picker of the message box (a listbox under the caret's query): documents, then
-// document sets (a set mention puts every document of the set in scope).
+// The "@" picker of the message box (a listbox under the caret's query): what the
+// extensions' mention sources offer for the graph's panels (PalAssist: documents, then
+// document sets, whose mention puts every document of the set in scope).
 
-import { hasPanel } from './graphs.js';
 import { h, ui } from './dom.js';
 import { editor } from './editor.js';
-import { setMention } from './sets.js';
-import { state } from './state.js';
+import { mentionSources } from './extensions.js';
+import { hasPanel } from './graphs.js';
 
 const mention = { open: false, items: [], index: 0, query: null };
 
@@ -24,19 +24,16 @@ function mentionQuery() {
   return { node, start: at, end: sel.anchorOffset, query };
 }
 
-function matchingDocs(query) {
+function matching(query) {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   const fits = (name) => words.every((w) => name.toLowerCase().includes(w));
-  const docs = state.docs.filter((d) => fits(d.title)).slice(0, 8);
-  const sets = state.sets.filter((s) => fits(s.name)).slice(0, 4).map(setMention);
-  return docs.concat(sets);
+  return mentionSources(hasPanel).flatMap((s) => s.items().filter((d) => fits(d.title)).slice(0, s.limit));
 }
 
 /** Opens, updates or closes the picker for what is before the caret. */
 export function updateMentions() {
-  if (!hasPanel('documents')) return closeMentions();
   const q = mentionQuery();
-  const items = q ? matchingDocs(q.query) : [];
+  const items = q ? matching(q.query) : [];
   if (!q || !items.length) return closeMentions();
   mention.open = true;
   mention.query = q;
@@ -54,9 +51,9 @@ function renderMentions() {
         id: `mention-opt-${i}`,
         role: 'option',
         'aria-selected': i === mention.index ? 'true' : 'false',
-        class: d.kind === 'set' ? 'set-option' : null,
-        dataset: d.kind === 'set' ? { setId: d.id } : { docId: d.id },
-        text: d.kind === 'set' ? `${d.title} (set)` : d.title,
+        class: d.kind ? `${d.kind}-option` : null,
+        dataset: d.kind ? { [`${d.kind}Id`]: d.id } : { docId: d.id },
+        text: d.kind ? `${d.title} (${d.kind})` : d.title,
         onmousedown: (e) => {
           e.preventDefault();
           editor.insertMention(d, mention.query);

@@ -2,11 +2,15 @@
 // kept as muted lines, error lines.
 
 import { h, scrollToEnd, ui } from './dom.js';
-import { state } from './state.js';
+import { mentionables } from './extensions.js';
+import { hasPanel } from './graphs.js';
 
-// A user's text with "@Document title" shown as mention chips.
+// A user's text with "@Title" of what can be mentioned (a document) shown as mention chips.
 function renderUserText(target, text) {
-  const titles = state.docs.map((d) => d.title).sort((a, b) => b.length - a.length);
+  const titles = mentionables(hasPanel)
+    .filter((d) => !d.kind)
+    .map((d) => d.title)
+    .sort((a, b) => b.length - a.length);
   let rest = String(text);
   while (rest) {
     let best = null;
@@ -41,7 +45,7 @@ export function answerLabel(type, value) {
     const values = Array.isArray(value) ? value : [value];
     return values
       .map((v) => {
-        const d = state.docs.find((x) => x.id === v);
+        const d = mentionables(hasPanel).find((x) => !x.kind && x.id === v);
         return d ? d.title : String(v);
       })
       .join(', ');

@@ -88,7 +88,7 @@ async function submit(draft) {
     // PalAssist's own fields (see DESIGN.md, "Chat contract: exact shapes").
     Object.assign(body, {
       tiptap_json: draft.doc,
-      tagged_doc_ids: draft.mentions.filter((m) => m.kind !== 'set').map((m) => m.id),
+      tagged_doc_ids: draft.mentions.filter((m) => !m.kind).map((m) => m.id),
       tagged_set_ids: draft.mentions.filter((m) => m.kind === 'set').map((m) => m.id),
       action: draft.action,
       enable_web_search: draft.webSearch,

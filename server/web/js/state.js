@@ -1,12 +1,10 @@
-// What the page knows: the open conversation, the documents and document sets, the
-// conversations, the run it follows and the pending PalAssist prompt.
+// What the page knows: the graphs, the open conversation, the conversations, the run it
+// follows and the pending prompt.
 
 export const state = {
   threadId: null,
   graphs: [], // the chat graphs (GET /chat/graphs)
   graph: null, // the one this page talks to: {graph_id, description, panels, default}
-  docs: [],
-  sets: [], // the user's document sets: {id, name, documents: [{id, title}], document_count}
   threads: [],
   live: null, // the run this page follows (see live.js)
   prompt: null, // the pending PalAssist prompt (an `interrupt` event)

@@ -12,6 +12,17 @@
 //!
 //! A new file in `web/js/` is served once it is listed in `JS` (a test checks that every
 //! file of the folder is).
+//!
+//! Extensions add to the page with [`WebModule`]s ([`modules`]): their files are served at
+//! `/ext/{id}/{file}` and the index names their entry modules, which the page imports at
+//! start; `/js/page.js` is the page's interface for them.
+
+mod modules;
+
+use std::sync::Arc;
+
+pub(crate) use modules::Page;
+pub use modules::{WebModule, WebModuleError};
 
 use aide::axum::routing::get_with;
 
@@ -24,15 +35,15 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
 
-const INDEX_HTML: &str = include_str!("../../web/index.html");
-const APP_CSS: &str = include_str!("../../web/app.css");
-const INSPECT_HTML: &str = include_str!("../../web/inspect.html");
-const INSPECT_CSS: &str = include_str!("../../web/inspect.css");
+const INDEX_HTML: &str = include_str!("../../../web/index.html");
+const APP_CSS: &str = include_str!("../../../web/app.css");
+const INSPECT_HTML: &str = include_str!("../../../web/inspect.html");
+const INSPECT_CSS: &str = include_str!("../../../web/inspect.css");
 
 /// `(name, content)` of each embedded file of `web/<dir>/`.
 macro_rules! embed {
     ($dir:literal: $($name:literal),+ $(,)?) => {
-        &[$(($name, include_str!(concat!("../../web/", $dir, "/", $name)))),+]
+        &[$(($name, include_str!(concat!("../../../web/", $dir, "/", $name)))),+]
     };
 }
 
@@ -46,11 +57,11 @@ const JS: &[(&str, &str)] = embed!("js":
     "contract.js",
     "conversation.js",
     "dialogs.js",
-    "documents.js",
     "dom.js",
     "editor.js",
     "el.js",
     "errors.js",
+    "extensions.js",
     "events.js",
     "graphs.js",
     "highlight.js",
@@ -69,10 +80,10 @@ const JS: &[(&str, &str)] = embed!("js":
     "messages.js",
     "notice.js",
     "notices.js",
+    "page.js",
     "prompt.js",
     "reasoning.js",
     "runs.js",
-    "sets.js",
     "sse.js",
     "state.js",
     "stop.js",
@@ -81,8 +92,6 @@ const JS: &[(&str, &str)] = embed!("js":
     "threads.js",
     "titles.js",
     "turn.js",
-    "upload.js",
-    "viewer.js",
 );
 
 /// Third-party files the page imports (`web/vendor/`, see its README: versions, licenses),
@@ -111,8 +120,8 @@ const INSPECT_CSP: &str =
                    base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 /// The routes of the page and its files (merged into the API router).
-pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
-    fn page<'a>(
+pub(crate) fn routes<S: Clone + Send + Sync + 'static>(page: Arc<Page>) -> ApiRouter<S> {
+    fn doc<'a>(
         o: TransformOperation<'a>,
         summary: &str,
         content_types: &[&str],
@@ -122,26 +131,30 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
     ApiRouter::new()
         .api_route(
             "/",
-            get_with(index, |o| {
-                page(o, "The chat page (HTML)", &["text/html; charset=utf-8"])
-            }),
+            get_with(
+                {
+                    let page = page.clone();
+                    move || index(page)
+                },
+                |o| doc(o, "The chat page (HTML)", &["text/html; charset=utf-8"]),
+            ),
         )
         .api_route(
             "/app.css",
             get_with(app_css, |o| {
-                page(o, "The page's styles", &["text/css; charset=utf-8"])
+                doc(o, "The page's styles", &["text/css; charset=utf-8"])
             }),
         )
         .api_route(
             "/inspect",
             get_with(inspect, |o| {
-                page(o, "The run inspector (HTML)", &["text/html; charset=utf-8"])
+                doc(o, "The run inspector (HTML)", &["text/html; charset=utf-8"])
             }),
         )
         .api_route(
             "/inspect.css",
             get_with(inspect_css, |o| {
-                page(
+                doc(
                     o,
                     "The run inspector's styles",
                     &["text/css; charset=utf-8"],
@@ -151,13 +164,28 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
         .api_route(
             "/js/{file}",
             get_with(js, |o| {
-                page(o, "One of the page's JavaScript modules", &[JS_TYPE])
+                doc(o, "One of the page's JavaScript modules", &[JS_TYPE])
             }),
+        )
+        .api_route(
+            "/ext/{module}/{file}",
+            get_with(
+                move |Path(ModuleFile { module, file }): Path<ModuleFile>| {
+                    extension_file(page, module, file)
+                },
+                |o| {
+                    doc(
+                        o,
+                        "A file of an extension's page module",
+                        &[JS_TYPE, CSS_TYPE],
+                    )
+                },
+            ),
         )
         .api_route(
             "/vendor/{file}",
             get_with(vendor, |o| {
-                page(
+                doc(
                     o,
                     "A library the page vendors, or its license",
                     &[JS_TYPE, MARKDOWN_TYPE, TEXT_TYPE],
@@ -167,6 +195,7 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> ApiRouter<S> {
 }
 
 const JS_TYPE: &str = "text/javascript; charset=utf-8";
+const CSS_TYPE: &str = "text/css; charset=utf-8";
 const MARKDOWN_TYPE: &str = "text/markdown; charset=utf-8";
 const TEXT_TYPE: &str = "text/plain; charset=utf-8";
 
@@ -177,7 +206,7 @@ struct FilePath {
     file: String,
 }
 
-fn asset(body: &'static str, content_type: &'static str) -> Response {
+fn asset(body: impl IntoResponse, content_type: &'static str) -> Response {
     let mut resp = body.into_response();
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -190,6 +219,15 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
     resp
 }
 
+/// The path of an extension module's file.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ModuleFile {
+    /// The module's id.
+    module: String,
+    /// The file's name.
+    file: String,
+}
+
 /// The embedded file `name` of `table`, or 404.
 fn lookup(table: &[(&str, &'static str)], dir: &str, name: &str) -> Result<&'static str, ApiError> {
     table
@@ -200,7 +238,7 @@ fn lookup(table: &[(&str, &'static str)], dir: &str, name: &str) -> Result<&'sta
 }
 
 /// An HTML page under the content security policy `csp`.
-fn html(body: &'static str, csp: &'static str) -> Response {
+fn html(body: impl IntoResponse, csp: &'static str) -> Response {
     let mut resp = asset(body, "text/html; charset=utf-8");
     let h = resp.headers_mut();
     h.insert(
@@ -214,9 +252,21 @@ fn html(body: &'static str, csp: &'static str) -> Response {
     resp
 }
 
-/// `GET /`: the chat page.
-async fn index() -> Response {
-    html(INDEX_HTML, CSP)
+/// `GET /`: the chat page (naming its extensions' modules).
+async fn index(page: Arc<Page>) -> Response {
+    html(page.index().to_string(), CSP)
+}
+
+/// `GET /ext/{module}/{file}`: a file of an extension's module.
+async fn extension_file(
+    page: Arc<Page>,
+    module: String,
+    file: String,
+) -> Result<Response, ApiError> {
+    let (body, content_type) = page
+        .file(&module, &file)
+        .ok_or_else(|| ApiError::NotFound(format!("`/ext/{module}/{file}`")))?;
+    Ok(asset(body, content_type))
 }
 
 /// `GET /inspect`: the run inspector (its thread is in the query: `?thread=<id>`).
@@ -231,7 +281,7 @@ async fn inspect_css() -> Response {
 
 /// `GET /app.css`: the page's styles.
 async fn app_css() -> Response {
-    asset(APP_CSS, "text/css; charset=utf-8")
+    asset(APP_CSS, CSS_TYPE)
 }
 
 /// `GET /js/{file}`: one of the page's modules.

@@ -1,13 +1,30 @@
-// The user's documents in the sidebar (GET /documents): mention one, view it, delete it.
+// The user's documents in the sidebar (GET /documents): mention one, view it, delete it,
+// upload more (upload.js).
 
-import { api } from './api.js';
-import { confirmDialog } from './dialogs.js';
-import { h, ui } from './dom.js';
-import { editor } from './editor.js';
-import { showError } from './errors.js';
+import { api, confirmDialog, h, mention, showError } from '/js/page.js';
+import { library, markup } from './library.js';
 import { refreshSets } from './sets.js';
-import { state } from './state.js';
 import { openDocument } from './viewer.js';
+
+/** The panel (added to the sidebar by palassist.js). */
+export const panel = markup(`
+  <section class="panel docs-panel" aria-labelledby="docs-heading">
+    <h2 id="docs-heading">Documents</h2>
+    <p class="muted small">Type <kbd>@</kbd> in the message box, or pick a document here, to mention it.</p>
+    <ul id="doc-list" class="doc-list scroll" aria-labelledby="docs-heading"></ul>
+    <p id="docs-empty" class="muted small" hidden>No documents yet.</p>
+    <div class="upload">
+      <label for="upload-input" class="button">Upload .txt / .md</label>
+      <input id="upload-input" class="visually-hidden" type="file" multiple
+             accept=".txt,.md,.markdown,text/plain,text/markdown">
+      <p id="upload-status" class="muted small" role="status"></p>
+    </div>
+  </section>`);
+
+const list = panel.querySelector('#doc-list');
+const empty = panel.querySelector('#docs-empty');
+/** Where uploads and deletions are said. */
+export const status = panel.querySelector('#upload-status');
 
 function row(d) {
   return h(
@@ -21,7 +38,7 @@ function row(d) {
         title: `Mention “${d.title}” in the message`,
         'aria-label': `Mention ${d.title}`,
         dataset: { docId: d.id },
-        onclick: () => editor.insertMention(d, null),
+        onclick: () => mention(d),
       },
       h('span', { class: 'doc-at', 'aria-hidden': 'true', text: '@' }),
       h('span', { class: 'doc-title', text: d.title }),
@@ -50,10 +67,10 @@ function row(d) {
 }
 
 function renderDocs() {
-  ui.docList.replaceChildren(...state.docs.map(row));
-  ui.docsEmpty.hidden = state.docs.length > 0;
+  list.replaceChildren(...library.docs.map(row));
+  empty.hidden = library.docs.length > 0;
   // An open set's document picker lists the documents too.
-  if (ui.setList.querySelector('.set-docs')) refreshSets();
+  if (document.querySelector('#set-list .set-docs')) refreshSets();
 }
 
 async function askDelete(d) {
@@ -71,9 +88,9 @@ async function askDelete(d) {
       return;
     }
   }
-  state.docs = state.docs.filter((x) => x.id !== d.id);
+  library.docs = library.docs.filter((x) => x.id !== d.id);
   renderDocs();
-  ui.uploadStatus.textContent = `Deleted “${d.title}”.`;
+  status.textContent = `Deleted “${d.title}”.`;
   // The document left its sets too.
   await Promise.all([refreshDocs(), refreshSets()]);
 }
@@ -81,8 +98,8 @@ async function askDelete(d) {
 /** Reloads the list of documents. */
 export async function refreshDocs() {
   try {
-    const list = await api('GET', '/documents');
-    state.docs = Array.isArray(list) ? list : [];
+    const docs = await api('GET', '/documents');
+    library.docs = Array.isArray(docs) ? docs : [];
     renderDocs();
   } catch (e) {
     showError(e, { context: 'Your documents could not be loaded.', retry: refreshDocs });

@@ -1,10 +1,11 @@
 // Uploading .txt / .md files: read in the page, titled by their first "# Heading" (which
 // is then left out of the text) or else by their file name, and sent as JSON documents.
 
-import { api } from './api.js';
-import { ui } from './dom.js';
-import { showError } from './errors.js';
-import { refreshDocs } from './documents.js';
+import { api, showError } from '/js/page.js';
+import { panel, refreshDocs, status } from './documents.js';
+
+const input = panel.querySelector('#upload-input');
+input.addEventListener('change', () => upload(Array.from(input.files || [])));
 
 const ALLOWED = /\.(txt|md|markdown)$/i;
 
@@ -35,10 +36,10 @@ export async function upload(files) {
   const bad = files.find((f) => !ALLOWED.test(f.name));
   if (bad) {
     showError(`“${bad.name}”: only .txt and .md files can be uploaded.`);
-    ui.upload.value = '';
+    input.value = '';
     return;
   }
-  ui.uploadStatus.textContent = 'Uploading…';
+  status.textContent = 'Uploading…';
   let done = 0;
   try {
     for (const f of files) {
@@ -46,13 +47,13 @@ export async function upload(files) {
       await api('POST', '/documents', doc);
       done += 1;
     }
-    ui.uploadStatus.textContent = `Uploaded ${done} document${done === 1 ? '' : 's'}.`;
+    status.textContent = `Uploaded ${done} document${done === 1 ? '' : 's'}.`;
   } catch (e) {
-    ui.uploadStatus.textContent = done ? `Uploaded ${done} of ${files.length} documents.` : '';
+    status.textContent = done ? `Uploaded ${done} of ${files.length} documents.` : '';
     const rest = files.slice(done);
     showError(e, { context: `“${rest[0].name}” was not uploaded.`, retry: () => upload(rest) });
   } finally {
-    ui.upload.value = '';
+    input.value = '';
     await refreshDocs();
   }
 }

@@ -1,11 +1,26 @@
 // The document viewer (a modal dialog): a document's text as Markdown, and for a citation
 // the cited passage highlighted and scrolled into view.
 
-import { api } from './api.js';
-import { describe } from './errors.js';
-import { h, ui } from './dom.js';
-import { highlight } from './highlight.js';
-import { markdownFragment } from './markdown.js';
+import { addDialog, api, describe, h, highlight, markdownFragment } from '/js/page.js';
+import { markup } from './library.js';
+
+const dialog = markup(`
+  <dialog id="viewer" class="viewer" aria-labelledby="viewer-title">
+    <header class="viewer-header">
+      <h2 id="viewer-title">Document</h2>
+      <button id="viewer-close" type="button" class="button quiet" aria-label="Close the document">Close</button>
+    </header>
+    <p id="viewer-note" class="viewer-note muted small" hidden></p>
+    <div id="viewer-body" class="viewer-body markdown" tabindex="0" aria-label="Document text"></div>
+  </dialog>`);
+addDialog(dialog);
+const ui = {
+  viewer: dialog,
+  viewerTitle: dialog.querySelector('#viewer-title'),
+  viewerClose: dialog.querySelector('#viewer-close'),
+  viewerNote: dialog.querySelector('#viewer-note'),
+  viewerBody: dialog.querySelector('#viewer-body'),
+};
 
 let opener = null;
 let seq = 0;

@@ -2,12 +2,27 @@
 // documents. Mention one (all its documents are then in scope), pick its documents, rename
 // it, delete it (its documents stay).
 
-import { api } from './api.js';
-import { confirmDialog } from './dialogs.js';
-import { h, ui } from './dom.js';
-import { editor } from './editor.js';
-import { showError } from './errors.js';
-import { state } from './state.js';
+import { api, confirmDialog, h, mention, showError } from '/js/page.js';
+import { library, markup } from './library.js';
+
+/** The panel (added to the sidebar by palassist.js). */
+export const panel = markup(`
+  <section class="panel sets-panel" aria-labelledby="sets-heading">
+    <h2 id="sets-heading">Document sets</h2>
+    <p class="muted small">A set is a folder of documents: mention it to ask about all of them.</p>
+    <ul id="set-list" class="doc-list scroll" aria-labelledby="sets-heading"></ul>
+    <p id="sets-empty" class="muted small" hidden>No sets yet.</p>
+    <form id="set-form" class="set-form">
+      <label for="set-name" class="visually-hidden">New set name</label>
+      <input id="set-name" type="text" maxlength="100" placeholder="New set name" autocomplete="off">
+      <button type="submit" class="button">Create set</button>
+    </form>
+  </section>`);
+
+const list = panel.querySelector('#set-list');
+const empty = panel.querySelector('#sets-empty');
+const nameInput = panel.querySelector('#set-name');
+panel.querySelector('#set-form').addEventListener('submit', createSet);
 
 let editing = null; // the id of the set whose documents are shown for picking
 let renaming = null; // the id of the set being renamed
@@ -67,7 +82,7 @@ function picker(s) {
   return h(
     'ul',
     { class: 'set-docs', 'aria-label': `Documents of “${s.name}”` },
-    ...state.docs.map((d) =>
+    ...library.docs.map((d) =>
       h(
         'li',
         {},
@@ -97,7 +112,7 @@ function row(s) {
         class: 'doc-item set-item',
         title: `Mention the set “${s.name}” (all its documents) in the message`,
         'aria-label': `Mention the set ${s.name}`,
-        onclick: () => editor.insertMention(setMention(s), null),
+        onclick: () => mention(setMention(s)),
       },
       h('span', { class: 'doc-at', 'aria-hidden': 'true', text: '@' }),
       h('span', { class: 'doc-title', text: s.name }),
@@ -121,8 +136,8 @@ function row(s) {
 }
 
 function renderSets() {
-  ui.setList.replaceChildren(...state.sets.map(row));
-  ui.setsEmpty.hidden = state.sets.length > 0;
+  list.replaceChildren(...library.sets.map(row));
+  empty.hidden = library.sets.length > 0;
 }
 
 async function askDelete(s) {
@@ -143,14 +158,14 @@ async function askDelete(s) {
   await refreshSets();
 }
 
-/** Creates a set from the form's name. */
-export async function createSet(e) {
+// Creates a set from the form's name.
+async function createSet(e) {
   e.preventDefault();
-  const name = ui.setName.value.trim();
+  const name = nameInput.value.trim();
   if (!name) return;
   try {
     const s = await api('POST', '/document-sets', { name });
-    ui.setName.value = '';
+    nameInput.value = '';
     editing = s.id;
     await refreshSets();
   } catch (err) {
@@ -162,7 +177,7 @@ export async function createSet(e) {
 export async function refreshSets() {
   try {
     const list = await api('GET', '/document-sets');
-    state.sets = Array.isArray(list) ? list : [];
+    library.sets = Array.isArray(list) ? list : [];
     renderSets();
   } catch (err) {
     showError(err, { context: 'Your document sets could not be loaded.', retry: refreshSets });
