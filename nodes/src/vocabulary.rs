@@ -44,6 +44,7 @@ const SYNONYMS: &[&[&str]] = &[
         "phoned",
         "phoning",
         "rang",
+        "call",
     ],
     &[
         "update", "updates", "updated", "patch", "patches", "patched", "patching",
@@ -321,6 +322,8 @@ const PHRASES: &[(&[&str], &str)] = &[
     (&["flagged", "to"], "escalate"),
     (&["flag", "it", "to"], "escalate"),
     (&["flag", "to"], "escalate"),
+    // "On call" (available to be called) is a duty, not a telephone call.
+    (&["on", "call"], "standby"),
     (&["made", "public"], "announce"),
     (&["make", "public"], "announce"),
     (&["makes", "public"], "announce"),
@@ -539,6 +542,9 @@ mod tests {
         assert!(t("hang on to paperwork").contains(&term("retained")));
         assert!(t("we found out on Monday").contains(&term("discovered")));
         assert!(!t("put the file in the cabinet").contains(&term("submitted")));
+        // A telephone call is a call; the on-call manager is not one.
+        assert!(t("within 15 minutes of the call").contains(&term("phoned")));
+        assert!(!t("the on-call Incident Manager").contains(&term("phoned")));
     }
 
     #[test]
@@ -546,6 +552,7 @@ mod tests {
         assert_eq!(term("kept"), term("retained"));
         assert_eq!(term("retention"), term("keep"));
         assert_eq!(term("phone"), term("telephone"));
+        assert_eq!(term("call"), term("phoned"));
         assert_eq!(term("clients"), term("customer"));
         assert_eq!(term("staff"), term("employees"));
         assert_eq!(term("minister"), term("PEPs".to_lowercase().as_str()));
