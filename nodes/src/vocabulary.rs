@@ -251,7 +251,23 @@ const SYNONYMS: &[&[&str]] = &[
         "deployed",
         "deployment",
     ],
-    &["shareholding", "shareholdings", "stake", "stakes"],
+    &[
+        "shareholding",
+        "shareholdings",
+        "stake",
+        "stakes",
+        "shareholder",
+        "shareholders",
+    ],
+    &["lost", "lose", "loses", "losing", "misplace", "misplaced", "mislaid"],
+    &[
+        "quotation",
+        "quotations",
+        "bid",
+        "bids",
+        "tender",
+        "tenders",
+    ],
     // The moment a deadline so often counts from: becoming aware of something.
     &[
         "aware",
@@ -553,6 +569,9 @@ mod tests {
         assert_eq!(term("retention"), term("keep"));
         assert_eq!(term("phone"), term("telephone"));
         assert_eq!(term("call"), term("phoned"));
+        assert_eq!(term("bids"), term("quotations"));
+        assert_eq!(term("mislaid"), term("lost"));
+        assert_eq!(term("shareholders"), term("stake"));
         assert_eq!(term("clients"), term("customer"));
         assert_eq!(term("staff"), term("employees"));
         assert_eq!(term("minister"), term("PEPs".to_lowercase().as_str()));
