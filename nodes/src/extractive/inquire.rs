@@ -415,11 +415,23 @@ fn asked_thing(question: &str) -> Option<String> {
         .collect();
     let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     let how = w(0) == "how" && matches!(w(1), "long" | "much" | "many");
+    // "How much notice ...", "how many quotations ...": the thing follows; a unit ("how
+    // many days") or a verb ("how much can ...") names none.
+    let counted = how
+        && w(1) != "long"
+        && !crate::text::is_stopword(w(2))
+        && !matches!(
+            w(2),
+            "can" | "could" | "may" | "might" | "must" | "should" | "shall" | "will" | "would"
+                | "do" | "does" | "did" | "have" | "has" | "need" | "needs"
+        )
+        && !crate::docmodel::values::is_unit_word(w(2));
     let mut opener = match (w(0), w(1)) {
         ("what's", _) => 1,
         ("what", "is" | "are" | "was") => 2,
         ("what", _) => 1,
         _ if how && matches!(w(2), "is" | "are" | "must" | "should") => 3,
+        _ if counted => 2,
         _ => return None,
     };
     // "How long are we supposed to keep the CCTV footage?": the thing follows the first
@@ -557,6 +569,16 @@ mod tests {
                 Some("rate of interest"),
             ),
             ("What is the leverage ratio?", Some("leverage ratio")),
+            (
+                "How much notice do we have to give before we outsource a service?",
+                Some("notice"),
+            ),
+            (
+                "How much research spend are we allowed to charge clients?",
+                Some("research spend"),
+            ),
+            ("How many days do we have to reply?", None),
+            ("How much can a manager spend on a dinner?", None),
             ("Who approves a gift above EUR 100?", None),
             ("How long do we have to keep emails?", None),
             (

@@ -90,6 +90,14 @@ impl fmt::Display for Value {
     }
 }
 
+/// Whether `word` (lower case) names what a number measures: a duration ("days",
+/// "years"), a currency ("pounds") or a count of times.
+pub(crate) fn is_unit_word(word: &str) -> bool {
+    unit_words::duration_unit(word).is_some()
+        || unit_words::currency(word).is_some()
+        || word == "times"
+}
+
 /// Every value of `text`, in order.
 pub(crate) fn values(text: &str) -> Vec<Value> {
     let ws = words(text);
