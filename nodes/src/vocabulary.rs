@@ -259,7 +259,15 @@ const SYNONYMS: &[&[&str]] = &[
         "shareholder",
         "shareholders",
     ],
-    &["lost", "lose", "loses", "losing", "misplace", "misplaced", "mislaid"],
+    &[
+        "lost",
+        "lose",
+        "loses",
+        "losing",
+        "misplace",
+        "misplaced",
+        "mislaid",
+    ],
     &[
         "quotation",
         "quotations",

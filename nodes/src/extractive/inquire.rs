@@ -422,8 +422,22 @@ fn asked_thing(question: &str) -> Option<String> {
         && !crate::text::is_stopword(w(2))
         && !matches!(
             w(2),
-            "can" | "could" | "may" | "might" | "must" | "should" | "shall" | "will" | "would"
-                | "do" | "does" | "did" | "have" | "has" | "need" | "needs"
+            "can"
+                | "could"
+                | "may"
+                | "might"
+                | "must"
+                | "should"
+                | "shall"
+                | "will"
+                | "would"
+                | "do"
+                | "does"
+                | "did"
+                | "have"
+                | "has"
+                | "need"
+                | "needs"
         )
         && !crate::docmodel::values::is_unit_word(w(2));
     let mut opener = match (w(0), w(1)) {

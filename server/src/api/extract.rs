@@ -146,8 +146,17 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("`sync`, `async`, `exit`"), "{m}");
-        let m = refusal(r#"{"command": {"goto": 1}, "if_not_exists": "make"}"#);
+        let m = refusal(r#"{"command": {"goto": ["a"]}, "if_not_exists": "make"}"#);
         assert!(m.contains("`if_not_exists`: unknown variant `make`"), "{m}");
+        // Fields of more than one shape are read the same way, with their own words.
+        let m = refusal(r#"{"command": {"goto": 1}}"#);
+        assert!(m.contains("`command.goto`: must be a node name"), "{m}");
+        let m = refusal(r#"{"stream_mode": ["values", "nope"]}"#);
+        assert!(m.contains("`stream_mode`: unknown stream_mode `nope`"), "{m}");
+        let m = refusal(r#"{"config": {"recursion_limit": 0}}"#);
+        assert!(m.contains("`config.recursion_limit`: must be a positive integer"), "{m}");
+        let m = refusal(r#"{"interrupt_before": "review"}"#);
+        assert!(m.contains("`interrupt_before`: expected \"*\""), "{m}");
         let m = refusal(r#"{"multitask_strategy": 3}"#);
         assert!(
             m.starts_with("invalid request body: `multitask_strategy`"),

@@ -9,7 +9,9 @@ use palgraph::{NodeSet, Resume};
 use serde_json::{json, Value};
 
 use super::common::{assistant, checkpoint_id_of, with_header, ThreadPath};
-use super::models::{CreateRun, DurabilityMode, IfNotExists, OnCompletion, RunOut};
+use super::models::{
+    CreateRun, DurabilityMode, Goto, IfNotExists, OnCompletion, RunConfigBody, RunOut, StreamModes,
+};
 use super::stream::{location, spawn_cleanup, stream_response, wait_response};
 use super::translate::Mode;
 use crate::api::admission::{admit, Admit, ThreadRule};
@@ -22,77 +24,11 @@ use crate::graphs::GraphEntry;
 use crate::runs::spec::RunSpec;
 use crate::store::{MultitaskStrategy, Run};
 
-/// The stream modes asked for (default `values`), validated.
-fn parse_modes(v: &Option<Value>) -> ApiResult<Vec<Mode>> {
-    let asked: Vec<String> = match v {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| {
-                x.as_str().map(str::to_string).ok_or_else(|| {
-                    ApiError::Invalid(format!("stream_mode entries must be strings, not {x}"))
-                })
-            })
-            .collect::<ApiResult<_>>()?,
-        Some(other) => {
-            return Err(ApiError::Invalid(format!(
-                "stream_mode must be a string or a list of strings, not {other}"
-            )))
-        }
-    };
-    checked_modes(asked)
-}
-
 /// Stream modes by name, validated (default `values`).
 pub(crate) fn checked_modes(asked: Vec<String>) -> ApiResult<Vec<Mode>> {
-    let mut out: Vec<Mode> = Vec::new();
-    for name in asked {
-        let m = Mode::parse(&name).ok_or_else(|| {
-            ApiError::Invalid(format!(
-                "unknown stream_mode `{name}`; one of {}",
-                Mode::ALL.map(Mode::as_str).join(", ")
-            ))
-        })?;
-        if !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    if out.is_empty() {
-        out.push(Mode::Values);
-    }
-    Ok(out)
-}
-
-/// `goto` as node names and sends: each item is a node name or a LangGraph `Send`
-/// (`{"node": .., "input": ..}`), which starts a task of that node with its own input.
-fn goto_list(v: &Option<Value>) -> ApiResult<(Vec<String>, Vec<palgraph::send::Send>)> {
-    let mut nodes = Vec::new();
-    let mut sends = Vec::new();
-    let mut one = |x: &Value| -> ApiResult<()> {
-        match x {
-            Value::String(s) => nodes.push(s.clone()),
-            Value::Object(o) => {
-                let node = o.get("node").and_then(Value::as_str).ok_or_else(|| {
-                    ApiError::Invalid("command.goto: a Send needs a node (a string)".into())
-                })?;
-                let input = o.get("input").cloned().unwrap_or(Value::Null);
-                sends.push(palgraph::send::Send::new(node, input));
-            }
-            other => {
-                return Err(ApiError::Invalid(format!(
-                    "command.goto must be a node name, a Send or a list of them, not {other}"
-                )))
-            }
-        }
-        Ok(())
-    };
-    match v {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(a)) => a.iter().try_for_each(&mut one)?,
-        Some(x) => one(x)?,
-    }
-    Ok((nodes, sends))
+    StreamModes::named(asked)
+        .map(|m| m.0)
+        .map_err(ApiError::Invalid)
 }
 
 /// The checkpoint a request forks from: `checkpoint_id`, `checkpoint.checkpoint_id` or
@@ -101,10 +37,7 @@ fn fork_of(req: &CreateRun) -> Option<String> {
     checkpoint_id_of(&req.checkpoint, &req.checkpoint_id).or_else(|| {
         req.config
             .as_ref()
-            .and_then(|c| c.get("configurable"))
-            .and_then(|c| c.get("checkpoint_id"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
+            .and_then(RunConfigBody::checkpoint_id)
             .map(str::to_string)
     })
 }
@@ -126,7 +59,7 @@ fn input_of(req: &CreateRun) -> ApiResult<DynInput> {
             "give either input or command, not both".into(),
         ));
     }
-    let (goto, sends) = goto_list(&c.goto)?;
+    let Goto { nodes: goto, sends } = c.goto.clone().unwrap_or_default();
     let update = c.update.clone().filter(|u| !u.is_null());
     if let Some(Value::Array(_)) = &update {
         return Err(ApiError::Invalid(
@@ -152,7 +85,7 @@ fn check_request(state: &AppState, req: &CreateRun) -> ApiResult<(GraphEntry, Ve
         .assistant_id
         .as_deref()
         .ok_or_else(|| ApiError::Invalid("assistant_id is required".into()))?;
-    let modes = parse_modes(&req.stream_mode)?;
+    let modes = req.stream_mode.clone().unwrap_or_default().0;
     if req.after_seconds.is_some_and(|s| s > 0.0) {
         return Err(ApiError::Invalid(
             "after_seconds is not supported: create the run when it should start".into(),
@@ -162,20 +95,6 @@ fn check_request(state: &AppState, req: &CreateRun) -> ApiResult<(GraphEntry, Ve
         return Err(ApiError::Invalid("webhooks are not supported".into()));
     }
     let _ = (req.checkpoint_during, req.strict_resume);
-    if let Some(c) = req.config.as_ref() {
-        if !c.is_object() && !c.is_null() {
-            return Err(ApiError::Invalid("config must be an object".into()));
-        }
-        for key in ["recursion_limit", "max_concurrency"] {
-            if let Some(r) = c.get(key).filter(|r| !r.is_null()) {
-                if r.as_u64().is_none_or(|n| n == 0) {
-                    return Err(ApiError::Invalid(format!(
-                        "config.{key} must be a positive integer, not {r}"
-                    )));
-                }
-            }
-        }
-    }
     let entry = assistant(state, assistant_id)?;
     if let DynInput::Command { goto, sends, .. } = input_of(req)? {
         let limit = state.runs.settings.max_sends_per_step;
@@ -191,18 +110,10 @@ fn check_request(state: &AppState, req: &CreateRun) -> ApiResult<(GraphEntry, Ve
     Ok((entry, modes))
 }
 
-/// A run's `interrupt_before` / `interrupt_after`: `"*"` or a list of the graph's node
-/// names (`null` or absent: the graph's own; `[]`: none for this run).
-fn breakpoints(entry: &GraphEntry, key: &str, v: Option<&Value>) -> ApiResult<Option<NodeSet>> {
-    let Some(v) = v.filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
-    let set: NodeSet = serde_json::from_value(v.clone()).map_err(|_| {
-        ApiError::Invalid(format!(
-            "{key} must be \"*\" or a list of node names, not {v}"
-        ))
-    })?;
-    if let NodeSet::Nodes(names) = &set {
+/// A run's `interrupt_before` / `interrupt_after` (absent: the graph's own), each node
+/// one of the graph's.
+fn breakpoints(entry: &GraphEntry, key: &str, set: Option<&NodeSet>) -> ApiResult<Option<NodeSet>> {
+    if let Some(NodeSet::Nodes(names)) = set {
         let nodes = entry.graph.nodes();
         if let Some(bad) = names.iter().find(|n| !nodes.contains(n)) {
             return Err(ApiError::Invalid(format!(
@@ -212,7 +123,7 @@ fn breakpoints(entry: &GraphEntry, key: &str, v: Option<&Value>) -> ApiResult<Op
             )));
         }
     }
-    Ok(Some(set))
+    Ok(set.cloned())
 }
 
 /// Creates a run from a LangGraph request body; refuses bad input before changing anything.
@@ -240,14 +151,9 @@ pub(crate) async fn start_keyed(
     idempotency_key: Option<String>,
 ) -> ApiResult<crate::store::CreatedRun> {
     let (entry, modes) = check_request(state, req)?;
-    let config_count = |key: &str| {
-        req.config
-            .as_ref()
-            .and_then(|c| c.get(key))
-            .and_then(Value::as_u64)
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-    };
-    let recursion_limit = config_count("recursion_limit");
+    let count = |n: Option<u64>| n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let config = req.config.clone().unwrap_or_default();
+    let recursion_limit = count(config.recursion_limit);
     let mut engine_modes = Vec::new();
     for m in &modes {
         for e in m.engine_modes() {
@@ -259,7 +165,7 @@ pub(crate) async fn start_keyed(
         interrupt_after: breakpoints(&entry, "interrupt_after", req.interrupt_after.as_ref())?,
         stream_modes: engine_modes,
         recursion_limit,
-        max_concurrency: config_count("max_concurrency"),
+        max_concurrency: count(config.max_concurrency),
         durability: req.durability.map(DurabilityMode::engine),
         context: req.context.clone().unwrap_or_default(),
         api: json!({

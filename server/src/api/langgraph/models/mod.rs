@@ -4,6 +4,8 @@
 
 mod requests;
 mod responses;
+mod run_fields;
 
 pub(crate) use requests::*;
 pub(crate) use responses::*;
+pub(crate) use run_fields::{Goto, RunConfigBody, StreamModes};

@@ -4,6 +4,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use palgraph::NodeSet;
+
+use super::run_fields::{Goto, RunConfigBody, StreamModes};
 use crate::contract::OnDisconnect;
 use crate::store::{IfExists, MultitaskStrategy};
 
@@ -201,7 +204,8 @@ pub(crate) struct CommandBody {
     pub update: Option<Value>,
     /// Node names and `Send`s (`{"node": .., "input": ..}`: a task of that node with its
     /// own input) to run next.
-    pub goto: Option<Value>,
+    #[schemars(with = "Option<super::run_fields::GotoSchema>")]
+    pub goto: Option<Goto>,
 }
 
 /// `POST /threads/{id}/runs[/stream|/wait]` and the stateless `/runs...`.
@@ -218,14 +222,16 @@ pub(crate) struct CreateRun {
     pub checkpoint: Option<Map<String, Value>>,
     /// Fork from this checkpoint.
     pub checkpoint_id: Option<String>,
-    /// `recursion_limit`, `configurable.checkpoint_id`.
-    pub config: Option<Value>,
+    /// `recursion_limit`, `max_concurrency` (positive integers), `configurable.checkpoint_id`
+    /// (fork from it); the rest is kept with the run.
+    pub config: Option<RunConfigBody>,
     /// Run-scoped context for nodes.
     pub context: Option<Map<String, Value>>,
     /// Metadata of the run.
     pub metadata: Option<Map<String, Value>>,
-    /// A stream mode or a list of them.
-    pub stream_mode: Option<Value>,
+    /// A stream mode or a list of them (default `values`).
+    #[schemars(with = "Option<super::run_fields::StreamModesSchema>")]
+    pub stream_mode: Option<StreamModes>,
     /// Stream subgraphs' events too, as `<mode>|<namespace>` events.
     pub stream_subgraphs: Option<bool>,
     /// Implied: every run can be rejoined.
@@ -238,10 +244,13 @@ pub(crate) struct CreateRun {
     pub on_disconnect: Option<OnDisconnect>,
     /// A stateless run's thread: `delete` (the default) or `keep`.
     pub on_completion: Option<OnCompletion>,
-    /// Breakpoints: stop before these nodes run (`"*"` or a list of node names).
-    pub interrupt_before: Option<Value>,
-    /// Breakpoints: stop after these nodes ran (`"*"` or a list of node names).
-    pub interrupt_after: Option<Value>,
+    /// Breakpoints: stop before these nodes run (`"*"` or a list of node names; `[]`: none
+    /// for this run; absent: the graph's own).
+    #[schemars(with = "Option<super::run_fields::BreakpointsSchema>")]
+    pub interrupt_before: Option<NodeSet>,
+    /// Breakpoints: stop after these nodes ran (as `interrupt_before`).
+    #[schemars(with = "Option<super::run_fields::BreakpointsSchema>")]
+    pub interrupt_after: Option<NodeSet>,
     /// Not supported (422 when given).
     pub after_seconds: Option<f64>,
     /// Not supported (422 when given).
