@@ -152,9 +152,15 @@ mod tests {
         let m = refusal(r#"{"command": {"goto": 1}}"#);
         assert!(m.contains("`command.goto`: must be a node name"), "{m}");
         let m = refusal(r#"{"stream_mode": ["values", "nope"]}"#);
-        assert!(m.contains("`stream_mode`: unknown stream_mode `nope`"), "{m}");
+        assert!(
+            m.contains("`stream_mode`: unknown stream_mode `nope`"),
+            "{m}"
+        );
         let m = refusal(r#"{"config": {"recursion_limit": 0}}"#);
-        assert!(m.contains("`config.recursion_limit`: must be a positive integer"), "{m}");
+        assert!(
+            m.contains("`config.recursion_limit`: must be a positive integer"),
+            "{m}"
+        );
         let m = refusal(r#"{"interrupt_before": "review"}"#);
         assert!(m.contains("`interrupt_before`: expected \"*\""), "{m}");
         let m = refusal(r#"{"multitask_strategy": 3}"#);

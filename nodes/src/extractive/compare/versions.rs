@@ -256,9 +256,15 @@ pub(super) fn compare(
             .filter(|t| c.words.contains(t.as_str()))
             .count()
     };
+    // ... among those that give what it asks ("how long": a time).
+    let gives = |c: &Clause<'_>| q.answered_by(&crate::docmodel::rules::read(&c.text));
+    let answering = |c: &Clause<'_>| of_kind(c) && gives(c);
     let overlaps: Vec<usize> = pairs
         .iter()
-        .filter(|(i, _)| !about_the_document(&a.clauses[*i]))
+        .filter(|(i, j)| {
+            !about_the_document(&a.clauses[*i])
+                && (answering(&a.clauses[*i]) || answering(&b.clauses[*j]))
+        })
         .map(|(i, j)| overlap(&a.clauses[*i]).max(overlap(&b.clauses[*j])))
         .collect();
     let most = overlaps.iter().copied().max().unwrap_or(0);
@@ -284,6 +290,7 @@ pub(super) fn compare(
                 && few_clauses
                 && most >= wanted.len().clamp(1, 2)
                 && overlap(cb) == most
+                && answering(cb)
                 && !values(&cb.text).is_empty()
             {
                 same_on_topic.push(format!(
