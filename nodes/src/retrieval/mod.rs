@@ -553,7 +553,7 @@ mod tests {
         let d = doc(
             "p",
             "Procurement Policy",
-            "## 3. Approval limits\n\n3.1 Every purchase must be approved by the role set out below:\n\n| Purchase value | Approver |\n|---|---|\n| Up to £5,000 | Budget holder |\n| £5,000.01 to £50,000 | Head of Department |\n| £50,000.01 to £250,000 | Chief Financial Officer |\n| Above £250,000 | Executive Committee |",
+            "## 2. Definitions\n\n2.1 **Purchase value** means the total value of the commitment including VAT, over the full term of the contract.\n\n## 3. Approval limits\n\n3.1 Every purchase must be approved by the role set out below:\n\n| Purchase value | Approver |\n|---|---|\n| Up to £5,000 | Budget holder |\n| £5,000.01 to £50,000 | Head of Department |\n| £50,000.01 to £250,000 | Chief Financial Officer |\n| Above £250,000 | Executive Committee |",
         );
         let a = crate::analysis::analysis(&d);
         let q =
