@@ -101,13 +101,16 @@ fn best_clauses(analyses: &[Arc<Analysis>], q: &Question, limit: usize) -> Vec<P
             continue;
         }
         // "A lost laptop must be reported within the same 1 hour": read with the clause
-        // before it in its section, which says to whom and from when.
-        let before = hit
-            .clause
-            .checked_sub(1)
-            .map(|k| &all[k])
-            .filter(|b| {
-                refers_back(&p.text) && section_of(b).is_some() && section_of(b) == section_of(p)
+        // before it in its section, which says to whom and from when. "(c) the temporary
+        // use lasts no more than 6 months": read with the lead it completes ("the Chief
+        // Risk Officer may approve ..., provided that:").
+        let before = lead_of(all, hit.clause)
+            .or_else(|| {
+                hit.clause.checked_sub(1).map(|k| &all[k]).filter(|b| {
+                    refers_back(&p.text)
+                        && section_of(b).is_some()
+                        && section_of(b) == section_of(p)
+                })
             })
             .filter(|b| !out.iter().any(|c| c.doc_id == b.doc_id && c.text == b.text));
         if let Some(b) = before {
@@ -135,6 +138,25 @@ fn section_of(p: &Passage) -> Option<&str> {
         Some((number, rest)) if number.starts_with('§') => rest,
         _ => h,
     })
+}
+
+/// How many clauses before a list item its lead may be (the items before it between).
+const LIST_ITEMS_BACK: usize = 12;
+
+/// The lead a list item completes: the clause before it in its section that ends with a
+/// colon, for an item that starts in lower case ("c) the temporary use lasts no more than
+/// 6 months" of "8.1 ... the Chief Risk Officer may approve ..., provided that:").
+fn lead_of(all: &[Passage], k: usize) -> Option<&Passage> {
+    let p = all.get(k)?;
+    let item = p.text.trim_start().chars().next()?.is_lowercase();
+    if !item || section_of(p).is_none() {
+        return None;
+    }
+    all[k.saturating_sub(LIST_ITEMS_BACK)..k]
+        .iter()
+        .rev()
+        .take_while(|b| section_of(b) == section_of(p))
+        .find(|b| b.text.trim_end().ends_with(':'))
 }
 
 /// Whether a clause leans on the one before it for what it means ("within the same 1
@@ -261,6 +283,23 @@ mod tests {
         assert!(!refers_back(
             "A leaver's laptop must be returned on the last working day."
         ));
+    }
+
+    #[test]
+    fn a_list_item_is_read_with_the_lead_it_completes() {
+        let d = doc(
+            "m",
+            "Model Risk Policy",
+            "## 8. Temporary use before validation\n\n8.1 Where there is an urgent business need, the Chief Risk Officer may approve use of a model before its initial validation is complete, provided that:\n\na) a conservative overlay of at least 10% is applied to the model's outputs;\nb) the model is recorded in the exceptions register; and\nc) the temporary use lasts no more than 6 months and is not renewed.\n\n8.2 Temporary use may not be approved for a Tier 1 model.",
+        );
+        let a = vec![crate::analysis::analysis(&d)];
+        let q = crate::question::read(
+            "For how long at most may a new scorecard be used before the validation is finished?",
+        );
+        let best = best_clauses(&a, &q, 3);
+        let at = |t: &str| best.iter().position(|p| p.text.contains(t));
+        let item = at("no more than 6 months").expect("the item that answers");
+        assert_eq!(at("provided that:"), Some(item - 1), "{best:?}");
     }
 
     #[test]
