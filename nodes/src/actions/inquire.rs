@@ -178,6 +178,63 @@ fn refers_back(text: &str) -> bool {
         || matches!(first, "this" | "these" | "such" | "it" | "they")
 }
 
+/// How many passages each part of a request that asks several things brings first.
+const PER_PART: usize = 2;
+
+/// A request that asks several things ("Who signs it, and can they delegate?"): after the
+/// best passage of the whole, the best passages of each part, looked up on its own, scored
+/// as high as it, so that the answer to one part is not crowded out by the words of
+/// another.
+fn answer_each_part(
+    text: &str,
+    q: &Question,
+    analyses: &[Arc<Analysis>],
+    passages: &mut Vec<Passage>,
+) {
+    let parts = crate::question::parts(text);
+    let Some(top) = passages
+        .first()
+        .map(|p| p.score)
+        .filter(|_| parts.len() > 1)
+    else {
+        return;
+    };
+    // The best of the whole request stays first.
+    let mut first: Vec<Passage> = passages.first().cloned().into_iter().collect();
+    for part in &parts {
+        let own = crate::question::read(part);
+        let pq = Question {
+            topic: own.topic,
+            expects: own.expects,
+            stated: own.stated,
+            ..q.clone()
+        };
+        let found = best_clauses(analyses, &pq, PER_PART);
+        let Some(best) = found.first().map(|p| p.score).filter(|s| *s > 0.0) else {
+            continue;
+        };
+        for mut p in found {
+            if first
+                .iter()
+                .any(|c| c.doc_id == p.doc_id && c.text == p.text)
+            {
+                continue;
+            }
+            p.score = top * p.score / best;
+            first.push(p);
+        }
+    }
+    passages.retain(|p| {
+        !first
+            .iter()
+            .any(|c| c.doc_id == p.doc_id && c.text == p.text)
+    });
+    first.append(passages);
+    first.sort_by(|a, b| b.score.total_cmp(&a.score));
+    first.truncate(PASSAGES);
+    *passages = first;
+}
+
 fn prepare(input: &Inputs<'_>) -> Prepared {
     if asks_for_library(input.question) {
         let mut passages: Vec<Passage> = input
@@ -199,6 +256,7 @@ fn prepare(input: &Inputs<'_>) -> Prepared {
     let q = input.asked();
     let analyses = input.docs;
     let mut passages = best_clauses(analyses, &q, PASSAGES);
+    answer_each_part(input.question, &q, analyses, &mut passages);
     tracing::trace!(
         topic = ?q.topic,
         expects = ?q.expects,
@@ -283,6 +341,31 @@ mod tests {
         assert!(!refers_back(
             "A leaver's laptop must be returned on the last working day."
         ));
+    }
+
+    #[test]
+    fn each_question_of_a_request_that_asks_two_finds_its_passage() {
+        let d = doc(
+            "r",
+            "Reporting Policy",
+            "## 1. Purpose\n\n1.1 This policy sets out how the firm prepares, reviews, approves and submits regulatory returns, and corrects errors in submitted returns.\n\n## 2. Definitions\n\n2.1 **Material error**: an error in a submitted return that changes any reported line by more than 5%, or any error in a capital or liquidity ratio.\n\n## 3. Roles\n\n3.1 The Board Audit Committee approves this policy and receives a quarterly report on timeliness and errors.\n\n3.2 The Regulatory Reporting Committee, chaired by the Chief Financial Officer, meets monthly. It approves the Calendar and reviews every error and late submission.\n\n3.3 The Head of Regulatory Reporting owns the Calendar and the submission process.\n\n3.4 Each return has a Return Owner and each data feed a Data Owner, both named in the Calendar.\n\n## 4. Return Calendar and Sign-Off\n\n4.1 The main returns are:\n\n| Return | Frequency | Submission deadline | Sign-off |\n|---|---|---|---|\n| Capital adequacy return | Quarterly | 30 business days after quarter end | Chief Financial Officer |\n| Liquidity coverage return | Monthly | 15 business days after month end | Group Treasurer |\n| Complaints data return | Half-yearly | 30 business days after period end | Head of Complaints |\n\n4.2 Sign-off must be given in writing before the return is submitted.\n\n4.3 A signatory may delegate sign-off in writing in advance to a named deputy, except for the capital adequacy return and the annual financial statements, which may not be delegated.",
+        );
+        let a = vec![crate::analysis::analysis(&d)];
+        let text = "Who has to put their name to the quarterly capital figures before they go to the regulator, and can they hand that job to a deputy?";
+        let q = crate::question::read(text);
+        let mut best = best_clauses(&a, &q, PASSAGES);
+        answer_each_part(text, &q, &a, &mut best);
+        let top = best[0].score;
+        let near: Vec<&str> = best
+            .iter()
+            .filter(|p| p.score >= top * 0.8)
+            .map(|p| p.text.as_str())
+            .collect();
+        assert!(near.iter().any(|t| t.contains("named deputy")), "{near:?}");
+        assert!(
+            near.iter().any(|t| t.contains("Chief Financial Officer")),
+            "{near:?}"
+        );
     }
 
     #[test]

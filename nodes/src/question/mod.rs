@@ -11,7 +11,10 @@ use crate::docmodel::values::Unit;
 use crate::text::{tokens, topic_terms};
 use crate::version_words::{EDITION, STANDING};
 
+mod parts;
 mod versions;
+
+pub(crate) use parts::parts;
 pub(crate) use versions::{versions_asked, VersionAsk};
 
 /// A kind of value an answer gives.
