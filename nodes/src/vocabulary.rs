@@ -258,6 +258,9 @@ const SYNONYMS: &[&[&str]] = &[
         "stakes",
         "shareholder",
         "shareholders",
+        "owns",
+        "owned",
+        "owning",
     ],
     &[
         "lost",
@@ -580,6 +583,8 @@ mod tests {
         assert_eq!(term("bids"), term("quotations"));
         assert_eq!(term("mislaid"), term("lost"));
         assert_eq!(term("shareholders"), term("stake"));
+        assert_eq!(term("owns"), term("shareholding"));
+        assert_ne!(term("owner"), term("shareholding"));
         assert_eq!(term("clients"), term("customer"));
         assert_eq!(term("staff"), term("employees"));
         assert_eq!(term("minister"), term("PEPs".to_lowercase().as_str()));
