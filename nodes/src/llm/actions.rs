@@ -121,6 +121,14 @@ pub(crate) fn requested_actions(text: &str) -> Vec<Action> {
                 )
             })
             || w.starts_with("chang") && matches!(next, "between" | "since" | "from")
+            // "How have the testing and release rules changed?": the question's own verb.
+            || (w.starts_with("chang")
+                && matches!(words.first().map(String::as_str), Some("how" | "what"))
+                && matches!(
+                    words.get(1).map(String::as_str),
+                    Some("have" | "has" | "had" | "did")
+                )
+                && matches!(next, "" | "in" | "over" | "since" | "between" | "from"))
             // "How did the deadlines ... change in v4?"
             || (names_a_version
                 && !a_change

@@ -432,6 +432,17 @@ mod tests {
     }
 
     #[test]
+    fn asking_how_rules_have_changed_compares() {
+        let d = intent("How have the testing and release rules changed?", &[]);
+        assert_eq!(d.action, Action::Compare);
+        let d = intent(
+            "How have the retention periods for call recordings changed?",
+            &[],
+        );
+        assert_eq!(d.action, Action::Compare);
+    }
+
+    #[test]
     fn asking_what_one_may_do_asks_for_no_action() {
         let d = intent(
             "Can I paste a confidential client file into ChatGPT to get a summary?",
