@@ -44,7 +44,7 @@ our ours out over own per please same shall she should so some such than that th
 then there these they this those through to too under until up upon us very was we were what when \
 where which while who whom whose why will with within would yes yet you your yours i'm it's tell say says \
 said give show know want need could would long often quickly soon many much every anything \
-something everything nothing anyone someone anybody somebody altogether including \
+something everything nothing anyone someone anybody somebody altogether including actually really \
 ve ll re don isn wasn didn doesn aren weren haven hasn couldn wouldn shouldn";
 
 /// Whether `word` (lower case) carries no meaning on its own.
