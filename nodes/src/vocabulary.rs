@@ -351,6 +351,10 @@ const PHRASES: &[(&[&str], &str)] = &[
     (&["flag", "to"], "escalate"),
     // "On call" (available to be called) is a duty, not a telephone call.
     (&["on", "call"], "standby"),
+    // "Sort out" a problem: what a policy calls remediating it.
+    (&["sort", "out"], "remediate"),
+    (&["sort", "it", "out"], "remediate"),
+    (&["sorted", "out"], "remediate"),
     (&["made", "public"], "announce"),
     (&["make", "public"], "announce"),
     (&["makes", "public"], "announce"),
@@ -568,6 +572,7 @@ mod tests {
         assert!(t("how long to put in a claim").contains(&term("submitted")));
         assert!(t("hang on to paperwork").contains(&term("retained")));
         assert!(t("we found out on Monday").contains(&term("discovered")));
+        assert!(t("how long to sort it out").contains(&term("remediated")));
         assert!(!t("put the file in the cabinet").contains(&term("submitted")));
         // A telephone call is a call; the on-call manager is not one.
         assert!(t("within 15 minutes of the call").contains(&term("phoned")));
