@@ -4,37 +4,17 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
+
+#[path = "../../test-harness/sdk.rs"]
+#[allow(dead_code)]
+mod harness;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_graph_with_a_route_and_a_panel_of_its_own() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = std::env::temp_dir().join(format!("notes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_notes"))
-        .env("PALGRAPH_PORT", "0")
-        .env("PALGRAPH_DB", dir.join("palgraph.db"))
-        .env("RUST_LOG", "warn")
-        .env_remove("DATABASE_URL")
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    let base = line
-        .strip_prefix("palgraph listening on ")
-        .unwrap()
-        .trim()
-        .to_string();
+    let served = harness::Served::start(env!("CARGO_BIN_EXE_notes"), "notes", &[]).await;
+    let base = served.base.clone();
     let http = reqwest::Client::new();
     let get = |path: &str| http.get(format!("{base}{path}")).send();
 
@@ -79,6 +59,5 @@ async fn a_graph_with_a_route_and_a_panel_of_its_own() {
     );
     let graphs: Value = get("/chat/graphs").await.unwrap().json().await.unwrap();
     assert_eq!(graphs["graphs"][0]["panels"], json!(["notes"]));
-    let _ = child.start_kill();
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&served.dir);
 }
