@@ -96,14 +96,31 @@ async fn schemathesis_finds_no_server_error_and_no_answer_against_its_schema() {
         .unwrap();
     let st = python.with_file_name("st");
     let s = TestServer::start(Backend::Sqlite).await;
+    // A run that failed only because schemathesis itself raised (a "Runtime Error" of the
+    // tool, such as CPython 3.11's "AST constructor recursion depth mismatch" while
+    // hypothesis describes a strategy), with no finding against the server, runs again
+    // once; a finding never does.
+    let mut out = schemathesis(&st, &s.url("/openapi.json")).await;
+    if !out.status.success() {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if stdout.contains("Runtime Error") && !stdout.contains("= FAILURES =") {
+            println!("schemathesis failed within itself, with no finding: running it again");
+            out = schemathesis(&st, &s.url("/openapi.json")).await;
+        }
+    }
+    assert!(out.status.success(), "schemathesis found failures");
+}
+
+/// One schemathesis run against `spec`, its output printed.
+async fn schemathesis(st: &std::path::Path, spec: &str) -> std::process::Output {
     let started = Instant::now();
     let out = tokio::time::timeout(
         Duration::from_secs(600),
-        tokio::process::Command::new(&st)
+        tokio::process::Command::new(st)
             // Its cache of findings goes to a scratch directory, not the source tree.
             .current_dir(std::env::temp_dir())
             .arg("run")
-            .arg(s.url("/openapi.json"))
+            .arg(spec)
             .args([
                 "--checks",
                 "not_a_server_error,response_schema_conformance,content_type_conformance",
@@ -129,9 +146,8 @@ async fn schemathesis_finds_no_server_error_and_no_answer_against_its_schema() {
     .await
     .expect("schemathesis finished within 10 minutes")
     .expect("run schemathesis (tests/openapi/.venv)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
+    println!("{}", String::from_utf8_lossy(&out.stdout));
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
     println!("schemathesis took {:.1?}", started.elapsed());
-    assert!(out.status.success(), "schemathesis found failures");
+    out
 }
