@@ -19,11 +19,15 @@ export function setTitle(text) {
 
 let threadsPending = null;
 
-/** Reloads the list of conversations (one request at a time). */
+/** Reloads the list of conversations of the current graph (one request at a time each). */
 export function refreshThreads() {
-  if (threadsPending) return threadsPending;
-  threadsPending = api('POST', '/threads/search', { limit: 100, metadata: { graph_id: state.graph ? state.graph.graph_id : 'palassist' } })
+  const graph = state.graph ? state.graph.graph_id : 'palassist';
+  // A refresh under way for another graph is not this one's: start this graph's own.
+  if (threadsPending && threadsPending.graph === graph) return threadsPending.promise;
+  const promise = api('POST', '/threads/search', { limit: 100, metadata: { graph_id: graph } })
     .then((list) => {
+      // The page moved to another graph meanwhile: that graph's list is the one to show.
+      if ((state.graph ? state.graph.graph_id : 'palassist') !== graph) return;
       state.threads = (Array.isArray(list) ? list : []).sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
       renderThreads();
     })
@@ -31,9 +35,10 @@ export function refreshThreads() {
       if (e.status === 401) showError(e);
     })
     .finally(() => {
-      threadsPending = null;
+      if (threadsPending && threadsPending.promise === promise) threadsPending = null;
     });
-  return threadsPending;
+  threadsPending = { graph, promise };
+  return promise;
 }
 
 /** Makes `id` the open conversation (in the URL too). */
